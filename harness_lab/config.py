@@ -1,0 +1,65 @@
+"""Harness configuration: budgets, deadline, thresholds and the named policy settings.
+
+The lifecycle document is silent on a few cases; each decision the toolkit takes there is a
+named setting here (SPEC §5), so a user can switch it and compare outcomes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from harness_lab.core.budget import BudgetLimits
+
+__all__ = ["HarnessConfig", "Policy", "UserCancelNotice"]
+
+
+class UserCancelNotice(StrEnum):
+    """What a still-connected client receives when the user cancels (SPEC §5.2)."""
+
+    FAILURE = "failure"  # a ``failure`` event with code CANCELLED, then the stream closes; no done
+    SILENT = "silent"  # the stream closes with no further event
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Decisions where the lifecycle document is silent (SPEC §5), each switchable.
+
+    * ``timeout_progress_fallback`` (§5.1): after the deadline, may a safe ProgressSnapshot
+      still be released as an INSUFFICIENT_EVIDENCE fallback? Default ``False``: after the
+      deadline no boundary passes, and release is a boundary, so the run is TIMED_OUT / FAILED.
+    * ``user_cancel_notice`` (§5.2): what a connected client gets on a user cancel.
+    * ``require_progress_reports`` (§5.5): every agent step after a tool observation must carry
+      a progress report; a missing one counts as a progress-protocol violation.
+    """
+
+    timeout_progress_fallback: bool = False
+    user_cancel_notice: UserCancelNotice = UserCancelNotice.FAILURE
+    require_progress_reports: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessConfig:
+    """Everything a run is configured with; frozen, cheap to share between runs."""
+
+    budget: BudgetLimits = field(
+        default_factory=lambda: BudgetLimits(model_calls=16, tool_calls=8, tokens=64_000,
+                                             bytes=1_000_000)
+    )
+    deadline_s: float = 60.0
+    no_gain_threshold: int = 3
+    protocol_violation_threshold: int = 3
+    history_limit: int = 6
+    projection_max_items: int = 50
+    projection_max_bytes: int = 65_536
+    authorized_tools: frozenset[str] | None = None  # None: every registered tool
+    policy: Policy = field(default_factory=Policy)
+
+    def with_(self, **changes: Any) -> HarnessConfig:
+        """A copy with ``changes`` applied (``policy`` and ``budget`` take mappings too)."""
+        if isinstance(changes.get("policy"), dict):
+            changes["policy"] = replace(self.policy, **changes["policy"])
+        if isinstance(changes.get("budget"), dict):
+            changes["budget"] = replace(self.budget, **changes["budget"])
+        return replace(self, **changes)

@@ -1,0 +1,44 @@
+"""RunCancellation: the cancel handle of a run, first reason wins (doc §4)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from harness_lab.core.lifecycle import RunLifecycle
+from harness_lab.states import CancellationReason
+
+__all__ = ["RunCancellation"]
+
+
+class RunCancellation:
+    """Records the first cancellation reason and tries to finish the lifecycle with its state.
+
+    Deadline and budget paths call ``cancel`` too: the lifecycle's compare-and-set decides the
+    terminal state, and the recorded reason stops all later work at ``check_active``.
+    """
+
+    __slots__ = ("_lifecycle", "_reason", "_lock", "_clock")
+
+    def __init__(self, lifecycle: RunLifecycle, clock: Callable[[], float]) -> None:
+        self._lifecycle = lifecycle
+        self._reason: CancellationReason | None = None
+        self._lock = threading.Lock()
+        self._clock = clock
+
+    @property
+    def reason(self) -> CancellationReason | None:
+        """The first reason given, or None if the run was never cancelled."""
+        return self._reason
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True once any reason was recorded."""
+        return self._reason is not None
+
+    def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
+        """Record ``reason`` if it is the first; return True if this call ended the run."""
+        with self._lock:
+            if self._reason is None:
+                self._reason = reason
+        return self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock())

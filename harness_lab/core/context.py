@@ -1,0 +1,163 @@
+"""RunContext: one run's clock, lifecycle, cancellation, budget, deadline and boundary check.
+
+Every model, tool and guard call goes through :meth:`RunContext.call`, which checks the run
+is active before and after the call, lets the call take its virtual latency on the simpy
+clock, and discards a late result when the run ended while the call was in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import simpy
+
+from harness_lab.config import HarnessConfig
+from harness_lab.core.budget import RunBudget
+from harness_lab.core.cancellation import RunCancellation
+from harness_lab.core.lifecycle import RunLifecycle
+from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
+from harness_lab.ports import CallKind
+from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
+from harness_lab.trace import Tracer
+
+__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext"]
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """One point a run passes: before or after the k-th call of a kind (and of a name)."""
+
+    kind: CallKind
+    when: str  # "before" | "after"
+    ordinal: int  # 1-based, per kind
+    name: str  # the tool name, or the kind for non-tool calls
+    name_ordinal: int  # 1-based, per (kind, name)
+    t: float
+
+
+class BoundaryProbe(Protocol):
+    """Observes (and may act at) every boundary of a run: faults and explorers use it."""
+
+    def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
+        """Called before and after every external call."""
+        ...
+
+
+class LatencyModel(Protocol):
+    """Chooses a call's virtual latency when the reply does not carry one."""
+
+    def latency(self, kind: CallKind, name: str, reply_latency: float | None) -> float:
+        """Seconds of virtual time the call takes."""
+        ...
+
+
+class RunContext:
+    """The live state of one run; the harness's single source of "is this run active"."""
+
+    __slots__ = ("run_id", "session_id", "env", "config", "lifecycle", "cancellation", "budget",
+                 "deadline_at", "started_at", "tracer", "probe", "latency", "capacity",
+                 "_counts", "_name_counts", "discarded")
+
+    def __init__(self, run_id: str, session_id: str, env: simpy.Environment,
+                 config: HarnessConfig, *, probe: BoundaryProbe | None = None,
+                 latency: LatencyModel | None = None,
+                 capacity: dict[CallKind, simpy.Resource] | None = None) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        self.env = env
+        self.config = config
+        self.started_at = env.now
+        self.deadline_at = env.now + config.deadline_s
+        self.lifecycle = RunLifecycle(run_id)
+        self.cancellation = RunCancellation(self.lifecycle, self._now)
+        self.budget = RunBudget(config.budget)
+        self.tracer = Tracer(run_id, self._now)
+        self.probe = probe
+        self.latency = latency
+        self.capacity = capacity
+        self._counts: dict[CallKind, int] = {}
+        self._name_counts: dict[tuple[CallKind, str], int] = {}
+        self.discarded: list[tuple[CallKind, str, float]] = []
+
+    def _now(self) -> float:
+        return self.env.now
+
+    @property
+    def now(self) -> float:
+        """Virtual seconds since the environment started."""
+        return self.env.now
+
+    def calls(self, kind: CallKind) -> int:
+        """How many calls of ``kind`` this run has started."""
+        return self._counts.get(kind, 0)
+
+    def check_active(self, boundary: str) -> None:
+        """Raise RunAborted if the run is terminal; a passed deadline terminates it first."""
+        if self.lifecycle.termination is None and self.env.now >= self.deadline_at:
+            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary)
+        if self.lifecycle.termination is not None:
+            raise RunAborted(self.run_id, self.lifecycle.state, boundary)
+
+    def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
+        """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
+
+        A deadline already passed in virtual time wins first, as it happened first.
+        """
+        if self.lifecycle.termination is None and self.env.now >= self.deadline_at:
+            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline")
+        return self.cancellation.cancel(reason, detail)
+
+    @property
+    def state(self) -> RunState:
+        """The run's RunState now."""
+        return self.lifecycle.state
+
+    def call(self, kind: CallKind, name: str, fn: Callable[[], R],
+             discard_event: TraceEventType) -> Generator[simpy.Event, Any, R]:
+        """Run one external call as a boundary (``yield from`` it inside a simpy process).
+
+        The result (or a ProviderError / ToolExecutionError) is computed when the call starts,
+        takes its latency in virtual time, and is used only if the run is still active after.
+        """
+        n = self._counts.get(kind, 0) + 1
+        self._counts[kind] = n
+        key = (kind, name)
+        m = self._name_counts.get(key, 0) + 1
+        self._name_counts[key] = m
+        probe = self.probe
+        if probe is not None:
+            probe.at_boundary(self, Boundary(kind, "before", n, name, m, self.env.now))
+        self.check_active(f"before {kind.value}:{name}")
+        error: ProviderError | ToolExecutionError | None = None
+        result: Any = None
+        try:
+            result = fn()
+            reply_latency = getattr(result, "latency_s", None)
+        except (ProviderError, ToolExecutionError) as exc:
+            error = exc
+            reply_latency = exc.latency_s
+        latency = (self.latency.latency(kind, name, reply_latency) if self.latency is not None
+                   else reply_latency or 0.0)
+        resource = self.capacity.get(kind) if self.capacity is not None else None
+        if resource is not None:
+            with resource.request() as req:
+                yield req
+                yield self.env.timeout(latency)
+        elif latency > 0:
+            yield self.env.timeout(latency)
+        if probe is not None:
+            probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
+        try:
+            self.check_active(f"after {kind.value}:{name}")
+        except RunAborted:
+            self.discarded.append((kind, name, self.env.now))
+            self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,
+                             {"call": kind.value, "name": name, "state": self.state.value})
+            raise
+        if error is not None:
+            raise error
+        return result  # type: ignore[no-any-return]

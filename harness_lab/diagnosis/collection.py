@@ -1,0 +1,95 @@
+"""CollectionController: owner of CollectionState, the no-gain and violation streaks,
+the stop reason and the STOP_REQUIRED delivery flag (doc §8)."""
+
+from __future__ import annotations
+
+from harness_lab.states import (
+    COLLECTION_TRANSITIONS,
+    CollectionState,
+    DiagnosisStopReason,
+    InformationGain,
+    advance,
+)
+
+__all__ = ["CollectionController"]
+
+
+class CollectionController:
+    """Decides when evidence collection is saturated.
+
+    ``no_gain_threshold`` consecutive NO_GAIN results, or ``violation_threshold`` consecutive
+    progress-protocol violations, move COLLECTING -> SATURATED (terminal). GAINED resets the
+    no-gain streak; a valid progress report resets the violation streak. Budget exhaustion sets
+    BUDGET_LIMIT_REACHED without touching CollectionState.
+    """
+
+    __slots__ = ("state", "no_gain_streak", "violation_streak", "stop_reason",
+                 "stop_required_delivered", "no_gain_threshold", "violation_threshold",
+                 "gains", "_scopes")
+
+    def __init__(self, no_gain_threshold: int, violation_threshold: int) -> None:
+        self.state = CollectionState.COLLECTING
+        self.no_gain_streak = 0
+        self.violation_streak = 0
+        self.stop_reason: DiagnosisStopReason | None = None
+        self.stop_required_delivered = False
+        self.no_gain_threshold = no_gain_threshold
+        self.violation_threshold = violation_threshold
+        self.gains: list[InformationGain] = []
+        self._scopes: set[tuple[str, str]] = set()
+
+    @property
+    def saturated(self) -> bool:
+        """True once collection is SATURATED."""
+        return self.state is CollectionState.SATURATED
+
+    def seen(self, tool: str, normalized_scope: str) -> bool:
+        """Record a request's ``tool_name + normalized_scope``; True if it was seen before."""
+        key = (tool, normalized_scope)
+        if key in self._scopes:
+            return True
+        self._scopes.add(key)
+        return False
+
+    def record_gain(self, gain: InformationGain) -> bool:
+        """Apply one InformationGain; True if it saturated collection just now."""
+        self.gains.append(gain)
+        if gain is InformationGain.GAINED:
+            self.no_gain_streak = 0
+            return False
+        self.no_gain_streak += 1
+        if self.no_gain_streak >= self.no_gain_threshold:
+            return self._saturate(DiagnosisStopReason.INFORMATION_SATURATED)
+        return False
+
+    def record_violation(self) -> bool:
+        """Count one progress-protocol violation; True if it saturated collection just now."""
+        self.violation_streak += 1
+        if self.violation_streak >= self.violation_threshold:
+            return self._saturate(DiagnosisStopReason.PROGRESS_PROTOCOL_VIOLATED)
+        return False
+
+    def record_valid_report(self) -> None:
+        """A valid progress report ends the violation streak."""
+        self.violation_streak = 0
+
+    def budget_reached(self) -> None:
+        """Mark BUDGET_LIMIT_REACHED; CollectionState is deliberately unchanged (doc §8.1)."""
+        if self.stop_reason is None:
+            self.stop_reason = DiagnosisStopReason.BUDGET_LIMIT_REACHED
+
+    def take_stop_required(self) -> bool:
+        """True exactly once after saturation: the STOP_REQUIRED instruction is delivered."""
+        if self.saturated and not self.stop_required_delivered:
+            self.stop_required_delivered = True
+            return True
+        return False
+
+    def _saturate(self, reason: DiagnosisStopReason) -> bool:
+        if self.saturated:
+            return False
+        self.state = advance("CollectionController", COLLECTION_TRANSITIONS, self.state,
+                             CollectionState.SATURATED)
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        return True

@@ -1,0 +1,85 @@
+"""The DiagnosisDraft and progress-report schemas (SPEC §5.5), validated strictly.
+
+The lifecycle document names these contracts but not their fields, so the toolkit defines
+them here (and in ``docs/protocol.md``). An agent reply is one JSON object with up to two
+keys: ``progress`` (a :class:`ProgressReport`) and ``draft`` (a :class:`DiagnosisDraft`); a
+reply may instead carry one tool request, optionally with a ``progress`` report beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from harness_lab.states import InformationGain
+
+__all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport"]
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Fact(BaseModel):
+    """A statement the agent verified, citing the invocation ids that support it."""
+
+    model_config = _STRICT
+    statement: NonEmpty
+    citations: Annotated[tuple[NonEmpty, ...], Field(min_length=1)]
+
+
+class ProgressReport(BaseModel):
+    """The per-step progress protocol: the agent's view after each tool observation.
+
+    ``assessment`` judges the last observation whose gain the agent must decide (a non-empty,
+    non-duplicate READY result); the harness decides NO_GAIN itself for NO_EVIDENCE and for
+    duplicates. ``facts`` may only cite READY invocations of this run.
+    """
+
+    model_config = _STRICT
+    assessment: InformationGain | None = None
+    facts: tuple[Fact, ...] = ()
+    missing_info: tuple[NonEmpty, ...] = ()
+    next: str | None = None
+
+
+class EvidenceRef(BaseModel):
+    """One piece of evidence a conclusion rests on."""
+
+    model_config = _STRICT
+    invocation_id: NonEmpty
+    claim: NonEmpty
+
+
+class DiagnosisDraft(BaseModel):
+    """The agent's final answer.
+
+    With a ``conclusion`` it must pass EvidenceGuard, EvidenceRepair and SemanticGuard; without
+    one, verified ``findings`` make an INSUFFICIENT_EVIDENCE fallback and ``missing_info`` a
+    MISSING_REQUIRED_CONTEXT one. A draft with none of conclusion, evidence, findings or
+    missing_info is empty (an exception, doc §6).
+    """
+
+    model_config = _STRICT
+    conclusion: NonEmpty | None = None
+    evidence: tuple[EvidenceRef, ...] = ()
+    findings: tuple[Fact, ...] = ()
+    missing_info: tuple[NonEmpty, ...] = ()
+    recommendations: tuple[NonEmpty, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the draft says nothing at all."""
+        return not (self.conclusion or self.evidence or self.findings or self.missing_info)
+
+    def public(self) -> dict[str, Any]:
+        """The draft as JSON-ready data."""
+        return self.model_dump(mode="json")
+
+
+class AgentEnvelope(BaseModel):
+    """The outer JSON object of one agent reply (used for the JSON Schema export)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    progress: ProgressReport | None = None
+    draft: DiagnosisDraft | None = None

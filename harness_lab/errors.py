@@ -1,0 +1,132 @@
+"""Exceptions the harness raises and catches at its boundaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness_lab.states import RunState
+
+__all__ = [
+    "BudgetExceeded",
+    "ControlledStopViolation",
+    "DraftContractError",
+    "EmptyDraft",
+    "HarnessError",
+    "InvalidDraftJson",
+    "ModelFailure",
+    "ProcessCrash",
+    "ProviderError",
+    "ReleaseFailed",
+    "RouterUnavailable",
+    "RunAborted",
+    "SchemaInvalidDraft",
+    "ScriptExhausted",
+    "ToolExecutionError",
+]
+
+
+class HarnessError(Exception):
+    """Base class of every error the harness itself raises."""
+
+
+class RunAborted(HarnessError):
+    """``check_active`` found the run terminal: no further work may start or be used."""
+
+    def __init__(self, run_id: str, state: RunState, boundary: str) -> None:
+        self.run_id = run_id
+        self.state = state
+        self.boundary = boundary
+        super().__init__(f"run {run_id} is {state.value}; refused at {boundary}")
+
+
+class BudgetExceeded(HarnessError):
+    """A hard budget limit was exceeded; carries the kind, the value and the limit."""
+
+    def __init__(self, kind: str, value: int, limit: int) -> None:
+        self.kind = kind
+        self.value = value
+        self.limit = limit
+        super().__init__(f"{kind} budget exceeded: {value} > {limit}")
+
+
+class ProviderError(HarnessError):
+    """A model-like provider (model, router, guard, repair, retriever) failed technically.
+
+    ``latency_s`` is how long the failing call took in virtual time.
+    """
+
+    def __init__(self, message: str, *, latency_s: float = 0.0, status: int | None = None) -> None:
+        self.latency_s = latency_s
+        self.status = status
+        super().__init__(message)
+
+
+class ToolExecutionError(HarnessError):
+    """A tool backend failed while executing an admitted invocation."""
+
+    def __init__(self, message: str, *, latency_s: float = 0.0) -> None:
+        self.latency_s = latency_s
+        super().__init__(message)
+
+
+class RouterUnavailable(HarnessError):
+    """The intent router could not route the query."""
+
+
+class ModelFailure(HarnessError):
+    """The diagnosis model call failed (wraps a ProviderError)."""
+
+
+class DraftContractError(HarnessError):
+    """The agent's final output broke the draft contract (doc §6): an exception, not a stop.
+
+    ``progress`` is the ProgressSnapshot taken when the contract failed; only its verified
+    facts may still become a process-type fallback.
+    """
+
+    kind = "DRAFT_CONTRACT"
+
+    def __init__(self, message: str, progress: Any = None) -> None:
+        self.progress = progress
+        super().__init__(message)
+
+
+class EmptyDraft(DraftContractError):
+    """The model produced neither a draft nor an action."""
+
+    kind = "EMPTY_DRAFT"
+
+
+class InvalidDraftJson(DraftContractError):
+    """The model's output was not valid JSON."""
+
+    kind = "INVALID_JSON"
+
+
+class SchemaInvalidDraft(DraftContractError):
+    """The draft was JSON but failed the DiagnosisDraft schema."""
+
+    kind = "SCHEMA_INVALID"
+
+
+class ControlledStopViolation(HarnessError):
+    """The agent asked for a tool after STOP_REQUIRED was delivered (doc §8.3)."""
+
+
+class ReleaseFailed(HarnessError):
+    """Release found no safe content to publish: the run must fail."""
+
+
+class ScriptExhausted(HarnessError):
+    """A scripted fake was asked for more steps than its script holds."""
+
+    def __init__(self, component: str, step: int, available: int) -> None:
+        self.component = component
+        self.step = step
+        super().__init__(
+            f"{component}: script exhausted at step {step} (it holds {available} step(s))"
+        )
+
+
+class ProcessCrash(BaseException):  # noqa: N818 - models a process dying, not an error to handle
+    """Simulates the host process dying mid-run: nothing in the harness catches it."""

@@ -1,0 +1,87 @@
+"""The RunStore protocol and the row shapes of doc §12 (diagnosis_run, invocations, trace)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from harness_lab.ports import PreviousTurn, Turn
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+__all__ = ["RUN_COLUMNS", "RunCompletion", "RunStart", "RunStore", "SessionContext"]
+
+# Every column of diagnosis_run, in table order.
+RUN_COLUMNS = (
+    "run_id", "session_id", "query", "intent", "status", "release_outcome", "fallback_type",
+    "answer_json", "conclusion", "published_result", "termination_state",
+    "termination_reason", "duration_ms", "input_tokens", "output_tokens", "total_tokens",
+    "agent_steps", "tool_calls", "created_at", "finished_at",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What a new turn reads before its run starts (doc §2): history and PreviousTurn."""
+
+    history: tuple[Turn, ...]
+    previous_turn: PreviousTurn | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """The RUNNING row written when a run starts (doc §12.1)."""
+
+    run_id: str
+    session_id: str
+    query: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunCompletion:
+    """Everything written in the completion transaction (doc §12.2, plus §12.3's gap)."""
+
+    run_id: str
+    status: str  # StoredRunStatus value
+    release_outcome: str
+    fallback_type: str | None
+    answer_json: str | None  # the safe answer, JSON text
+    conclusion: str | None
+    published_result: str | None  # JSON text; only for DIAGNOSIS + SUCCESS
+    termination_state: str  # RunState value
+    termination_reason: str | None
+    duration_ms: float
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    agent_steps: int
+    tool_calls: int
+    finished_at: float
+    invocations: Sequence[CanonicalInvocation]
+    trace: Sequence[TraceEvent]  # the events not yet stored (all but RUN_STARTED)
+
+
+class RunStore(Protocol):
+    """Persistence of runs; the SQL store and the in-memory store both implement it."""
+
+    def read_session(self, session_id: str, history_limit: int) -> SessionContext:
+        """The session's last ``history_limit`` finished turns and its PreviousTurn."""
+        ...
+
+    def insert_running(self, start: RunStart, started: TraceEvent) -> None:
+        """Commit the RUNNING row and the RUN_STARTED event in one transaction."""
+        ...
+
+    def record_intent(self, run_id: str, intent: str) -> None:
+        """Record the routed intent on the RUNNING row."""
+        ...
+
+    def complete(self, completion: RunCompletion) -> Mapping[str, Any]:
+        """Write the completion, invocations and trace in one transaction; return the row."""
+        ...
+
+    def get_run(self, run_id: str) -> Mapping[str, Any] | None:
+        """The stored diagnosis_run row as a dict, or None."""
+        ...

@@ -1,0 +1,1 @@
+"""The tool boundary (doc §7): preflight, canonical records, projection."""

@@ -1,0 +1,101 @@
+"""Canonical tool invocation records and preflight rejections (doc §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from harness_lab.states import (
+    INVOCATION_TRANSITIONS,
+    EvidenceStatus,
+    InformationGain,
+    InvocationStatus,
+    PreflightReason,
+    ToolErrorCode,
+    advance,
+)
+
+__all__ = ["CanonicalInvocation", "ToolRejection"]
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalInvocation:
+    """One canonical invocation; a new instance replaces the old on every transition."""
+
+    invocation_id: str
+    run_id: str
+    seq: int
+    tool: str
+    scope: Mapping[str, Any]
+    normalized_scope: str
+    status: InvocationStatus
+    started_at: float
+    evidence_status: EvidenceStatus | None = None
+    error_code: ToolErrorCode | None = None
+    error: str | None = None
+    items: int = 0
+    size_bytes: int = 0
+    information_gain: InformationGain | None = None
+    finished_at: float | None = None
+    call_id: str | None = None
+
+    @property
+    def citable(self) -> bool:
+        """Only READY records may be cited (invariant 3)."""
+        return self.status is InvocationStatus.READY
+
+    def ready(self, evidence: EvidenceStatus, items: int, size: int, at: float
+              ) -> CanonicalInvocation:
+        """PROJECTING -> READY with EVIDENCE_FOUND or NO_EVIDENCE."""
+        status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
+                         self.status, InvocationStatus.READY)
+        return replace(self, status=status, evidence_status=evidence, items=items,
+                       size_bytes=size, finished_at=at)
+
+    def failed(self, code: ToolErrorCode, message: str, size: int, at: float
+               ) -> CanonicalInvocation:
+        """PROJECTING -> ERROR (EvidenceStatus ERROR)."""
+        status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
+                         self.status, InvocationStatus.ERROR)
+        return replace(self, status=status, evidence_status=EvidenceStatus.ERROR,
+                       error_code=code, error=message, size_bytes=size, finished_at=at)
+
+    def with_gain(self, gain: InformationGain) -> CanonicalInvocation:
+        """The same record with its InformationGain decided."""
+        return replace(self, information_gain=gain)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of this record."""
+        return {
+            "invocation_id": self.invocation_id, "run_id": self.run_id, "seq": self.seq,
+            "tool": self.tool, "scope": dict(self.scope),
+            "normalized_scope": self.normalized_scope, "status": self.status.value,
+            "evidence_status": _v(self.evidence_status), "error_code": _v(self.error_code),
+            "error": self.error, "items": self.items, "size_bytes": self.size_bytes,
+            "information_gain": _v(self.information_gain), "started_at": self.started_at,
+            "finished_at": self.finished_at, "call_id": self.call_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRejection:
+    """A preflight rejection: a ToolBoundaryResult.ERROR and an audit event, no record."""
+
+    run_id: str
+    tool: str
+    scope: Mapping[str, Any]
+    reason: PreflightReason
+    message: str
+    t: float
+    call_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of this rejection."""
+        return {"run_id": self.run_id, "tool": self.tool, "scope": dict(self.scope),
+                "reason": self.reason.value, "message": self.message, "t": self.t,
+                "call_id": self.call_id}
+
+
+def _v(e: Any) -> Any:
+    return None if e is None else e.value

@@ -1,0 +1,76 @@
+"""Trace events (doc §13): type, phase, status and a virtual timestamp."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+
+__all__ = ["EVENT_PHASE", "TraceEvent", "Tracer"]
+
+T = TraceEventType
+EVENT_PHASE: dict[TraceEventType, TracePhase] = {
+    T.RUN_STARTED: TracePhase.RUN,
+    T.ROUTING_ATTEMPT: TracePhase.ROUTING,
+    T.ROUTING_DECISION: TracePhase.ROUTING,
+    T.SYSTEM_RESPONSE: TracePhase.RESPONSE,
+    T.KNOWLEDGE_RETRIEVAL: TracePhase.RESPONSE,
+    T.KNOWLEDGE_ANSWER: TracePhase.RESPONSE,
+    T.AGENT_MODEL_STEP: TracePhase.AGENT,
+    T.TOOL_REQUEST_REJECTED: TracePhase.TOOL,
+    T.TOOL_INVOCATION: TracePhase.TOOL,
+    T.TOOL_PROGRESS: TracePhase.TOOL,
+    T.COLLECTION_STOP: TracePhase.COLLECTION,
+    T.BUDGET_EXHAUSTED: TracePhase.COLLECTION,
+    T.EVIDENCE_GUARD_INITIAL: TracePhase.GUARD,
+    T.EVIDENCE_REPAIR: TracePhase.GUARD,
+    T.EVIDENCE_GUARD_RECHECK: TracePhase.GUARD,
+    T.SEMANTIC_GUARD_ATTEMPT: TracePhase.GUARD,
+    T.SEMANTIC_GUARD_DECISION: TracePhase.GUARD,
+    T.RELEASE_DECISION: TracePhase.RELEASE,
+    T.RUN_CANCELLED: TracePhase.RUN,
+    T.RUN_FINISHED: TracePhase.RUN,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    """One trace event; ``detail`` holds small, JSON-ready facts (outcome, tool, reason...)."""
+
+    run_id: str
+    seq: int
+    t: float
+    type: TraceEventType
+    phase: TracePhase
+    status: TraceEventStatus
+    detail: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of this event."""
+        return {"run_id": self.run_id, "seq": self.seq, "t": self.t, "type": self.type.value,
+                "phase": self.phase.value, "status": self.status.value,
+                "detail": dict(self.detail)}
+
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+class Tracer:
+    """Appends a run's trace events in order, stamped with the virtual clock."""
+
+    __slots__ = ("run_id", "events", "_clock")
+
+    def __init__(self, run_id: str, clock: Callable[[], float]) -> None:
+        self.run_id = run_id
+        self.events: list[TraceEvent] = []
+        self._clock = clock
+
+    def emit(self, type_: TraceEventType, status: TraceEventStatus = TraceEventStatus.OK,
+             detail: Mapping[str, Any] | None = None) -> TraceEvent:
+        """Record one event now and return it."""
+        ev = TraceEvent(self.run_id, len(self.events), self._clock(), type_, EVENT_PHASE[type_],
+                        status, detail if detail is not None else _EMPTY)
+        self.events.append(ev)
+        return ev

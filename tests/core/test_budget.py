@@ -1,0 +1,33 @@
+import pytest
+
+from harness_lab.core import BudgetLimits, RunBudget
+from harness_lab.errors import BudgetExceeded
+
+
+def test_a_model_call_past_the_limit_raises_with_kind_value_and_limit():
+    b = RunBudget(BudgetLimits(model_calls=1))
+    b.reserve_model_call()
+    with pytest.raises(BudgetExceeded) as e:
+        b.reserve_model_call()
+    assert (e.value.kind, e.value.value, e.value.limit) == ("model_calls", 2, 1)
+
+
+def test_headroom_is_readable_at_any_moment_and_none_where_unlimited():
+    b = RunBudget(BudgetLimits(tool_calls=3, bytes=100))
+    b.reserve_tool_call()
+    b.charge_bytes(40)
+    assert b.headroom() == {"model_calls": None, "tool_calls": 2, "tokens": None, "bytes": 60}
+
+
+def test_bytes_past_the_limit_raise():
+    b = RunBudget(BudgetLimits(bytes=10))
+    with pytest.raises(BudgetExceeded):
+        b.charge_bytes(11)
+
+
+def test_tokens_are_counted_for_every_call_and_checked_on_request():
+    b = RunBudget(BudgetLimits(tokens=10))
+    b.add_tokens(6, 6)
+    assert b.usage().tokens == 12
+    with pytest.raises(BudgetExceeded):
+        b.check_tokens()

@@ -1,0 +1,53 @@
+import pytest
+
+from harness_lab.sse import ChatSseSession, SseProtocolError
+from harness_lab.states import ReleaseOutcome, SseState
+
+
+def session():
+    s = ChatSseSession(lambda: 0.0)
+    s.open("s1", "r1")
+    return s
+
+
+def test_metadata_opens_the_session_and_done_makes_it_terminal():
+    s = session()
+    assert s.state is SseState.OPEN
+    s.status("ROUTING")
+    s.content("s1", "r1", {"x": 1})
+    s.done(ReleaseOutcome.SUCCESS)
+    assert s.state is SseState.TERMINAL
+    assert [e.kind.value for e in s.events] == ["metadata", "status", "content", "done"]
+
+
+def test_a_second_content_is_refused():
+    s = session()
+    assert s.content("s1", "r1", {})
+    assert not s.content("s1", "r1", {})
+    assert [e.kind.value for e in s.events].count("content") == 1
+
+
+def test_a_result_whose_identity_differs_from_the_metadata_raises():
+    with pytest.raises(SseProtocolError):
+        session().content("s1", "other-run", {})
+
+
+def test_late_content_after_a_disconnect_is_refused():
+    s = session()
+    s.disconnect()
+    assert s.state is SseState.DISCONNECTED
+    assert not s.content("s1", "r1", {})
+    assert s.refused == [s.refused[0]] and s.refused[0].value == "content"
+
+
+def test_cancelled_is_never_a_public_done():
+    s = session()
+    s.failure("s1", "r1", {})
+    with pytest.raises(SseProtocolError):
+        s.done(ReleaseOutcome.CANCELLED)
+
+
+def test_a_client_that_leaves_before_metadata_goes_from_new_to_disconnected():
+    s = ChatSseSession(lambda: 0.0)
+    s.disconnect()
+    assert s.state is SseState.DISCONNECTED
