@@ -7,7 +7,7 @@ its virtual latency in seconds (``None`` lets the run's latency model decide).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -312,5 +312,3 @@ class Tool(Protocol):
         """Execute, or raise ToolExecutionError."""
         ...
 
-
-ToolSeq = Sequence[Tool]
