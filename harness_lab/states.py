@@ -133,6 +133,7 @@ class ToolErrorCode(StrEnum):
     SIZE = "SIZE"
     BUDGET = "BUDGET"
     STORE = "STORE"
+    ABORTED = "ABORTED"  # the run ended while the call was in flight; the late result is dropped
 
 
 class CollectionState(StrEnum):

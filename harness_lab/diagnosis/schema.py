@@ -8,13 +8,15 @@ reply may instead carry one tool request, optionally with a ``progress`` report 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from harness_lab.states import InformationGain
 
-__all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport"]
+__all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
+           "parse_json_object"]
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -83,3 +85,20 @@ class AgentEnvelope(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     progress: ProgressReport | None = None
     draft: DiagnosisDraft | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_json_object(model: type[M], raw: Any) -> M:
+    """Validate ``raw`` (already-decoded JSON) strictly, with JSON's own typing rules.
+
+    Strict JSON-mode validation accepts arrays for tuples and strings for enums, and nothing
+    looser (no number for a string, no string for a number), so a payload decoded by a fake
+    and the same text sent by a real provider are judged alike.
+    """
+    return model.model_validate_json(json.dumps(raw, default=_refuse))
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"not JSON data: {value!r}")

@@ -94,13 +94,18 @@ class ToolBoundary:
         self._by_id[rec.invocation_id] = seq
         self.records.append(rec)
         ctx.tracer.emit(TT.TOOL_INVOCATION, TraceEventStatus.STARTED,
-                        {"tool": request.name, "invocation_id": rec.invocation_id})
+                        {"tool": request.name, "invocation_id": rec.invocation_id,
+                         "evidence_tool": tool.evidence})
         tool_input = ToolInput(ctx.run_id, rec.invocation_id, request.name, request.scope)
         try:
             output: ToolOutput = yield from ctx.call(
                 CallKind.TOOL, request.name, lambda: tool.invoke(tool_input), TT.TOOL_PROGRESS)
         except ToolExecutionError as exc:
             return self._finish_error(seq, request, ToolErrorCode.EXECUTION, str(exc), 0)
+        except RunAborted:
+            self._finish_error(seq, request, ToolErrorCode.ABORTED,
+                               f"run ended {ctx.state.value} while the call was in flight", 0)
+            raise
         return self._project(seq, request, output, duplicate)
 
     def _preflight(self, request: ToolCallRequest) -> tuple[PreflightReason, str] | None:
@@ -127,6 +132,11 @@ class ToolBoundary:
         if tool.evidence and self.collection.saturated:
             return PreflightReason.SATURATED, "collection is SATURATED: no new evidence tool"
         return None
+
+    def refuse(self, request: ToolCallRequest, reason: PreflightReason, message: str
+               ) -> Observation:
+        """Reject a request without running it (an audit event, no canonical record)."""
+        return self._reject(request, reason, message)
 
     def _reject(self, request: ToolCallRequest, reason: PreflightReason, message: str
                 ) -> Observation:

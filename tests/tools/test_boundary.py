@@ -10,6 +10,7 @@ from harness_lab.states import (
     InvocationStatus,
     PreflightReason,
     RunState,
+    ToolErrorCode,
     TraceEventStatus,
 )
 from harness_lab.tools.boundary import ToolBoundary
@@ -85,5 +86,6 @@ def test_a_cancel_during_the_call_discards_the_late_result():
                           cancel_at=1.0)
     assert ctx.state is RunState.CANCELLED
     assert type(out["exc"]).__name__ == "RunAborted"
-    assert ctx.tracer.events[-1].status is TraceEventStatus.DISCARDED
-    assert b.records[0].status is InvocationStatus.PROJECTING
+    assert ctx.tracer.events[-2].status is TraceEventStatus.DISCARDED
+    assert b.records[0].status is InvocationStatus.ERROR
+    assert b.records[0].error_code is ToolErrorCode.ABORTED

@@ -1,0 +1,368 @@
+"""ChatApplication: the use case that takes one query through the whole harness (doc §2, §5).
+
+Order (doc §2): read history and PreviousTurn -> create the RunContext -> persist RUNNING and
+trace RUN_STARTED in one transaction -> publish metadata with the exact session and run id ->
+route -> SYSTEM_CHAT | KNOWLEDGE_QUERY | DIAGNOSIS -> release -> terminate (SUCCESS, except the
+budget fallback) -> RUN_FINISHED and the completion in one transaction -> SSE content or
+failure, then done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import simpy
+
+from harness_lab.application.components import Components
+from harness_lab.application.live import LiveRun
+from harness_lab.config import HarnessConfig, UserCancelNotice
+from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext
+from harness_lab.diagnosis.agent import DiagnosisAgent
+from harness_lab.diagnosis.collection import CollectionController
+from harness_lab.errors import (
+    DraftContractError,
+    HarnessError,
+    ModelFailure,
+    ProviderError,
+    ReleaseFailed,
+    RouterUnavailable,
+    RunAborted,
+)
+from harness_lab.ports import (
+    AnswerReply,
+    AnswerRequest,
+    CallKind,
+    RetrievalReply,
+    RetrievalRequest,
+    RouteReply,
+    RouteRequest,
+)
+from harness_lab.record import RunRecord
+from harness_lab.release.pipeline import ReleaseDecision, ReleasePipeline
+from harness_lab.states import (
+    CancellationReason,
+    ChatApplicationStatus,
+    IntentType,
+    ReleaseOutcome,
+    RunState,
+    StoredRunStatus,
+    TraceEventStatus,
+    TraceEventType,
+)
+from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
+from harness_lab.tools.boundary import ToolBoundary
+from harness_lab.tools.ledger import InvocationLedger
+
+__all__ = ["ChatApplication", "Published"]
+
+TT = TraceEventType
+S = TraceEventStatus
+A = ChatApplicationStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What the run ends with publicly: an outcome and its content or failure body."""
+
+    outcome: ReleaseOutcome
+    content: Mapping[str, Any] | None = None
+    failure: Mapping[str, Any] | None = None
+    decision: ReleaseDecision | None = None
+
+
+class ChatApplication:
+    """Handles chat requests; one instance serves every run of a harness."""
+
+    def __init__(self, components: Components, config: HarnessConfig, store: RunStore, *,
+                 ledger: InvocationLedger | None = None, probe: BoundaryProbe | None = None,
+                 latency: LatencyModel | None = None,
+                 capacity: dict[CallKind, simpy.Resource] | None = None) -> None:
+        self.components = components
+        self.config = config
+        self.store = store
+        self.ledger = ledger if ledger is not None else InvocationLedger()
+        self.probe = probe
+        self.latency = latency
+        self.capacity = capacity
+        self.published_result_for_fallbacks = False  # test-only defect switch
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def handle(self, live: LiveRun, env: simpy.Environment
+               ) -> Generator[simpy.Event, Any, RunRecord]:
+        """Take ``live``'s query through the harness; ``yield from`` it in a simpy process."""
+        session = self.store.read_session(live.session_id, self.config.history_limit)
+        ctx = RunContext(live.run_id, live.session_id, env, self.config, probe=self.probe,
+                         latency=self.latency, capacity=self.capacity)
+        live.ctx = ctx
+        started = ctx.tracer.emit(TT.RUN_STARTED, S.OK,
+                                  {"session_id": live.session_id, "query": live.query})
+        self.store.insert_running(RunStart(live.run_id, live.session_id, live.query, ctx.now),
+                                  started)
+        live.sse.on_disconnect = lambda: ctx.cancel(CancellationReason.CLIENT_DISCONNECTED,
+                                                    "client disconnected")
+        if live.pending_cancel is not None:
+            ctx.cancel(live.pending_cancel, "before start")
+        live.sse.open(live.session_id, live.run_id)
+        try:
+            published = yield from self._execute(live, ctx, session)
+        except RunAborted:
+            published = self._aborted(live, ctx)
+        except (RouterUnavailable, ModelFailure, ReleaseFailed) as exc:
+            published = self._failed(live, ctx, type(exc).__name__, str(exc))
+        except HarnessError as exc:
+            live.error = f"{type(exc).__name__}: {exc}"
+            published = self._failed(live, ctx, type(exc).__name__, str(exc))
+        except Exception as exc:  # a component's bug is an internal failure, never lost
+            live.error = f"{type(exc).__name__}: {exc}"
+            published = self._failed(live, ctx, "INTERNAL_FAILURE", live.error)
+        return self._finish(live, ctx, published)
+
+    def _execute(self, live: LiveRun, ctx: RunContext, session: SessionContext
+                 ) -> Generator[simpy.Event, Any, Published]:
+        intent = yield from self._route(live, ctx, session)
+        if intent is IntentType.SYSTEM_CHAT:
+            return (yield from self._system_chat(live, ctx, session))
+        if intent is IntentType.KNOWLEDGE_QUERY:
+            return (yield from self._knowledge(live, ctx, session))
+        return (yield from self._diagnosis(live, ctx, session))
+
+    def _status(self, live: LiveRun, status: ChatApplicationStatus) -> None:
+        live.statuses.append(status)
+        live.sse.status(status.value)
+
+    def _route(self, live: LiveRun, ctx: RunContext, session: SessionContext
+               ) -> Generator[simpy.Event, Any, IntentType]:
+        self._status(live, A.ROUTING)
+        history = session.history[-self.config.history_limit:] if self.config.history_limit else ()
+        request = RouteRequest(live.query, tuple(history), session.previous_turn)
+        ctx.tracer.emit(TT.ROUTING_ATTEMPT, S.STARTED, {"history": len(history)})
+        router = self.components.router
+        try:
+            reply: RouteReply = yield from ctx.call(CallKind.ROUTER, "router",
+                                                    lambda: router.route(request),
+                                                    TT.ROUTING_DECISION)
+        except ProviderError as exc:
+            ctx.tracer.emit(TT.ROUTING_DECISION, S.FAILED, {"error": str(exc)})
+            raise RouterUnavailable(f"router unavailable: {exc}") from exc
+        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
+        intent = IntentType(reply.intent)
+        live.intent = intent
+        ctx.tracer.emit(TT.ROUTING_DECISION, S.OK, {"intent": intent.value})
+        self.store.record_intent(live.run_id, intent.value)
+        return intent
+
+    def _answer(self, ctx: RunContext, request: AnswerRequest, trace: TraceEventType
+                ) -> Generator[simpy.Event, Any, AnswerReply]:
+        responder = self.components.responder
+        try:
+            reply: AnswerReply = yield from ctx.call(CallKind.RESPONDER, "responder",
+                                                     lambda: responder.answer(request), trace)
+        except ProviderError as exc:
+            ctx.tracer.emit(trace, S.FAILED, {"error": str(exc)})
+            raise ModelFailure(f"answer model failed: {exc}") from exc
+        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
+        ctx.tracer.emit(trace, S.OK, {"chars": len(reply.text)})
+        return reply
+
+    def _system_chat(self, live: LiveRun, ctx: RunContext, session: SessionContext
+                     ) -> Generator[simpy.Event, Any, Published]:
+        self._status(live, A.SYSTEM_RESPONDING)
+        request = AnswerRequest(IntentType.SYSTEM_CHAT, live.query, session.history)
+        reply = yield from self._answer(ctx, request, TT.SYSTEM_RESPONSE)
+        return Published(ReleaseOutcome.SUCCESS,
+                         content={"contentType": "system_answer", "text": reply.text})
+
+    def _knowledge(self, live: LiveRun, ctx: RunContext, session: SessionContext
+                   ) -> Generator[simpy.Event, Any, Published]:
+        self._status(live, A.KNOWLEDGE_SEARCHING)
+        retriever = self.components.retriever
+        request = RetrievalRequest(live.query)
+        try:
+            found: RetrievalReply = yield from ctx.call(
+                CallKind.RETRIEVER, "retriever", lambda: retriever.retrieve(request),
+                TT.KNOWLEDGE_RETRIEVAL)
+        except ProviderError as exc:
+            ctx.tracer.emit(TT.KNOWLEDGE_RETRIEVAL, S.FAILED, {"error": str(exc)})
+            raise ModelFailure(f"retrieval failed: {exc}") from exc
+        ctx.budget.add_tokens(found.usage.input_tokens, found.usage.output_tokens)
+        ctx.tracer.emit(TT.KNOWLEDGE_RETRIEVAL, S.OK, {"passages": len(found.passages)})
+        self._status(live, A.KNOWLEDGE_ANSWERING)
+        answer = AnswerRequest(IntentType.KNOWLEDGE_QUERY, live.query, session.history,
+                               tuple(found.passages))
+        reply = yield from self._answer(ctx, answer, TT.KNOWLEDGE_ANSWER)
+        return Published(ReleaseOutcome.SUCCESS,
+                         content={"contentType": "knowledge_answer", "text": reply.text,
+                                  "sources": len(found.passages)})
+
+    def _diagnosis(self, live: LiveRun, ctx: RunContext, session: SessionContext
+                   ) -> Generator[simpy.Event, Any, Published]:
+        self._status(live, A.DIAGNOSIS_RUNNING)
+        cfg = self.config
+        comps = self.components
+        collection = CollectionController(cfg.no_gain_threshold, cfg.protocol_violation_threshold)
+        boundary = ToolBoundary(ctx, comps.tools, self.ledger, collection)
+        agent = DiagnosisAgent(ctx, comps.model, boundary, collection, live.query,
+                               session.previous_turn)
+        live.collection, live.boundary, live.agent = collection, boundary, agent
+        pipeline = ReleasePipeline(ctx, boundary, comps.repair, comps.guard, live.query)
+        try:
+            execution = yield from agent.run()
+        except DraftContractError as exc:
+            # an invalid draft is discarded; only verified progress may still be released
+            live.draft_error = f"{exc.kind}: {exc}"
+            ctx.check_active("release")
+            self._status(live, A.SAFETY_VALIDATING)
+            decision = pipeline.snapshot_fallback(exc.progress or agent.snapshot())
+            live.decision = decision
+            return Published(decision.outcome, content=decision.content, decision=decision)
+        live.execution = execution
+        if execution.stop_reason is not None and ctx.state not in (RunState.RUNNING,
+                                                                    RunState.BUDGET_EXHAUSTED):
+            raise RunAborted(ctx.run_id, ctx.state, "after the agent loop")
+        self._status(live, A.SAFETY_VALIDATING)
+        decision = yield from pipeline.release(execution)
+        live.decision = decision
+        return Published(decision.outcome, content=decision.content, decision=decision)
+
+    # -- endings --------------------------------------------------------------------------------
+
+    def _aborted(self, live: LiveRun, ctx: RunContext) -> Published:
+        state = ctx.state
+        if state is RunState.CANCELLED:
+            return Published(ReleaseOutcome.CANCELLED,
+                             failure={"code": "CANCELLED", "reason": _reason(ctx)})
+        if (state is RunState.TIMED_OUT and self.config.policy.timeout_progress_fallback
+                and live.agent is not None and live.boundary is not None):
+            pipeline = ReleasePipeline(ctx, live.boundary, self.components.repair,
+                                       self.components.guard, live.query)
+            try:
+                decision = pipeline.snapshot_fallback(live.agent.snapshot())
+            except ReleaseFailed:
+                pass
+            else:
+                live.decision = decision
+                return Published(decision.outcome, content=decision.content, decision=decision)
+        return Published(ReleaseOutcome.FAILED,
+                         failure={"code": state.value, "reason": _reason(ctx)})
+
+    def _failed(self, live: LiveRun, ctx: RunContext, code: str, message: str) -> Published:
+        if ctx.lifecycle.is_active:
+            ctx.cancellation.cancel(CancellationReason.INTERNAL_FAILURE, message)
+        if ctx.state is RunState.CANCELLED:
+            return Published(ReleaseOutcome.CANCELLED,
+                             failure={"code": "CANCELLED", "reason": _reason(ctx)})
+        return Published(ReleaseOutcome.FAILED, failure={"code": code, "message": message})
+
+    def _finish(self, live: LiveRun, ctx: RunContext, published: Published) -> RunRecord:
+        outcome = published.outcome
+        if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK):
+            ctx.lifecycle.finish(RunState.SUCCESS, "completed", ctx.now)  # budget case keeps
+        term = ctx.lifecycle.termination
+        assert term is not None
+        if term.state is RunState.CANCELLED:
+            ctx.tracer.emit(TT.RUN_CANCELLED, S.OK, {"reason": _reason(ctx)})
+        decision = published.decision
+        fallback = decision.fallback_type if decision is not None else None
+        usage = ctx.budget.usage()
+        ctx.tracer.emit(TT.RUN_FINISHED,
+                        S.OK if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
+                        else S.FAILED,
+                        {"outcome": outcome.value, "run_state": term.state.value,
+                         "fallback_type": fallback.value if fallback else None,
+                         "model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
+                         "tokens": usage.tokens, "bytes": usage.bytes})
+        row = self._persist(live, ctx, published)
+        self._publish(live, ctx, published)
+        return self._record(live, ctx, published, row)
+
+    def _persist(self, live: LiveRun, ctx: RunContext, published: Published
+                 ) -> Mapping[str, Any]:
+        term = ctx.lifecycle.termination
+        assert term is not None
+        outcome = published.outcome
+        body = published.content if published.content is not None else published.failure
+        decision = published.decision
+        publish = live.intent is IntentType.DIAGNOSIS and (
+            outcome is ReleaseOutcome.SUCCESS
+            or (self.published_result_for_fallbacks and outcome is ReleaseOutcome.FALLBACK))
+        usage = ctx.budget.usage()
+        records = live.boundary.records if live.boundary is not None else []
+        completion = RunCompletion(
+            run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
+            release_outcome=outcome.value,
+            fallback_type=(decision.fallback_type.value
+                           if decision is not None and decision.fallback_type else None),
+            answer_json=None if body is None else json.dumps(body, sort_keys=True),
+            conclusion=decision.conclusion if decision is not None else None,
+            published_result=(json.dumps(published.content, sort_keys=True)
+                              if publish and published.content is not None else None),
+            termination_state=term.state.value, termination_reason=_reason(ctx),
+            duration_ms=(ctx.now - ctx.started_at) * 1000.0,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            total_tokens=usage.tokens,
+            agent_steps=live.agent.steps if live.agent is not None else 0,
+            tool_calls=len(records), finished_at=ctx.now, invocations=tuple(records),
+            trace=tuple(ctx.tracer.events[1:]))
+        return self.store.complete(completion)
+
+    def _publish(self, live: LiveRun, ctx: RunContext, published: Published) -> None:
+        sse = live.sse
+        outcome = published.outcome
+        if outcome is ReleaseOutcome.CANCELLED:
+            if ctx.cancellation.reason is CancellationReason.USER_REQUESTED and sse.is_open:
+                if self.config.policy.user_cancel_notice is UserCancelNotice.FAILURE:
+                    sse.failure(live.session_id, live.run_id, published.failure or {})
+                sse.close()
+            return
+        if published.content is not None:
+            if sse.content(live.session_id, live.run_id, published.content):
+                sse.done(outcome)
+        elif sse.failure(live.session_id, live.run_id, published.failure or {}):
+            sse.done(ReleaseOutcome.FAILED)
+
+    def _record(self, live: LiveRun, ctx: RunContext, published: Published,
+                row: Mapping[str, Any]) -> RunRecord:
+        term = ctx.lifecycle.termination
+        assert term is not None
+        decision = published.decision
+        boundary = live.boundary
+        collection = live.collection
+        stored = row.get("status")
+        return RunRecord(
+            run_id=live.run_id, session_id=live.session_id, query=live.query,
+            intent=live.intent, run_state=term.state, termination_reason=_reason(ctx),
+            release_outcome=published.outcome,
+            fallback_type=decision.fallback_type if decision is not None else None,
+            stored_status=StoredRunStatus(stored) if stored else None,
+            sse_state=live.sse.state,
+            collection_state=collection.state if collection is not None else None,
+            stop_reason=collection.stop_reason if collection is not None else None,
+            semantic_verdict=decision.verdict if decision is not None else None,
+            statuses=tuple(live.statuses), usage=ctx.budget.usage(),
+            headroom=ctx.budget.headroom(), started_at=ctx.started_at, finished_at=ctx.now,
+            agent_steps=live.agent.steps if live.agent is not None else 0,
+            content=published.content, failure=published.failure,
+            sse_events=tuple(live.sse.events), sse_refused=tuple(live.sse.refused),
+            trace=tuple(ctx.tracer.events),
+            invocations=tuple(boundary.records) if boundary is not None else (),
+            rejections=tuple(boundary.rejections) if boundary is not None else (),
+            gains=tuple(collection.gains) if collection is not None else (),
+            stop_required_delivered=(collection.stop_required_delivered
+                                     if collection is not None else False),
+            evidence_repaired=decision.repaired if decision is not None else False,
+            deadline_at=ctx.deadline_at,
+            discarded=tuple((k.value, n, t) for k, n, t in ctx.discarded),
+            stored_row=row, error=live.error, draft_error=live.draft_error,
+            extra=dict(live.extra))
+
+
+def _reason(ctx: RunContext) -> str | None:
+    reason = ctx.cancellation.reason
+    if reason is not None:
+        return reason.value
+    term = ctx.lifecycle.termination
+    return term.reason if term is not None else None

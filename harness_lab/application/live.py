@@ -1,0 +1,58 @@
+"""LiveRun: the mutable objects of one run while it executes (not part of the public record)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness_lab.sse import ChatSseSession
+from harness_lab.states import CancellationReason, ChatApplicationStatus, IntentType
+
+if TYPE_CHECKING:
+    from harness_lab.core.context import RunContext
+    from harness_lab.diagnosis.agent import DiagnosisAgent, DiagnosisAgentExecution
+    from harness_lab.diagnosis.collection import CollectionController
+    from harness_lab.release.pipeline import ReleaseDecision
+    from harness_lab.tools.boundary import ToolBoundary
+
+__all__ = ["LiveRun"]
+
+
+@dataclass(slots=True)
+class LiveRun:
+    """One submitted request and the live state of its run.
+
+    Created before the run starts so that a disconnect or cancel scheduled at a virtual
+    instant can reach it; the application fills the rest in as the run goes.
+    """
+
+    run_id: str
+    session_id: str
+    query: str
+    sse: ChatSseSession
+    ctx: RunContext | None = None
+    intent: IntentType | None = None
+    statuses: list[ChatApplicationStatus] = field(default_factory=list)
+    collection: CollectionController | None = None
+    boundary: ToolBoundary | None = None
+    agent: DiagnosisAgent | None = None
+    execution: DiagnosisAgentExecution | None = None
+    decision: ReleaseDecision | None = None
+    error: str | None = None
+    draft_error: str | None = None
+    pending_cancel: CancellationReason | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
+        """Cancel the run now; before it started, the cancel applies at its start."""
+        if self.ctx is None:
+            if self.pending_cancel is None:
+                self.pending_cancel = reason
+            return True
+        return self.ctx.cancel(reason, detail or reason.value)
+
+    def disconnect(self) -> None:
+        """The client goes away now (the SSE session tells the run to cancel)."""
+        if self.ctx is None and self.pending_cancel is None:
+            self.pending_cancel = CancellationReason.CLIENT_DISCONNECTED
+        self.sse.disconnect()

@@ -1,0 +1,269 @@
+"""The diagnosis runtime: the ReAct loop over the tool boundary (doc §6-§8).
+
+:class:`DiagnosisAgent` ends in exactly one of the two legal shapes of
+:class:`DiagnosisAgentExecution` (Completed with a draft, or Controlled Stop with a stop
+reason), or raises: :class:`EmptyDraft`, :class:`InvalidDraftJson`,
+:class:`SchemaInvalidDraft` (each carrying the ProgressSnapshot), :class:`ModelFailure`, or
+:class:`RunAborted`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import simpy
+from pydantic import ValidationError
+
+from harness_lab.core.context import RunContext
+from harness_lab.diagnosis.collection import CollectionController
+from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
+from harness_lab.diagnosis.schema import DiagnosisDraft, parse_json_object
+from harness_lab.errors import (
+    BudgetExceeded,
+    EmptyDraft,
+    InvalidDraftJson,
+    ModelFailure,
+    ProviderError,
+    SchemaInvalidDraft,
+)
+from harness_lab.ports import (
+    AgentRequest,
+    CallKind,
+    DiagnosisModel,
+    ModelReply,
+    Observation,
+    PreviousTurn,
+    ToolCallRequest,
+)
+from harness_lab.states import (
+    CancellationReason,
+    DiagnosisStopReason,
+    EvidenceStatus,
+    InformationGain,
+    InvocationStatus,
+    PreflightReason,
+    TraceEventStatus,
+    TraceEventType,
+)
+from harness_lab.tools.boundary import ToolBoundary
+
+__all__ = ["DiagnosisAgent", "DiagnosisAgentExecution"]
+
+TT = TraceEventType
+_ENVELOPE_KEYS = frozenset({"progress", "draft"})
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosisAgentExecution:
+    """The agent's result: exactly one of ``draft`` and ``stop_reason`` is set (doc §6)."""
+
+    draft: DiagnosisDraft | None
+    stop_reason: DiagnosisStopReason | None
+    snapshot: ProgressSnapshot
+
+    def __post_init__(self) -> None:
+        if (self.draft is None) == (self.stop_reason is None):
+            raise ValueError("a DiagnosisAgentExecution is Completed (draft) xor "
+                             "Controlled Stop (stop_reason)")
+
+    @property
+    def completed(self) -> bool:
+        """True for the Completed shape."""
+        return self.draft is not None
+
+
+class DiagnosisAgent:
+    """Runs one diagnosis: model steps, tool requests, progress reports, until a result."""
+
+    __slots__ = ("ctx", "model", "boundary", "collection", "query", "previous_turn", "progress",
+                 "steps", "_pending", "_awaiting_report", "_notice", "_observations")
+
+    def __init__(self, ctx: RunContext, model: DiagnosisModel, boundary: ToolBoundary,
+                 collection: CollectionController, query: str,
+                 previous_turn: PreviousTurn | None = None) -> None:
+        self.ctx = ctx
+        self.model = model
+        self.boundary = boundary
+        self.collection = collection
+        self.query = query
+        self.previous_turn = previous_turn
+        self.progress = ProgressTracker()
+        self.steps = 0
+        self._pending: list[Observation] = []
+        self._awaiting_report = False
+        self._notice: str | None = None
+        self._observations: list[Observation] = []
+
+    def snapshot(self) -> ProgressSnapshot:
+        """The ProgressSnapshot now (verified facts only)."""
+        return self.progress.snapshot()
+
+    def run(self) -> Generator[simpy.Event, Any, DiagnosisAgentExecution]:
+        """The ReAct loop; ``yield from`` it inside a simpy process."""
+        while True:
+            stop_required = self.collection.take_stop_required()
+            if stop_required:
+                self._notice = "STOP_REQUIRED: collection is saturated; write your draft now"
+            try:
+                self.ctx.budget.reserve_model_call()
+            except BudgetExceeded as exc:
+                return self._budget_stop(exc)
+            reply = yield from self._model_step(stop_required)
+            try:
+                self.ctx.budget.check_tokens()
+            except BudgetExceeded as exc:
+                return self._budget_stop(exc)
+            envelope = self._parse(reply)
+            self._handle_progress(envelope.get("progress"))
+            if reply.tool_call is not None:
+                if self.collection.stop_required_delivered:
+                    return self._ignored_stop(reply.tool_call)
+                try:
+                    obs = yield from self.boundary.invoke(reply.tool_call)
+                except BudgetExceeded as exc:
+                    return self._budget_stop(exc)
+                self._observe(obs)
+                continue
+            if "draft" in envelope:
+                return self._complete(envelope["draft"])
+            if stop_required:
+                return self._stop()
+
+    # -- one model step ---------------------------------------------------------------------
+
+    def _model_step(self, stop_required: bool) -> Generator[simpy.Event, Any, ModelReply]:
+        ctx = self.ctx
+        self.steps += 1
+        self.progress.steps = self.steps
+        request = AgentRequest(ctx.run_id, self.query, self.steps, tuple(self._observations),
+                               tuple(self.boundary.tools), stop_required, self.previous_turn,
+                               self._notice)
+        self._notice = None
+        self._observations = []
+        try:
+            reply: ModelReply = yield from ctx.call(
+                CallKind.MODEL, "diagnosis", lambda: self.model.step(request),
+                TT.AGENT_MODEL_STEP)
+        except ProviderError as exc:
+            ctx.tracer.emit(TT.AGENT_MODEL_STEP, TraceEventStatus.FAILED,
+                            {"step": self.steps, "error": str(exc)})
+            raise ModelFailure(f"diagnosis model failed at step {self.steps}: {exc}") from exc
+        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
+        action = ("tool" if reply.tool_call is not None else "reply")
+        ctx.tracer.emit(TT.AGENT_MODEL_STEP, TraceEventStatus.OK,
+                        {"step": self.steps, "action": action,
+                         "tool": reply.tool_call.name if reply.tool_call else None,
+                         "stop_required": stop_required})
+        return reply
+
+    def _parse(self, reply: ModelReply) -> Mapping[str, Any]:
+        """The reply's JSON envelope; raise the draft-contract exceptions of doc §6."""
+        snap = self.snapshot
+        payload = reply.payload
+        if payload is None and reply.content is not None and reply.content.strip():
+            try:
+                payload = json.loads(reply.content)
+            except json.JSONDecodeError as exc:
+                if reply.tool_call is None:
+                    raise InvalidDraftJson(f"step {self.steps}: output is not JSON ({exc.msg})",
+                                           snap()) from exc
+                payload = None
+        if payload is None:
+            if reply.tool_call is None:
+                raise EmptyDraft(f"step {self.steps}: neither a draft nor an action", snap())
+            return {}
+        if not isinstance(payload, Mapping) or not set(payload) <= _ENVELOPE_KEYS:
+            raise SchemaInvalidDraft(
+                f"step {self.steps}: output must be an object with keys progress/draft", snap())
+        if "draft" in payload and reply.tool_call is not None:
+            raise SchemaInvalidDraft(f"step {self.steps}: a reply is a draft or an action, "
+                                     "not both", snap())
+        if reply.tool_call is None and "draft" not in payload and "progress" not in payload:
+            raise EmptyDraft(f"step {self.steps}: neither a draft nor an action", snap())
+        return payload
+
+    # -- the progress protocol ----------------------------------------------------------------
+
+    def _handle_progress(self, raw: Any) -> None:
+        policy = self.ctx.config.policy
+        if raw is None and (not self._awaiting_report or not policy.require_progress_reports):
+            self._pending.clear()
+            return
+        needs = any(o.needs_assessment for o in self._pending)
+        report, problem = check_report(raw, self.boundary.ready_ids(), needs)
+        if report is None:
+            self._pending.clear()  # protocol errors produce no InformationGain (doc §8.2)
+            self._awaiting_report = False
+            self._notice = f"progress protocol violated: {problem}"
+            if self.collection.record_violation():
+                self._collection_stop()
+            return
+        self.collection.record_valid_report()
+        self.progress.accept(report)
+        self._awaiting_report = False
+        for obs in self._pending:
+            if obs.needs_assessment and report.assessment is not None and obs.invocation_id:
+                self._gain(obs.invocation_id, report.assessment, "agent")
+        self._pending.clear()
+
+    def _observe(self, obs: Observation) -> None:
+        self._observations.append(obs)
+        self._awaiting_report = True
+        if obs.needs_assessment:
+            self._pending.append(obs)
+        elif (obs.status is InvocationStatus.READY and obs.invocation_id is not None):
+            # NO_EVIDENCE, or an exact duplicate tool_name + normalized_scope (doc §8.2)
+            reason = ("no_evidence" if obs.evidence_status is EvidenceStatus.NO_EVIDENCE
+                      else "duplicate")
+            self._gain(obs.invocation_id, InformationGain.NO_GAIN, reason)
+
+    def _gain(self, invocation_id: str, gain: InformationGain, source: str) -> None:
+        self.boundary.set_gain(invocation_id, gain)
+        if self.collection.record_gain(gain):
+            self._collection_stop()
+
+    def _collection_stop(self) -> None:
+        c = self.collection
+        self.ctx.tracer.emit(TT.COLLECTION_STOP, TraceEventStatus.OK,
+                             {"reason": c.stop_reason.value if c.stop_reason else None,
+                              "no_gain_streak": c.no_gain_streak,
+                              "violation_streak": c.violation_streak})
+
+    # -- endings ------------------------------------------------------------------------------
+
+    def _complete(self, raw: Any) -> DiagnosisAgentExecution:
+        snap = self.snapshot()
+        try:
+            draft = parse_json_object(DiagnosisDraft, raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "draft"
+            raise SchemaInvalidDraft(f"step {self.steps}: draft invalid at {where}: "
+                                     f"{first['msg']}", snap) from exc
+        if draft.is_empty:
+            raise EmptyDraft(f"step {self.steps}: the draft is empty", snap)
+        self.progress.add_facts(verified(draft.findings, self.boundary.ready_ids()))
+        return DiagnosisAgentExecution(draft, None, self.snapshot())
+
+    def _stop(self) -> DiagnosisAgentExecution:
+        reason = self.collection.stop_reason or DiagnosisStopReason.INFORMATION_SATURATED
+        return DiagnosisAgentExecution(None, reason, self.snapshot())
+
+    def _ignored_stop(self, request: ToolCallRequest) -> DiagnosisAgentExecution:
+        """A tool request after STOP_REQUIRED: refused, the loop ends as a Controlled Stop."""
+        self.boundary.refuse(request, PreflightReason.SATURATED,
+                             "tool requested after STOP_REQUIRED was delivered")
+        return self._stop()
+
+    def _budget_stop(self, exc: BudgetExceeded) -> DiagnosisAgentExecution:
+        """A hard budget ran out: the run ends BUDGET_EXHAUSTED first, then work stops."""
+        ctx = self.ctx
+        ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
+        self.collection.budget_reached()
+        ctx.tracer.emit(TT.BUDGET_EXHAUSTED, TraceEventStatus.OK,
+                        {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
+        return DiagnosisAgentExecution(None, DiagnosisStopReason.BUDGET_LIMIT_REACHED,
+                                       self.snapshot())

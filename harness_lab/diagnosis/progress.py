@@ -1,0 +1,96 @@
+"""The ProgressSnapshot and the per-step progress protocol (doc §6, §8; SPEC §5.5).
+
+After every tool observation the agent's next reply must carry a progress report. A report is
+valid when it matches :class:`ProgressReport`, judges the observation the agent must assess
+(a non-empty, non-duplicate READY result), and its facts cite only READY invocations of this
+run. Facts of valid reports accumulate in the run's ProgressSnapshot; those are the only
+"verified facts" a process-type fallback may publish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness_lab.diagnosis.schema import Fact, ProgressReport, parse_json_object
+
+__all__ = ["ProgressSnapshot", "ProgressTracker", "check_report"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressSnapshot:
+    """What the agent has verifiably established so far."""
+
+    facts: tuple[Fact, ...] = ()
+    missing_info: tuple[str, ...] = ()
+    steps: int = 0
+
+    @property
+    def has_verified_facts(self) -> bool:
+        """True when at least one fact cites a READY invocation of this run."""
+        return bool(self.facts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"facts": [f.model_dump(mode="json") for f in self.facts],
+                "missing_info": list(self.missing_info), "steps": self.steps}
+
+
+def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
+                 ) -> tuple[ProgressReport | None, str | None]:
+    """Validate one raw progress report; return ``(report, None)`` or ``(None, problem)``."""
+    if raw is None:
+        return None, "a progress report is required after a tool observation"
+    try:
+        report = parse_json_object(ProgressReport, raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "progress"
+        return None, f"progress report invalid at {where}: {first['msg']}"
+    for fact in report.facts:
+        bad = [c for c in fact.citations if c not in ready]
+        if bad:
+            return None, f"fact {fact.statement!r} cites non-READY invocation(s) {bad}"
+    if needs_assessment and report.assessment is None:
+        return None, "the last observation needs an assessment (GAINED or NO_GAIN)"
+    return report, None
+
+
+class ProgressTracker:
+    """Accumulates verified facts and the latest missing information of valid reports."""
+
+    __slots__ = ("_facts", "_missing", "steps")
+
+    def __init__(self) -> None:
+        self._facts: dict[str, Fact] = {}
+        self._missing: tuple[str, ...] = ()
+        self.steps = 0
+
+    def accept(self, report: ProgressReport) -> None:
+        """Fold a valid report into the snapshot (facts dedupe by statement)."""
+        for fact in report.facts:
+            self._facts.setdefault(fact.statement, fact)
+        if report.missing_info:
+            self._missing = tuple(report.missing_info)
+
+    def add_facts(self, facts: Iterable[Fact]) -> None:
+        """Add already verified facts (from a valid draft's findings)."""
+        for fact in facts:
+            self._facts.setdefault(fact.statement, fact)
+
+    def snapshot(self) -> ProgressSnapshot:
+        """The snapshot now."""
+        return ProgressSnapshot(tuple(self._facts.values()), self._missing, self.steps)
+
+
+def verified(facts: Iterable[Fact], ready: frozenset[str]) -> tuple[Fact, ...]:
+    """The facts whose every citation is a READY invocation of this run."""
+    return tuple(f for f in facts if all(c in ready for c in f.citations))
+
+
+def as_mapping(value: Any) -> Mapping[str, Any] | None:
+    """``value`` if it is a JSON object, else None."""
+    return value if isinstance(value, Mapping) else None

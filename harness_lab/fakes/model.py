@@ -1,0 +1,292 @@
+"""Scripted and callback diagnosis models, the builders of their replies, and script plumbing.
+
+Every payload a builder returns is JSON-shaped, exactly what ``json.loads`` would give for the
+same reply: objects are dicts, arrays are lists, enums are their string values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from harness_lab.errors import ProviderError, ScriptExhausted
+from harness_lab.ports import (
+    AgentRequest,
+    AnswerReply,
+    GuardReply,
+    ModelReply,
+    RetrievalReply,
+    RouteReply,
+    TokenUsage,
+    ToolCallRequest,
+)
+from harness_lab.states import InformationGain
+
+__all__ = [
+    "CallbackModel",
+    "EvidenceItem",
+    "FactItem",
+    "Script",
+    "ScriptedModel",
+    "Step",
+    "call_tool",
+    "draft",
+    "empty_reply",
+    "invalid_json",
+    "play_step",
+    "progress",
+    "provider_error",
+    "report",
+    "schema_invalid_draft",
+    "with_defaults",
+]
+
+T = TypeVar("T")
+R = TypeVar("R", ModelReply, RouteReply, AnswerReply, RetrievalReply, GuardReply)
+
+Step = ModelReply | BaseException | Callable[[AgentRequest], ModelReply]
+"""One scripted model step: a reply returned as is, an exception raised, or a callable."""
+
+EvidenceItem = tuple[str, str] | Mapping[str, Any]
+"""A draft evidence reference: ``(invocation_id, claim)`` or a dict with those keys."""
+
+FactItem = tuple[str, Sequence[str] | str] | Mapping[str, Any]
+"""A verified fact: ``(statement, [invocation ids])`` or a dict with statement and citations."""
+
+_NO_USAGE = TokenUsage()
+
+
+class Script(Generic[T]):
+    """Steps handed out one per call, in order; with ``repeat`` its single step, forever.
+
+    ``take`` raises :class:`ScriptExhausted` naming ``component`` and the 1-based call number
+    once every step has been used.
+    """
+
+    __test__ = False
+
+    def __init__(self, component: str, steps: Iterable[T], *, repeat: bool = False) -> None:
+        self.component = component
+        self.steps: tuple[T, ...] = tuple(steps)
+        self.repeat = repeat
+        self.used = 0
+        if repeat and len(self.steps) != 1:
+            raise ValueError(f"{component}: a repeating script holds exactly one step")
+
+    @property
+    def remaining(self) -> int | None:
+        """Steps not yet handed out; ``None`` for a repeating script."""
+        return None if self.repeat else len(self.steps) - self.used
+
+    @property
+    def exhausted(self) -> bool:
+        """True once a non-repeating script has handed out every step."""
+        return self.remaining == 0
+
+    def take(self, call: int) -> T:
+        """The next step for the ``call``-th call (1-based) of the fake that owns the script."""
+        if self.repeat:
+            return self.steps[0]
+        if self.used >= len(self.steps):
+            raise ScriptExhausted(self.component, call, len(self.steps))
+        self.used += 1
+        return self.steps[self.used - 1]
+
+
+def with_defaults(reply: R, latency_s: float | None, usage: TokenUsage | None) -> R:
+    """``reply`` with ``latency_s`` / ``usage`` filled in where it carries none of its own.
+
+    A reply carries no latency when its ``latency_s`` is None and no usage when its usage is
+    ``TokenUsage(0, 0)``; a ``None`` default leaves the reply's field as it is.
+    """
+    changes: dict[str, Any] = {}
+    if latency_s is not None and reply.latency_s is None:
+        changes["latency_s"] = latency_s
+    if usage is not None and reply.usage == _NO_USAGE:
+        changes["usage"] = usage
+    return dataclasses.replace(reply, **changes) if changes else reply
+
+
+def play_step(step: object, request: Any, reply_type: type[R]) -> R:
+    """Perform one scripted step: raise an exception, return a reply, or call a callable."""
+    if isinstance(step, BaseException):
+        raise step
+    if isinstance(step, reply_type):
+        return step
+    if callable(step):
+        result = step(request)
+        if isinstance(result, reply_type):
+            return result
+        raise TypeError(f"a scripted step returned {type(result).__name__}, "
+                        f"not {reply_type.__name__}")
+    raise TypeError(f"not a scripted step: {step!r}")
+
+
+class ScriptedModel:
+    """A DiagnosisModel that plays ``steps`` in order, one per ``step`` call.
+
+    ``latency_s`` and ``usage`` fill in replies that carry none of their own.
+    """
+
+    __test__ = False
+
+    def __init__(self, steps: Sequence[Step], *, name: str = "ScriptedModel",
+                 latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
+        self.name = name
+        self.latency_s = latency_s
+        self.usage = usage
+        self.requests: list[AgentRequest] = []
+        self.script: Script[Step] = Script(name, steps)
+
+    @property
+    def remaining(self) -> int | None:
+        """Steps not yet played."""
+        return self.script.remaining
+
+    def step(self, request: AgentRequest) -> ModelReply:
+        """Record ``request`` and play the next step (ScriptExhausted after the last)."""
+        self.requests.append(request)
+        step = self.script.take(len(self.requests))
+        return with_defaults(play_step(step, request, ModelReply), self.latency_s, self.usage)
+
+
+class CallbackModel:
+    """A DiagnosisModel whose every step is ``fn(request)``."""
+
+    __test__ = False
+
+    def __init__(self, fn: Callable[[AgentRequest], ModelReply], *, name: str = "CallbackModel",
+                 latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
+        self.fn = fn
+        self.name = name
+        self.latency_s = latency_s
+        self.usage = usage
+        self.requests: list[AgentRequest] = []
+
+    def step(self, request: AgentRequest) -> ModelReply:
+        """Record ``request`` and return what ``fn`` returns for it."""
+        self.requests.append(request)
+        return with_defaults(play_step(self.fn, request, ModelReply), self.latency_s, self.usage)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-shaped data: dicts, lists and enum values."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _ids(citations: Sequence[str] | str) -> list[str]:
+    return [citations] if isinstance(citations, str) else list(citations)
+
+
+def _evidence_ref(item: EvidenceItem) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        return dict(item)
+    invocation_id, claim = item
+    return {"invocation_id": invocation_id, "claim": claim}
+
+
+def _fact(item: FactItem) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        return dict(item)
+    statement, citations = item
+    return {"statement": statement, "citations": _ids(citations)}
+
+
+def _reply(payload: Mapping[str, Any] | None, latency_s: float | None,
+           usage: TokenUsage | None, **fields: Any) -> ModelReply:
+    return ModelReply(payload=None if payload is None else _plain(payload),
+                      usage=usage or _NO_USAGE, latency_s=latency_s, **fields)
+
+
+def progress(assessment: InformationGain | str | None = None, facts: Iterable[FactItem] = (),
+             missing_info: Iterable[str] = (), next: str | None = None) -> dict[str, Any]:
+    """A progress report as JSON data; only the fields given appear in it.
+
+    ``assessment`` must name an InformationGain (``"GAINED"`` or ``"NO_GAIN"``).
+    """
+    body: dict[str, Any] = {}
+    if assessment is not None:
+        body["assessment"] = InformationGain(assessment).value
+    fact_list = [_fact(f) for f in facts]
+    if fact_list:
+        body["facts"] = fact_list
+    missing = list(missing_info)
+    if missing:
+        body["missing_info"] = missing
+    if next is not None:
+        body["next"] = next
+    report_body: dict[str, Any] = _plain(body)
+    return report_body
+
+
+def call_tool(name: str, scope: Mapping[str, Any] | None = None, *, call_id: str | None = None,
+              progress: Mapping[str, Any] | None = None, latency_s: float | None = None,
+              usage: TokenUsage | None = None) -> ModelReply:
+    """A reply requesting one tool, with an optional progress report beside it."""
+    payload = None if progress is None else {"progress": progress}
+    return _reply(payload, latency_s, usage,
+                  tool_call=ToolCallRequest(name, dict(scope or {}), call_id))
+
+
+def report(progress: Mapping[str, Any], *, latency_s: float | None = None,
+           usage: TokenUsage | None = None) -> ModelReply:
+    """A reply carrying only a progress report: no draft and no tool request."""
+    return _reply({"progress": progress}, latency_s, usage)
+
+
+def draft(conclusion: str | None = None, *, evidence: Iterable[EvidenceItem] = (),
+          findings: Iterable[FactItem] = (), missing_info: Iterable[str] = (),
+          recommendations: Iterable[str] = (), progress: Mapping[str, Any] | None = None,
+          latency_s: float | None = None, usage: TokenUsage | None = None) -> ModelReply:
+    """A reply carrying a DiagnosisDraft; only the fields given appear in the draft.
+
+    ``draft()`` with no argument is the empty draft ``{"draft": {}}``.
+    """
+    body: dict[str, Any] = {}
+    if conclusion is not None:
+        body["conclusion"] = conclusion
+    for key, values in (("evidence", [_evidence_ref(e) for e in evidence]),
+                        ("findings", [_fact(f) for f in findings]),
+                        ("missing_info", list(missing_info)),
+                        ("recommendations", list(recommendations))):
+        if values:
+            body[key] = values
+    payload: dict[str, Any] = {"draft": body}
+    if progress is not None:
+        payload["progress"] = progress
+    return _reply(payload, latency_s, usage)
+
+
+def invalid_json(text: str = "{not json", *, latency_s: float | None = None,
+                 usage: TokenUsage | None = None) -> ModelReply:
+    """A reply whose content is not valid JSON (and which has no payload)."""
+    return _reply(None, latency_s, usage, content=text)
+
+
+def schema_invalid_draft(payload: Mapping[str, Any] | None = None, *,
+                         latency_s: float | None = None,
+                         usage: TokenUsage | None = None) -> ModelReply:
+    """A reply whose payload is JSON the strict draft schema refuses.
+
+    The payload is ``payload`` when given, else ``{"draft": {"conclusion": 42}}``.
+    """
+    return _reply({"draft": {"conclusion": 42}} if payload is None else payload, latency_s, usage)
+
+
+def empty_reply(*, latency_s: float | None = None, usage: TokenUsage | None = None) -> ModelReply:
+    """A reply with nothing in it: no content, no payload and no tool request."""
+    return _reply(None, latency_s, usage)
+
+
+def provider_error(message: str = "provider unavailable", *, latency_s: float = 0.0,
+                   status: int | None = 503) -> ProviderError:
+    """A ProviderError to put in a script: the step raises it."""
+    return ProviderError(message, latency_s=latency_s, status=status)

@@ -1,0 +1,137 @@
+"""Harness: the public entry point. Send chat requests through the whole harness on simpy.
+
+>>> harness = Harness(components)                     # doctest: +SKIP
+>>> record = harness.run("why is checkout slow?")       # doctest: +SKIP
+>>> record.run_state, record.release_outcome            # doctest: +SKIP
+
+Several runs can share one environment (``submit`` then ``run_all``); a client disconnect or a
+user cancel is an event at a virtual instant that fires while a call is in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+
+from harness_lab.application.chat import ChatApplication
+from harness_lab.application.components import Components
+from harness_lab.application.live import LiveRun
+from harness_lab.config import HarnessConfig
+from harness_lab.core.context import BoundaryProbe, LatencyModel
+from harness_lab.ports import CallKind
+from harness_lab.record import RunRecord
+from harness_lab.sse import ChatSseSession, SendHook
+from harness_lab.states import CancellationReason
+from harness_lab.store.base import RunStore
+from harness_lab.tools.ledger import InvocationLedger
+
+__all__ = ["Harness", "RunHandle"]
+
+
+class RunHandle:
+    """A submitted run: its live objects now, its record once it finished."""
+
+    __slots__ = ("live", "process")
+
+    def __init__(self, live: LiveRun, process: simpy.Process) -> None:
+        self.live = live
+        self.process = process
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.live.run_id
+
+    @property
+    def done(self) -> bool:
+        """True once the run finished."""
+        return bool(self.process.triggered)
+
+    @property
+    def record(self) -> RunRecord:
+        """The finished run's record; raises if it is still running."""
+        if not self.process.triggered:
+            raise RuntimeError(f"run {self.live.run_id} has not finished")
+        value: RunRecord = self.process.value
+        return value
+
+
+class Harness:
+    """One harness instance: components, configuration, a store and a simpy environment.
+
+    ``capacity`` limits concurrent calls per call kind across every run of the environment
+    (a provider's concurrency as a ``simpy.Resource``).
+    """
+
+    def __init__(self, components: Components, config: HarnessConfig | None = None, *,
+                 store: RunStore | None = None, env: simpy.Environment | None = None,
+                 probe: BoundaryProbe | None = None, latency: LatencyModel | None = None,
+                 capacity: dict[CallKind, int] | None = None,
+                 ledger: InvocationLedger | None = None,
+                 before_send: SendHook | None = None) -> None:
+        if store is None:
+            from harness_lab.store.sql import SqlRunStore
+
+            store = SqlRunStore("sqlite://")
+        self.env = env if env is not None else simpy.Environment()
+        self.config = config if config is not None else HarnessConfig()
+        self.store = store
+        self.before_send = before_send
+        resources = ({k: simpy.Resource(self.env, n) for k, n in capacity.items()}
+                     if capacity else None)
+        self.app = ChatApplication(components, self.config, store, ledger=ledger, probe=probe,
+                                   latency=latency, capacity=resources)
+        self.handles: list[RunHandle] = []
+        self._runs = 0
+        self._sessions = 0
+
+    def new_session_id(self) -> str:
+        """A fresh session id."""
+        self._sessions += 1
+        return f"session-{self._sessions:06d}"
+
+    def submit(self, query: str, session_id: str | None = None, *, at: float | None = None,
+               disconnect_at: float | None = None, cancel_at: float | None = None
+               ) -> RunHandle:
+        """Schedule one request at virtual time ``at`` (default now); returns its handle."""
+        self._runs += 1
+        env = self.env
+        sse = ChatSseSession(lambda: env.now, self.before_send)
+        live = LiveRun(f"run-{self._runs:06d}", session_id or self.new_session_id(), query, sse)
+        process = env.process(self._process(live, env.now if at is None else at))
+        handle = RunHandle(live, process)
+        if disconnect_at is not None:
+            env.process(self._at(disconnect_at, handle, live.disconnect))
+        if cancel_at is not None:
+            env.process(self._at(cancel_at, handle,
+                                 lambda: live.cancel(CancellationReason.USER_REQUESTED,
+                                                     "user requested")))
+        self.handles.append(handle)
+        return handle
+
+    def run(self, query: str, session_id: str | None = None, **when: Any) -> RunRecord:
+        """Submit one request and run the environment until it finished."""
+        handle = self.submit(query, session_id, **when)
+        self.env.run(until=handle.process)
+        return handle.record
+
+    def run_all(self) -> list[RunRecord]:
+        """Run the environment until every submitted run finished; records in submit order."""
+        self.env.run()
+        return [h.record for h in self.handles]
+
+    def _process(self, live: LiveRun, at: float) -> Generator[simpy.Event, Any, RunRecord]:
+        if at > self.env.now:
+            yield self.env.timeout(at - self.env.now)
+        record: RunRecord = yield from self.app.handle(live, self.env)
+        return record
+
+    def _at(self, t: float, handle: RunHandle, action: Any
+            ) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        if t > env.now:
+            yield env.timeout(t - env.now) | handle.process
+        if not handle.process.triggered:
+            action()

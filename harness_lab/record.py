@@ -1,0 +1,150 @@
+"""RunRecord: one finished run as immutable data, with every state axis.
+
+Reports, plots, pytest assertions and the invariant checker read records, never the live
+objects of a run.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_lab.core.budget import Usage
+from harness_lab.sse import SseEvent
+from harness_lab.states import (
+    ChatApplicationStatus,
+    CollectionState,
+    DiagnosisStopReason,
+    FallbackType,
+    InformationGain,
+    IntentType,
+    ReleaseOutcome,
+    RunState,
+    SemanticVerdict,
+    SseEventKind,
+    SseState,
+    StoredRunStatus,
+    TraceEventType,
+)
+from harness_lab.tools.records import CanonicalInvocation, ToolRejection
+from harness_lab.trace import TraceEvent
+
+__all__ = ["RunRecord"]
+
+
+def _v(e: Any) -> Any:
+    return None if e is None else e.value
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """Everything one run did and ended as; frozen, cheap to keep, one call to a dict."""
+
+    run_id: str
+    session_id: str
+    query: str
+    intent: IntentType | None
+    run_state: RunState
+    termination_reason: str | None
+    release_outcome: ReleaseOutcome
+    fallback_type: FallbackType | None
+    stored_status: StoredRunStatus | None
+    sse_state: SseState
+    collection_state: CollectionState | None
+    stop_reason: DiagnosisStopReason | None
+    semantic_verdict: SemanticVerdict | None
+    statuses: tuple[ChatApplicationStatus, ...]
+    usage: Usage
+    headroom: Mapping[str, int | None]
+    started_at: float
+    finished_at: float
+    agent_steps: int
+    content: Mapping[str, Any] | None
+    failure: Mapping[str, Any] | None
+    sse_events: tuple[SseEvent, ...]
+    sse_refused: tuple[SseEventKind, ...]
+    trace: tuple[TraceEvent, ...]
+    invocations: tuple[CanonicalInvocation, ...]
+    rejections: tuple[ToolRejection, ...]
+    gains: tuple[InformationGain, ...]
+    stop_required_delivered: bool
+    evidence_repaired: bool
+    deadline_at: float
+    discarded: tuple[tuple[str, str, float], ...]
+    stored_row: Mapping[str, Any] | None
+    error: str | None = None
+    draft_error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float:
+        """Virtual seconds from start to finish."""
+        return self.finished_at - self.started_at
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool invocations admitted past preflight (canonical records)."""
+        return len(self.invocations)
+
+    def sse_kinds(self) -> list[str]:
+        """The public SSE event kinds in order."""
+        return [e.kind.value for e in self.sse_events]
+
+    def trace_types(self) -> list[str]:
+        """The trace event types in order."""
+        return [e.type.value for e in self.trace]
+
+    def events_of(self, type_: TraceEventType) -> list[TraceEvent]:
+        """The trace events of one type."""
+        return [e for e in self.trace if e.type is type_]
+
+    def summary(self) -> dict[str, Any]:
+        """The state axes and counts as one flat row."""
+        return {
+            "run_id": self.run_id, "session_id": self.session_id, "intent": _v(self.intent),
+            "run_state": self.run_state.value, "termination_reason": self.termination_reason,
+            "release_outcome": self.release_outcome.value,
+            "fallback_type": _v(self.fallback_type), "db_status": _v(self.stored_status),
+            "sse_state": self.sse_state.value, "collection_state": _v(self.collection_state),
+            "stop_reason": _v(self.stop_reason), "semantic_verdict": _v(self.semantic_verdict),
+            "agent_steps": self.agent_steps, "tool_calls": self.tool_calls,
+            "rejections": len(self.rejections), "model_calls": self.usage.model_calls,
+            "tokens": self.usage.tokens, "bytes": self.usage.bytes,
+            "duration_s": self.duration_s, "error": self.error,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole record as JSON-ready data."""
+        return {
+            **self.summary(),
+            "query": self.query,
+            "statuses": [s.value for s in self.statuses],
+            "usage": {"model_calls": self.usage.model_calls,
+                      "tool_calls": self.usage.tool_calls, "tokens": self.usage.tokens,
+                      "bytes": self.usage.bytes, "input_tokens": self.usage.input_tokens,
+                      "output_tokens": self.usage.output_tokens},
+            "headroom": dict(self.headroom),
+            "started_at": self.started_at, "finished_at": self.finished_at,
+            "deadline_at": self.deadline_at,
+            "content": None if self.content is None else dict(self.content),
+            "failure": None if self.failure is None else dict(self.failure),
+            "sse_events": [e.to_dict() for e in self.sse_events],
+            "sse_refused": [k.value for k in self.sse_refused],
+            "trace": [e.to_dict() for e in self.trace],
+            "invocations": [r.to_dict() for r in self.invocations],
+            "rejections": [r.to_dict() for r in self.rejections],
+            "gains": [g.value for g in self.gains],
+            "stop_required_delivered": self.stop_required_delivered,
+            "evidence_repaired": self.evidence_repaired,
+            "discarded": [list(d) for d in self.discarded],
+            "stored_row": None if self.stored_row is None else dict(self.stored_row),
+            "draft_error": self.draft_error,
+        }
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+                       f"<td>{html.escape(str(v))}</td></tr>"
+                       for k, v in self.summary().items())
+        return f"<table><caption>RunRecord {html.escape(self.run_id)}</caption>{rows}</table>"

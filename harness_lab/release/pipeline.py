@@ -1,0 +1,244 @@
+"""The release pipeline: guards, one repair, and the release decision (doc §9-§10).
+
+``DiagnosisReleaseResult`` only expresses SUCCESS or FALLBACK; when nothing safe can be
+published the pipeline raises :class:`ReleaseFailed` and the application maps it to FAILED.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+from pydantic import ValidationError
+
+from harness_lab.core.context import RunContext
+from harness_lab.diagnosis.agent import DiagnosisAgentExecution
+from harness_lab.diagnosis.progress import ProgressSnapshot, verified
+from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
+from harness_lab.errors import ProviderError, ReleaseFailed
+from harness_lab.ports import (
+    CallKind,
+    EvidenceRepair,
+    GuardReply,
+    GuardRequest,
+    ModelReply,
+    RepairRequest,
+    SemanticGuard,
+)
+from harness_lab.release.evidence import EvidenceCheck, EvidenceGuard
+from harness_lab.release.fallback import fallback_content, report_content
+from harness_lab.states import (
+    DiagnosisStopReason,
+    FallbackType,
+    ReleaseOutcome,
+    RunState,
+    SemanticVerdict,
+    TraceEventStatus,
+    TraceEventType,
+)
+from harness_lab.tools.boundary import ToolBoundary
+
+__all__ = ["ReleaseDecision", "ReleasePipeline"]
+
+TT = TraceEventType
+S = TraceEventStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseDecision:
+    """What release publishes: SUCCESS with a report, or FALLBACK with a safe content."""
+
+    outcome: ReleaseOutcome
+    fallback_type: FallbackType | None
+    content: Mapping[str, Any]
+    verdict: SemanticVerdict | None = None
+    repaired: bool = False
+    draft: DiagnosisDraft | None = None
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def conclusion(self) -> str | None:
+        """The published conclusion (only a SUCCESS has one)."""
+        value = self.content.get("conclusion")
+        return value if isinstance(value, str) else None
+
+
+class ReleasePipeline:
+    """Releases a diagnosis execution, or a ProgressSnapshot after a draft-contract error."""
+
+    __slots__ = ("ctx", "boundary", "repairer", "guard", "query")
+
+    def __init__(self, ctx: RunContext, boundary: ToolBoundary, repairer: EvidenceRepair,
+                 guard: SemanticGuard, query: str) -> None:
+        self.ctx = ctx
+        self.boundary = boundary
+        self.repairer = repairer
+        self.guard = guard
+        self.query = query
+
+    def release(self, execution: DiagnosisAgentExecution
+                ) -> Generator[simpy.Event, Any, ReleaseDecision]:
+        """Release a Completed or Controlled Stop execution (the doc §9 flow)."""
+        budget_stop = (execution.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+                       and self.ctx.state is RunState.BUDGET_EXHAUSTED)
+        if not budget_stop:
+            self.ctx.check_active("release")
+        draft = execution.draft
+        if draft is None:
+            return self.snapshot_fallback(execution.snapshot)
+        if draft.conclusion is None:
+            return self._no_conclusion(draft, execution.snapshot)
+        decision: ReleaseDecision = yield from self._guard_chain(draft, execution.snapshot)
+        return decision
+
+    def snapshot_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
+        """Controlled stop or draft-contract error: verified facts -> INSUFFICIENT_EVIDENCE."""
+        facts = verified(snapshot.facts, self.boundary.ready_ids())
+        self.ctx.tracer.emit(TT.EVIDENCE_GUARD_INITIAL, S.OK if facts else S.FAILED,
+                             {"mode": "snapshot", "verified_facts": len(facts)})
+        if not facts:
+            self._failed("no verified facts in the ProgressSnapshot")
+        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, snapshot.missing_info)
+
+    def _no_conclusion(self, draft: DiagnosisDraft, snapshot: ProgressSnapshot
+                       ) -> ReleaseDecision:
+        ready = self.boundary.ready_ids()
+        check = EvidenceGuard(self.boundary.record).check_references(draft)
+        facts = _merge(verified(draft.findings, ready), verified(snapshot.facts, ready))
+        self.ctx.tracer.emit(TT.EVIDENCE_GUARD_INITIAL, S.OK if check.valid else S.FAILED,
+                             {"mode": "references", "problems": list(check.problems),
+                              "verified_facts": len(facts)})
+        missing = draft.missing_info or snapshot.missing_info
+        if facts:
+            return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, missing)
+        if missing:
+            return self._decide(FallbackType.MISSING_REQUIRED_CONTEXT, (), missing)
+        self._failed("a draft without conclusion, verified progress or missing information")
+
+    def _guard_chain(self, draft: DiagnosisDraft, snapshot: ProgressSnapshot
+                     ) -> Generator[simpy.Event, Any, ReleaseDecision]:
+        guard = EvidenceGuard(self.boundary.record)
+        check = guard.check_conclusion(draft)
+        self._trace_check(TT.EVIDENCE_GUARD_INITIAL, check)
+        repaired = False
+        if not check.valid:
+            fixed = yield from self._repair(draft, check)
+            repaired = True
+            if fixed is not None:
+                check = guard.check_conclusion(fixed)
+                self._trace_check(TT.EVIDENCE_GUARD_RECHECK, check)
+            if fixed is None or not check.valid:
+                return self._decide(FallbackType.EVIDENCE_VALIDATION_FAILED,
+                                    self._facts(draft, snapshot), snapshot.missing_info,
+                                    repaired=True, draft=draft, problems=check.problems)
+            draft = fixed
+        verdict = yield from self._semantic(draft)
+        if verdict is SemanticVerdict.SUPPORTED:
+            return self._decide(None, (), (), verdict=verdict, repaired=repaired, draft=draft)
+        kind = (FallbackType.SEMANTIC_UNSUPPORTED if verdict is SemanticVerdict.UNSUPPORTED
+                else FallbackType.SEMANTIC_UNAVAILABLE)
+        return self._decide(kind, self._facts(draft, snapshot), snapshot.missing_info,
+                            verdict=verdict, repaired=repaired, draft=draft)
+
+    def _repair(self, draft: DiagnosisDraft, check: EvidenceCheck
+                ) -> Generator[simpy.Event, Any, DiagnosisDraft | None]:
+        """Exactly one EvidenceRepair; None when it fails or returns no valid draft."""
+        ctx = self.ctx
+        request = RepairRequest(ctx.run_id, self.query, draft.public(), check.problems,
+                                tuple(sorted(self.boundary.ready_ids())))
+        ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.STARTED, {"problems": list(check.problems)})
+        try:
+            reply: ModelReply = yield from ctx.call(
+                CallKind.REPAIR, "evidence_repair", lambda: self.repairer.repair(request),
+                TT.EVIDENCE_REPAIR)
+        except ProviderError as exc:
+            ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.FAILED, {"error": str(exc)})
+            return None
+        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
+        fixed, problem = _repaired_draft(reply)
+        ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.OK if fixed is not None else S.FAILED,
+                        {"error": problem} if problem else {})
+        return fixed
+
+    def _semantic(self, draft: DiagnosisDraft
+                  ) -> Generator[simpy.Event, Any, SemanticVerdict]:
+        ctx = self.ctx
+        cited = []
+        for ref in draft.evidence:
+            rec = self.boundary.record(ref.invocation_id)
+            if rec is not None:
+                cited.append(rec.to_dict())
+        request = GuardRequest(ctx.run_id, self.query, draft.public(), tuple(cited))
+        ctx.tracer.emit(TT.SEMANTIC_GUARD_ATTEMPT, S.STARTED, {})
+        try:
+            reply: GuardReply = yield from ctx.call(
+                CallKind.GUARD, "semantic_guard", lambda: self.guard.judge(request),
+                TT.SEMANTIC_GUARD_DECISION)
+        except ProviderError as exc:
+            verdict = SemanticVerdict.UNAVAILABLE
+            ctx.tracer.emit(TT.SEMANTIC_GUARD_DECISION, S.FAILED,
+                            {"verdict": verdict.value, "error": str(exc)})
+            return verdict
+        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
+        verdict = SemanticVerdict.SUPPORTED if reply.supported else SemanticVerdict.UNSUPPORTED
+        ctx.tracer.emit(TT.SEMANTIC_GUARD_DECISION, S.OK,
+                        {"verdict": verdict.value, "rationale": reply.rationale})
+        return verdict
+
+    def _facts(self, draft: DiagnosisDraft, snapshot: ProgressSnapshot) -> tuple[Fact, ...]:
+        ready = self.boundary.ready_ids()
+        return _merge(verified(draft.findings, ready), verified(snapshot.facts, ready))
+
+    def _trace_check(self, type_: TraceEventType, check: EvidenceCheck) -> None:
+        self.ctx.tracer.emit(type_, S.OK if check.valid else S.FAILED,
+                             {"mode": "conclusion", "problems": list(check.problems)})
+
+    def _decide(self, kind: FallbackType | None, facts: tuple[Fact, ...],
+                missing: tuple[str, ...], *, verdict: SemanticVerdict | None = None,
+                repaired: bool = False, draft: DiagnosisDraft | None = None,
+                problems: tuple[str, ...] = ()) -> ReleaseDecision:
+        if kind is None:
+            assert draft is not None
+            outcome, content = ReleaseOutcome.SUCCESS, report_content(draft)
+        else:
+            outcome, content = ReleaseOutcome.FALLBACK, fallback_content(kind, facts, missing)
+        self.ctx.tracer.emit(TT.RELEASE_DECISION, S.OK,
+                             {"outcome": outcome.value,
+                              "fallback_type": kind.value if kind else None})
+        return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems)
+
+    def _failed(self, why: str) -> Any:
+        self.ctx.tracer.emit(TT.RELEASE_DECISION, S.FAILED,
+                             {"outcome": ReleaseOutcome.FAILED.value, "reason": why})
+        raise ReleaseFailed(why)
+
+
+def _merge(*groups: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    seen: dict[str, Fact] = {}
+    for group in groups:
+        for fact in group:
+            seen.setdefault(fact.statement, fact)
+    return tuple(seen.values())
+
+
+def _repaired_draft(reply: ModelReply) -> tuple[DiagnosisDraft | None, str | None]:
+    payload: Any = reply.payload
+    if payload is None and reply.content:
+        try:
+            payload = json.loads(reply.content)
+        except json.JSONDecodeError as exc:
+            return None, f"repair output is not JSON ({exc.msg})"
+    if isinstance(payload, Mapping) and "draft" in payload:
+        payload = payload["draft"]
+    if payload is None:
+        return None, "repair returned nothing"
+    try:
+        draft = parse_json_object(DiagnosisDraft, payload)
+    except ValidationError as exc:
+        return None, f"repaired draft invalid: {exc.errors()[0]['msg']}"
+    if draft.conclusion is None:
+        return None, "a repair must keep the conclusion"
+    return draft, None

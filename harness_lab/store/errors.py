@@ -1,0 +1,166 @@
+"""StoreError, and the checks and row conversions both run stores share.
+
+Both stores run the same checks before they write anything and read rows back the same
+way, so a caller cannot tell them apart by how they fail or by what they return.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from harness_lab.errors import HarnessError
+from harness_lab.ports import PreviousTurn, Turn
+from harness_lab.states import (
+    STORED_STATUS_TRANSITIONS,
+    IntentType,
+    ReleaseOutcome,
+    StoredRunStatus,
+    TraceEventType,
+)
+from harness_lab.store.base import RunCompletion, RunStart
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+__all__ = [
+    "StoreError",
+    "as_float",
+    "check_completion",
+    "check_intent",
+    "check_history_limit",
+    "check_start",
+    "decoded",
+    "event_row",
+    "invocation_row",
+    "is_previous_turn_row",
+    "previous_turn_from_row",
+    "to_json",
+    "turn_from_row",
+]
+
+
+class StoreError(HarnessError):
+    """A run store refused a write; ``run_id`` names the run it concerned."""
+
+    def __init__(self, message: str, run_id: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message)
+
+
+def to_json(value: Any, run_id: str, what: str) -> str:
+    """``value`` as JSON text, or a StoreError naming the run and what was being encoded."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"run {run_id}: {what} is not JSON-serialisable: {exc}", run_id) from exc
+
+
+def check_start(start: RunStart, started: TraceEvent) -> None:
+    """Refuse a RUN_STARTED event that is not this run's or not RUN_STARTED."""
+    if started.run_id != start.run_id:
+        raise StoreError(
+            f"run {start.run_id}: the start event belongs to run {started.run_id}", start.run_id
+        )
+    if started.type is not TraceEventType.RUN_STARTED:
+        raise StoreError(
+            f"run {start.run_id}: the start event is {started.type.value}, not RUN_STARTED",
+            start.run_id,
+        )
+
+
+def check_intent(run_id: str, intent: str) -> str:
+    """The IntentType value of ``intent``, or a StoreError when it names no intent."""
+    try:
+        return IntentType(intent).value
+    except ValueError as exc:
+        raise StoreError(f"run {run_id}: unknown intent {intent!r}", run_id) from exc
+
+
+def check_history_limit(history_limit: int) -> None:
+    """Refuse a negative history bound (zero means no history)."""
+    if history_limit < 0:
+        raise ValueError(f"history_limit must be >= 0, got {history_limit}")
+
+
+def check_completion(completion: RunCompletion) -> None:
+    """Refuse a completion whose values the store could not read back faithfully."""
+    run_id = completion.run_id
+    try:
+        status = StoredRunStatus(completion.status)
+        ReleaseOutcome(completion.release_outcome)
+    except ValueError as exc:
+        raise StoreError(f"run {run_id}: {exc}", run_id) from exc
+    if status not in STORED_STATUS_TRANSITIONS[StoredRunStatus.RUNNING]:
+        raise StoreError(f"run {run_id}: a completion cannot have status {status.value}", run_id)
+    if completion.published_result is not None:
+        try:
+            published = json.loads(completion.published_result)
+        except ValueError as exc:
+            raise StoreError(f"run {run_id}: published_result is not JSON: {exc}", run_id) from exc
+        if not isinstance(published, dict):
+            raise StoreError(f"run {run_id}: published_result is not a JSON object", run_id)
+    for inv in completion.invocations:
+        if inv.run_id != run_id:
+            raise StoreError(
+                f"run {run_id}: invocation {inv.invocation_id} belongs to run {inv.run_id}",
+                run_id,
+            )
+    for ev in completion.trace:
+        if ev.run_id != run_id:
+            raise StoreError(
+                f"run {run_id}: trace event {ev.seq} belongs to run {ev.run_id}", run_id
+            )
+
+
+def as_float(value: float | None) -> float | None:
+    """``value`` as a float, as a Float column reads it back; None stays None."""
+    return None if value is None else float(value)
+
+
+def invocation_row(inv: CanonicalInvocation) -> dict[str, Any]:
+    """The tool_invocation row of ``inv``: ``to_dict()`` with ``scope`` as JSON text."""
+    row = inv.to_dict()
+    row["started_at"] = float(row["started_at"])
+    row["finished_at"] = as_float(row["finished_at"])
+    row["scope"] = to_json(row["scope"], inv.run_id, f"invocation {inv.invocation_id} scope")
+    return row
+
+
+def event_row(ev: TraceEvent) -> dict[str, Any]:
+    """The trace_event row of ``ev``: ``to_dict()`` with ``detail`` as JSON text."""
+    row = ev.to_dict()
+    row["t"] = float(row["t"])
+    row["detail"] = to_json(row["detail"], ev.run_id, f"trace event {ev.seq} detail")
+    return row
+
+
+def decoded(row: Mapping[str, Any], column: str) -> dict[str, Any]:
+    """A stored row as a dict with its JSON-text ``column`` decoded."""
+    out = dict(row)
+    out[column] = json.loads(out[column])
+    return out
+
+
+def turn_from_row(row: Mapping[str, Any]) -> Turn:
+    """A finished diagnosis_run row as routing history: the conclusion, else the answer."""
+    intent = row["intent"]
+    answer = row["conclusion"] if row["conclusion"] is not None else row["answer_json"]
+    return Turn(row["run_id"], row["query"], IntentType(intent) if intent else None, answer)
+
+
+def is_previous_turn_row(row: Mapping[str, Any]) -> bool:
+    """Whether a diagnosis_run row is a published DIAGNOSIS success (never a fallback)."""
+    return (
+        row["intent"] == IntentType.DIAGNOSIS.value
+        and row["status"] == StoredRunStatus.SUCCESS.value
+        and row["release_outcome"] == ReleaseOutcome.SUCCESS.value
+        and row["published_result"] is not None
+    )
+
+
+def previous_turn_from_row(row: Mapping[str, Any]) -> PreviousTurn:
+    """The PreviousTurn of a published DIAGNOSIS success row."""
+    return PreviousTurn(
+        row["run_id"], row["query"], row["conclusion"], json.loads(row["published_result"])
+    )

@@ -1,0 +1,271 @@
+"""The SQL run store (doc §12), on SQLAlchemy Core: embedded SQLite by default, any URL works.
+
+Three tables live in :data:`metadata`: ``diagnosis_run`` (the :data:`RUN_COLUMNS`, then an
+``ordinal`` that keeps insertion order among runs created at the same instant),
+``tool_invocation`` (one row per canonical invocation, ``scope`` as JSON text) and
+``trace_event`` (one row per trace event, ``detail`` as JSON text). Reports may read them
+directly, e.g. ``pandas.read_sql_table("diagnosis_run", store.engine)``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Select,
+    Table,
+    Text,
+    create_engine,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+from sqlalchemy.types import TypeEngine
+
+from harness_lab.states import IntentType, ReleaseOutcome, StoredRunStatus
+from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, SessionContext
+from harness_lab.store.errors import (
+    StoreError,
+    check_completion,
+    check_history_limit,
+    check_intent,
+    check_start,
+    decoded,
+    event_row,
+    invocation_row,
+    previous_turn_from_row,
+    turn_from_row,
+)
+from harness_lab.trace import TraceEvent
+
+__all__ = [
+    "SqlRunStore",
+    "StoreError",
+    "diagnosis_run",
+    "metadata",
+    "tool_invocation",
+    "trace_event",
+]
+
+metadata = MetaData()
+"""The MetaData holding the run store's three tables."""
+
+_TYPES: dict[str, type[TypeEngine[Any]]] = {
+    "duration_ms": Float, "created_at": Float, "finished_at": Float,
+    **dict.fromkeys(("input_tokens", "output_tokens", "total_tokens", "agent_steps",
+                     "tool_calls"), Integer),
+}
+_REQUIRED = frozenset({"session_id", "query", "status", "created_at"})
+
+
+def _run_column(name: str) -> Column[Any]:
+    return Column(name, _TYPES.get(name, Text), primary_key=name == "run_id",
+                  nullable=name not in _REQUIRED and name != "run_id",
+                  index=name == "session_id")
+
+
+diagnosis_run = Table(
+    "diagnosis_run", metadata,
+    *(_run_column(name) for name in RUN_COLUMNS),
+    Column("ordinal", Integer, nullable=False),
+)
+"""One row per run: RUNNING from its start, completed in one transaction (doc §12)."""
+
+tool_invocation = Table(
+    "tool_invocation", metadata,
+    Column("invocation_id", Text, primary_key=True),
+    Column("run_id", Text, ForeignKey("diagnosis_run.run_id"), nullable=False, index=True),
+    Column("seq", Integer, nullable=False),
+    Column("tool", Text, nullable=False),
+    Column("scope", Text, nullable=False),
+    Column("normalized_scope", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("evidence_status", Text),
+    Column("error_code", Text),
+    Column("error", Text),
+    Column("items", Integer, nullable=False),
+    Column("size_bytes", Integer, nullable=False),
+    Column("information_gain", Text),
+    Column("started_at", Float, nullable=False),
+    Column("finished_at", Float),
+    Column("call_id", Text),
+)
+"""One row per CanonicalInvocation; the columns are the keys of ``to_dict()``."""
+
+trace_event = Table(
+    "trace_event", metadata,
+    Column("run_id", Text, ForeignKey("diagnosis_run.run_id"), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("t", Float, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("phase", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+)
+"""One row per TraceEvent; the columns are the keys of ``to_dict()``."""
+
+_RUN_SELECT = [diagnosis_run.c[name] for name in RUN_COLUMNS]
+_RUNNING = StoredRunStatus.RUNNING.value
+
+
+def _make_engine(url: str | URL) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        return create_engine(parsed, poolclass=StaticPool,
+                             connect_args={"check_same_thread": False})
+    return create_engine(parsed)
+
+
+class SqlRunStore:
+    """A RunStore on SQLAlchemy Core; ``sqlite://`` (the default) is one shared in-memory DB.
+
+    Pass ``engine`` to use an engine built elsewhere; ``url`` is then ignored. The tables are
+    created if missing.
+    """
+
+    def __init__(self, url: str | URL = "sqlite://", *, engine: Engine | None = None) -> None:
+        self.engine: Engine = engine if engine is not None else _make_engine(url)
+        metadata.create_all(self.engine)
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str]) -> SqlRunStore:
+        """A store in the SQLite file at ``path`` (created if missing)."""
+        return cls(URL.create("sqlite", database=str(Path(path))))
+
+    def close(self) -> None:
+        """Release the engine's connections."""
+        self.engine.dispose()
+
+    @contextmanager
+    def _writing(self, run_id: str, action: str) -> Iterator[Connection]:
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"run {run_id}: {action} failed: {exc}", run_id) from exc
+
+    def insert_running(self, start: RunStart, started: TraceEvent) -> None:
+        """Commit the RUNNING row and the RUN_STARTED event in one transaction."""
+        check_start(start, started)
+        event = event_row(started)
+        ordinal = select(func.coalesce(func.max(diagnosis_run.c.ordinal), 0) + 1)
+        with self._writing(start.run_id, "insert_running") as conn:
+            conn.execute(insert(diagnosis_run).values(
+                run_id=start.run_id, session_id=start.session_id, query=start.query,
+                status=_RUNNING, created_at=start.created_at,
+                ordinal=ordinal.scalar_subquery(),
+            ))
+            conn.execute(insert(trace_event), [event])
+
+    def record_intent(self, run_id: str, intent: str) -> None:
+        """Record the routed intent on the RUNNING row."""
+        value = check_intent(run_id, intent)
+        with self._writing(run_id, "record_intent") as conn:
+            self._require_running(conn, run_id)
+            conn.execute(update(diagnosis_run)
+                         .where(diagnosis_run.c.run_id == run_id)
+                         .values(intent=value))
+
+    def complete(self, completion: RunCompletion) -> dict[str, Any]:
+        """Write the completion, invocations and trace in one transaction; return the row."""
+        check_completion(completion)
+        run_id = completion.run_id
+        invocations = [invocation_row(inv) for inv in completion.invocations]
+        events = [event_row(ev) for ev in completion.trace]
+        values = {name: getattr(completion, name) for name in RUN_COLUMNS
+                  if name not in ("run_id", "session_id", "query", "intent", "created_at")}
+        with self._writing(run_id, "complete") as conn:
+            self._require_running(conn, run_id)
+            done = conn.execute(update(diagnosis_run)
+                                .where(diagnosis_run.c.run_id == run_id,
+                                       diagnosis_run.c.status == _RUNNING)
+                                .values(**values))
+            if done.rowcount != 1:
+                raise StoreError(f"run {run_id} is no longer RUNNING", run_id)
+            if invocations:
+                conn.execute(insert(tool_invocation), invocations)
+            if events:
+                conn.execute(insert(trace_event), events)
+            row = conn.execute(select(*_RUN_SELECT)
+                               .where(diagnosis_run.c.run_id == run_id)).one()
+        return dict(row._mapping)
+
+    @staticmethod
+    def _require_running(conn: Connection, run_id: str) -> None:
+        status = conn.execute(select(diagnosis_run.c.status)
+                              .where(diagnosis_run.c.run_id == run_id)).scalar_one_or_none()
+        if status is None:
+            raise StoreError(f"run {run_id} has no diagnosis_run row", run_id)
+        if status != _RUNNING:
+            raise StoreError(f"run {run_id} is already {status}, not RUNNING", run_id)
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """The stored diagnosis_run row as a dict of exactly RUN_COLUMNS, or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(*_RUN_SELECT)
+                               .where(diagnosis_run.c.run_id == run_id)).one_or_none()
+        return None if row is None else dict(row._mapping)
+
+    def read_session(self, session_id: str, history_limit: int) -> SessionContext:
+        """The session's last ``history_limit`` finished turns and its PreviousTurn."""
+        check_history_limit(history_limit)
+        c = diagnosis_run.c
+        latest_first = (c.created_at.desc(), c.ordinal.desc())
+        history = (select(*_RUN_SELECT)
+                   .where(c.session_id == session_id, c.status != _RUNNING)
+                   .order_by(*latest_first).limit(history_limit))
+        previous = (select(*_RUN_SELECT)
+                    .where(c.session_id == session_id,
+                           c.intent == IntentType.DIAGNOSIS.value,
+                           c.status == StoredRunStatus.SUCCESS.value,
+                           c.release_outcome == ReleaseOutcome.SUCCESS.value,
+                           c.published_result.is_not(None))
+                    .order_by(*latest_first).limit(1))
+        with self.engine.connect() as conn:
+            turns = [dict(row._mapping) for row in conn.execute(history)]
+            last = conn.execute(previous).one_or_none()
+        return SessionContext(
+            history=tuple(turn_from_row(row) for row in reversed(turns)),
+            previous_turn=None if last is None else previous_turn_from_row(dict(last._mapping)),
+        )
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every diagnosis_run row (RUN_COLUMNS), oldest first."""
+        query = select(*_RUN_SELECT).order_by(diagnosis_run.c.created_at,
+                                              diagnosis_run.c.ordinal)
+        with self.engine.connect() as conn:
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+    def invocations(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Invocation rows shaped like ``CanonicalInvocation.to_dict()``, by run then seq."""
+        query = self._by_run(tool_invocation, run_id)
+        with self.engine.connect() as conn:
+            return [decoded(dict(row._mapping), "scope") for row in conn.execute(query)]
+
+    def trace(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Trace rows shaped like ``TraceEvent.to_dict()``, by run then seq."""
+        query = self._by_run(trace_event, run_id)
+        with self.engine.connect() as conn:
+            return [decoded(dict(row._mapping), "detail") for row in conn.execute(query)]
+
+    @staticmethod
+    def _by_run(table: Table, run_id: str | None) -> Select[Any]:
+        query = (select(*table.c)
+                 .join(diagnosis_run, diagnosis_run.c.run_id == table.c.run_id)
+                 .order_by(diagnosis_run.c.created_at, diagnosis_run.c.ordinal, table.c.seq))
+        return query if run_id is None else query.where(table.c.run_id == run_id)

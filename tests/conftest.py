@@ -1,0 +1,56 @@
+"""Shared builders: a harness on scripted fakes, with every default overridable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from harness_lab.application.components import Components
+from harness_lab.config import HarnessConfig
+from harness_lab.fakes import (
+    Evidence,
+    ScriptedModel,
+    ScriptedRepair,
+    ScriptedResponder,
+    ScriptedRetriever,
+    ScriptedRouter,
+    ScriptedSemanticGuard,
+    ScriptedTool,
+)
+from harness_lab.harness import Harness
+
+INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
+
+
+def standard_tools(**overrides: Any) -> list[ScriptedTool]:
+    """logs, metrics and traces tools that find evidence for any scope."""
+    tools = {
+        "logs": ScriptedTool("logs", default=Evidence(({"line": "timeout after 30s"},),
+                                                      latency_s=2.0)),
+        "metrics": ScriptedTool("metrics", default=Evidence(({"pool_use": 1.0},),
+                                                            latency_s=1.0)),
+        "traces": ScriptedTool("traces", default=Evidence(({"span": "db.query 29s"},),
+                                                          latency_s=1.0)),
+    }
+    tools.update(overrides)
+    return list(tools.values())
+
+
+def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
+          router: Any = "DIAGNOSIS", guard: Any = "SUPPORTED", repair: Sequence[Any] = (),
+          config: HarnessConfig | None = None, **harness_kw: Any) -> Harness:
+    """A harness whose diagnosis model plays ``steps``."""
+    components = Components(
+        router=ScriptedRouter(router), model=ScriptedModel(steps),
+        guard=ScriptedSemanticGuard(guard), repair=ScriptedRepair(list(repair)),
+        responder=ScriptedResponder(), retriever=ScriptedRetriever(),
+        tools=standard_tools() if tools is None else tools)
+    return Harness(components, config, **harness_kw)
+
+
+@pytest.fixture
+def make_harness() -> Any:
+    """The ``build`` function, as a fixture."""
+    return build

@@ -1,0 +1,181 @@
+"""What only the SQL store promises: its tables, its engines and its files."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pandas
+import pytest
+from sqlalchemy import create_engine, inspect, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.pool import StaticPool
+
+from harness_lab.errors import HarnessError
+from harness_lab.states import (
+    EvidenceStatus,
+    InvocationStatus,
+    TraceEventStatus,
+    TraceEventType,
+    TracePhase,
+)
+from harness_lab.store import RunCompletion, RunStart, SqlRunStore, StoreError
+from harness_lab.store.sql import tool_invocation, trace_event
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+
+def start(store: SqlRunStore, run_id: str, at: float = 0.0) -> None:
+    """Insert the RUNNING row of ``run_id`` in session ``s1``."""
+    started = TraceEvent(run_id, 0, at, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                         TraceEventStatus.OK, {})
+    store.insert_running(RunStart(run_id, "s1", "why is checkout slow?", at), started)
+
+
+def completion(run_id: str, **overrides: Any) -> RunCompletion:
+    """A SUCCESS completion of ``run_id`` with ``overrides`` applied."""
+    fields: dict[str, Any] = {
+        "run_id": run_id, "status": "SUCCESS", "release_outcome": "SUCCESS",
+        "fallback_type": None, "answer_json": '{"text": "ok"}', "conclusion": None,
+        "published_result": None, "termination_state": "SUCCESS", "termination_reason": None,
+        "duration_ms": 1500.0, "input_tokens": 100, "output_tokens": 20, "total_tokens": 120,
+        "agent_steps": 2, "tool_calls": 1, "finished_at": 1.5, "invocations": (), "trace": (),
+    }
+    fields.update(overrides)
+    return RunCompletion(**fields)
+
+
+def logs_invocation(run_id: str) -> CanonicalInvocation:
+    """A READY invocation of the ``logs`` tool."""
+    return CanonicalInvocation(
+        "inv-1", run_id, 0, "logs", {"service": "checkout"}, "logs|service=checkout",
+        InvocationStatus.READY, 0.5, evidence_status=EvidenceStatus.EVIDENCE_FOUND, items=3,
+    )
+
+
+def test_a_file_backed_store_persists_across_two_instances_on_the_same_path(
+        tmp_path: Path) -> None:
+    first = SqlRunStore.from_path(tmp_path / "runs.db")
+    start(first, "r1")
+    first.complete(completion("r1", conclusion="pool exhausted"))
+    first.close()
+    second = SqlRunStore.from_path(tmp_path / "runs.db")
+    row = second.get_run("r1")
+    second.close()
+    assert row is not None
+    assert (row["status"], row["conclusion"]) == ("SUCCESS", "pool exhausted")
+
+
+def test_a_sqlite_file_url_opens_the_same_database_as_from_path(tmp_path: Path) -> None:
+    by_path = SqlRunStore.from_path(tmp_path / "runs.db")
+    start(by_path, "r1")
+    by_path.close()
+    by_url = SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}")
+    row = by_url.get_run("r1")
+    by_url.close()
+    assert row is not None
+    assert row["status"] == "RUNNING"
+
+
+def test_a_crash_leaves_the_running_row_on_disk(tmp_path: Path) -> None:
+    crashed = SqlRunStore.from_path(tmp_path / "runs.db")
+    start(crashed, "r1")
+    crashed.close()
+    reopened = SqlRunStore.from_path(tmp_path / "runs.db")
+    rows = [(row["run_id"], row["status"]) for row in reopened.runs()]
+    events = [(ev["run_id"], ev["type"]) for ev in reopened.trace()]
+    reopened.close()
+    assert rows == [("r1", "RUNNING")]
+    assert events == [("r1", "RUN_STARTED")]
+
+
+def test_pandas_reads_diagnosis_run_with_the_run_columns_then_ordinal() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    frame = pandas.read_sql_table("diagnosis_run", store.engine)
+    assert list(frame.columns) == [
+        "run_id", "session_id", "query", "intent", "status", "release_outcome",
+        "fallback_type", "answer_json", "conclusion", "published_result",
+        "termination_state", "termination_reason", "duration_ms", "input_tokens",
+        "output_tokens", "total_tokens", "agent_steps", "tool_calls", "created_at",
+        "finished_at", "ordinal",
+    ]
+    assert frame["status"].tolist() == ["RUNNING"]
+
+
+def test_the_ordinal_counts_runs_in_insertion_order() -> None:
+    store = SqlRunStore()
+    start(store, "rb")
+    start(store, "ra")
+    frame = pandas.read_sql_table("diagnosis_run", store.engine)
+    assert list(zip(frame["run_id"], frame["ordinal"], strict=True)) == [("rb", 1), ("ra", 2)]
+
+
+def test_tool_invocation_has_the_keys_of_to_dict_as_columns() -> None:
+    store = SqlRunStore()
+    assert [c["name"] for c in inspect(store.engine).get_columns("tool_invocation")] == [
+        "invocation_id", "run_id", "seq", "tool", "scope", "normalized_scope", "status",
+        "evidence_status", "error_code", "error", "items", "size_bytes", "information_gain",
+        "started_at", "finished_at", "call_id",
+    ]
+
+
+def test_tool_invocation_stores_scope_as_json_text() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    store.complete(completion("r1", invocations=[logs_invocation("r1")]))
+    with store.engine.connect() as conn:
+        scope = conn.execute(select(tool_invocation.c.scope)).scalar_one()
+    assert scope == '{"service": "checkout"}'
+
+
+def test_trace_event_stores_detail_as_json_text_keyed_by_run_and_seq() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(trace_event.c.run_id, trace_event.c.seq,
+                                   trace_event.c.detail)).all()
+    assert [tuple(row) for row in rows] == [("r1", 0, "{}")]
+    assert inspect(store.engine).get_pk_constraint("trace_event")["constrained_columns"] == [
+        "run_id", "seq"]
+
+
+def test_a_duplicate_seq_surfaces_as_a_store_error_caused_by_an_integrity_error() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    event = TraceEvent("r1", 1, 1.0, TraceEventType.RUN_FINISHED, TracePhase.RUN,
+                       TraceEventStatus.OK, {})
+    with pytest.raises(StoreError) as caught:
+        store.complete(completion("r1", trace=[event, event]))
+    assert isinstance(caught.value.__cause__, IntegrityError)
+    assert caught.value.run_id == "r1"
+
+
+def test_store_error_is_a_harness_error() -> None:
+    assert issubclass(StoreError, HarnessError)
+
+
+def test_the_default_store_is_one_in_memory_database_seen_from_every_thread() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    seen: list[object] = []
+    reader = threading.Thread(target=lambda: seen.append(store.get_run("r1") is not None))
+    reader.start()
+    reader.join()
+    assert seen == [True]
+
+
+def test_two_default_stores_do_not_share_data() -> None:
+    first, second = SqlRunStore(), SqlRunStore()
+    start(first, "r1")
+    assert second.get_run("r1") is None
+
+
+def test_a_store_uses_an_engine_built_elsewhere() -> None:
+    engine = create_engine("sqlite://", poolclass=StaticPool,
+                           connect_args={"check_same_thread": False})
+    store = SqlRunStore(engine=engine)
+    start(store, "r1")
+    assert store.engine is engine
+    assert pandas.read_sql_table("diagnosis_run", engine)["run_id"].tolist() == ["r1"]

@@ -1,0 +1,190 @@
+"""The harness end to end: every row of the outcome table (doc §10), on virtual time."""
+
+from __future__ import annotations
+
+from harness_lab.config import HarnessConfig
+from harness_lab.core.budget import BudgetLimits
+from harness_lab.errors import ProviderError
+from harness_lab.fakes import (
+    Evidence,
+    NoEvidence,
+    ScriptedTool,
+    call_tool,
+    draft,
+    progress,
+    provider_error,
+    report,
+)
+from harness_lab.invariants import check
+from harness_lab.states import (
+    CollectionState,
+    DiagnosisStopReason,
+    FallbackType,
+    ReleaseOutcome,
+    RunState,
+    SemanticVerdict,
+    SseState,
+    StoredRunStatus,
+)
+from tests.conftest import INV1, INV2, build
+
+SUCCESS_STEPS = [
+    call_tool("logs", {"service": "checkout"}),
+    call_tool("metrics", {"service": "checkout"},
+              progress=progress("GAINED", facts=[("timeouts in checkout logs", [INV1])])),
+    draft("the db connection pool is exhausted",
+          evidence=[(INV1, "timeouts in logs"), (INV2, "pool at 100%")],
+          progress=progress("GAINED")),
+]
+
+
+def outcome(record: object) -> tuple[object, object, object, object]:
+    r = record  # type: ignore[assignment]
+    return (r.run_state, r.release_outcome, r.fallback_type, r.stored_status)  # type: ignore
+
+
+def test_a_conclusion_that_passes_both_guards_is_released_as_a_report() -> None:
+    r = build(SUCCESS_STEPS).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.SUCCESS, None, StoredRunStatus.SUCCESS)
+    assert r.content is not None and r.content["conclusion"] == (
+        "the db connection pool is exhausted")
+    assert r.semantic_verdict is SemanticVerdict.SUPPORTED
+    assert check(r) == []
+
+
+def test_missing_context_with_zero_tools_is_a_missing_context_fallback() -> None:
+    r = build([draft(missing_info=["which service is slow?"])]).run("it is slow")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.MISSING_REQUIRED_CONTEXT, StoredRunStatus.SUCCESS)
+    assert r.tool_calls == 0
+    assert r.content is not None and r.content["missingInfo"] == ["which service is slow?"]
+    assert check(r) == []
+
+
+def test_a_draft_with_verified_findings_but_no_conclusion_is_insufficient_evidence() -> None:
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        draft(findings=[("timeouts in checkout logs", [INV1])], progress=progress("GAINED")),
+    ]).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert check(r) == []
+
+
+def test_saturation_after_three_no_gain_results_releases_the_safe_progress() -> None:
+    tools = [ScriptedTool("logs", default=Evidence(({"line": "timeout"},))),
+             ScriptedTool("metrics", default=NoEvidence())]
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        call_tool("metrics", {"q": 1}, progress=progress("GAINED", facts=[("timeouts", [INV1])])),
+        call_tool("metrics", {"q": 2}, progress=progress()),
+        call_tool("metrics", {"q": 3}, progress=progress()),
+        report(progress()),
+    ], tools=tools).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert r.collection_state is CollectionState.SATURATED
+    assert r.stop_reason is DiagnosisStopReason.INFORMATION_SATURATED
+    assert r.stop_required_delivered is True
+    assert "COLLECTION_STOP" in r.trace_types()
+    assert check(r) == []
+
+
+def test_three_progress_protocol_violations_stop_collection_with_the_safe_progress() -> None:
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        call_tool("metrics", {"a": 1}, progress=progress("GAINED", facts=[("timeouts", [INV1])])),
+        call_tool("traces", {"a": 1}),
+        call_tool("traces", {"a": 2}),
+        call_tool("traces", {"a": 3}),
+        report(progress()),
+    ]).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert r.stop_reason is DiagnosisStopReason.PROGRESS_PROTOCOL_VIOLATED
+    assert [x.reason.value for x in r.rejections] == ["SATURATED"]
+    assert check(r) == []
+
+
+def test_evidence_that_stays_invalid_after_one_repair_fails_validation() -> None:
+    bad = draft("pool exhausted", evidence=[("run-000001-inv-9", "made up")])
+    r = build([bad], repair=[bad]).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.EVIDENCE_VALIDATION_FAILED, StoredRunStatus.SUCCESS)
+    assert r.trace_types().count("EVIDENCE_GUARD_RECHECK") == 1
+    assert "SEMANTIC_GUARD_ATTEMPT" not in r.trace_types()
+    assert check(r) == []
+
+
+def test_a_successful_repair_goes_on_to_the_semantic_guard() -> None:
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        draft("pool exhausted", evidence=[("run-000001-inv-9", "wrong id")],
+              progress=progress("GAINED")),
+    ], repair=[draft("pool exhausted", evidence=[(INV1, "timeouts in logs")])]).run("slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.SUCCESS, None, StoredRunStatus.SUCCESS)
+    assert r.evidence_repaired is True
+    assert check(r) == []
+
+
+def test_an_unsupported_semantic_verdict_is_a_semantic_unsupported_fallback() -> None:
+    r = build(SUCCESS_STEPS, guard="UNSUPPORTED").run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.SEMANTIC_UNSUPPORTED, StoredRunStatus.SUCCESS)
+    assert r.content is not None and "conclusion" not in r.content
+    assert check(r) == []
+
+
+def test_an_unavailable_semantic_guard_is_a_semantic_unavailable_fallback() -> None:
+    r = build(SUCCESS_STEPS, guard=ProviderError("guard down", latency_s=1.0)).run("slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.SEMANTIC_UNAVAILABLE, StoredRunStatus.SUCCESS)
+    assert r.semantic_verdict is SemanticVerdict.UNAVAILABLE
+    assert check(r) == []
+
+
+def test_budget_exhaustion_with_safe_progress_keeps_budget_exhausted_and_falls_back() -> None:
+    config = HarnessConfig(budget=BudgetLimits(tool_calls=1))
+    r = build(SUCCESS_STEPS, config=config).run("why is checkout slow?")
+    assert outcome(r) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert r.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+    assert r.collection_state is CollectionState.COLLECTING
+    assert r.stored_row is not None and r.stored_row["termination_state"] == "BUDGET_EXHAUSTED"
+    assert check(r) == []
+
+
+def test_a_timeout_with_no_safe_content_is_timed_out_and_failed() -> None:
+    tools = [ScriptedTool("logs", default=Evidence(({"line": "x"},), latency_s=10.0))]
+    r = build(SUCCESS_STEPS, tools=tools, config=HarnessConfig(deadline_s=5.0)).run("slow?")
+    assert outcome(r) == (RunState.TIMED_OUT, ReleaseOutcome.FAILED, None,
+                          StoredRunStatus.FAILED)
+    assert r.finished_at == 10.0
+    assert r.discarded == (("tool", "logs", 10.0),)
+    assert r.sse_kinds()[-2:] == ["failure", "done"]
+    assert check(r) == []
+
+
+def test_budget_exhaustion_without_safe_progress_fails() -> None:
+    config = HarnessConfig(budget=BudgetLimits(model_calls=1))
+    r = build(SUCCESS_STEPS, config=config).run("why is checkout slow?")
+    assert outcome(r) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FAILED, None,
+                          StoredRunStatus.FAILED)
+    assert check(r) == []
+
+
+def test_a_failing_diagnosis_model_is_an_unrecoverable_failure() -> None:
+    r = build([provider_error("model down")]).run("why is checkout slow?")
+    assert outcome(r) == (RunState.FAILED, ReleaseOutcome.FAILED, None, StoredRunStatus.FAILED)
+    assert r.failure is not None and r.failure["code"] == "ModelFailure"
+    assert check(r) == []
+
+
+def test_a_client_disconnect_during_a_tool_call_cancels_without_a_public_done() -> None:
+    r = build(SUCCESS_STEPS).run("why is checkout slow?", disconnect_at=1.0)
+    assert outcome(r) == (RunState.CANCELLED, ReleaseOutcome.CANCELLED, None,
+                          StoredRunStatus.CANCELLED)
+    assert r.sse_state is SseState.DISCONNECTED
+    assert "done" not in r.sse_kinds()
+    assert r.discarded == (("tool", "logs", 2.0),)
+    assert check(r) == []
