@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import BudgetLimits
-from harness_lab.errors import ProviderError
+from harness_lab.errors import ProcessCrash, ProviderError
 from harness_lab.fakes import (
+    CallbackModel,
     Evidence,
     NoEvidence,
     ScriptedTool,
@@ -16,6 +19,7 @@ from harness_lab.fakes import (
     report,
 )
 from harness_lab.invariants import check
+from harness_lab.ports import AgentRequest, CallKind, ModelReply
 from harness_lab.states import (
     CollectionState,
     DiagnosisStopReason,
@@ -25,6 +29,7 @@ from harness_lab.states import (
     SemanticVerdict,
     SseState,
     StoredRunStatus,
+    TraceEventType,
 )
 from tests.conftest import INV1, INV2, build
 
@@ -188,3 +193,115 @@ def test_a_client_disconnect_during_a_tool_call_cancels_without_a_public_done() 
     assert "done" not in r.sse_kinds()
     assert r.discarded == (("tool", "logs", 2.0),)
     assert check(r) == []
+
+
+def test_a_diagnosis_success_follows_the_success_timeline_of_the_document() -> None:
+    r = build(SUCCESS_STEPS).run("why is checkout slow?")
+    assert r.trace_types() == [
+        "RUN_STARTED", "ROUTING_ATTEMPT", "ROUTING_DECISION",
+        "AGENT_MODEL_STEP", "TOOL_INVOCATION", "TOOL_PROGRESS",
+        "AGENT_MODEL_STEP", "TOOL_INVOCATION", "TOOL_PROGRESS",
+        "AGENT_MODEL_STEP",
+        "EVIDENCE_GUARD_INITIAL", "SEMANTIC_GUARD_ATTEMPT", "SEMANTIC_GUARD_DECISION",
+        "RELEASE_DECISION", "RUN_FINISHED",
+    ]
+    assert r.trace[-2].detail["outcome"] == "SUCCESS"
+    assert r.trace[-1].detail["outcome"] == "SUCCESS"
+
+
+def test_an_insufficient_evidence_fallback_follows_the_fallback_timeline() -> None:
+    tools = [ScriptedTool("logs", default=Evidence(({"line": "timeout"},))),
+             ScriptedTool("metrics", default=NoEvidence())]
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        call_tool("metrics", {"q": 1}, progress=progress("GAINED", facts=[("timeouts", [INV1])])),
+        call_tool("metrics", {"q": 2}, progress=progress()),
+        call_tool("metrics", {"q": 3}, progress=progress()),
+        report(progress()),
+    ], tools=tools).run("why is checkout slow?")
+    types = r.trace_types()
+    assert types[:3] == ["RUN_STARTED", "ROUTING_ATTEMPT", "ROUTING_DECISION"]
+    assert types[-4:] == ["AGENT_MODEL_STEP", "EVIDENCE_GUARD_INITIAL", "RELEASE_DECISION",
+                          "RUN_FINISHED"]
+    assert "COLLECTION_STOP" in types
+    assert r.trace[-1].detail["outcome"] == "FALLBACK"
+    assert r.events_of(TraceEventType.EVIDENCE_GUARD_INITIAL)[0].detail["mode"] == "snapshot"
+
+
+def test_a_published_success_becomes_the_next_turns_previous_turn() -> None:
+    h = build(SUCCESS_STEPS + [draft(missing_info=["which region?"])])
+    first = h.run("why is checkout slow?", session_id="s-1")
+    second = h.run("and now?", session_id="s-1")
+    model = h.app.components.model
+    assert first.release_outcome is ReleaseOutcome.SUCCESS
+    previous = model.requests[-1].previous_turn  # type: ignore[attr-defined]
+    assert previous is not None and previous.run_id == "run-000001"
+    assert previous.conclusion == "the db connection pool is exhausted"
+    assert second.release_outcome is ReleaseOutcome.FALLBACK
+
+
+def test_a_fallback_never_becomes_the_next_turns_previous_turn() -> None:
+    h = build([draft(missing_info=["which service?"]), draft(missing_info=["still?"])])
+    h.run("it is slow", session_id="s-1")
+    h.run("checkout", session_id="s-1")
+    model = h.app.components.model
+    assert model.requests[-1].previous_turn is None  # type: ignore[attr-defined]
+    assert len(h.app.components.router.requests[-1].history) == 1  # type: ignore[attr-defined]
+
+
+def test_a_crash_between_running_and_completion_leaves_one_running_row() -> None:
+    h = build([ProcessCrash("host died")])
+    try:
+        h.run("why is checkout slow?")
+    except ProcessCrash:
+        pass
+    else:
+        raise AssertionError("the crash must propagate")
+    row = h.store.get_run("run-000001")
+    assert row is not None and row["status"] == "RUNNING"
+    assert row["release_outcome"] is None
+    assert [e["type"] for e in h.store.trace("run-000001")] == ["RUN_STARTED"]
+
+
+def test_a_provider_call_that_outlives_the_deadline_runs_to_its_end_and_is_discarded() -> None:
+    slow = [call_tool("logs", {"service": "checkout"}, latency_s=90.0)] + SUCCESS_STEPS[1:]
+    r = build(slow, config=HarnessConfig(deadline_s=60.0)).run("why is checkout slow?")
+    assert r.run_state is RunState.TIMED_OUT
+    assert r.finished_at == 90.0
+    assert r.discarded == (("model", "diagnosis", 90.0),)
+
+
+def test_runs_sharing_one_environment_queue_for_a_limited_provider() -> None:
+    def steps_for(run_id: str) -> list[ModelReply]:
+        inv = f"{run_id}-inv-"
+        return [call_tool("logs", {"service": "checkout"}),
+                call_tool("metrics", {"service": "checkout"}, progress=progress("GAINED")),
+                draft("pool exhausted", evidence=[(inv + "1", "timeouts")],
+                      progress=progress("GAINED"))]
+
+    def per_run(request: AgentRequest) -> ModelReply:
+        return steps_for(request.run_id)[request.step - 1]
+
+    h = build([], tools=[
+        ScriptedTool("logs", default=Evidence(({"line": "t"},), latency_s=2.0)),
+        ScriptedTool("metrics", default=Evidence(({"p": 1},), latency_s=1.0)),
+    ], capacity={CallKind.TOOL: 1})
+    h.app.components = replace(h.app.components, model=CallbackModel(per_run))
+    a = h.submit("first", session_id="s-a")
+    b = h.submit("second", session_id="s-b")
+    h.run_all()
+    assert a.record.finished_at == 5.0
+    assert b.record.finished_at == 6.0
+    assert (a.record.release_outcome, b.record.release_outcome) == (ReleaseOutcome.SUCCESS,
+                                                                    ReleaseOutcome.SUCCESS)
+
+
+def test_a_five_tool_diagnosis_takes_virtual_seconds() -> None:
+    five = [call_tool("logs", {"n": 1})] + [
+        call_tool("logs", {"n": i}, progress=progress("GAINED", facts=[(f"f{i}", [INV1])]))
+        for i in range(2, 6)
+    ] + [draft("pool exhausted", evidence=[(INV1, "timeouts")], progress=progress("GAINED"))]
+    r = build(five).run("why is checkout slow?")
+    assert r.tool_calls == 5
+    assert r.duration_s == 10.0
+    assert r.release_outcome is ReleaseOutcome.SUCCESS
