@@ -1,0 +1,129 @@
+"""pytest plugin: every ``scenarios/**/*.yaml`` file is collected as test items.
+
+Registered through the ``pytest11`` entry point. Each scenario (each matrix variant) is one
+item, marked with its tags so ``-m tag`` selects them (``--scenario-tag`` does too). A failing
+item shows expected against observed states, the broken invariants and the run's timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
+from harness_lab.scenarios.runner import ScenarioResult, run_scenario
+
+__all__ = ["ScenarioFailed", "ScenarioFile", "ScenarioItem"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--scenario-tag TAG`` (repeatable) and ``--no-scenarios``."""
+    group = parser.getgroup("harness_lab")
+    group.addoption("--scenario-tag", action="append", default=[],
+                    help="only run scenarios carrying this tag")
+    group.addoption("--no-scenarios", action="store_true",
+                    help="do not collect scenario YAML files")
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
+    """Collect YAML files that live under a ``scenarios`` directory."""
+    if parent.config.getoption("--no-scenarios"):
+        return None
+    if file_path.suffix not in (".yaml", ".yml") or "scenarios" not in file_path.parts:
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+
+class ScenarioFailed(Exception):
+    """A scenario's expectations or invariants did not hold."""
+
+    def __init__(self, result: ScenarioResult) -> None:
+        self.result = result
+        super().__init__(result.scenario)
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: one item per scenario (matrix variant)."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            loaded = load_file(self.path)
+        except ScenarioError as exc:
+            yield BrokenScenarioItem.from_parent(self, name=self.path.stem, error=exc)
+            return
+        wanted = set(self.config.getoption("--scenario-tag") or ())
+        for item in loaded:
+            tags = set(item.scenario.tags)
+            if wanted and not wanted & tags:
+                continue
+            test = ScenarioItem.from_parent(self, name=item.scenario.name, loaded=item)
+            for tag in sorted(tags):
+                test.add_marker(getattr(pytest.mark, tag.replace("-", "_")))
+            yield test
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario run as a test."""
+
+    def __init__(self, *, loaded: LoadedScenario, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.loaded = loaded
+
+    def runtest(self) -> None:
+        result = run_scenario(self.loaded)
+        if not result.ok:
+            raise ScenarioFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailed):
+            return explain(excinfo.value.result)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"scenario: {self.name}"
+
+
+class BrokenScenarioItem(pytest.Item):
+    """A scenario file that does not load: fails with every problem named."""
+
+    def __init__(self, *, error: ScenarioError, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        return f"malformed scenario file:\n{self.error}"
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"scenario file: {self.name}"
+
+
+def explain(result: ScenarioResult) -> str:
+    """Expected against observed, broken invariants, and the timeline of the run."""
+    lines = [f"scenario {result.scenario} ({result.path}): {result.description}"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    for m in result.mismatches:
+        lines.append(f"  {m.field}: expected {m.expected!r}, observed {m.observed!r}")
+    for v in result.violations:
+        lines.append(f"  invariant {v.invariant}: {v.message}")
+    for name in result.missing:
+        lines.append(f"  invariant {name} was expected to break but held")
+    r = result.record
+    if r is not None:
+        lines.append(f"observed: run_state={r.run_state.value} "
+                     f"release_outcome={r.release_outcome.value} "
+                     f"fallback_type={r.fallback_type.value if r.fallback_type else None} "
+                     f"db_status={r.stored_status.value if r.stored_status else None}")
+        lines.append("timeline:")
+        for t in r.trace:
+            lines.append(f"  t={t.t:8.3f} {t.type.value:<24} {t.status.value}")
+        lines.append("sse: " + " -> ".join(r.sse_kinds()))
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""Recorded adapters: the ports on OpenAI-compatible HTTP APIs, recorded and replayed.
+
+* :class:`OpenAICompatibleClient` speaks ``/chat/completions`` (hosted or local servers).
+* The adapters (:class:`OpenAIDiagnosisModel`, :class:`OpenAIRouter`,
+  :class:`OpenAIResponder`, :class:`OpenAISemanticGuard`, :class:`OpenAIRepair`) implement
+  the protocols of :mod:`harness_lab.ports` on top of it; :class:`HttpJsonTool` is a tool
+  backed by an HTTP JSON API.
+* :func:`cassette` records and strictly replays their HTTP traffic with vcrpy, scrubbing
+  secrets; :func:`first_divergence` and :class:`CassetteMiss` say where a replay diverged.
+* :class:`ReferenceServer` is a local scripted OpenAI-compatible server for tests.
+
+Recordings keep no timing: every reply has ``latency_s=None`` and the harness's latency
+model decides each call's virtual latency. See ``docs/recording.md``.
+"""
+
+from harness_lab.recorded.adapters import (
+    DIAGNOSIS_SYSTEM_PROMPT,
+    GUARD_SYSTEM_PROMPT,
+    KNOWLEDGE_SYSTEM_PROMPT,
+    REPAIR_SYSTEM_PROMPT,
+    ROUTER_SYSTEM_PROMPT,
+    STOP_REQUIRED_NOTE,
+    SYSTEM_CHAT_PROMPT,
+    OpenAIDiagnosisModel,
+    OpenAIRepair,
+    OpenAIResponder,
+    OpenAIRouter,
+    OpenAISemanticGuard,
+    ToolSpec,
+)
+from harness_lab.recorded.cassette import (
+    CASSETTE_DIR,
+    DEFAULT_MATCH_ON,
+    RECORD_MODES,
+    CassetteMiss,
+    CassetteReport,
+    RequestStep,
+    UnplayedInteraction,
+    UnplayedInteractions,
+    UnplayedInteractionsWarning,
+    cassette,
+    cassette_path,
+)
+from harness_lab.recorded.client import ChatCompletion, ChatToolCall, OpenAICompatibleClient
+from harness_lab.recorded.divergence import Divergence, DivergenceReport, first_divergence
+from harness_lab.recorded.reference_server import (
+    RawResponse,
+    ReceivedRequest,
+    ReferenceServer,
+    ScriptedCompletion,
+    ScriptedToolCall,
+    completion,
+    error_response,
+    json_completion,
+    tool_call_completion,
+)
+from harness_lab.recorded.tool import HttpJsonTool
+
+__all__ = [
+    "CASSETTE_DIR",
+    "DEFAULT_MATCH_ON",
+    "DIAGNOSIS_SYSTEM_PROMPT",
+    "GUARD_SYSTEM_PROMPT",
+    "KNOWLEDGE_SYSTEM_PROMPT",
+    "RECORD_MODES",
+    "REPAIR_SYSTEM_PROMPT",
+    "ROUTER_SYSTEM_PROMPT",
+    "STOP_REQUIRED_NOTE",
+    "SYSTEM_CHAT_PROMPT",
+    "CassetteMiss",
+    "CassetteReport",
+    "ChatCompletion",
+    "ChatToolCall",
+    "Divergence",
+    "DivergenceReport",
+    "HttpJsonTool",
+    "OpenAICompatibleClient",
+    "OpenAIDiagnosisModel",
+    "OpenAIRepair",
+    "OpenAIResponder",
+    "OpenAIRouter",
+    "OpenAISemanticGuard",
+    "RawResponse",
+    "ReceivedRequest",
+    "ReferenceServer",
+    "RequestStep",
+    "ScriptedCompletion",
+    "ScriptedToolCall",
+    "ToolSpec",
+    "UnplayedInteraction",
+    "UnplayedInteractions",
+    "UnplayedInteractionsWarning",
+    "cassette",
+    "cassette_path",
+    "completion",
+    "error_response",
+    "first_divergence",
+    "json_completion",
+    "tool_call_completion",
+]

@@ -1,0 +1,491 @@
+"""Record and replay the HTTP calls of a run with vcrpy, strictly.
+
+>>> with cassette("cassettes/checkout.yaml", record_mode="once") as report:  # doctest: +SKIP
+...     record = harness.run("why is checkout slow?")
+>>> report.unplayed, report.misses                                          # doctest: +SKIP
+
+* **Record modes** (vcrpy's): ``none`` (default: replay only, never touch a network),
+  ``once`` (record when the file does not exist, else replay), ``new_episodes`` (replay
+  what matches, record the rest) and ``all`` (record everything again).
+* **Matching**: method, scheme, host, port, path, query and the body compared as parsed
+  JSON (``json_body``: key order does not matter, ``1`` and ``1.0`` do).
+* **Scrubbing** before anything is written: credential, organization and cookie headers
+  are dropped from requests and responses, key-like query parameters removed, and
+  organization ids, bearer tokens, ``sk-`` keys and every ``secrets`` value replaced by
+  ``REDACTED`` in bodies. Compressed response bodies are stored decoded.
+* **Strict replay**: a request with no unplayed recorded match raises
+  :class:`CassetteMiss` where it is made (a harness run turns it into a failed run) and
+  again when the context exits, naming the request, the closest recorded one and the first
+  differing JSON field. Interactions never played back are reported in
+  :attr:`CassetteReport.unplayed`, with a warning, or an :class:`UnplayedInteractions` error
+  when ``allow_unplayed=False``.
+
+vcrpy keeps no timing, so replayed calls take the virtual latency the harness's latency
+model gives them, exactly as recorded calls did.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import httpx
+import vcr  # type: ignore[import-untyped]
+from vcr.errors import CannotOverwriteExistingCassetteException  # type: ignore[import-untyped]
+from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
+
+from harness_lab.errors import HarnessError
+from harness_lab.recorded.divergence import (
+    DivergenceReport,
+    body_digest,
+    count_differences,
+    first_divergence,
+    parse_body,
+)
+
+__all__ = [
+    "CASSETTE_DIR",
+    "DEFAULT_MATCH_ON",
+    "RECORD_MODES",
+    "REDACTED",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_PARAMETERS",
+    "CassetteMiss",
+    "CassetteReport",
+    "RequestStep",
+    "UnplayedInteraction",
+    "UnplayedInteractions",
+    "UnplayedInteractionsWarning",
+    "build_vcr",
+    "cassette",
+    "cassette_path",
+    "json_body",
+    "scrub_request",
+    "scrub_response",
+]
+
+CASSETTE_DIR = "cassettes"
+"""The conventional directory of cassettes, next to the scenario that uses them."""
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+"""The record modes :func:`cassette` accepts."""
+
+DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "json_body")
+"""What two requests must share to match."""
+
+SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key",
+                  "openai-organization", "openai-project", "cookie", "set-cookie")
+"""Headers never written to a cassette, in requests or responses."""
+
+SECRET_QUERY_PARAMETERS = ("api-key", "api_key", "key")
+"""Query parameters removed from recorded URLs."""
+
+REDACTED = "REDACTED"
+"""What a scrubbed value is replaced with."""
+
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\borg-[A-Za-z0-9]{6,}", f"org-{REDACTED}"),
+    (r"\bsk-[A-Za-z0-9_\-]{12,}", f"sk-{REDACTED}"),
+    (r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*", f"Bearer {REDACTED}"),
+)
+_TEXT_PATTERNS = tuple((re.compile(p), r) for p, r in _PATTERNS)
+_BYTE_PATTERNS = tuple((re.compile(p.encode()), r.encode()) for p, r in _PATTERNS)
+
+
+# -- reports and errors ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStep:
+    """One HTTP request made inside a cassette context.
+
+    ``outcome`` is ``"played"`` (answered from the cassette), ``"recorded"`` (sent and
+    stored), ``"miss"`` (no match: CassetteMiss) or ``"error"`` (the live call failed);
+    ``interaction`` is the 0-based index of the interaction used or stored.
+    """
+
+    step: int
+    method: str
+    url: str
+    body_digest: str
+    outcome: str
+    interaction: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnplayedInteraction:
+    """A recorded interaction the run never asked for."""
+
+    index: int
+    method: str
+    url: str
+    body_digest: str
+    preview: str
+
+    def describe(self) -> str:
+        """One readable line."""
+        return (f"interaction {self.index}: {self.method} {self.url} "
+                f"(body {self.body_digest}) {self.preview}")
+
+
+@dataclass
+class CassetteReport:
+    """What happened inside one :func:`cassette` context; complete once it exited."""
+
+    path: Path
+    record_mode: str
+    loaded: int = 0
+    steps: list[RequestStep] = field(default_factory=list)
+    misses: list[CassetteMiss] = field(default_factory=list)
+    unplayed: tuple[UnplayedInteraction, ...] = ()
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests made inside the context."""
+        return len(self.steps)
+
+    @property
+    def played(self) -> int:
+        """Requests answered from the cassette."""
+        return sum(1 for s in self.steps if s.outcome == "played")
+
+    @property
+    def recorded(self) -> int:
+        """Requests sent to a server and stored."""
+        return sum(1 for s in self.steps if s.outcome == "recorded")
+
+    @property
+    def divergence(self) -> DivergenceReport | None:
+        """Where replay first left the recording, if it did."""
+        return self.misses[0].report if self.misses else None
+
+
+class CassetteMiss(HarnessError):
+    """A request the cassette cannot answer under strict replay (an authoring error).
+
+    ``report`` is the :class:`DivergenceReport`: the request's step number, method, URL and
+    body digest, the closest recorded interaction and the first differing field.
+    """
+
+    def __init__(self, report: DivergenceReport, *, cassette_path: Path, record_mode: str,
+                 reason: str) -> None:
+        self.report = report
+        self.cassette_path = cassette_path
+        self.record_mode = record_mode
+        self.reason = reason
+        super().__init__(_miss_message(self))
+
+    @property
+    def method(self) -> str:
+        """The request's method."""
+        return self.report.method
+
+    @property
+    def url(self) -> str:
+        """The request's URL."""
+        return self.report.url
+
+    @property
+    def step(self) -> int:
+        """The 1-based number of the request within the cassette context."""
+        return self.report.step
+
+
+class UnplayedInteractions(HarnessError):
+    """Recorded interactions were never played back (with ``allow_unplayed=False``)."""
+
+    def __init__(self, path: Path, unplayed: Sequence[UnplayedInteraction]) -> None:
+        self.path = path
+        self.unplayed = tuple(unplayed)
+        super().__init__(_unplayed_message(path, self.unplayed))
+
+
+class UnplayedInteractionsWarning(UserWarning):
+    """Recorded interactions were never played back: the run asked for less than recorded."""
+
+
+_REASONS = {
+    "cassette_not_found": "the cassette does not exist or holds no interaction",
+    "already_played": "its matching interaction was already played back",
+    "no_match": "no recorded interaction matches it",
+    "nothing_similar": "nothing recorded resembles it",
+}
+
+
+def _miss_message(miss: CassetteMiss) -> str:
+    r = miss.report
+    reason = _REASONS.get(miss.reason, miss.reason)
+    lines = [f"cassette miss at request {r.step}: {r.method} {r.url} (body {r.body_digest}) "
+             f"in {miss.cassette_path} (record_mode {miss.record_mode!r}): {reason}"]
+    if r.closest is not None:
+        lines.append(f"closest recorded: interaction {r.closest}, "
+                     f"{r.closest_method} {r.closest_url}")
+        if r.divergence is not None:
+            lines.append(f"first difference at {r.divergence.describe()}")
+    lines.append("if the change is intended, record again with record_mode='new_episodes' "
+                 "(add it) or 'all' (re-record the cassette)")
+    return "\n".join(lines)
+
+
+def _unplayed_message(path: Path, unplayed: Sequence[UnplayedInteraction]) -> str:
+    shown = "\n".join(f"  {u.describe()}" for u in unplayed[:5])
+    more = f"\n  ... and {len(unplayed) - 5} more" if len(unplayed) > 5 else ""
+    return (f"{len(unplayed)} recorded interaction(s) of {path} were never played back:\n"
+            f"{shown}{more}")
+
+
+# -- matching and scrubbing -------------------------------------------------------------------
+
+
+def _read(request: Any) -> Any:
+    body = getattr(request, "body", None)
+    if hasattr(body, "read"):
+        return body.read()
+    return body
+
+
+def _canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_body(r1: Any, r2: Any) -> None:
+    """vcrpy matcher: bodies equal as parsed JSON (key order ignored), else as bytes.
+
+    Raises AssertionError naming the first differing field (vcrpy's matcher protocol; it
+    calls matchers with the live request first and the recorded one second).
+    """
+    b1, b2 = _read(r1), _read(r2)
+    ok1, d1 = parse_body(b1)
+    ok2, d2 = parse_body(b2)
+    same = _canonical(d1) == _canonical(d2) if ok1 and ok2 else (b1 or b"") == (b2 or b"")
+    if not same:
+        divergence = first_divergence(b2, b1)
+        raise AssertionError(divergence.describe() if divergence else "the bodies differ")
+
+
+def _scrub(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, bytes | bytearray):
+        out = bytes(value)
+        for secret in secrets:
+            out = out.replace(secret.encode("utf-8"), REDACTED.encode())
+        for bpattern, breplacement in _BYTE_PATTERNS:
+            out = bpattern.sub(breplacement, out)
+        return out
+    if isinstance(value, str):
+        text = value
+        for secret in secrets:
+            text = text.replace(secret, REDACTED)
+        for pattern, replacement in _TEXT_PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
+    return value
+
+
+def scrub_request(request: Any, secrets: Sequence[str] = ()) -> Any:
+    """A vcrpy request with secret headers dropped and secrets scrubbed from URL and body.
+
+    vcrpy applies it to live requests before matching too, so both sides compare alike.
+    """
+    headers = request.headers
+    for name in [k for k in headers if str(k).lower() in SECRET_HEADERS]:
+        del headers[name]
+    request.headers = headers
+    request.uri = _scrub(request.uri, secrets)
+    body = _read(request)
+    if body is not None:
+        request.body = _scrub(body, secrets)
+    return request
+
+
+def scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
+    """A vcrpy response dict with secret headers dropped and secrets scrubbed from the body."""
+    headers = response.get("headers") or {}
+    response["headers"] = {k: [_scrub(v, secrets) for v in values]
+                           for k, values in headers.items()
+                           if str(k).lower() not in SECRET_HEADERS}
+    body = response.get("body")
+    if isinstance(body, dict) and "string" in body:
+        body["string"] = _scrub(body["string"], secrets)
+    return response
+
+
+def build_vcr(*, match_on: Sequence[str] = DEFAULT_MATCH_ON,
+              secrets: Iterable[str] = ()) -> vcr.VCR:
+    """The configured ``vcr.VCR``: JSON matching, scrubbing, decoded bodies, YAML."""
+    secret_values = tuple(s for s in secrets if s)
+    recorder = vcr.VCR(
+        serializer="yaml",
+        match_on=tuple(match_on),
+        filter_headers=SECRET_HEADERS,
+        filter_query_parameters=SECRET_QUERY_PARAMETERS,
+        before_record_request=lambda r: scrub_request(r, secret_values),
+        before_record_response=lambda r: scrub_response(r, secret_values),
+        decode_compressed_response=True,
+        record_on_exception=False,
+    )
+    recorder.register_matcher("json_body", json_body)
+    return recorder
+
+
+def cassette_path(name: str, root: str | Path = ".") -> Path:
+    """``root/cassettes/<name>.yaml``: where a scenario's cassette lives by convention."""
+    path = Path(root) / CASSETTE_DIR / name
+    return path if path.suffix in (".yaml", ".yml") else path.with_name(path.name + ".yaml")
+
+
+# -- the context --------------------------------------------------------------------------
+
+
+class _Tracker:
+    """Wraps vcrpy's httpx stubs: numbers each request, notes its outcome, explains misses."""
+
+    def __init__(self, cass: Any, report: CassetteReport) -> None:
+        self.cass = cass
+        self.report = report
+
+    def wrap(self, inner: Callable[..., httpx.Response]) -> Callable[..., httpx.Response]:
+        tracker = self
+
+        def handle_request(transport: Any, request: httpx.Request) -> httpx.Response:
+            return tracker.handle(inner, transport, request)
+
+        return handle_request
+
+    def handle(self, inner: Callable[..., httpx.Response], transport: Any,
+               request: httpx.Request) -> httpx.Response:
+        cass, report = self.cass, self.report
+        body = bytes(request.read())
+        step = len(report.steps) + 1
+        method, url = request.method, str(request.url)
+        digest = body_digest(body)
+        before = dict(cass.play_counts)
+        size = len(cass)
+        try:
+            response = inner(transport, request)
+        except CannotOverwriteExistingCassetteException as exc:
+            miss = self._miss(step, request, body, getattr(exc, "reason", "no_match"))
+            report.steps.append(RequestStep(step, method, url, digest, "miss"))
+            report.misses.append(miss)
+            raise miss from None
+        except Exception:
+            report.steps.append(RequestStep(step, method, url, digest, "error"))
+            raise
+        played = [i for i, n in cass.play_counts.items() if n > before.get(i, 0)]
+        if played:
+            report.steps.append(RequestStep(step, method, url, digest, "played", played[0]))
+        elif len(cass) > size:
+            report.steps.append(RequestStep(step, method, url, digest, "recorded",
+                                            len(cass) - 1))
+        else:
+            report.steps.append(RequestStep(step, method, url, digest, "passthrough"))
+        return response
+
+    def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str
+              ) -> CassetteMiss:
+        cass = self.cass
+        live = cass.filter_request(VcrRequest(request.method, str(request.url), body,
+                                              dict(request.headers)))
+        live_body = _read(live) if live is not None else body
+        live_uri = live.uri if live is not None else str(request.url)
+        best: tuple[Any, ...] | None = None
+        for i, recorded in enumerate(cass.requests):
+            score = (recorded.method != request.method, recorded.uri != live_uri,
+                     cass.play_counts[i] > 0,
+                     count_differences(_read(recorded), live_body, limit=200),
+                     abs(i - (step - 1)), i)
+            if best is None or score < best[0]:
+                best = (score, i, recorded)
+        if best is None:
+            report = DivergenceReport(step, request.method, str(request.url),
+                                      body_digest(body), None, None, None, None)
+        else:
+            _, index, recorded = best
+            report = DivergenceReport(step, request.method, str(request.url),
+                                      body_digest(body), index, recorded.method, recorded.uri,
+                                      first_divergence(_read(recorded), live_body))
+        return CassetteMiss(report, cassette_path=self.report.path,
+                            record_mode=self.report.record_mode, reason=reason)
+
+
+def _preview(body: Any) -> str:
+    ok, data = parse_body(body)
+    if ok and isinstance(data, Mapping) and isinstance(data.get("messages"), list):
+        last = data["messages"][-1] if data["messages"] else {}
+        text = str(last.get("content") if isinstance(last, Mapping) else last)
+    else:
+        text = data if isinstance(data, str) else _canonical(data)
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+def _unplayed(cass: Any, loaded: int, mode: str) -> tuple[UnplayedInteraction, ...]:
+    if mode == "all":
+        return ()
+    out = []
+    for i in range(min(loaded, len(cass))):
+        if cass.play_counts[i] == 0:
+            req = cass.requests[i]
+            body = _read(req)
+            out.append(UnplayedInteraction(i, req.method, req.uri, body_digest(body),
+                                           _preview(body)))
+    return tuple(out)
+
+
+def _mode(record_mode: str) -> str:
+    mode = str(getattr(record_mode, "value", record_mode))
+    if mode not in RECORD_MODES:
+        raise ValueError(f"record_mode must be one of {', '.join(RECORD_MODES)}, "
+                         f"not {record_mode!r}")
+    return mode
+
+
+def _cassette_file(path: str | Path) -> Path:
+    p = Path(path)
+    return p if p.suffix else p.with_name(p.name + ".yaml")
+
+
+@contextmanager
+def cassette(path: str | Path, *, record_mode: str = "none",
+             match_on: Sequence[str] = DEFAULT_MATCH_ON, allow_unplayed: bool = True,
+             strict: bool = True, secrets: Iterable[str] = (),
+             allow_playback_repeats: bool = False) -> Iterator[CassetteReport]:
+    """Record or replay every httpx request made inside the context; yield its report.
+
+    ``path`` gets a ``.yaml`` suffix when it has none (see :func:`cassette_path` for the
+    ``cassettes/`` convention). ``secrets`` are extra values (API keys, tokens) to replace
+    by ``REDACTED`` wherever they appear. With ``strict`` (the default) the first
+    :class:`CassetteMiss` is raised again on exit, so a run that swallowed it cannot pass
+    unnoticed. Unplayed interactions warn (:class:`UnplayedInteractionsWarning`), or raise
+    :class:`UnplayedInteractions` when ``allow_unplayed=False``; neither is checked when the
+    block raised or missed. A block that raises records nothing new.
+    """
+    mode = _mode(record_mode)
+    file = _cassette_file(path)
+    report = CassetteReport(file, mode)
+    recorder = build_vcr(match_on=match_on, secrets=secrets)
+    with ExitStack() as stack:
+        cass = stack.enter_context(recorder.use_cassette(
+            str(file), record_mode=mode, allow_playback_repeats=allow_playback_repeats))
+        report.loaded = len(cass)
+        tracker = _Tracker(cass, report)
+        for transport in (httpx.HTTPTransport, httpx.MockTransport):
+            stack.enter_context(mock.patch.object(
+                transport, "handle_request", tracker.wrap(transport.handle_request)))
+        try:
+            yield report
+        finally:
+            report.unplayed = _unplayed(cass, report.loaded, mode)
+    if report.misses and strict:
+        raise report.misses[0]
+    if report.unplayed and not report.misses:
+        if not allow_unplayed:
+            raise UnplayedInteractions(file, report.unplayed)
+        warnings.warn(UnplayedInteractionsWarning(_unplayed_message(file, report.unplayed)),
+                      stacklevel=3)

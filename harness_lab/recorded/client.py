@@ -1,0 +1,245 @@
+"""A small, synchronous client for OpenAI-compatible ``/chat/completions`` endpoints.
+
+It speaks the subset the adapters need (messages, function tools, JSON output, usage) to a
+hosted provider or to a local server (llama.cpp, vLLM, Ollama, the reference server). The
+request body is serialized with sorted keys and no whitespace, so the same call always sends
+the same bytes and a recording matches it. Every failure is a
+:class:`~harness_lab.errors.ProviderError` carrying the HTTP status when there was one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from harness_lab.errors import ProviderError
+from harness_lab.ports import TokenUsage
+
+__all__ = [
+    "ChatCompletion",
+    "ChatToolCall",
+    "OpenAICompatibleClient",
+    "encode_body",
+    "parse_completion",
+]
+
+_ERROR_PREVIEW = 200
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a JSON request body: sorted keys, compact, UTF-8."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToolCall:
+    """One function call the model asked for; ``arguments`` is the decoded JSON object."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCompletion:
+    """The parts of one chat completion the adapters use."""
+
+    content: str | None
+    tool_calls: tuple[ChatToolCall, ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    model: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def usage(self) -> TokenUsage:
+        """The token usage as the harness counts it."""
+        return TokenUsage(self.prompt_tokens, self.completion_tokens)
+
+
+class OpenAICompatibleClient:
+    """POSTs chat completions to ``{base_url}/chat/completions``.
+
+    ``base_url`` includes the API version prefix (``https://api.openai.com/v1``,
+    ``http://127.0.0.1:8080/v1``). ``api_key`` is sent as ``Authorization: Bearer``,
+    ``organization`` as ``OpenAI-Organization``; local servers usually need neither. Give
+    ``http_client`` to control transport, proxies or pooling; the client then does not
+    close it. ``seed`` is forwarded when set (providers that honour it sample repeatably).
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None,
+                 model: str = "gpt-4o-mini", timeout_s: float = 30.0,
+                 http_client: httpx.Client | None = None, organization: str | None = None,
+                 seed: int | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = timeout_s
+        self.seed = seed
+        self._api_key = api_key
+        self._organization = organization
+        self._owns_http = http_client is None
+        self._http = http_client if http_client is not None else httpx.Client()
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleClient({self.base_url!r}, model={self.model!r})"
+
+    @property
+    def url(self) -> str:
+        """The chat completions endpoint."""
+        return f"{self.base_url}/chat/completions"
+
+    def close(self) -> None:
+        """Close the HTTP client if this object created it."""
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> OpenAICompatibleClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def headers(self) -> dict[str, str]:
+        """The request headers (with the credentials, which cassettes never store)."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        if self._organization:
+            headers["OpenAI-Organization"] = self._organization
+        return headers
+
+    def request_body(self, messages: Sequence[Mapping[str, Any]], *,
+                     tools: Sequence[Mapping[str, Any]] | None = None,
+                     json_output: bool = False, tool_choice: str | None = None,
+                     max_tokens: int | None = None) -> dict[str, Any]:
+        """The JSON body of one call: always ``temperature=0``; tools only when given."""
+        body: dict[str, Any] = {"model": self.model,
+                                "messages": [dict(m) for m in messages],
+                                "temperature": 0}
+        if tools:
+            body["tools"] = [dict(t) for t in tools]
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
+        if json_output:
+            body["response_format"] = {"type": "json_object"}
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if self.seed is not None:
+            body["seed"] = self.seed
+        return body
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], *,
+                 tools: Sequence[Mapping[str, Any]] | None = None, json_output: bool = False,
+                 tool_choice: str | None = None, max_tokens: int | None = None
+                 ) -> ChatCompletion:
+        """Send one chat completion and parse the first choice; raise ProviderError."""
+        body = self.request_body(messages, tools=tools, json_output=json_output,
+                                 tool_choice=tool_choice, max_tokens=max_tokens)
+        try:
+            response = self._http.post(self.url, content=encode_body(body),
+                                       headers=self.headers(), timeout=self.timeout_s)
+        except httpx.TimeoutException as exc:
+            raise ProviderError(f"chat completion timed out after {self.timeout_s}s "
+                                f"({type(exc).__name__}) at {self.url}") from exc
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"chat completion transport error at {self.url}: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        return parse_completion(response, self.url)
+
+
+def parse_completion(response: httpx.Response, url: str) -> ChatCompletion:
+    """A ChatCompletion from an HTTP response, or ProviderError naming what is wrong."""
+    status = response.status_code
+    if status >= 400:
+        raise ProviderError(f"chat completion failed: HTTP {status} from {url}: "
+                            f"{_error_message(response)}", status=status)
+    try:
+        data = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ProviderError(f"chat completion from {url} is not JSON: "
+                            f"{_preview(response.text)}", status=status) from exc
+    if not isinstance(data, Mapping):
+        raise ProviderError(f"chat completion from {url} is not a JSON object", status=status)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise ProviderError(f"chat completion from {url} has no choices", status=status)
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise ProviderError(f"chat completion from {url} has no message", status=status)
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ProviderError(f"chat completion from {url}: content is not text", status=status)
+    raw_usage = data.get("usage")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    return ChatCompletion(
+        content=content,
+        tool_calls=_tool_calls(message.get("tool_calls"), url, status),
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+        finish_reason=choice.get("finish_reason"),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        raw=data,
+    )
+
+
+def _tool_calls(raw: Any, url: str, status: int) -> tuple[ChatToolCall, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ProviderError(f"chat completion from {url}: tool_calls is not a list",
+                            status=status)
+    calls = []
+    for i, call in enumerate(raw):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise ProviderError(f"chat completion from {url}: tool_calls[{i}] has no "
+                                "function name", status=status)
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ProviderError(f"chat completion from {url}: tool_calls[{i}] "
+                                    f"({function['name']}) arguments are not JSON: "
+                                    f"{_preview(function.get('arguments'))}",
+                                    status=status) from exc
+        elif arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise ProviderError(f"chat completion from {url}: tool_calls[{i}] "
+                                f"({function['name']}) arguments are not a JSON object",
+                                status=status)
+        call_id = call.get("id")
+        calls.append(ChatToolCall(function["name"], dict(arguments),
+                                  call_id if isinstance(call_id, str) and call_id else None))
+    return tuple(calls)
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return _preview(response.text) or response.reason_phrase
+    if isinstance(data, Mapping):
+        error = data.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return _preview(response.text)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _preview(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= _ERROR_PREVIEW else text[:_ERROR_PREVIEW] + "..."

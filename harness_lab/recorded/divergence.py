@@ -1,0 +1,237 @@
+"""Where a request diverged from its recording: the first differing JSON field path.
+
+Paths read like Python access: ``messages[2].content``, ``tools[0].function.parameters``.
+When both sides hold a string that is itself a JSON object or array (a chat message whose
+content is JSON, tool-call arguments), the walk descends into it and marks the step with
+``(json)``: ``messages[1].content(json).query``. Bodies that are not JSON are compared as
+text, and the divergence names the first differing character offset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "BODY",
+    "Divergence",
+    "DivergenceReport",
+    "body_digest",
+    "count_differences",
+    "first_divergence",
+    "parse_body",
+]
+
+BODY = "(body)"
+"""The path of the whole body (the root of the walk)."""
+
+_MISSING: Any = object()
+_PREVIEW = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first place two request bodies differ.
+
+    ``kind`` is ``"value"`` (both present, different), ``"type"`` (different JSON types),
+    ``"missing"`` (recorded has the field, actual lacks it), ``"extra"`` (actual has a field
+    the recording lacks) or ``"text"`` (non-JSON bodies; ``path`` names the character offset).
+    """
+
+    path: str
+    kind: str
+    recorded: Any
+    actual: Any
+
+    def describe(self) -> str:
+        """One readable line: where, and what each side holds."""
+        if self.kind == "missing":
+            return f"{self.path}: recorded {_short(self.recorded)}, missing in this request"
+        if self.kind == "extra":
+            return f"{self.path}: not recorded, this request has {_short(self.actual)}"
+        return (f"{self.path}: recorded {_short(self.recorded)} != "
+                f"this request {_short(self.actual)}")
+
+
+@dataclass(frozen=True, slots=True)
+class DivergenceReport:
+    """At which request of a replay the run left its recording, and how.
+
+    ``step`` is the 1-based number of the request within the cassette's context (the n-th
+    HTTP request of the run), ``closest`` the 0-based index of the recorded interaction most
+    like it (``None`` for an empty cassette) and ``divergence`` the first differing field
+    against that one (``None`` when only the method or URL differs).
+    """
+
+    step: int
+    method: str
+    url: str
+    body_digest: str
+    closest: int | None
+    closest_method: str | None
+    closest_url: str | None
+    divergence: Divergence | None
+
+    def describe(self) -> str:
+        """A readable paragraph for error messages."""
+        head = (f"replay diverged at request {self.step}: {self.method} {self.url} "
+                f"(body {self.body_digest})")
+        if self.closest is None:
+            return f"{head}; the cassette holds no interaction to compare with"
+        near = (f"closest recorded: interaction {self.closest}, "
+                f"{self.closest_method} {self.closest_url}")
+        if self.divergence is None:
+            return f"{head}; {near}, same body (the method or URL differs, or it was played)"
+        return f"{head}; {near}; first difference at {self.divergence.describe()}"
+
+
+def body_digest(body: bytes | str | None) -> str:
+    """A short, stable fingerprint of a body: ``sha256:`` and 12 hex digits."""
+    if body is None:
+        return "empty"
+    raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    if not raw:
+        return "empty"
+    return "sha256:" + hashlib.sha256(raw).hexdigest()[:12]
+
+
+def parse_body(body: Any) -> tuple[bool, Any]:
+    """``(True, data)`` when ``body`` is JSON (bytes, text, or already-decoded data).
+
+    ``None`` and the empty body are JSON-less: ``(False, "")``. Undecodable bytes and text
+    that is not JSON come back as ``(False, text)``.
+    """
+    if body is None:
+        return False, ""
+    if isinstance(body, bytes | bytearray):
+        try:
+            body = bytes(body).decode("utf-8")
+        except UnicodeDecodeError:
+            return False, bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        if not body.strip():
+            return False, body
+        try:
+            return True, json.loads(body)
+        except json.JSONDecodeError:
+            return False, body
+    return True, body
+
+
+def first_divergence(recorded_request_body: Any, actual_body: Any) -> Divergence | None:
+    """The first field path where ``actual_body`` differs from the recorded body, or None.
+
+    Either side may be bytes, text or decoded JSON. Object keys are visited in sorted order,
+    so the answer does not depend on key order (which the JSON matcher ignores as well).
+    """
+    return next(_walk(recorded_request_body, actual_body), None)
+
+
+def count_differences(recorded_request_body: Any, actual_body: Any, *, limit: int = 1000) -> int:
+    """How many leaf differences the two bodies have (at most ``limit``): a closeness score."""
+    count = 0
+    for _ in _walk(recorded_request_body, actual_body):
+        count += 1
+        if count >= limit:
+            break
+    return count
+
+
+def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
+    rec_json, rec = parse_body(recorded)
+    act_json, act = parse_body(actual)
+    if rec_json and act_json:
+        yield from _diff(rec, act, BODY)
+        return
+    rec_text, act_text = _text(rec), _text(act)
+    if rec_text != act_text:
+        offset = _first_offset(rec_text, act_text)
+        yield Divergence(f"{BODY}@{offset}", "text", rec_text[offset:offset + _PREVIEW],
+                         act_text[offset:offset + _PREVIEW])
+
+
+def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
+    if isinstance(rec, Mapping) and isinstance(act, Mapping):
+        for key in sorted(set(rec) | set(act), key=str):
+            sub = _key_path(path, str(key))
+            if key not in act:
+                yield Divergence(sub, "missing", rec[key], _MISSING)
+            elif key not in rec:
+                yield Divergence(sub, "extra", _MISSING, act[key])
+            else:
+                yield from _diff(rec[key], act[key], sub)
+        return
+    if isinstance(rec, list) and isinstance(act, list):
+        for i in range(max(len(rec), len(act))):
+            sub = f"{path}[{i}]" if path != BODY else f"[{i}]"
+            if i >= len(act):
+                yield Divergence(sub, "missing", rec[i], _MISSING)
+            elif i >= len(rec):
+                yield Divergence(sub, "extra", _MISSING, act[i])
+            else:
+                yield from _diff(rec[i], act[i], sub)
+        return
+    if isinstance(rec, str) and isinstance(act, str) and rec != act:
+        nested = _nested_json(rec, act)
+        if nested is not None:
+            yield from _diff(nested[0], nested[1], f"{path}(json)")
+            return
+    if _json_type(rec) != _json_type(act):
+        yield Divergence(path, "type", rec, act)
+    elif rec != act:
+        yield Divergence(path, "value", rec, act)
+
+
+def _key_path(path: str, key: str) -> str:
+    return key if path == BODY else f"{path}.{key}"
+
+
+def _nested_json(rec: str, act: str) -> tuple[Any, Any] | None:
+    """Both strings decoded, when both are JSON objects or arrays."""
+    out = []
+    for text in (rec, act):
+        stripped = text.lstrip()
+        if not stripped.startswith(("{", "[")):
+            return None
+        try:
+            out.append(json.loads(text))
+        except json.JSONDecodeError:
+            return None
+    return out[0], out[1]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _first_offset(a: str, b: str) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _short(value: Any) -> str:
+    if value is _MISSING:
+        return "nothing"
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "..."

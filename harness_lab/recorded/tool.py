@@ -1,0 +1,122 @@
+"""HttpJsonTool: a read-only diagnosis tool backed by an HTTP JSON query API.
+
+Each invocation POSTs the scope, as a JSON object, to ``{base_url}{path}``. POST (not GET
+with query parameters) keeps nested scopes and their types intact, and the body is the same
+canonical JSON every time so a recording matches it; the API must treat the call as a
+read-only query. The answer must be a JSON object with a list of objects under ``items``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from harness_lab.errors import ToolExecutionError
+from harness_lab.ports import ToolInput, ToolOutput
+from harness_lab.recorded.client import encode_body
+
+__all__ = ["HttpJsonTool"]
+
+_PREVIEW = 200
+
+
+class HttpJsonTool:
+    """A Tool that POSTs its scope to an HTTP JSON API and reads ``{"items": [...]}``.
+
+    * ``size_bytes`` is the length of the (decoded) response body.
+    * An HTTP status of 400 or more, a timeout or a transport error raises
+      :class:`~harness_lab.errors.ToolExecutionError`.
+    * A body that is not JSON, or has no list ``items`` of objects, is
+      ``ToolOutput(projectable=False)``: the backend answered, but nothing can be projected.
+    * ``latency_s`` is None (recordings keep no timing; the latency model decides).
+
+    ``headers`` are sent with every call (e.g. an ``Authorization`` header; cassettes
+    scrub it). ``validate`` refuses a scope that is not an object or lacks a ``required``
+    key.
+    """
+
+    __test__ = False
+
+    def __init__(self, name: str, base_url: str, *, path: str = "/query", evidence: bool = True,
+                 read_only: bool = True, required: Iterable[str] = (),
+                 http_client: httpx.Client | None = None, timeout_s: float = 10.0,
+                 headers: Mapping[str, str] | None = None) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.path = path if path.startswith("/") else f"/{path}"
+        self.evidence = evidence
+        self.read_only = read_only
+        self.required = tuple(required)
+        self.timeout_s = timeout_s
+        self.headers = dict(headers or {})
+        self._owns_http = http_client is None
+        self._http = http_client if http_client is not None else httpx.Client()
+
+    def __repr__(self) -> str:
+        return f"HttpJsonTool({self.name!r}, {self.url!r})"
+
+    @property
+    def url(self) -> str:
+        """The endpoint every invocation POSTs to."""
+        return f"{self.base_url}{self.path}"
+
+    def close(self) -> None:
+        """Close the HTTP client if this tool created it."""
+        if self._owns_http:
+            self._http.close()
+
+    def validate(self, scope: Mapping[str, Any]) -> str | None:
+        """Why ``scope`` is refused: not a mapping, or missing a ``required`` key; else None."""
+        if not isinstance(scope, Mapping):
+            return f"tool {self.name!r}: scope must be an object, not {type(scope).__name__}"
+        missing = [key for key in self.required if key not in scope]
+        if missing:
+            names = ", ".join(repr(key) for key in missing)
+            return f"tool {self.name!r}: scope is missing required key(s) {names}"
+        return None
+
+    def invoke(self, request: ToolInput) -> ToolOutput:
+        """POST the scope and project the answer; raise ToolExecutionError on failure."""
+        try:
+            body = encode_body(dict(request.scope))
+        except (TypeError, ValueError) as exc:
+            raise ToolExecutionError(f"tool {self.name!r}: scope is not JSON data: {exc}"
+                                     ) from exc
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   **self.headers}
+        try:
+            response = self._http.post(self.url, content=body, headers=headers,
+                                       timeout=self.timeout_s)
+        except httpx.TimeoutException as exc:
+            raise ToolExecutionError(f"tool {self.name!r}: timed out after {self.timeout_s}s "
+                                     f"at {self.url}") from exc
+        except httpx.HTTPError as exc:
+            raise ToolExecutionError(f"tool {self.name!r}: transport error at {self.url}: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+        raw = response.content
+        if response.status_code >= 400:
+            raise ToolExecutionError(f"tool {self.name!r}: HTTP {response.status_code} from "
+                                     f"{self.url}: {_preview(response.text)}")
+        meta = {"http_status": response.status_code}
+        items = _items(raw)
+        if items is None:
+            return ToolOutput((), size_bytes=len(raw), projectable=False, meta=meta)
+        return ToolOutput(items, size_bytes=len(raw), meta=meta)
+
+
+def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    items = data.get("items") if isinstance(data, Mapping) else None
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        return None
+    return tuple(dict(i) for i in items)
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "..."

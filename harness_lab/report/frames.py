@@ -1,0 +1,329 @@
+"""RunRecords and the run store as pandas DataFrames, every state axis an ordered Categorical.
+
+Each state-axis column is a :class:`pandas.CategoricalDtype` whose categories are the members
+of its enum in declaration order, which is the lifecycle order; so ``value_counts(sort=False)``,
+``groupby(observed=False)`` and :func:`crosstab` list every state, in that order, zeros included.
+
+The ``read_*`` functions give the same frames back from a run store's tables (doc §12).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Engine, create_engine, select
+from sqlalchemy.engine import URL
+
+from harness_lab.record import RunRecord
+from harness_lab.states import (
+    CollectionState,
+    DiagnosisStopReason,
+    EvidenceStatus,
+    FallbackType,
+    InformationGain,
+    IntentType,
+    InvocationStatus,
+    PreflightReason,
+    ReleaseOutcome,
+    RunState,
+    SemanticVerdict,
+    SseEventKind,
+    SseState,
+    StoredRunStatus,
+    ToolErrorCode,
+    TraceEventStatus,
+    TraceEventType,
+    TracePhase,
+)
+from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, trace_event
+
+__all__ = [
+    "AXIS_DTYPES",
+    "INVOCATION_DTYPES",
+    "REJECTION_DTYPES",
+    "RUN_FRAME_COLUMNS",
+    "SSE_DTYPES",
+    "TRACE_DTYPES",
+    "Source",
+    "categorize",
+    "crosstab",
+    "enum_dtype",
+    "invocations_frame",
+    "read_invocations",
+    "read_runs",
+    "read_trace",
+    "rejections_frame",
+    "runs_frame",
+    "sse_frame",
+    "state_crosstabs",
+    "trace_frame",
+]
+
+Source = str | URL | Engine | SqlRunStore
+"""Where the ``read_*`` functions read from: a SQLAlchemy URL, an Engine or a SqlRunStore."""
+
+
+def enum_dtype(enum: type[Enum]) -> pd.CategoricalDtype:
+    """The ordered CategoricalDtype of an enum's values, in declaration order."""
+    return pd.CategoricalDtype([m.value for m in enum], ordered=True)
+
+
+AXIS_DTYPES: dict[str, pd.CategoricalDtype] = {
+    "intent": enum_dtype(IntentType),
+    "run_state": enum_dtype(RunState),
+    "release_outcome": enum_dtype(ReleaseOutcome),
+    "fallback_type": enum_dtype(FallbackType),
+    "db_status": enum_dtype(StoredRunStatus),
+    "sse_state": enum_dtype(SseState),
+    "collection_state": enum_dtype(CollectionState),
+    "stop_reason": enum_dtype(DiagnosisStopReason),
+    "semantic_verdict": enum_dtype(SemanticVerdict),
+}
+"""Run-level state-axis column -> its ordered dtype (the columns of :func:`runs_frame`)."""
+
+TRACE_DTYPES: dict[str, pd.CategoricalDtype] = {
+    "type": enum_dtype(TraceEventType),
+    "phase": enum_dtype(TracePhase),
+    "status": enum_dtype(TraceEventStatus),
+}
+"""Categorical columns of :func:`trace_frame`."""
+
+INVOCATION_DTYPES: dict[str, pd.CategoricalDtype] = {
+    "status": enum_dtype(InvocationStatus),
+    "evidence_status": enum_dtype(EvidenceStatus),
+    "information_gain": enum_dtype(InformationGain),
+    "error_code": enum_dtype(ToolErrorCode),
+}
+"""Categorical columns of :func:`invocations_frame`."""
+
+REJECTION_DTYPES: dict[str, pd.CategoricalDtype] = {"reason": enum_dtype(PreflightReason)}
+"""Categorical columns of :func:`rejections_frame`."""
+
+SSE_DTYPES: dict[str, pd.CategoricalDtype] = {"kind": enum_dtype(SseEventKind)}
+"""Categorical columns of :func:`sse_frame`."""
+
+RUN_FRAME_COLUMNS: tuple[str, ...] = (
+    "run_id", "session_id", "scenario", "intent", "run_state", "termination_reason",
+    "release_outcome", "fallback_type", "db_status", "sse_state", "collection_state",
+    "stop_reason", "semantic_verdict", "agent_steps", "tool_calls", "rejections",
+    "model_calls", "tokens", "bytes", "input_tokens", "output_tokens",
+    "headroom_model_calls", "headroom_tool_calls", "headroom_tokens", "headroom_bytes",
+    "started_at", "finished_at", "duration_s", "error",
+)
+"""The columns of :func:`runs_frame`, in order."""
+
+_HEADROOM = ("model_calls", "tool_calls", "tokens", "bytes")
+_TRACE_COLUMNS = ("run_id", "seq", "t", "type", "phase", "status", "detail")
+_INVOCATION_COLUMNS = ("run_id", "invocation_id", "seq", "tool", "status", "evidence_status",
+                       "information_gain", "error_code", "items", "size_bytes", "started_at",
+                       "finished_at")
+_REJECTION_COLUMNS = ("run_id", "tool", "reason", "message", "t")
+_SSE_COLUMNS = ("run_id", "seq", "t", "kind", "data")
+
+
+def categorize(df: pd.DataFrame, dtypes: Mapping[str, pd.CategoricalDtype] | None = None
+               ) -> pd.DataFrame:
+    """A copy of ``df`` with every column named in ``dtypes`` (default AXIS_DTYPES) cast.
+
+    Columns the frame does not have are skipped; a value outside the enum becomes missing.
+    """
+    out = df.copy()
+    for name, dtype in (AXIS_DTYPES if dtypes is None else dtypes).items():
+        if name in out.columns:
+            out[name] = _as_category(out[name], dtype)
+    return out
+
+
+def _as_category(values: pd.Series, dtype: pd.CategoricalDtype) -> pd.Series:
+    known = set(dtype.categories)
+    plain = values.astype(object).map(lambda v: v if v in known else None)
+    return plain.astype(dtype)
+
+
+def _v(member: Enum | None) -> Any:
+    return None if member is None else member.value
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str],
+           dtypes: Mapping[str, pd.CategoricalDtype]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(columns))
+    return categorize(df, dtypes)
+
+
+def runs_frame(records: Iterable[RunRecord], *, labels: Sequence[str | None] | None = None
+               ) -> pd.DataFrame:
+    """One row per record (columns :data:`RUN_FRAME_COLUMNS`); ``labels`` fill ``scenario``.
+
+    ``labels`` must be as long as ``records`` when given; without it ``scenario`` is missing.
+    Headroom columns are nullable ``Int64`` (missing where a budget has no limit).
+    """
+    recs = list(records)
+    names: list[str | None] = [None] * len(recs) if labels is None else list(labels)
+    if len(names) != len(recs):
+        raise ValueError(f"{len(names)} labels for {len(recs)} records")
+    rows = []
+    for r, label in zip(recs, names, strict=True):
+        rows.append({
+            "run_id": r.run_id, "session_id": r.session_id, "scenario": label,
+            "intent": _v(r.intent), "run_state": r.run_state.value,
+            "termination_reason": r.termination_reason,
+            "release_outcome": r.release_outcome.value, "fallback_type": _v(r.fallback_type),
+            "db_status": _v(r.stored_status), "sse_state": r.sse_state.value,
+            "collection_state": _v(r.collection_state), "stop_reason": _v(r.stop_reason),
+            "semantic_verdict": _v(r.semantic_verdict), "agent_steps": r.agent_steps,
+            "tool_calls": r.tool_calls, "rejections": len(r.rejections),
+            "model_calls": r.usage.model_calls, "tokens": r.usage.tokens,
+            "bytes": r.usage.bytes, "input_tokens": r.usage.input_tokens,
+            "output_tokens": r.usage.output_tokens,
+            **{f"headroom_{k}": r.headroom.get(k) for k in _HEADROOM},
+            "started_at": float(r.started_at), "finished_at": float(r.finished_at),
+            "duration_s": float(r.duration_s), "error": r.error,
+        })
+    df = _frame(rows, RUN_FRAME_COLUMNS, AXIS_DTYPES)
+    for k in _HEADROOM:
+        df[f"headroom_{k}"] = df[f"headroom_{k}"].astype("Int64")
+    for name in ("agent_steps", "tool_calls", "rejections", "model_calls", "tokens", "bytes",
+                 "input_tokens", "output_tokens"):
+        df[name] = df[name].astype("int64")
+    for name in ("started_at", "finished_at", "duration_s"):
+        df[name] = df[name].astype("float64")
+    return df
+
+
+def trace_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per trace event: run_id, seq, t, type, phase, status, detail (a dict)."""
+    rows = [{**e.to_dict(), "t": float(e.t)} for r in records for e in r.trace]
+    return _frame(rows, _TRACE_COLUMNS, TRACE_DTYPES)
+
+
+def invocations_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per canonical tool invocation, by run then seq."""
+    rows = [{k: inv.to_dict()[k] for k in _INVOCATION_COLUMNS}
+            for r in records for inv in r.invocations]
+    return _frame(rows, _INVOCATION_COLUMNS, INVOCATION_DTYPES)
+
+
+def rejections_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per preflight rejection: run_id, tool, reason, message, t."""
+    rows = [{k: rej.to_dict()[k] for k in _REJECTION_COLUMNS}
+            for r in records for rej in r.rejections]
+    return _frame(rows, _REJECTION_COLUMNS, REJECTION_DTYPES)
+
+
+def sse_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per public SSE event: run_id, seq, t, kind, data (a dict)."""
+    rows = [{"run_id": r.run_id, **e.to_dict(), "t": float(e.t)}
+            for r in records for e in r.sse_events]
+    return _frame(rows, _SSE_COLUMNS, SSE_DTYPES)
+
+
+@contextmanager
+def _engine(source: Source) -> Iterator[Engine]:
+    if isinstance(source, SqlRunStore):
+        yield source.engine
+    elif isinstance(source, Engine):
+        yield source
+    else:
+        engine = create_engine(source)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+
+
+_RUN_ORDER = (diagnosis_run.c.created_at, diagnosis_run.c.ordinal)
+_STORED_RUN_COLUMNS = tuple(c.name for c in diagnosis_run.c if c.name != "ordinal")
+_STORED_RUN_NAMES = {"status": "db_status", "termination_state": "run_state",
+                     "total_tokens": "tokens", "created_at": "started_at"}
+_READ_RUN_COLUMNS = (
+    "run_id", "session_id", "intent", "run_state", "termination_reason", "release_outcome",
+    "fallback_type", "db_status", "agent_steps", "tool_calls", "input_tokens",
+    "output_tokens", "tokens", "started_at", "finished_at", "duration_s", "query",
+    "conclusion", "answer_json", "published_result",
+)
+
+
+def read_runs(source: Source) -> pd.DataFrame:
+    """The diagnosis_run rows, oldest first, named like :func:`runs_frame` where they overlap.
+
+    ``status`` becomes ``db_status``, ``termination_state`` ``run_state``, ``total_tokens``
+    ``tokens``, ``created_at`` ``started_at``, and ``duration_ms`` ``duration_s`` (seconds).
+    A plain ``sqlite://`` URL opens a new, empty in-memory database: pass the store or its
+    engine to read an in-memory store.
+    """
+    query = select(*(diagnosis_run.c[name] for name in _STORED_RUN_COLUMNS)).order_by(
+        *_RUN_ORDER)
+    with _engine(source) as engine, engine.connect() as conn:
+        df = pd.read_sql(query, conn)
+    df = df.rename(columns=_STORED_RUN_NAMES)
+    df["duration_s"] = df.pop("duration_ms").astype("float64") / 1000.0
+    return categorize(df.reindex(columns=list(_READ_RUN_COLUMNS)), AXIS_DTYPES)
+
+
+def _read_child(source: Source, table: Any, columns: Sequence[str]) -> pd.DataFrame:
+    query = (select(*(table.c[name] for name in columns))
+             .join(diagnosis_run, diagnosis_run.c.run_id == table.c.run_id)
+             .order_by(*_RUN_ORDER, table.c.seq))
+    with _engine(source) as engine, engine.connect() as conn:
+        return pd.read_sql(query, conn)
+
+
+def read_trace(source: Source) -> pd.DataFrame:
+    """The trace_event rows as :func:`trace_frame` columns (``detail`` decoded to a dict)."""
+    df = _read_child(source, trace_event, _TRACE_COLUMNS)
+    df["detail"] = [json.loads(text) for text in df["detail"]]
+    df["t"] = df["t"].astype("float64")
+    return categorize(df, TRACE_DTYPES)
+
+
+def read_invocations(source: Source) -> pd.DataFrame:
+    """The tool_invocation rows as :func:`invocations_frame` columns."""
+    df = _read_child(source, tool_invocation, _INVOCATION_COLUMNS)
+    return categorize(df, INVOCATION_DTYPES)
+
+
+def _categories(values: pd.Series) -> list[Any]:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return list(values.dtype.categories)
+    return list(pd.unique(values.dropna()))
+
+
+def crosstab(df: pd.DataFrame, rows: str = "run_state", cols: str = "release_outcome", *,
+             missing: str | None = None) -> pd.DataFrame:
+    """Counts of ``rows`` x ``cols`` keeping every category, zeros included, in enum order.
+
+    Missing values are left out unless ``missing`` names a label for them: that label is then
+    the last category of each axis that has missing values. Non-categorical columns keep
+    their values' first-appearance order.
+    """
+    index, columns = _labelled(df[rows], missing), _labelled(df[cols], missing)
+    table = pd.crosstab(index, columns, dropna=False)
+    row_cats, col_cats = _categories(index), _categories(columns)
+    table = table.reindex(index=row_cats, columns=col_cats, fill_value=0)
+    table.index = pd.CategoricalIndex(row_cats, categories=row_cats, ordered=True, name=rows)
+    table.columns = pd.CategoricalIndex(col_cats, categories=col_cats, ordered=True, name=cols)
+    return table.astype("int64")
+
+
+def _labelled(values: pd.Series, missing: str | None) -> pd.Series:
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        cats = list(pd.unique(values.dropna()))
+        values = values.astype(object).where(values.notna(), None).astype(
+            pd.CategoricalDtype(cats, ordered=True))
+    if missing is not None and bool(values.isna().any()):
+        values = values.cat.add_categories([missing]).fillna(missing)
+    return values
+
+
+def state_crosstabs(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """RunState x ReleaseOutcome and ReleaseOutcome x FallbackType (no fallback: ``(none)``)."""
+    return {
+        "run_state x release_outcome": crosstab(df, "run_state", "release_outcome"),
+        "release_outcome x fallback_type": crosstab(df, "release_outcome", "fallback_type",
+                                                    missing="(none)"),
+    }

@@ -1,0 +1,167 @@
+"""The outcome table of SPEC §4 as data, and checks of observed runs and stored rows against it.
+
+:data:`OUTCOME_TABLE` is written by hand from the specification, not derived from the code
+it checks; so is the ReleaseOutcome -> ``diagnosis_run.status`` mapping of doc §12.2 used by
+:func:`status_mapping_check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from harness_lab.record import RunRecord
+from harness_lab.report.frames import AXIS_DTYPES, categorize
+from harness_lab.states import FallbackType, ReleaseOutcome, RunState, StoredRunStatus
+
+__all__ = [
+    "OUTCOME_BY_CASE",
+    "OUTCOME_TABLE",
+    "STORED_STATUS_FOR_OUTCOME",
+    "ExpectedOutcome",
+    "expected_outcome",
+    "mapping_table",
+    "status_mapping_check",
+]
+
+RS, RO, FT, DB = RunState, ReleaseOutcome, FallbackType, StoredRunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedOutcome:
+    """One row of the SPEC §4 outcome table, with the stored status doc §12.2 gives it."""
+
+    case: str
+    description: str
+    run_state: RunState
+    release_outcome: ReleaseOutcome
+    fallback_type: FallbackType | None
+    db_status: StoredRunStatus
+
+
+OUTCOME_TABLE: tuple[ExpectedOutcome, ...] = (
+    ExpectedOutcome("conclusion_guards_pass", "conclusion, guards pass",
+                    RS.SUCCESS, RO.SUCCESS, None, DB.SUCCESS),
+    ExpectedOutcome("missing_context", "missing context, zero tools, legal end",
+                    RS.SUCCESS, RO.FALLBACK, FT.MISSING_REQUIRED_CONTEXT, DB.SUCCESS),
+    ExpectedOutcome("insufficient_evidence", "evidence insufficient after limited checks",
+                    RS.SUCCESS, RO.FALLBACK, FT.INSUFFICIENT_EVIDENCE, DB.SUCCESS),
+    ExpectedOutcome("saturated_progress", "saturated, safe progress",
+                    RS.SUCCESS, RO.FALLBACK, FT.INSUFFICIENT_EVIDENCE, DB.SUCCESS),
+    ExpectedOutcome("protocol_stop_progress", "protocol stop, safe progress",
+                    RS.SUCCESS, RO.FALLBACK, FT.INSUFFICIENT_EVIDENCE, DB.SUCCESS),
+    ExpectedOutcome("evidence_guard_failed", "EvidenceGuard finally fails",
+                    RS.SUCCESS, RO.FALLBACK, FT.EVIDENCE_VALIDATION_FAILED, DB.SUCCESS),
+    ExpectedOutcome("semantic_unsupported", "SemanticGuard says unsupported",
+                    RS.SUCCESS, RO.FALLBACK, FT.SEMANTIC_UNSUPPORTED, DB.SUCCESS),
+    ExpectedOutcome("semantic_unavailable", "SemanticGuard technically unavailable",
+                    RS.SUCCESS, RO.FALLBACK, FT.SEMANTIC_UNAVAILABLE, DB.SUCCESS),
+    ExpectedOutcome("budget_progress", "budget exhausted, safe progress",
+                    RS.BUDGET_EXHAUSTED, RO.FALLBACK, FT.INSUFFICIENT_EVIDENCE, DB.SUCCESS),
+    ExpectedOutcome("timeout_no_content", "timeout, no safe content",
+                    RS.TIMED_OUT, RO.FAILED, None, DB.FAILED),
+    ExpectedOutcome("budget_no_progress", "budget exhausted, no safe progress",
+                    RS.BUDGET_EXHAUSTED, RO.FAILED, None, DB.FAILED),
+    ExpectedOutcome("internal_failure", "unrecoverable internal failure",
+                    RS.FAILED, RO.FAILED, None, DB.FAILED),
+    ExpectedOutcome("client_disconnect", "client disconnect",
+                    RS.CANCELLED, RO.CANCELLED, None, DB.CANCELLED),
+)
+"""The thirteen rows of SPEC §4, in the specification's order."""
+
+OUTCOME_BY_CASE: Mapping[str, ExpectedOutcome] = {row.case: row for row in OUTCOME_TABLE}
+""":data:`OUTCOME_TABLE` keyed by ``case``."""
+
+STORED_STATUS_FOR_OUTCOME: Mapping[str, str] = {
+    "SUCCESS": "SUCCESS",
+    "FALLBACK": "SUCCESS",
+    "FAILED": "FAILED",
+    "CANCELLED": "CANCELLED",
+}
+"""Doc §12.2: the ``diagnosis_run.status`` each ReleaseOutcome is stored with."""
+
+_AXES = ("run_state", "release_outcome", "fallback_type", "db_status")
+
+
+def expected_outcome(case: str) -> ExpectedOutcome:
+    """The outcome-table row of ``case``; KeyError naming the known cases otherwise."""
+    try:
+        return OUTCOME_BY_CASE[case]
+    except KeyError:
+        known = ", ".join(OUTCOME_BY_CASE)
+        raise KeyError(f"unknown outcome case {case!r}; known cases: {known}") from None
+
+
+def _value(member: Any) -> Any:
+    return None if member is None else member.value
+
+
+def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.DataFrame:
+    """Observed state axes beside the outcome table's, one row per scenario.
+
+    ``results`` holds ``(scenario, case, record)`` triples; ``case`` is an
+    :data:`OUTCOME_TABLE` key or None. Columns: scenario, case, run_id, then for each of
+    run_state, release_outcome, fallback_type, db_status the observed and ``expected_``
+    column, and ``matched`` (nullable boolean: all four equal, NA where there is no case).
+    An unknown case key raises KeyError.
+    """
+    rows = []
+    for scenario, case, record in results:
+        observed = {"run_state": record.run_state.value,
+                    "release_outcome": record.release_outcome.value,
+                    "fallback_type": _value(record.fallback_type),
+                    "db_status": _value(record.stored_status)}
+        row: dict[str, Any] = {"scenario": scenario, "case": case, "run_id": record.run_id}
+        if case is None:
+            expected: dict[str, Any] = dict.fromkeys(_AXES)
+            matched: bool | None = None
+        else:
+            want = expected_outcome(case)
+            expected = {axis: _value(getattr(want, axis)) for axis in _AXES}
+            matched = all(observed[axis] == expected[axis] for axis in _AXES)
+        for axis in _AXES:
+            row[axis] = observed[axis]
+            row[f"expected_{axis}"] = expected[axis]
+        row["matched"] = matched
+        rows.append(row)
+    columns = ["scenario", "case", "run_id",
+               *(name for axis in _AXES for name in (axis, f"expected_{axis}")), "matched"]
+    df = pd.DataFrame(rows, columns=columns)
+    dtypes = {**AXIS_DTYPES, **{f"expected_{axis}": AXIS_DTYPES[axis] for axis in _AXES}}
+    df = categorize(df, dtypes)
+    df["matched"] = df["matched"].astype("boolean")
+    return df
+
+
+def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Check doc §12.2 on stored diagnosis_run rows (dicts, or a frame such as read_runs').
+
+    The stored status is read from ``status`` (raw rows) or ``db_status`` (:func:`read_runs`).
+    A row with a release_outcome must carry the status of :data:`STORED_STATUS_FOR_OUTCOME`;
+    a row without one must be RUNNING. Returns run_id, release_outcome, status,
+    expected_status and ``ok`` per row (an unknown release_outcome is never ok).
+    """
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    status_col = "status" if "status" in frame.columns else "db_status"
+    out = []
+    for run_id, outcome, status in zip(frame["run_id"], frame["release_outcome"],
+                                       frame[status_col], strict=True):
+        outcome, status = _text(outcome), _text(status)
+        expected = ("RUNNING" if outcome is None
+                    else STORED_STATUS_FOR_OUTCOME.get(outcome))
+        out.append({"run_id": run_id, "release_outcome": outcome, "status": status,
+                    "expected_status": expected,
+                    "ok": expected is not None and status == expected})
+    df = pd.DataFrame(out, columns=["run_id", "release_outcome", "status", "expected_status",
+                                    "ok"])
+    df["ok"] = df["ok"].astype("bool")
+    return df
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return str(value)

@@ -1,0 +1,268 @@
+"""Turn scenario specs into scripted fakes, a configuration and a latency model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness_lab.config import HarnessConfig, Policy
+from harness_lab.core.budget import BudgetLimits
+from harness_lab.errors import ProviderError
+from harness_lab.fakes import (
+    Evidence,
+    NoEvidence,
+    Oversize,
+    ScriptedModel,
+    ScriptedRepair,
+    ScriptedResponder,
+    ScriptedRetriever,
+    ScriptedRouter,
+    ScriptedSemanticGuard,
+    ScriptedTool,
+    ToolFailure,
+    Unprojectable,
+)
+from harness_lab.fakes.tools import ToolBehaviour
+from harness_lab.ports import (
+    AgentRequest,
+    AnswerReply,
+    CallKind,
+    GuardReply,
+    ModelReply,
+    RouteReply,
+    TokenUsage,
+    ToolCallRequest,
+)
+from harness_lab.scenarios.spec import (
+    ConfigSpec,
+    DraftSpec,
+    GuardField,
+    GuardStepSpec,
+    LatencySpec,
+    ModelStepSpec,
+    ProgressSpec,
+    RepairStepSpec,
+    RouterField,
+    RouteStepSpec,
+    ToolResultSpec,
+    ToolSpec,
+    UsageSpec,
+)
+from harness_lab.states import SemanticVerdict
+
+__all__ = ["ScenarioLatency", "build_config", "build_guard", "build_model", "build_repair",
+           "build_router", "build_tools", "expand_ids", "model_reply"]
+
+_INV = re.compile(r"^inv-(\d+)$")
+_NO_USAGE = TokenUsage()
+
+
+def expand_ids(value: Any, run_id: str) -> Any:
+    """Replace ``inv-N`` strings (anywhere in JSON data) with ``<run_id>-inv-N``."""
+    if isinstance(value, str):
+        m = _INV.match(value)
+        return f"{run_id}-inv-{m.group(1)}" if m else value
+    if isinstance(value, list):
+        return [expand_ids(v, run_id) for v in value]
+    if isinstance(value, dict):
+        return {k: expand_ids(v, run_id) for k, v in value.items()}
+    return value
+
+
+def _usage(spec: UsageSpec | None) -> TokenUsage:
+    return _NO_USAGE if spec is None else TokenUsage(spec.input, spec.output)
+
+
+def _progress(spec: ProgressSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json", exclude_defaults=True)
+
+
+def _draft(spec: DraftSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json", exclude_defaults=True)
+
+
+def model_reply(step: ModelStepSpec, run_id: str) -> ModelReply | ProviderError:
+    """The reply (or provider error) one model step plays in run ``run_id``."""
+    usage, latency = _usage(step.usage), step.latency_s
+    if step.error is not None:
+        return ProviderError(step.error, latency_s=latency or 0.0)
+    if step.invalid_json is not None:
+        return ModelReply(content=step.invalid_json, usage=usage, latency_s=latency)
+    if step.empty:
+        return ModelReply(usage=usage, latency_s=latency)
+    payload: dict[str, Any] = {}
+    if step.schema_invalid is not None:
+        payload["draft"] = step.schema_invalid
+    if step.draft is not None:
+        payload["draft"] = _draft(step.draft)
+    if step.report is not None:
+        payload["progress"] = _progress(step.report)
+    if step.progress is not None:
+        payload["progress"] = _progress(step.progress)
+    tool_call = (ToolCallRequest(step.tool, expand_ids(step.scope, run_id), step.call_id)
+                 if step.tool is not None else None)
+    return ModelReply(payload=expand_ids(payload, run_id) if payload else None,
+                      tool_call=tool_call, usage=usage, latency_s=latency)
+
+
+class _StepPlayer:
+    """A scripted step whose invocation ids expand for the run that plays it."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: ModelStepSpec) -> None:
+        self.spec = spec
+
+    def __call__(self, request: AgentRequest) -> ModelReply:
+        reply = model_reply(self.spec, request.run_id)
+        if isinstance(reply, ProviderError):
+            raise reply
+        return reply
+
+
+def build_model(steps: Sequence[ModelStepSpec], name: str = "model") -> ScriptedModel:
+    """A ScriptedModel playing the scenario's model steps."""
+    return ScriptedModel([_StepPlayer(s) for s in steps], name=name)
+
+
+def build_router(spec: RouterField, name: str = "router") -> ScriptedRouter:
+    """A ScriptedRouter from an intent, a step or a list of steps."""
+    if isinstance(spec, list):
+        return ScriptedRouter([_route(s) for s in spec], name=name)
+    if isinstance(spec, RouteStepSpec):
+        return ScriptedRouter(_route(spec), name=name)
+    return ScriptedRouter(spec, name=name)
+
+
+def _route(spec: RouteStepSpec) -> RouteReply | ProviderError:
+    if spec.error is not None:
+        return ProviderError(spec.error, latency_s=spec.latency_s or 0.0)
+    assert spec.intent is not None
+    return RouteReply(spec.intent, _usage(spec.usage), spec.latency_s)
+
+
+def build_guard(spec: GuardField, name: str = "guard") -> ScriptedSemanticGuard:
+    """A ScriptedSemanticGuard from a verdict, a step or a list of steps."""
+    if isinstance(spec, list):
+        return ScriptedSemanticGuard([_verdict(s) for s in spec], name=name)
+    if isinstance(spec, GuardStepSpec):
+        return ScriptedSemanticGuard(_verdict(spec), name=name)
+    return ScriptedSemanticGuard(spec, name=name)
+
+
+def _verdict(spec: GuardStepSpec) -> GuardReply | ProviderError:
+    if spec.verdict is SemanticVerdict.UNAVAILABLE:
+        return ProviderError("semantic guard unavailable", latency_s=spec.latency_s or 0.0)
+    return GuardReply(spec.verdict is SemanticVerdict.SUPPORTED, spec.rationale,
+                      _usage(spec.usage), spec.latency_s)
+
+
+class _RepairPlayer:
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: RepairStepSpec) -> None:
+        self.spec = spec
+
+    def __call__(self, request: Any) -> ModelReply:
+        s = self.spec
+        if s.error is not None:
+            raise ProviderError(s.error, latency_s=s.latency_s or 0.0)
+        if s.invalid_json is not None:
+            return ModelReply(content=s.invalid_json, usage=_usage(s.usage),
+                              latency_s=s.latency_s)
+        assert s.draft is not None
+        return ModelReply(payload={"draft": expand_ids(_draft(s.draft), request.run_id)},
+                          usage=_usage(s.usage), latency_s=s.latency_s)
+
+
+def build_repair(steps: Sequence[RepairStepSpec], name: str = "repair") -> ScriptedRepair:
+    """A ScriptedRepair playing the scenario's repair steps."""
+    return ScriptedRepair([_RepairPlayer(s) for s in steps], name=name)
+
+
+def build_responder(text: str, error: str | None, latency_s: float | None,
+                    usage: UsageSpec | None) -> ScriptedResponder:
+    """The responder of SYSTEM_CHAT and KNOWLEDGE_QUERY answers."""
+    step: AnswerReply | ProviderError = (
+        ProviderError(error, latency_s=latency_s or 0.0) if error is not None
+        else AnswerReply(text, _usage(usage), latency_s))
+    return ScriptedResponder(step)
+
+
+def build_retriever(passages: Sequence[str], error: str | None,
+                    latency_s: float | None) -> ScriptedRetriever:
+    """The knowledge retriever."""
+    if error is not None:
+        return ScriptedRetriever(script=[ProviderError(error, latency_s=latency_s or 0.0)])
+    return ScriptedRetriever(tuple(passages), latency_s=latency_s)
+
+
+def tool_behaviour(spec: ToolResultSpec, default_latency: float | None) -> ToolBehaviour:
+    """The fake behaviour of one tool result spec."""
+    latency = spec.latency_s if spec.latency_s is not None else default_latency
+    if spec.evidence is not None:
+        return Evidence(tuple(spec.evidence), size_bytes=spec.bytes, latency_s=latency)
+    if spec.no_evidence:
+        return NoEvidence(latency_s=latency, size_bytes=spec.bytes or 0)
+    if spec.error is not None:
+        return ToolFailure(spec.error, latency_s=latency)
+    if spec.oversize is not None:
+        return Oversize(spec.oversize, latency_s=latency)
+    return Unprojectable(latency_s=latency)
+
+
+def build_tools(specs: Mapping[str, ToolSpec]) -> dict[str, ScriptedTool]:
+    """Scripted tools by name."""
+    tools: dict[str, ScriptedTool] = {}
+    for name, spec in specs.items():
+        lat = spec.latency_s
+        default = (tool_behaviour(spec.default, lat) if spec.default is not None
+                   else None if spec.script or spec.by_scope
+                   else Evidence(({"tool": name, "line": "evidence"},), latency_s=lat))
+        by_scope = [(s.scope, [tool_behaviour(r, lat) for r in s.result]
+                     if isinstance(s.result, list) else tool_behaviour(s.result, lat))
+                    for s in spec.by_scope]
+        tools[name] = ScriptedTool(name, [tool_behaviour(r, lat) for r in spec.script] or None,
+                                   by_scope=by_scope or None, default=default,
+                                   read_only=spec.read_only, evidence=spec.evidence,
+                                   required=tuple(spec.required))
+    return tools
+
+
+def build_config(spec: ConfigSpec) -> HarnessConfig:
+    """The HarnessConfig of a scenario."""
+    b = spec.budget
+    p = spec.policy
+    return HarnessConfig(
+        budget=BudgetLimits(b.model_calls, b.tool_calls, b.tokens, b.bytes),
+        deadline_s=spec.deadline_s, no_gain_threshold=spec.no_gain_threshold,
+        protocol_violation_threshold=spec.protocol_violation_threshold,
+        history_limit=spec.history_limit, projection_max_items=spec.projection_max_items,
+        projection_max_bytes=spec.projection_max_bytes,
+        authorized_tools=(frozenset(spec.authorized_tools)
+                          if spec.authorized_tools is not None else None),
+        policy=Policy(p.timeout_progress_fallback, p.user_cancel_notice,
+                      p.require_progress_reports))
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioLatency:
+    """Latency when a reply carries none: the scenario's default for the call kind.
+
+    Recorded (cassette) calls carry no timing, so they always take these defaults.
+    """
+
+    defaults: Mapping[CallKind, float]
+
+    @classmethod
+    def from_spec(cls, spec: LatencySpec) -> ScenarioLatency:
+        """From the scenario's ``latency`` block."""
+        return cls({CallKind(k): v for k, v in spec.model_dump().items()})
+
+    def latency(self, kind: CallKind, name: str, reply_latency: float | None) -> float:
+        """The reply's own latency, else the default of its kind."""
+        if reply_latency is not None:
+            return reply_latency
+        return self.defaults.get(kind, 0.0)

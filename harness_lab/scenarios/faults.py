@@ -1,0 +1,209 @@
+"""Fault specifications of the scenario format, one model per ``kind``.
+
+A fault is addressed by virtual time (``at_s``: seconds after the run starts), by lifecycle
+point (``at``: before or after the k-th call of a kind, or of a named tool) or, for a client
+disconnect, by the k-th SSE event (``sse_event``: the send of that event fails). Faults that
+change what a call returns (``provider_error``, ``tool_error``, ``latency_spike``...) say which
+call with ``call``/``tool`` and ``n`` (1-based). Every fault must fire during the run; one
+that points past its end is reported as an error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness_lab.ports import CallKind
+
+__all__ = ["FAULT_KINDS", "At", "Fault", "describe"]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+Positive = Annotated[int, Field(ge=1)]
+
+
+class At(BaseModel):
+    """A lifecycle point: ``when`` the ``n``-th call of ``call`` (of ``tool`` when given)."""
+
+    model_config = _STRICT
+    when: Literal["before", "after"] = "before"
+    call: CallKind
+    n: Positive = 1
+    tool: str | None = None
+
+    def label(self) -> str:
+        """A short text such as ``before tool:logs#2``."""
+        name = f"{self.call.value}:{self.tool}" if self.tool else self.call.value
+        return f"{self.when} {name}#{self.n}"
+
+
+class _Fault(BaseModel):
+    model_config = _STRICT
+    note: str | None = None
+
+
+class _Timed(_Fault):
+    at_s: float | None = Field(None, ge=0)
+    at: At | None = None
+
+    @model_validator(mode="after")
+    def _one_locator(self) -> _Timed:
+        if (self.at_s is None) == (self.at is None):
+            raise ValueError("give exactly one of at_s and at")
+        return self
+
+
+class ClientDisconnect(_Fault):
+    """The client goes away (at a time, a boundary, or when sending the k-th SSE event)."""
+
+    kind: Literal["client_disconnect"]
+    at_s: float | None = Field(None, ge=0)
+    at: At | None = None
+    sse_event: Positive | None = None
+
+    @model_validator(mode="after")
+    def _one_locator(self) -> ClientDisconnect:
+        if sum(x is not None for x in (self.at_s, self.at, self.sse_event)) != 1:
+            raise ValueError("give exactly one of at_s, at and sse_event")
+        return self
+
+
+class UserCancel(_Timed):
+    """The user cancels while the client stays connected."""
+
+    kind: Literal["user_cancel"]
+
+
+class Deadline(_Timed):
+    """The deadline is reached: ``at_s`` sets it; ``at`` makes it pass at that point."""
+
+    kind: Literal["deadline"]
+
+
+class BudgetExhausted(_Fault):
+    """A budget kind runs out: its limit becomes what is already used, at ``at`` (or start)."""
+
+    kind: Literal["budget_exhausted"]
+    budget: Literal["model_calls", "tool_calls", "tokens", "bytes"]
+    at: At | None = None
+
+
+class NoGainStreak(_Fault):
+    """``count`` consecutive tool results come back NO_EVIDENCE, from the ``n``-th tool call."""
+
+    kind: Literal["no_gain_streak"]
+    count: Positive = 3
+    n: Positive = 1
+    tool: str | None = None
+
+
+class ProtocolViolation(_Fault):
+    """``count`` consecutive model steps from step ``n`` break the progress protocol."""
+
+    kind: Literal["protocol_violation"]
+    count: Positive = 1
+    n: Positive = 2
+    mode: Literal["missing", "invalid", "bad_citation"] = "missing"
+
+
+class ToolRejection(_Fault):
+    """A preflight rejection of ``tool``.
+
+    AUTH and READ_ONLY apply to every call of the tool (authorisation and the read-only flag
+    are properties of the tool); REQUEST, ID and STORE hit its ``n``-th call.
+    """
+
+    kind: Literal["tool_rejection"]
+    reason: Literal["AUTH", "READ_ONLY", "REQUEST", "ID", "STORE"]
+    tool: str
+    n: Positive = 1
+
+
+class ToolError(_Fault):
+    """The ``n``-th call of ``tool`` fails in execution, projection, size or store."""
+
+    kind: Literal["tool_error"]
+    error: Literal["execution", "projection", "size", "store"]
+    tool: str
+    n: Positive = 1
+    latency_s: float | None = Field(None, ge=0)
+
+
+class ProviderFault(_Fault):
+    """The ``n``-th call of a model-like provider fails technically."""
+
+    kind: Literal["provider_error"]
+    call: Literal["router", "model", "guard", "repair", "responder", "retriever"]
+    n: Positive = 1
+    latency_s: float = Field(0.0, ge=0)
+    message: str = "provider unavailable"
+
+
+class LatencySpike(_Fault):
+    """The ``n``-th call of ``call`` (of ``tool``) takes ``latency_s`` of virtual time."""
+
+    kind: Literal["latency_spike"]
+    call: CallKind
+    n: Positive = 1
+    tool: str | None = None
+    latency_s: float = Field(ge=0)
+
+
+class InvalidDraft(_Fault):
+    """Model step ``n`` is replaced by an invalid draft."""
+
+    kind: Literal["invalid_draft"]
+    form: Literal["invalid_json", "schema_invalid", "empty"]
+    n: Positive = 1
+
+
+class SemanticFault(_Fault):
+    """The ``n``-th SemanticGuard call says UNSUPPORTED or is technically UNAVAILABLE."""
+
+    kind: Literal["semantic_guard"]
+    verdict: Literal["UNSUPPORTED", "UNAVAILABLE"]
+    n: Positive = 1
+
+
+class RepairFailed(_Fault):
+    """The EvidenceRepair call fails: an error, invalid JSON, or a draft still invalid."""
+
+    kind: Literal["repair_failed"]
+    form: Literal["error", "invalid_json", "still_invalid"] = "still_invalid"
+
+
+class RouterUnavailable(_Fault):
+    """The intent router is unavailable."""
+
+    kind: Literal["router_unavailable"]
+
+
+class Crash(_Fault):
+    """The host process dies at a lifecycle point (nothing after it is written)."""
+
+    kind: Literal["crash"]
+    at: At
+
+
+Fault = Annotated[
+    ClientDisconnect | UserCancel | Deadline | BudgetExhausted | NoGainStreak
+    | ProtocolViolation | ToolRejection | ToolError | ProviderFault | LatencySpike
+    | InvalidDraft | SemanticFault | RepairFailed | RouterUnavailable | Crash,
+    Field(discriminator="kind"),
+]
+
+FAULT_KINDS = ("client_disconnect", "user_cancel", "deadline", "budget_exhausted",
+               "no_gain_streak", "protocol_violation", "tool_rejection", "tool_error",
+               "provider_error", "latency_spike", "invalid_draft", "semantic_guard",
+               "repair_failed", "router_unavailable", "crash")
+
+
+def describe(fault: BaseModel) -> str:
+    """A one-line description of a fault, for messages and tables."""
+    fields = fault.model_dump(exclude_none=True, exclude={"kind", "note"})
+    at = fields.pop("at", None)
+    parts = [f"{k}={v}" for k, v in fields.items()]
+    if at is not None:
+        parts.append(At.model_validate(at).label())
+    kind = getattr(fault, "kind", type(fault).__name__)
+    return f"{kind}({', '.join(parts)})" if parts else str(kind)

@@ -1,0 +1,295 @@
+"""Run scenarios: build the harness, play earlier turns, inject faults, check expectations.
+
+A broken file or a crash inside one scenario becomes an ERROR result; every other scenario
+still runs.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+from harness_lab.application.components import Components
+from harness_lab.errors import ProcessCrash
+from harness_lab.harness import Harness
+from harness_lab.invariants import Violation, check
+from harness_lab.ports import AgentRequest
+from harness_lab.record import RunRecord
+from harness_lab.scenarios import faults as fs
+from harness_lab.scenarios.build import (
+    ScenarioLatency,
+    build_config,
+    build_guard,
+    build_model,
+    build_repair,
+    build_responder,
+    build_retriever,
+    build_router,
+    build_tools,
+)
+from harness_lab.scenarios.cases import CASES
+from harness_lab.scenarios.expect import Mismatch, compare
+from harness_lab.scenarios.inject import FaultPlan
+from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, discover, load_file
+from harness_lab.scenarios.spec import Expect, Scenario
+from harness_lab.states import CancellationReason
+from harness_lab.store.base import RunStore
+
+__all__ = ["ROW_COLUMNS", "ScenarioResult", "ScenarioRun", "expectations", "run_paths",
+           "run_scenario"]
+
+ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
+               "db_status", "expected", "invariants")
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """The outcome of one scenario (variant): its record, mismatches and violations."""
+
+    scenario: str
+    path: str | None
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    case: str | None = None
+    record: RunRecord | None = None
+    turns: tuple[RunRecord, ...] = ()
+    mismatches: tuple[Mismatch, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    unexpected: tuple[str, ...] = ()  # invariants broken that the file did not expect
+    missing: tuple[str, ...] = ()  # invariants the file expected to break that held
+    error: str | None = None
+    crashed: bool = False
+    stored_row: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when every expectation and invariant held and nothing errored."""
+        return (self.error is None and not self.mismatches and not self.unexpected
+                and not self.missing)
+
+    @property
+    def expected_text(self) -> str:
+        """``ok``, ``ERROR: ...`` or the mismatches."""
+        if self.error is not None:
+            return f"ERROR: {self.error}"
+        return "; ".join(str(m) for m in self.mismatches) or "ok"
+
+    @property
+    def invariants_text(self) -> str:
+        """``ok`` or the names of invariants broken unexpectedly (or expected and held)."""
+        parts = list(self.unexpected) + [f"{n} (expected to break)" for n in self.missing]
+        return ", ".join(parts) or "ok"
+
+    def row(self) -> dict[str, Any]:
+        """The CLI row: exactly :data:`ROW_COLUMNS`."""
+        r = self.record
+        if r is None:
+            status = (self.stored_row or {}).get("status")
+            return {"scenario": self.scenario, "intent": None, "run_state": None,
+                    "release_outcome": None, "fallback_type": None, "db_status": status,
+                    "expected": self.expected_text, "invariants": self.invariants_text}
+        return {"scenario": self.scenario, "intent": _v(r.intent),
+                "run_state": r.run_state.value, "release_outcome": r.release_outcome.value,
+                "fallback_type": _v(r.fallback_type), "db_status": _v(r.stored_status),
+                "expected": self.expected_text, "invariants": self.invariants_text}
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in self.row().values())
+        head = "".join(f"<th>{c}</th>" for c in ROW_COLUMNS)
+        return f"<table><tr>{head}</tr><tr>{cells}</tr></table>"
+
+
+def _v(x: Any) -> Any:
+    return None if x is None else getattr(x, "value", x)
+
+
+def expectations(scenario: Scenario) -> Expect:
+    """The scenario's expectations, with its outcome-table ``case`` filling the gaps."""
+    if scenario.case is None:
+        return scenario.expect
+    row = CASES[scenario.case]
+    base: dict[str, Any] = {
+        "run_state": row.run_state, "release_outcome": row.release_outcome,
+        "fallback_type": row.fallback_type if row.fallback_type is not None else "none",
+        "db_status": row.db_status,
+    }
+    base.update(scenario.expect.model_dump(exclude_unset=True))
+    return Expect.model_validate(base)
+
+
+class ScenarioRun:
+    """One scenario being run; keeps the harness for inspection (``show``, notebooks)."""
+
+    def __init__(self, loaded: LoadedScenario | Scenario, *, store: RunStore | None = None,
+                 hook: Callable[[Harness], None] | None = None) -> None:
+        if isinstance(loaded, Scenario):
+            loaded = LoadedScenario(loaded, "<memory>")
+        self.loaded = loaded
+        self.scenario = loaded.scenario
+        self.store = store
+        self.hook = hook
+        self.harness: Harness | None = None
+        self.plan: FaultPlan | None = None
+
+    def run(self) -> ScenarioResult:
+        """Play the scenario; never raises for a failure inside the run."""
+        sc = self.scenario
+        try:
+            return self._run()
+        except Exception as exc:  # a broken scenario is an ERROR row, never a lost sweep
+            return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
+                                  sc.case, error=f"{type(exc).__name__}: {exc}")
+
+    def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
+        sc = self.scenario
+        source = turn if turn is not None else sc
+        guard = getattr(source, "guard", None)
+        r = sc.responder
+        return Components(
+            router=build_router(source.router), model=build_model(source.model),
+            guard=build_guard(guard if guard is not None else sc.guard),
+            repair=build_repair(source.repair),
+            responder=build_responder(r.text, r.error, r.latency_s, r.usage),
+            retriever=build_retriever(sc.retriever.passages, sc.retriever.error,
+                                      sc.retriever.latency_s),
+            tools=tools)
+
+    def _run(self) -> ScenarioResult:
+        sc = self.scenario
+        base_config = build_config(sc.config)
+        tools = build_tools(sc.tools)
+        plan = FaultPlan(sc.faults) if sc.faults else None
+        self.plan = plan
+        config = base_config
+        if plan is not None:
+            config = base_config.with_(
+                budget=plan.budget_limits(base_config.budget),
+                deadline_s=plan.deadline_s(base_config.deadline_s),
+                authorized_tools=plan.authorized(list(tools), base_config.authorized_tools))
+        harness = Harness(self._components(None, tools), base_config, store=self.store,
+                          latency=ScenarioLatency.from_spec(sc.latency))
+        self.harness = harness
+        if self.hook is not None:
+            self.hook(harness)
+        session = sc.session_id or harness.new_session_id()
+        earlier: list[RunRecord] = []
+        for turn in sc.turns:
+            harness.app.components = self._components(turn, tools)
+            earlier.append(harness.run(turn.query, session))
+        app = harness.app
+        components = self._components(None, tools)
+        app.components = plan.wrap(components) if plan is not None else components
+        app.config = config
+        if plan is not None:
+            app.probe = plan
+            app.ledger = plan.ledger()
+            harness.before_send = plan.before_send
+        handle = harness.submit(sc.query, session)
+        if plan is not None:
+            plan.live = handle.live
+            self._schedule(harness.env, plan, handle)
+        try:
+            harness.env.run(until=handle.process)
+        except ProcessCrash as exc:
+            return self._crashed(handle.run_id, str(exc), tuple(earlier))
+        record = handle.record
+        return self._judge(record, tuple(earlier), _previous(app.components.model))
+
+    def _schedule(self, env: simpy.Environment, plan: FaultPlan, handle: Any) -> None:
+        start = env.now
+        for kind, action in ((fs.ClientDisconnect, handle.live.disconnect),
+                             (fs.UserCancel, lambda: handle.live.cancel(
+                                 CancellationReason.USER_REQUESTED, "user requested"))):
+            for index, at_s in plan.timed(kind):
+                env.process(_timer(env, start + at_s, handle.process, plan, index, action))
+
+    def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
+               previous: str | None) -> ScenarioResult:
+        sc = self.scenario
+        expect = expectations(sc)
+        mismatches = compare(expect, record, previous_turn=previous)
+        if expect.crashed:
+            mismatches.append(Mismatch("crashed", True, False))
+        violations = tuple(check(record))
+        broken = sorted({v.invariant for v in violations})
+        wanted = set(expect.violations)
+        unexpected = tuple(n for n in broken if n not in wanted)
+        missing = tuple(sorted(wanted - set(broken)))
+        error = None
+        if self.plan is not None:
+            lost = self.plan.unfired()
+            if lost:
+                error = "; ".join(self._fault_message(m) for m in lost)
+        return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
+                              sc.case, record, earlier, tuple(mismatches), violations,
+                              unexpected, missing, error,
+                              stored_row=dict(record.stored_row or {}))
+
+    def _fault_message(self, message: str) -> str:
+        index = int(message.split()[1])
+        lines = self.loaded.fault_lines
+        line = lines[index] if index < len(lines) else None
+        return f"{self.loaded.where(f'faults.{index}', line)}: {message}"
+
+    def _crashed(self, run_id: str, why: str, earlier: tuple[RunRecord, ...]
+                 ) -> ScenarioResult:
+        sc = self.scenario
+        assert self.harness is not None
+        row = self.harness.store.get_run(run_id)
+        expect = expectations(sc)
+        mismatches: list[Mismatch] = []
+        if not expect.crashed:
+            mismatches.append(Mismatch("crashed", False, True))
+        if expect.db_status is not None and row is not None:
+            if row.get("status") != expect.db_status.value:
+                mismatches.append(Mismatch("db_status", expect.db_status.value,
+                                           row.get("status")))
+        return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
+                              sc.case, None, earlier, tuple(mismatches), crashed=True,
+                              stored_row=dict(row) if row else None,
+                              extra={"crash": why})
+
+
+def _timer(env: simpy.Environment, t: float, process: simpy.Process, plan: FaultPlan,
+           index: int, action: Callable[[], Any]) -> Generator[simpy.Event, Any, None]:
+    if t > env.now:
+        yield env.timeout(t - env.now) | process
+    if not process.triggered:
+        plan.fire(index)
+        action()
+
+
+def _previous(model: Any) -> str | None:
+    requests: Sequence[AgentRequest] = getattr(model, "requests", ())
+    if not requests:
+        return None
+    prev = requests[0].previous_turn
+    return prev.run_id if prev is not None else None
+
+
+def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None = None
+                 ) -> ScenarioResult:
+    """Run one scenario (variant)."""
+    return ScenarioRun(scenario, store=store).run()
+
+
+def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = ()) -> list[ScenarioResult]:
+    """Run every scenario under ``paths``; a broken file becomes one ERROR result."""
+    results: list[ScenarioResult] = []
+    for path in discover(paths):
+        try:
+            loaded = load_file(path)
+        except ScenarioError as exc:
+            results.append(ScenarioResult(path.stem, str(path), error=str(exc)))
+            continue
+        for item in loaded:
+            if tags and not set(tags) & set(item.scenario.tags):
+                continue
+            results.append(run_scenario(item))
+    return results

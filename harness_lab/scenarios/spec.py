@@ -1,0 +1,376 @@
+"""The scenario file format: pydantic models for scripts, configuration and expectations.
+
+A scenario is YAML; every mapping is validated with ``extra="forbid"`` so a misspelt key is an
+error that names the field path and line. ``harness-lab schema`` prints the JSON Schema of
+:class:`Scenario` for editors. Invocation ids may be written ``inv-N``: the harness expands
+them to the current run's N-th canonical invocation (``<run_id>-inv-N``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness_lab.config import UserCancelNotice
+from harness_lab.scenarios.faults import Fault
+from harness_lab.states import (
+    CollectionState,
+    DiagnosisStopReason,
+    FallbackType,
+    IntentType,
+    PreflightReason,
+    ReleaseOutcome,
+    RunState,
+    SemanticVerdict,
+    SseEventKind,
+    SseState,
+    StoredRunStatus,
+    TraceEventType,
+)
+
+__all__ = [
+    "BudgetSpec", "ConfigSpec", "Expect", "GuardStepSpec", "LatencySpec", "ModelStepSpec",
+    "PolicySpec", "ProgressSpec", "RepairStepSpec", "RouteStepSpec", "Scenario", "ToolResultSpec",
+    "ToolSpec", "TurnSpec", "UsageSpec", "Variant",
+]
+
+Strict = ConfigDict(extra="forbid", frozen=True)
+Seconds = Annotated[float, Field(ge=0)]
+
+
+class UsageSpec(BaseModel):
+    """Tokens one call consumes."""
+
+    model_config = Strict
+    input: int = Field(0, ge=0)
+    output: int = Field(0, ge=0)
+
+
+class FactSpec(BaseModel):
+    """A fact citing invocation ids (``inv-N`` or full ids)."""
+
+    model_config = Strict
+    statement: str
+    citations: list[str] = Field(min_length=1)
+
+
+class EvidenceSpec(BaseModel):
+    """One evidence reference of a conclusion."""
+
+    model_config = Strict
+    invocation_id: str
+    claim: str
+
+
+class ProgressSpec(BaseModel):
+    """A progress report (see ``docs/protocol.md``)."""
+
+    model_config = Strict
+    assessment: Literal["GAINED", "NO_GAIN"] | None = None
+    facts: list[FactSpec] = []
+    missing_info: list[str] = []
+    next: str | None = None
+
+
+class DraftSpec(BaseModel):
+    """A DiagnosisDraft."""
+
+    model_config = Strict
+    conclusion: str | None = None
+    evidence: list[EvidenceSpec] = []
+    findings: list[FactSpec] = []
+    missing_info: list[str] = []
+    recommendations: list[str] = []
+
+
+_MODEL_ACTIONS = ("tool", "draft", "report", "invalid_json", "schema_invalid", "empty", "error")
+
+
+class ModelStepSpec(BaseModel):
+    """One diagnosis-model step: exactly one of the action keys.
+
+    ``tool`` (+ ``scope``, ``call_id``, optional ``progress``), ``draft`` (+ optional
+    ``progress``), ``report`` (a progress report alone), ``invalid_json`` (raw text),
+    ``schema_invalid`` (a raw draft object the schema refuses), ``empty: true`` or
+    ``error`` (a provider error message).
+    """
+
+    model_config = Strict
+    tool: str | None = None
+    scope: dict[str, Any] = {}
+    call_id: str | None = None
+    progress: ProgressSpec | None = None
+    draft: DraftSpec | None = None
+    report: ProgressSpec | None = None
+    invalid_json: str | None = None
+    schema_invalid: dict[str, Any] | None = None
+    empty: bool = False
+    error: str | None = None
+    latency_s: Seconds | None = None
+    usage: UsageSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> ModelStepSpec:
+        given = [k for k in _MODEL_ACTIONS
+                 if (getattr(self, k) is not None and getattr(self, k) is not False)]
+        if len(given) != 1:
+            raise ValueError(f"a model step needs exactly one of {', '.join(_MODEL_ACTIONS)}; "
+                             f"got {given or 'none'}")
+        if self.progress is not None and given[0] not in ("tool", "draft"):
+            raise ValueError("progress goes beside a tool request or a draft only")
+        return self
+
+
+class RepairStepSpec(BaseModel):
+    """One EvidenceRepair reply: a repaired draft, invalid JSON, or a provider error."""
+
+    model_config = Strict
+    draft: DraftSpec | None = None
+    invalid_json: str | None = None
+    error: str | None = None
+    latency_s: Seconds | None = None
+    usage: UsageSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> RepairStepSpec:
+        given = [k for k in ("draft", "invalid_json", "error") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a repair step needs exactly one of draft, invalid_json, error")
+        return self
+
+
+class RouteStepSpec(BaseModel):
+    """One router reply: an intent or an error."""
+
+    model_config = Strict
+    intent: IntentType | None = None
+    error: str | None = None
+    latency_s: Seconds | None = None
+    usage: UsageSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> RouteStepSpec:
+        if (self.intent is None) == (self.error is None):
+            raise ValueError("a router step needs exactly one of intent, error")
+        return self
+
+
+class GuardStepSpec(BaseModel):
+    """One SemanticGuard verdict (UNAVAILABLE is a provider error)."""
+
+    model_config = Strict
+    verdict: SemanticVerdict
+    rationale: str = ""
+    latency_s: Seconds | None = None
+    usage: UsageSpec | None = None
+
+
+class AnswerSpec(BaseModel):
+    """The responder (SYSTEM_CHAT and KNOWLEDGE_QUERY answers)."""
+
+    model_config = Strict
+    text: str = "A scripted answer."
+    error: str | None = None
+    latency_s: Seconds | None = None
+    usage: UsageSpec | None = None
+
+
+class RetrieverSpec(BaseModel):
+    """The knowledge retriever."""
+
+    model_config = Strict
+    passages: list[str] = ["A scripted knowledge passage."]
+    error: str | None = None
+    latency_s: Seconds | None = None
+
+
+class ToolResultSpec(BaseModel):
+    """One tool result: exactly one of the kinds."""
+
+    model_config = Strict
+    evidence: list[dict[str, Any]] | None = None
+    no_evidence: bool = False
+    error: str | None = None
+    oversize: int | None = Field(None, gt=0)
+    unprojectable: bool = False
+    bytes: int | None = Field(None, ge=0)
+    latency_s: Seconds | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ToolResultSpec:
+        kinds = [self.evidence is not None, self.no_evidence, self.error is not None,
+                 self.oversize is not None, self.unprojectable]
+        if sum(kinds) != 1:
+            raise ValueError("a tool result needs exactly one of evidence, no_evidence, "
+                             "error, oversize, unprojectable")
+        return self
+
+
+class ScopedResultSpec(BaseModel):
+    """Results for one exact scope."""
+
+    model_config = Strict
+    scope: dict[str, Any]
+    result: ToolResultSpec | list[ToolResultSpec]
+
+
+class ToolSpec(BaseModel):
+    """A scripted read-only tool."""
+
+    model_config = Strict
+    evidence: bool = True
+    read_only: bool = True
+    required: list[str] = []
+    latency_s: Seconds | None = None
+    default: ToolResultSpec | None = None
+    script: list[ToolResultSpec] = []
+    by_scope: list[ScopedResultSpec] = []
+
+
+class BudgetSpec(BaseModel):
+    """Hard limits; ``null`` is unlimited."""
+
+    model_config = Strict
+    model_calls: int | None = Field(16, ge=0)
+    tool_calls: int | None = Field(8, ge=0)
+    tokens: int | None = Field(64_000, ge=0)
+    bytes: int | None = Field(1_000_000, ge=0)
+
+
+class PolicySpec(BaseModel):
+    """The SPEC §5 policy settings."""
+
+    model_config = Strict
+    timeout_progress_fallback: bool = False
+    user_cancel_notice: UserCancelNotice = UserCancelNotice.FAILURE
+    require_progress_reports: bool = True
+
+
+class ConfigSpec(BaseModel):
+    """The harness configuration of the scenario."""
+
+    model_config = Strict
+    deadline_s: float = Field(60.0, gt=0)
+    budget: BudgetSpec = BudgetSpec()
+    no_gain_threshold: int = Field(3, ge=1)
+    protocol_violation_threshold: int = Field(3, ge=1)
+    history_limit: int = Field(6, ge=0)
+    projection_max_items: int = Field(50, ge=1)
+    projection_max_bytes: int = Field(65_536, ge=1)
+    authorized_tools: list[str] | None = None
+    policy: PolicySpec = PolicySpec()
+
+
+class LatencySpec(BaseModel):
+    """Default virtual latency (seconds) per call kind, when a step does not give one."""
+
+    model_config = Strict
+    router: Seconds = 0.0
+    responder: Seconds = 0.0
+    retriever: Seconds = 0.0
+    model: Seconds = 0.0
+    tool: Seconds = 0.0
+    repair: Seconds = 0.0
+    guard: Seconds = 0.0
+
+
+RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]
+GuardField = SemanticVerdict | GuardStepSpec | list[GuardStepSpec]
+
+
+class TurnSpec(BaseModel):
+    """An earlier turn of the same session, run through the harness before the scenario's."""
+
+    model_config = Strict
+    query: str
+    router: RouterField = IntentType.DIAGNOSIS
+    model: list[ModelStepSpec] = []
+    guard: GuardField | None = None
+    repair: list[RepairStepSpec] = []
+
+
+class Expect(BaseModel):
+    """What the run must show; every field is optional."""
+
+    model_config = Strict
+    run_state: RunState | None = None
+    release_outcome: ReleaseOutcome | None = None
+    fallback_type: FallbackType | Literal["none"] | None = None
+    db_status: StoredRunStatus | None = None  # RUNNING only for a crashed run
+    intent: IntentType | None = None
+    termination_reason: str | None = None
+    stop_reason: DiagnosisStopReason | Literal["none"] | None = None
+    collection_state: CollectionState | None = None
+    semantic_verdict: SemanticVerdict | Literal["none"] | None = None
+    sse_state: SseState | None = None
+    sse: list[SseEventKind] | None = None
+    trace: list[TraceEventType] | None = None
+    trace_contains: list[TraceEventType] | None = None
+    trace_excludes: list[TraceEventType] | None = None
+    tool_calls: int | None = Field(None, ge=0)
+    tool_calls_by_name: dict[str, int] | None = None
+    model_calls: int | None = Field(None, ge=0)
+    rejections: list[PreflightReason] | None = None
+    discarded: int | None = Field(None, ge=0)
+    previous_turn: str | Literal["none"] | None = None
+    published_result: bool | None = None
+    crashed: bool | None = None
+    violations: list[str] = []
+
+
+class Variant(BaseModel):
+    """One named variant of a ``matrix`` list: dotted-path overrides and expectations."""
+
+    model_config = Strict
+    name: str
+    set: dict[str, Any] = {}
+    expect: Expect | None = None
+
+
+class WhenSpec(BaseModel):
+    """Expectations applying to the product-matrix variants whose values match ``when``."""
+
+    model_config = Strict
+    when: dict[str, Any]
+    expect: Expect
+
+
+class Scenario(BaseModel):
+    """One scenario file (or one variant of it, after matrix expansion)."""
+
+    model_config = Strict
+    name: str
+    description: str
+    tags: list[str] = []
+    case: str | None = None  # a row of the document's outcome table (SPEC §4)
+    query: str = "Why is the checkout service slow?"
+    session_id: str | None = None
+    turns: list[TurnSpec] = []
+    config: ConfigSpec = ConfigSpec()
+    latency: LatencySpec = LatencySpec()
+    router: RouterField = IntentType.DIAGNOSIS
+    model: list[ModelStepSpec] = []
+    tools: dict[str, ToolSpec] = {}
+    guard: GuardField = SemanticVerdict.SUPPORTED
+    repair: list[RepairStepSpec] = []
+    responder: AnswerSpec = AnswerSpec()
+    retriever: RetrieverSpec = RetrieverSpec()
+    cassette: str | None = None
+    faults: list[Fault] = []
+    expect: Expect = Expect()
+    matrix: list[Variant] | dict[str, list[Any]] | None = None
+    expect_when: list[WhenSpec] = []
+
+    @model_validator(mode="after")
+    def _known_tools(self) -> Scenario:
+        names = set(self.tools)
+        for i, step in enumerate(self.model):
+            if step.tool is not None and names and step.tool not in names:
+                raise ValueError(f"model[{i}] requests unknown tool {step.tool!r}; "
+                                 f"known tools: {sorted(names)}")
+        for fault in self.faults:
+            tool = getattr(fault, "tool", None)
+            if tool is not None and tool not in names:
+                raise ValueError(f"fault {fault.kind} names unknown tool {tool!r}")
+        return self
