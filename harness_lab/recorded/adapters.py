@@ -63,8 +63,24 @@ def json_text(value: Any) -> str:
 
 
 def envelope_schema_text() -> str:
-    """The JSON Schema of one agent reply object, as compact sorted text."""
-    return json.dumps(AgentEnvelope.model_json_schema(), sort_keys=True, separators=(",", ":"))
+    """The JSON Schema of one agent reply object, as compact sorted text.
+
+    Titles and descriptions are left out: they are the models' documentation, and the prompt
+    should not change (nor old cassettes diverge) when only documentation does.
+    """
+    schema = _bare_schema(AgentEnvelope.model_json_schema())
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+def _bare_schema(schema: Any, *, names: bool = False) -> Any:
+    """``schema`` without ``title``/``description`` keywords (property names are kept)."""
+    if isinstance(schema, Mapping):
+        return {k: _bare_schema(v, names=k in ("properties", "$defs"))
+                for k, v in schema.items()
+                if names or k not in ("title", "description")}
+    if isinstance(schema, list):
+        return [_bare_schema(v) for v in schema]
+    return schema
 
 
 ROUTER_SYSTEM_PROMPT = """\

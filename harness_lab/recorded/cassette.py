@@ -245,7 +245,7 @@ def _unplayed_message(path: Path, unplayed: Sequence[UnplayedInteraction]) -> st
 
 
 def _read(request: Any) -> Any:
-    body = getattr(request, "body", None)
+    body: Any = getattr(request, "body", None)
     if hasattr(body, "read"):
         return body.read()
     return body

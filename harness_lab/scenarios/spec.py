@@ -361,16 +361,3 @@ class Scenario(BaseModel):
     expect: Expect = Expect()
     matrix: list[Variant] | dict[str, list[Any]] | None = None
     expect_when: list[WhenSpec] = []
-
-    @model_validator(mode="after")
-    def _known_tools(self) -> Scenario:
-        names = set(self.tools)
-        for i, step in enumerate(self.model):
-            if step.tool is not None and names and step.tool not in names:
-                raise ValueError(f"model[{i}] requests unknown tool {step.tool!r}; "
-                                 f"known tools: {sorted(names)}")
-        for fault in self.faults:
-            tool = getattr(fault, "tool", None)
-            if tool is not None and tool not in names:
-                raise ValueError(f"fault {fault.kind} names unknown tool {tool!r}")
-        return self

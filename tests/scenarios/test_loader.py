@@ -1,0 +1,115 @@
+"""Loading scenario files: every problem names the file, the line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_lab.scenarios import ScenarioError, load_file, load_text
+
+GOOD = """\
+name: ok
+description: a minimal diagnosis
+tools:
+  logs: {}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - draft: {missing_info: ['which region']}
+    progress: {assessment: GAINED}
+"""
+
+
+def problems_of(text: str) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        load_text(text, "bad.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def test_a_valid_file_loads_one_scenario() -> None:
+    [loaded] = load_text(GOOD, "good.yaml")
+    assert loaded.scenario.name == "ok"
+    assert loaded.scenario.model[0].tool == "logs"
+
+
+def test_malformed_yaml_names_the_file_and_line() -> None:
+    assert problems_of("name: x\ndescription: [unclosed\n") == [
+        "bad.yaml:3: <document>: malformed YAML: expected ',' or ']', but got '<stream end>'"]
+
+
+def test_an_unknown_key_names_its_field_path_and_line() -> None:
+    text = GOOD.replace("  - tool: logs\n", "  - tool: logs\n    scop: {}\n")
+    assert problems_of(text) == ["bad.yaml:7: model.0.scop: unknown key"]
+
+
+def test_a_wrong_type_names_its_field() -> None:
+    text = GOOD + "config:\n  deadline_s: soon\n"
+    assert problems_of(text) == [
+        "bad.yaml:11: config.deadline_s: Input should be a valid number, "
+        "unable to parse string as a number"]
+
+
+def test_an_unknown_enum_value_lists_the_allowed_values() -> None:
+    text = GOOD + "expect:\n  run_state: DONE\n"
+    [message] = problems_of(text)
+    assert message.startswith("bad.yaml:11: expect.run_state: Input should be 'RUNNING', ")
+
+
+def test_an_unknown_tool_name_in_a_model_step_is_refused() -> None:
+    text = GOOD.replace("  - tool: logs\n", "  - tool: metrics\n")
+    assert problems_of(text) == [
+        "bad.yaml:6: model.0.tool: unknown tool 'metrics'; the scenario's tools are ['logs']"]
+
+
+def test_a_missing_required_field_is_named() -> None:
+    assert problems_of("name: x\n") == ["bad.yaml:1: description: required field is missing"]
+
+
+def test_an_unknown_fault_kind_is_refused() -> None:
+    text = GOOD + "faults:\n  - kind: meteor\n"
+    [message] = problems_of(text)
+    assert message.startswith("bad.yaml:11: faults.0")
+    assert "meteor" in message
+
+
+def test_a_step_with_two_actions_is_refused() -> None:
+    text = GOOD.replace("  - draft: {missing_info: ['which region']}\n",
+                        "  - draft: {missing_info: ['which region']}\n    empty: true\n")
+    [message] = problems_of(text)
+    assert message.startswith("bad.yaml:8: model.1: Value error, a model step needs exactly one")
+
+
+def test_a_matrix_list_expands_into_named_variants() -> None:
+    text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
+                   "  - name: long\n    set: {config.deadline_s: 100}\n")
+    names = [x.scenario.name for x in load_text(text, "m.yaml")]
+    deadlines = [x.scenario.config.deadline_s for x in load_text(text, "m.yaml")]
+    assert names == ["ok[short]", "ok[long]"]
+    assert deadlines == [1.0, 100.0]
+
+
+def test_a_product_matrix_applies_expect_when_to_matching_variants() -> None:
+    text = GOOD + ("matrix:\n  config.deadline_s: [1, 100]\n  config.no_gain_threshold: [2, 3]\n"
+                   "expect_when:\n  - when: {config.deadline_s: 1}\n"
+                   "    expect: {run_state: TIMED_OUT}\n")
+    loaded = load_text(text, "m.yaml")
+    assert [x.scenario.name for x in loaded] == [
+        "ok[config.deadline_s=1,config.no_gain_threshold=2]",
+        "ok[config.deadline_s=1,config.no_gain_threshold=3]",
+        "ok[config.deadline_s=100,config.no_gain_threshold=2]",
+        "ok[config.deadline_s=100,config.no_gain_threshold=3]"]
+    assert [x.scenario.expect.run_state for x in loaded] == ["TIMED_OUT", "TIMED_OUT",
+                                                              None, None]
+
+
+def test_a_file_that_cannot_be_read_is_a_scenario_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_file(tmp_path / "missing.yaml")
+    assert str(info.value).startswith(f"{tmp_path / 'missing.yaml'}: <document>: cannot read")
+
+
+def test_an_unknown_case_is_refused() -> None:
+    text = GOOD + "case: happy_path\n"
+    [message] = problems_of(text)
+    assert message.startswith("bad.yaml:10: case: unknown case 'happy_path'")

@@ -1,0 +1,100 @@
+"""Running scenarios: expectations, faults that never fire, crashes, ERROR rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_lab.scenarios import load_text, run_paths, run_scenario
+
+BASE = """\
+name: base
+description: a two-tool diagnosis with a conclusion
+tools:
+  logs: {latency_s: 2.0}
+  metrics: {latency_s: 1.0}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - tool: metrics
+    scope: {service: checkout}
+    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
+  - draft:
+      conclusion: pool exhausted
+      evidence: [{invocation_id: inv-1, claim: timeouts}]
+    progress: {assessment: GAINED}
+"""
+
+
+def run_text(text: str) -> object:
+    [loaded] = load_text(text, "s.yaml")
+    return run_scenario(loaded)
+
+
+def test_a_scenario_whose_expectations_hold_is_ok() -> None:
+    r = run_text(BASE + "expect: {run_state: SUCCESS, release_outcome: SUCCESS, tool_calls: 2}\n")
+    assert r.ok is True  # type: ignore[attr-defined]
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+
+
+def test_a_wrong_expectation_is_reported_with_expected_and_observed() -> None:
+    r = run_text(BASE + "expect: {run_state: TIMED_OUT}\n")
+    assert r.ok is False  # type: ignore[attr-defined]
+    assert r.row()["expected"] == "run_state: expected TIMED_OUT, got SUCCESS"  # type: ignore
+
+
+def test_a_case_key_supplies_the_documented_outcome() -> None:
+    r = run_text(BASE + "case: semantic_unsupported\n")
+    assert r.row()["expected"] == (  # type: ignore[attr-defined]
+        "release_outcome: expected FALLBACK, got SUCCESS; "
+        "fallback_type: expected SEMANTIC_UNSUPPORTED, got none")
+
+
+def test_a_fault_that_points_past_the_end_of_the_run_is_an_error_naming_file_and_line() -> None:
+    text = BASE + "faults:\n  - kind: provider_error\n    call: model\n    n: 9\n"
+    r = run_text(text)
+    assert r.error is not None  # type: ignore[attr-defined]
+    assert r.error.startswith("s.yaml:17: faults.0: fault 0 provider_error(")  # type: ignore
+    assert "never fired" in r.error  # type: ignore[attr-defined]
+
+
+def test_a_client_disconnect_at_a_virtual_instant_cancels_the_run() -> None:
+    r = run_text(BASE + "faults: [{kind: client_disconnect, at_s: 2.5}]\n"
+                 "expect: {run_state: CANCELLED, release_outcome: CANCELLED, db_status: CANCELLED,"
+                 " discarded: 1, sse_state: DISCONNECTED}\n")
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+
+
+def test_a_crash_leaves_a_running_row_and_no_record() -> None:
+    r = run_text(BASE + "faults: [{kind: crash, at: {call: tool, n: 2}}]\n"
+                 "expect: {crashed: true, db_status: RUNNING}\n")
+    assert r.record is None and r.crashed is True  # type: ignore[attr-defined]
+    assert r.row()["db_status"] == "RUNNING"  # type: ignore[attr-defined]
+    assert r.ok is True  # type: ignore[attr-defined]
+
+
+def test_an_earlier_published_success_is_the_previous_turn_of_the_next() -> None:
+    earlier = ("turns:\n  - query: first\n    model:\n"
+               + "".join("    " + line + "\n" for line in BASE.split("model:\n")[1].splitlines()))
+    text = BASE.replace("model:\n", earlier + "model:\n", 1)
+    text += "expect: {previous_turn: run-000001, release_outcome: SUCCESS}\n"
+    r = run_text(text)
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    assert len(r.turns) == 1  # type: ignore[attr-defined]
+
+
+def test_an_earlier_fallback_is_not_the_previous_turn() -> None:
+    earlier = ("turns:\n  - query: first\n    model:\n"
+               "      - draft: {missing_info: [which service]}\n")
+    text = BASE.replace("model:\n", earlier + "model:\n", 1)
+    text += "expect: {previous_turn: run-000001}\n"
+    r = run_text(text)
+    assert r.row()["expected"] == "previous_turn: expected run-000001, got none"  # type: ignore
+
+
+def test_a_broken_file_becomes_an_error_row_and_the_others_still_run(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(BASE, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("name: b\ndescription: [\n", encoding="utf-8")
+    results = run_paths([tmp_path])
+    assert [r.scenario for r in results] == ["base", "b"]
+    assert results[0].ok is True
+    assert results[1].row()["expected"].startswith(f"ERROR: {tmp_path / 'b.yaml'}:")

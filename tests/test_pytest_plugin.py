@@ -1,0 +1,79 @@
+"""The pytest plugin collects scenario files as test items."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+GOOD = """\
+name: good
+description: a missing-context fallback
+tags: [smoke]
+tools: {logs: {}}
+model:
+  - draft: {missing_info: [which service]}
+expect: {release_outcome: FALLBACK}
+"""
+
+
+def test_a_passing_scenario_is_a_passing_item(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    pytester.path.joinpath("scenarios", "good.yaml").write_text(GOOD, encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
+    pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*release_outcome: expected 'SUCCESS', observed 'FALLBACK'*",
+        "*timeline:*",
+        "*RUN_FINISHED*",
+    ])
+
+
+def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    scenarios = pytester.path.joinpath("scenarios")
+    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
+    scenarios.joinpath("other.yaml").write_text(
+        GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
+        encoding="utf-8")
+    result = pytester.runpytest("scenarios", "-m", "smoke")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_the_scenario_tag_option_selects_by_tag(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    scenarios = pytester.path.joinpath("scenarios")
+    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
+    scenarios.joinpath("other.yaml").write_text(
+        GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
+        encoding="utf-8")
+    result = pytester.runpytest("scenarios",
+                                "--scenario-tag", "slow")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_malformed_file_is_one_failing_item_naming_the_problem(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    pytester.path.joinpath("scenarios", "bad.yaml").write_text(
+        "name: bad\ndescription: x\nmodle: []\n", encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bad.yaml:3: modle: unknown key*"])
+
+
+def test_yaml_outside_a_scenarios_directory_is_not_collected(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("cassettes")
+    pytester.path.joinpath("cassettes", "x.yaml").write_text("interactions: []\n",
+                                                             encoding="utf-8")
+    result = pytester.runpytest("cassettes")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
