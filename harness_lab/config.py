@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from harness_lab.core.budget import BudgetLimits
+from harness_lab.defects import Defect
 
 __all__ = ["HarnessConfig", "Policy", "UserCancelNotice"]
 
@@ -55,6 +56,7 @@ class HarnessConfig:
     projection_max_bytes: int = 65_536
     authorized_tools: frozenset[str] | None = None  # None: every registered tool
     policy: Policy = field(default_factory=Policy)
+    defects: frozenset[Defect] = frozenset()  # test-only seeded bugs (harness_lab.defects)
 
     def with_(self, **changes: Any) -> HarnessConfig:
         """A copy with ``changes`` applied (``policy`` and ``budget`` take mappings too)."""

@@ -48,6 +48,9 @@ def _single_termination(r: RunRecord) -> Iterable[str]:
     """1. A run has exactly one RunTermination (and one RUN_FINISHED)."""
     if r.run_state is RunState.RUNNING:
         yield "the run finished without a terminal RunState"
+    if len(r.terminations) > 1:
+        states = " -> ".join(t[0] for t in r.terminations)
+        yield f"{len(r.terminations)} terminal transitions ({states}): first terminal must win"
     finished = r.events_of(TT.RUN_FINISHED)
     if len(finished) != 1:
         yield f"{len(finished)} RUN_FINISHED events"

@@ -74,6 +74,7 @@ class RunRecord:
     deadline_at: float
     discarded: tuple[tuple[str, str, float], ...]
     stored_row: Mapping[str, Any] | None
+    terminations: tuple[tuple[str, str, float], ...] = ()  # (state, reason, at) of each
     error: str | None = None
     draft_error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -141,6 +142,7 @@ class RunRecord:
             "discarded": [list(d) for d in self.discarded],
             "stored_row": None if self.stored_row is None else dict(self.stored_row),
             "draft_error": self.draft_error,
+            "terminations": [list(t) for t in self.terminations],
         }
 
     def _repr_html_(self) -> str:

@@ -67,7 +67,7 @@ class ChatSseSession:
         self.before_send = before_send
         self.on_disconnect: Callable[[], None] | None = None
         self._result_sent = False
-        self._allow_second_content = False  # test-only defect switch (harness_lab.defects)
+        self._allow_second_content = False  # Defect.SECOND_CONTENT_EVENT (test-only)
 
     @property
     def is_open(self) -> bool:

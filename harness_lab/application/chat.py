@@ -20,6 +20,7 @@ from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig, UserCancelNotice
 from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext
+from harness_lab.defects import Defect
 from harness_lab.diagnosis.agent import DiagnosisAgent
 from harness_lab.diagnosis.collection import CollectionController
 from harness_lab.errors import (
@@ -87,7 +88,6 @@ class ChatApplication:
         self.probe = probe
         self.latency = latency
         self.capacity = capacity
-        self.published_result_for_fallbacks = False  # test-only defect switch
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -288,7 +288,8 @@ class ChatApplication:
         decision = published.decision
         publish = live.intent is IntentType.DIAGNOSIS and (
             outcome is ReleaseOutcome.SUCCESS
-            or (self.published_result_for_fallbacks and outcome is ReleaseOutcome.FALLBACK))
+            or (Defect.FALLBACK_AS_PREVIOUS_TURN in self.config.defects
+                and outcome is ReleaseOutcome.FALLBACK))
         usage = ctx.budget.usage()
         records = live.boundary.records if live.boundary is not None else []
         completion = RunCompletion(
@@ -319,6 +320,9 @@ class ChatApplication:
                 sse.close()
             return
         if published.content is not None:
+            if Defect.SECOND_CONTENT_EVENT in self.config.defects:
+                sse._allow_second_content = True
+                sse.content(live.session_id, live.run_id, published.content)
             if sse.content(live.session_id, live.run_id, published.content):
                 sse.done(outcome)
         elif sse.failure(live.session_id, live.run_id, published.failure or {}):
@@ -357,6 +361,8 @@ class ChatApplication:
             deadline_at=ctx.deadline_at,
             discarded=tuple((k.value, n, t) for k, n, t in ctx.discarded),
             stored_row=row, error=live.error, draft_error=live.draft_error,
+            terminations=tuple((t.state.value, t.reason, t.at)
+                               for t in ctx.lifecycle.history),
             extra=dict(live.extra))
 
 

@@ -17,6 +17,7 @@ from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import RunBudget
 from harness_lab.core.cancellation import RunCancellation
 from harness_lab.core.lifecycle import RunLifecycle
+from harness_lab.defects import Defect
 from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
 from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
@@ -59,7 +60,7 @@ class RunContext:
     """The live state of one run; the harness's single source of "is this run active"."""
 
     __slots__ = ("run_id", "session_id", "env", "config", "lifecycle", "cancellation", "budget",
-                 "deadline_at", "started_at", "tracer", "probe", "latency", "capacity",
+                 "deadline_at", "started_at", "tracer", "probe", "latency", "capacity", "discard_late",
                  "_counts", "_name_counts", "discarded")
 
     def __init__(self, run_id: str, session_id: str, env: simpy.Environment,
@@ -72,7 +73,9 @@ class RunContext:
         self.config = config
         self.started_at = env.now
         self.deadline_at = env.now + config.deadline_s
-        self.lifecycle = RunLifecycle(run_id)
+        late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
+        self.lifecycle = RunLifecycle(run_id, allow_override=late)
+        self.discard_late = not late
         self.cancellation = RunCancellation(self.lifecycle, self._now)
         self.budget = RunBudget(config.budget)
         self.tracer = Tracer(run_id, self._now)
@@ -152,7 +155,8 @@ class RunContext:
         if probe is not None:
             probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
         try:
-            self.check_active(f"after {kind.value}:{name}")
+            if self.discard_late:
+                self.check_active(f"after {kind.value}:{name}")
         except RunAborted:
             self.discarded.append((kind, name, self.env.now))
             self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,

@@ -26,12 +26,14 @@ class RunLifecycle:
     attempt returns ``False`` and changes nothing, from any thread.
     """
 
-    __slots__ = ("run_id", "_termination", "_lock")
+    __slots__ = ("run_id", "_termination", "_lock", "history", "allow_override")
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, *, allow_override: bool = False) -> None:
         self.run_id = run_id
         self._termination: RunTermination | None = None
         self._lock = threading.Lock()
+        self.history: list[RunTermination] = []  # every terminal transition that happened
+        self.allow_override = allow_override  # a seeded defect: no compare-and-set
 
     @property
     def state(self) -> RunState:
@@ -54,7 +56,10 @@ class RunLifecycle:
         if state is RunState.RUNNING:
             advance(f"RunLifecycle({self.run_id})", RUN_TRANSITIONS, RunState.RUNNING, state)
         with self._lock:
-            if self._termination is not None:
+            if self._termination is not None and not self.allow_override:
+                return False
+            if self._termination is not None and self._termination.state is state:
                 return False
             self._termination = RunTermination(state, reason, at)
+            self.history.append(self._termination)
             return True

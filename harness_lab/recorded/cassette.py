@@ -6,7 +6,8 @@
 
 * **Record modes** (vcrpy's): ``none`` (default: replay only, never touch a network),
   ``once`` (record when the file does not exist, else replay), ``new_episodes`` (replay
-  what matches, record the rest) and ``all`` (record everything again).
+  what matches, record the rest) and ``all`` (record everything again; the file then
+  holds exactly this run's interactions).
 * **Matching**: method, scheme, host, port, path, query and the body compared as parsed
   JSON (``json_body``: key order does not matter, ``1`` and ``1.0`` do).
 * **Scrubbing** before anything is written: credential, organization and cookie headers
@@ -472,7 +473,8 @@ def cassette(path: str | Path, *, record_mode: str = "none",
     recorder = build_vcr(match_on=match_on, secrets=secrets)
     with ExitStack() as stack:
         cass = stack.enter_context(recorder.use_cassette(
-            str(file), record_mode=mode, allow_playback_repeats=allow_playback_repeats))
+            str(file), record_mode=mode, allow_playback_repeats=allow_playback_repeats,
+            drop_unused_requests=mode == "all"))
         report.loaded = len(cass)
         tracker = _Tracker(cass, report)
         for transport in (httpx.HTTPTransport, httpx.MockTransport):

@@ -181,7 +181,7 @@ def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
             return
     if _json_type(rec) != _json_type(act):
         yield Divergence(path, "type", rec, act)
-    elif rec != act:
+    elif rec != act or type(rec) is not type(act):  # 1 and 1.0 are different JSON texts
         yield Divergence(path, "value", rec, act)
 
 

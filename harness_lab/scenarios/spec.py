@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness_lab.config import UserCancelNotice
+from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.states import (
     CollectionState,
@@ -260,6 +261,7 @@ class ConfigSpec(BaseModel):
     projection_max_bytes: int = Field(65_536, ge=1)
     authorized_tools: list[str] | None = None
     policy: PolicySpec = PolicySpec()
+    defects: list[Defect] = []  # test-only seeded bugs, see harness_lab.defects
 
 
 class LatencySpec(BaseModel):

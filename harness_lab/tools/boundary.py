@@ -9,6 +9,7 @@ from typing import Any
 import simpy
 
 from harness_lab.core.context import RunContext
+from harness_lab.defects import Defect
 from harness_lab.diagnosis.collection import CollectionController
 from harness_lab.errors import BudgetExceeded, RunAborted, ToolExecutionError
 from harness_lab.ports import CallKind, Observation, Tool, ToolCallRequest, ToolInput, ToolOutput
@@ -129,7 +130,8 @@ class ToolBoundary:
         problem = tool.validate(request.scope)
         if problem is not None:
             return PreflightReason.REQUEST, problem
-        if tool.evidence and self.collection.saturated:
+        if (tool.evidence and self.collection.saturated
+                and Defect.EVIDENCE_TOOL_AFTER_SATURATION not in ctx.config.defects):
             return PreflightReason.SATURATED, "collection is SATURATED: no new evidence tool"
         return None
 

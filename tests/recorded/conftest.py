@@ -98,7 +98,8 @@ def build_harness(base_url: str, tool_url: str, *, api_key: str = API_KEY) -> Ha
     components = Components(
         router=OpenAIRouter(client), model=OpenAIDiagnosisModel(client, TOOL_SPECS),
         guard=OpenAISemanticGuard(client), repair=OpenAIRepair(client),
-        responder=OpenAIResponder(client), retriever=ScriptedRetriever(), tools=tools)
+        responder=OpenAIResponder(client), retriever=ScriptedRetriever(),
+        tools={t.name: t for t in tools})
     return Harness(components, store=MemoryRunStore(), latency=FixedLatency())
 
 

@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from harness_lab.invariants import check
 from harness_lab.recorded import CassetteMiss, UnplayedInteractions, cassette
@@ -82,7 +82,6 @@ def test_a_divergence_later_in_the_run_names_its_step(recording: Recording,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.recorded import conftest
 
-    changed = dict(conftest.TOOL_ROUTES)
     monkeypatch.setattr(conftest, "TOOL_SPECS", (
         conftest.TOOL_SPECS[0],
         conftest.ToolSpec("metrics", "Read the metrics of a service.",
@@ -90,7 +89,6 @@ def test_a_divergence_later_in_the_run_names_its_step(recording: Recording,
     with pytest.raises(CassetteMiss) as caught:
         with cassette(recording.path):
             build_harness(recording.base_url, recording.tool_url).run(DIAGNOSIS_QUERY)
-    assert changed  # the tool API is unchanged; only the model's view of a tool differs
     miss = caught.value
     assert miss.step == 2  # the router replayed; the first model step diverged
     assert miss.report.closest == 1
