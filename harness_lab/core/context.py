@@ -60,8 +60,8 @@ class RunContext:
     """The live state of one run; the harness's single source of "is this run active"."""
 
     __slots__ = ("run_id", "session_id", "env", "config", "lifecycle", "cancellation", "budget",
-                 "deadline_at", "started_at", "tracer", "probe", "latency", "capacity", "discard_late",
-                 "_counts", "_name_counts", "discarded")
+                 "deadline_at", "started_at", "tracer", "probe", "latency", "capacity",
+                 "discard_late", "_counts", "_name_counts", "discarded")
 
     def __init__(self, run_id: str, session_id: str, env: simpy.Environment,
                  config: HarnessConfig, *, probe: BoundaryProbe | None = None,
