@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import io
 import json
 import sys
@@ -150,12 +151,19 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=_cmd_show)
     schema = sub.add_parser("schema", help="print the JSON Schema of scenario files")
     schema.set_defaults(func=_cmd_schema)
-    for register in _EXTENSIONS:
+    for module in _COMMAND_MODULES:
+        register: Callable[[Any], None] = importlib.import_module(module).register
         register(sub)
     return parser
 
 
-_EXTENSIONS: list[Callable[[Any], None]] = []
+# Modules adding subcommands; each has ``register(subparsers)``.
+_COMMAND_MODULES = (
+    "harness_lab.report.cli",
+    "harness_lab.recorded.cli",
+    "harness_lab.sweep.cli",
+    "harness_lab.explore.cli",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

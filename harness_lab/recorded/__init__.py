@@ -27,6 +27,7 @@ from harness_lab.recorded.adapters import (
     OpenAIRouter,
     OpenAISemanticGuard,
     ToolSpec,
+    openai_providers,
 )
 from harness_lab.recorded.cassette import (
     CASSETTE_DIR,
@@ -96,5 +97,6 @@ __all__ = [
     "error_response",
     "first_divergence",
     "json_completion",
+    "openai_providers",
     "tool_call_completion",
 ]

@@ -54,6 +54,7 @@ __all__ = [
     "ToolSpec",
     "envelope_schema_text",
     "json_text",
+    "openai_providers",
 ]
 
 
@@ -119,6 +120,8 @@ conclusion, the verified "findings" and the "missing_info" you would need.
 
 The JSON Schema of a reply object:
 """
+
+_TIMING_FIELDS = frozenset({"started_at", "finished_at"})
 
 STOP_REQUIRED_NOTE = "STOP_REQUIRED: collection is saturated; call no tool, write your draft now"
 """The note sent when the harness requires the agent to stop and no notice says so already."""
@@ -310,7 +313,10 @@ class OpenAISemanticGuard:
     """A SemanticGuard: JSON ``{"supported": bool, "rationale": str}``.
 
     ``supported`` must be a JSON boolean and ``rationale`` (optional) a string; anything
-    else is a ProviderError, which the harness treats as the guard being unavailable.
+    else is a ProviderError, which the harness treats as the guard being unavailable. The
+    cited records are sent without their virtual timestamps (``started_at``,
+    ``finished_at``): they mean nothing to the model, and leaving them out keeps a recording
+    valid when only the scenario's latency settings change.
     """
 
     def __init__(self, client: OpenAICompatibleClient, *,
@@ -320,8 +326,10 @@ class OpenAISemanticGuard:
 
     def judge(self, request: GuardRequest) -> GuardReply:
         """Judge whether ``request.evidence`` supports ``request.draft``."""
+        evidence = [{k: v for k, v in record.items() if k not in _TIMING_FIELDS}
+                    for record in request.evidence]
         user = json_text({"query": request.query, "draft": request.draft,
-                          "evidence": list(request.evidence)})
+                          "evidence": evidence})
         completion = self.client.complete(
             [{"role": "system", "content": self.system_prompt},
              {"role": "user", "content": user}], json_output=True)
@@ -359,6 +367,19 @@ class OpenAIRepair:
             [{"role": "system", "content": self.system_prompt},
              {"role": "user", "content": user}], json_output=True)
         return ModelReply(content=completion.content, usage=completion.usage, latency_s=None)
+
+
+def openai_providers(client: OpenAICompatibleClient, tools: Sequence[ToolSpec]
+                     ) -> dict[str, Any]:
+    """The model-like components of a harness on one client, as ``Components`` keywords.
+
+    ``Components(**openai_providers(client, specs), retriever=..., tools=...)``: router,
+    diagnosis model, semantic guard, evidence repair and responder; the retriever and the
+    tools are the caller's (a fake retriever, HttpJsonTools named like ``tools``).
+    """
+    return {"router": OpenAIRouter(client), "model": OpenAIDiagnosisModel(client, tools),
+            "guard": OpenAISemanticGuard(client), "repair": OpenAIRepair(client),
+            "responder": OpenAIResponder(client)}
 
 
 def _json_object(completion: ChatCompletion, who: str) -> Mapping[str, Any]:

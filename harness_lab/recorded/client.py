@@ -10,6 +10,7 @@ the same bytes and a recording matches it. Every failure is a
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,12 +23,16 @@ from harness_lab.ports import TokenUsage
 __all__ = [
     "ChatCompletion",
     "ChatToolCall",
+    "DEFAULT_BASE_URL",
     "OpenAICompatibleClient",
     "encode_body",
     "parse_completion",
 ]
 
 _ERROR_PREVIEW = 200
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""The hosted OpenAI API, used by :meth:`OpenAICompatibleClient.from_env` by default."""
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:
@@ -88,6 +93,21 @@ class OpenAICompatibleClient:
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient({self.base_url!r}, model={self.model!r})"
+
+    @classmethod
+    def from_env(cls, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
+                 base_url_env: str = "OPENAI_BASE_URL", organization_env: str | None = None,
+                 model: str = "gpt-4o-mini", **kw: Any) -> OpenAICompatibleClient:
+        """A client whose key (and, unless given, base URL) come from environment variables.
+
+        A missing key variable means no ``Authorization`` header, which is what replay from
+        a cassette and most local servers need. The base URL defaults to ``$OPENAI_BASE_URL``,
+        else ``https://api.openai.com/v1``.
+        """
+        url = base_url or os.environ.get(base_url_env) or DEFAULT_BASE_URL
+        organization = os.environ.get(organization_env) if organization_env else None
+        return cls(url, api_key=os.environ.get(api_key_env) or None, model=model,
+                   organization=organization, **kw)
 
     @property
     def url(self) -> str:

@@ -169,8 +169,8 @@ class ReferenceServer:
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         httpd.daemon_threads = True
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="reference-server",
-                                        daemon=True)
+        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,),
+                                        name="reference-server", daemon=True)
         self._thread.start()
         return self
 

@@ -9,6 +9,7 @@ from harness_lab.scenarios.loader import (
     load_file,
     load_text,
 )
+from harness_lab.scenarios.results import ResultSet
 from harness_lab.scenarios.runner import (
     ROW_COLUMNS,
     ScenarioResult,
@@ -22,6 +23,7 @@ from harness_lab.scenarios.spec import Expect, Scenario
 __all__ = [
     "ROW_COLUMNS",
     "Expect",
+    "ResultSet",
     "LoadedScenario",
     "Problem",
     "Scenario",

@@ -10,7 +10,7 @@ import html
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import simpy
 
@@ -39,6 +39,9 @@ from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, discover
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.states import CancellationReason
 from harness_lab.store.base import RunStore
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.results import ResultSet
 
 __all__ = ["ROW_COLUMNS", "ScenarioResult", "ScenarioRun", "expectations", "run_paths",
            "run_scenario"]
@@ -279,10 +282,18 @@ def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None 
     return ScenarioRun(scenario, store=store).run()
 
 
-def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = ()) -> list[ScenarioResult]:
+def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
+              progress: bool = False) -> ResultSet:
     """Run every scenario under ``paths``; a broken file becomes one ERROR result."""
-    results: list[ScenarioResult] = []
-    for path in discover(paths):
+    from harness_lab.scenarios.results import ResultSet
+
+    results = ResultSet()
+    files = discover(paths)
+    if progress:
+        from harness_lab.report.progress import progress_bar
+
+        files = list(progress_bar(files, total=len(files), desc="scenario files"))
+    for path in files:
         try:
             loaded = load_file(path)
         except ScenarioError as exc:

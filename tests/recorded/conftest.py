@@ -91,10 +91,12 @@ class FixedLatency:
 
 def build_harness(base_url: str, tool_url: str, *, api_key: str = API_KEY) -> Harness:
     """A harness on the OpenAI adapters and two HttpJsonTools (a fake retriever)."""
-    client = OpenAICompatibleClient(base_url, api_key=api_key, model="gpt-4o-mini")
+    http = httpx.Client(trust_env=False)  # no proxy from the environment, ever
+    client = OpenAICompatibleClient(base_url, api_key=api_key, model="gpt-4o-mini",
+                                    http_client=http)
     auth = {"Authorization": f"Bearer {api_key}"}
     tools = [HttpJsonTool(name, tool_url, path=f"/tools/{name}", required=("service",),
-                          headers=auth) for name in ("logs", "metrics")]
+                          headers=auth, http_client=http) for name in ("logs", "metrics")]
     components = Components(
         router=OpenAIRouter(client), model=OpenAIDiagnosisModel(client, TOOL_SPECS),
         guard=OpenAISemanticGuard(client), repair=OpenAIRepair(client),
@@ -129,6 +131,14 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
             records = run_both(build_harness(base_url, tool_url))
     assert report.recorded == len(server.requests) == 10
     return Recording(path, base_url, tool_url, records, server)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests to 127.0.0.1 must never be routed through a proxy from the environment."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
 
 
 @pytest.fixture

@@ -195,7 +195,8 @@ def test_an_empty_answer_is_a_provider_error() -> None:
             AnswerRequest(IntentType.SYSTEM_CHAT, "hi", ()))
 
 
-GUARD_REQUEST = GuardRequest("run-1", "q", {"conclusion": "c"}, ({"invocation_id": "i"},))
+GUARD_REQUEST = GuardRequest("run-1", "q", {"conclusion": "c"},
+                             ({"invocation_id": "i", "started_at": 1.0, "finished_at": 2.5},))
 
 
 def test_the_guard_reads_supported_and_rationale() -> None:
@@ -223,3 +224,15 @@ def test_the_repair_returns_the_draft_json_as_content() -> None:
     assert reply.latency_s is None and reply.tool_call is None
     assert json.loads(provider.sent[0]["messages"][1]["content"])[
         "citable_invocation_ids"] == ["run-1-inv-1"]
+
+
+def test_openai_providers_fill_the_model_like_components() -> None:
+    from harness_lab.application.components import Components
+    from harness_lab.fakes import ScriptedRetriever
+    from harness_lab.recorded import openai_providers
+
+    providers = openai_providers(mock_client(Provider()), TOOL_SPECS)
+    components = Components(**providers, retriever=ScriptedRetriever())
+    assert isinstance(components.model, OpenAIDiagnosisModel)
+    assert isinstance(components.router, OpenAIRouter)
+    assert isinstance(components.guard, OpenAISemanticGuard)

@@ -116,3 +116,16 @@ def test_a_client_it_created_is_closed_but_a_given_one_is_not() -> None:
     own = OpenAICompatibleClient("http://x/v1")
     own.close()
     assert own._http.is_closed
+
+
+def test_from_env_reads_the_key_and_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-env-1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1/")
+    client = OpenAICompatibleClient.from_env(api_key_env="MY_KEY", model="local")
+    assert client.url == "http://127.0.0.1:8080/v1/chat/completions"
+    assert client.headers()["Authorization"] == "Bearer sk-env-1" and client.model == "local"
+    monkeypatch.delenv("MY_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    keyless = OpenAICompatibleClient.from_env(api_key_env="MY_KEY")
+    assert keyless.base_url == "https://api.openai.com/v1"
+    assert "Authorization" not in keyless.headers()

@@ -47,6 +47,20 @@ def test_replay_without_a_network_gives_the_same_runs(recording: Recording,
     assert no_network == []
 
 
+def test_other_latency_settings_replay_the_same_calls_on_another_timeline(
+        recording: Recording, no_network: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.recorded.conftest import FixedLatency
+
+    slower = {kind: 2 * seconds for kind, seconds in FixedLatency.SECONDS.items()}
+    monkeypatch.setattr(FixedLatency, "SECONDS", slower)
+    with cassette(recording.path) as report:
+        replayed = run_both(build_harness(recording.base_url, recording.tool_url))
+    assert report.played == 10
+    before, after = recording.records[0].summary(), replayed[0].summary()
+    assert after.pop("duration_s") == 2 * before.pop("duration_s")
+    assert after == before
+
+
 def test_replay_does_not_need_the_api_key(recording: Recording, no_network: list[Any]) -> None:
     with cassette(recording.path) as report:
         replayed = run_both(build_harness(recording.base_url, recording.tool_url,

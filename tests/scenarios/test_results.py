@@ -1,0 +1,42 @@
+"""ResultSet: rows, frames and notebook HTML of many scenario results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_lab.scenarios import run_paths
+
+GOOD = """\
+name: rs-good
+description: a missing-context fallback
+case: missing_context
+tools: {logs: {}}
+model:
+  - draft: {missing_info: [which service]}
+"""
+
+
+def test_a_result_set_shows_as_an_html_table_counting_ok_runs(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(GOOD.replace("rs-good", "rs-wrong")
+                                     .replace("missing_context", "semantic_unsupported"),
+                                     encoding="utf-8")
+    results = run_paths([tmp_path])
+    html = results._repr_html_()
+    assert "<caption>1/2 scenario runs ok</caption>" in html
+    assert [r.scenario for r in results.failures()] == ["rs-wrong"]
+
+
+def test_a_result_set_gives_the_mapping_table_against_the_document(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD, encoding="utf-8")
+    mapping = run_paths([tmp_path]).mapping()
+    assert list(mapping["scenario"]) == ["rs-good"]
+    assert list(mapping["matched"]) == [True]
+    assert str(mapping["expected_fallback_type"].iloc[0]) == "MISSING_REQUIRED_CONTEXT"
+
+
+def test_a_result_set_frame_has_one_categorical_row_per_run(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD, encoding="utf-8")
+    frame = run_paths([tmp_path]).frame()
+    assert list(frame["scenario"]) == ["rs-good"]
+    assert frame["release_outcome"].dtype.name == "category"
