@@ -93,13 +93,17 @@ class Harness:
         return f"session-{self._sessions:06d}"
 
     def submit(self, query: str, session_id: str | None = None, *, at: float | None = None,
-               disconnect_at: float | None = None, cancel_at: float | None = None
-               ) -> RunHandle:
-        """Schedule one request at virtual time ``at`` (default now); returns its handle."""
+               disconnect_at: float | None = None, cancel_at: float | None = None,
+               run_id: str | None = None) -> RunHandle:
+        """Schedule one request at virtual time ``at`` (default now); returns its handle.
+
+        Run ids count ``run-000001``, ``run-000002``... unless ``run_id`` is given.
+        """
         self._runs += 1
         env = self.env
         sse = ChatSseSession(lambda: env.now, self.before_send)
-        live = LiveRun(f"run-{self._runs:06d}", session_id or self.new_session_id(), query, sse)
+        live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
+                       query, sse)
         process = env.process(self._process(live, env.now if at is None else at))
         handle = RunHandle(live, process)
         if disconnect_at is not None:

@@ -8,18 +8,20 @@ reply may instead carry one tool request, optionally with a ``progress`` report 
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints
 
 from harness_lab.states import InformationGain
 
 __all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
            "parse_json_object"]
 
-NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1, strip_whitespace=True)]
+# Unknown keys are refused and every string must be a JSON string (no number for a string);
+# arrays validate into tuples and enum fields take their JSON string values, exactly as JSON
+# data decoded from a real provider's reply would.
+_STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
 class Fact(BaseModel):
@@ -91,14 +93,10 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def parse_json_object(model: type[M], raw: Any) -> M:
-    """Validate ``raw`` (already-decoded JSON) strictly, with JSON's own typing rules.
+    """Validate ``raw`` (already-decoded JSON data) with JSON's own typing rules.
 
-    Strict JSON-mode validation accepts arrays for tuples and strings for enums, and nothing
-    looser (no number for a string, no string for a number), so a payload decoded by a fake
-    and the same text sent by a real provider are judged alike.
+    Arrays become tuples and enum fields take their string values; strings must be strings
+    (a number is refused), unknown keys are refused. A payload decoded by a fake and the same
+    text sent by a real provider are judged alike.
     """
-    return model.model_validate_json(json.dumps(raw, default=_refuse))
-
-
-def _refuse(value: Any) -> Any:
-    raise TypeError(f"not JSON data: {value!r}")
+    return model.model_validate(raw)

@@ -47,11 +47,12 @@ class Evidence:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(dict(item) for item in self.items))
+        if self.size_bytes is None:  # computed once: the items never change
+            object.__setattr__(self, "size_bytes", json_size(self.items))
 
     def output(self, request: ToolInput) -> ToolOutput:
         """A ToolOutput holding a fresh copy of the items."""
-        size = json_size(self.items) if self.size_bytes is None else self.size_bytes
-        return ToolOutput(tuple(dict(item) for item in self.items), size_bytes=size,
+        return ToolOutput(tuple(dict(item) for item in self.items), size_bytes=self.size_bytes or 0,
                           latency_s=self.latency_s)
 
 
@@ -186,7 +187,7 @@ class ScriptedTool:
         """Record ``request`` and play the behaviour the lookup finds for it."""
         self.requests.append(request)
         call = len(self.requests)
-        per_scope = self._by_scope.get(scope_key(request.scope))
+        per_scope = self._by_scope.get(scope_key(request.scope)) if self._by_scope else None
         if per_scope is not None and not per_scope.exhausted:
             return _perform(per_scope.take(call), request)
         if self.script.exhausted and self.default is not None:

@@ -184,8 +184,8 @@ class OpenAIDiagnosisModel:
                    if name in self.tools]
         completion = self.client.complete(messages, tools=offered or None,
                                           json_output=self.json_mode)
-        reply, assistant = self._reply(completion, request.step)
-        messages.append(assistant)
+        reply, own = self._reply(completion, request.step)
+        messages.append(own)
         return reply
 
     def reset(self, run_id: str | None = None) -> None:
@@ -224,20 +224,20 @@ class OpenAIDiagnosisModel:
 
     def _reply(self, completion: ChatCompletion, step: int
                ) -> tuple[ModelReply, dict[str, Any]]:
-        assistant: dict[str, Any] = {"role": "assistant", "content": completion.content}
+        own: dict[str, Any] = {"role": "assistant", "content": completion.content}
         tool_call = None
         if completion.tool_calls:
             call = completion.tool_calls[0]
             call_id = call.id or f"call_{step}"
             tool_call = ToolCallRequest(call.name, dict(call.arguments), call_id)
-            assistant["tool_calls"] = [{
+            own["tool_calls"] = [{
                 "id": call_id, "type": "function",
                 "function": {"name": call.name, "arguments": json_text(call.arguments)}}]
         elif completion.content is None:
-            assistant["content"] = ""
+            own["content"] = ""
         reply = ModelReply(content=completion.content, tool_call=tool_call,
                            usage=completion.usage, latency_s=None)
-        return reply, assistant
+        return reply, own
 
 
 class OpenAIRouter:
@@ -276,7 +276,7 @@ class OpenAIRouter:
 class OpenAIResponder:
     """A Responder: one plain-text completion for SYSTEM_CHAT or KNOWLEDGE_QUERY.
 
-    Earlier turns become user/assistant messages; knowledge passages are numbered in a
+    Earlier turns become a user message and the model's answer; knowledge passages are numbered in a
     system message after the prompt. An empty answer is a ProviderError.
     """
 
@@ -398,14 +398,14 @@ def _json_object(completion: ChatCompletion, who: str) -> Mapping[str, Any]:
 def _query_message(query: str, previous: PreviousTurn | None) -> str:
     text = f"Query: {query}"
     if previous is not None:
-        text += ("\n\nPrevious diagnosis of this session (run "
+        text += ("\n\nPrevious diagnosis in this conversation (run "
                  f"{previous.run_id}, query {previous.query!r}): "
                  f"{json_text(previous.published_result)}")
     return text
 
 
 def _open_call_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Call ids of the last assistant message's tool calls that no tool message answered."""
+    """Call ids of the model's last tool calls that no tool message answered yet."""
     open_ids: set[str] = set()
     for message in messages:
         if message.get("role") == "assistant":

@@ -146,7 +146,7 @@ class ReferenceServer:
                  tools: Mapping[str, ToolRoute] | None = None,
                  api_key: str = "reference-key", chat_path: str = "/v1/chat/completions",
                  compress: bool = True, organization: str = "org-reference0001",
-                 cookie: str = "reference_session=cookie0001; Path=/") -> None:
+                 cookie: str = "reference_sid=cookie0001; Path=/") -> None:
         self.responses = tuple(responses)
         self.tools = dict(tools or {})
         self.api_key = api_key

@@ -31,6 +31,7 @@ from harness_lab.ports import (
     CallKind,
     GuardReply,
     ModelReply,
+    RepairRequest,
     RouteReply,
     TokenUsage,
     ToolCallRequest,
@@ -69,6 +70,19 @@ def expand_ids(value: Any, run_id: str) -> Any:
     if isinstance(value, dict):
         return {k: expand_ids(v, run_id) for k, v in value.items()}
     return value
+
+
+def _has_refs(spec: ModelStepSpec) -> bool:
+    def walk(value: Any) -> bool:
+        if isinstance(value, str):
+            return _INV.match(value) is not None
+        if isinstance(value, list):
+            return any(walk(v) for v in value)
+        if isinstance(value, dict):
+            return any(walk(v) for v in value.values())
+        return False
+
+    return walk(spec.model_dump(mode="json"))
 
 
 def _usage(spec: UsageSpec | None) -> TokenUsage:
@@ -110,13 +124,15 @@ def model_reply(step: ModelStepSpec, run_id: str) -> ModelReply | ProviderError:
 class _StepPlayer:
     """A scripted step whose invocation ids expand for the run that plays it."""
 
-    __slots__ = ("spec",)
+    __slots__ = ("spec", "_static")
 
     def __init__(self, spec: ModelStepSpec) -> None:
         self.spec = spec
+        # a step citing no ``inv-N`` id is the same for every run: build it once
+        self._static = None if _has_refs(spec) else model_reply(spec, "")
 
     def __call__(self, request: AgentRequest) -> ModelReply:
-        reply = model_reply(self.spec, request.run_id)
+        reply = self._static or model_reply(self.spec, request.run_id)
         if isinstance(reply, ProviderError):
             raise reply
         return reply
@@ -177,8 +193,29 @@ class _RepairPlayer:
                           usage=_usage(s.usage), latency_s=s.latency_s)
 
 
-def build_repair(steps: Sequence[RepairStepSpec], name: str = "repair") -> ScriptedRepair:
-    """A ScriptedRepair playing the scenario's repair steps."""
+class UnchangedRepair:
+    """The repair of a scenario that scripts none: it returns the draft as it was.
+
+    The recheck then finds the same problems, so the run takes the
+    EVIDENCE_VALIDATION_FAILED path, as when a real repair cannot fix the evidence.
+    """
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        self.requests: list[RepairRequest] = []
+
+    def repair(self, request: RepairRequest) -> ModelReply:
+        """Echo the draft back."""
+        self.requests.append(request)
+        return ModelReply(payload={"draft": dict(request.draft)})
+
+
+def build_repair(steps: Sequence[RepairStepSpec], name: str = "repair"
+                 ) -> ScriptedRepair | UnchangedRepair:
+    """A ScriptedRepair playing the scenario's repair steps (an unchanged echo if none)."""
+    if not steps:
+        return UnchangedRepair()
     return ScriptedRepair([_RepairPlayer(s) for s in steps], name=name)
 
 

@@ -43,8 +43,8 @@ from harness_lab.store.base import RunStore
 if TYPE_CHECKING:
     from harness_lab.scenarios.results import ResultSet
 
-__all__ = ["ROW_COLUMNS", "ScenarioResult", "ScenarioRun", "expectations", "run_paths",
-           "run_scenario"]
+__all__ = ["ROW_COLUMNS", "ScenarioResult", "ScenarioRun", "build_components", "expectations",
+           "run_paths", "run_scenario"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
@@ -150,18 +150,7 @@ class ScenarioRun:
                                   sc.case, error=f"{type(exc).__name__}: {exc}")
 
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
-        sc = self.scenario
-        source = turn if turn is not None else sc
-        guard = getattr(source, "guard", None)
-        r = sc.responder
-        return Components(
-            router=build_router(source.router), model=build_model(source.model),
-            guard=build_guard(guard if guard is not None else sc.guard),
-            repair=build_repair(source.repair),
-            responder=build_responder(r.text, r.error, r.latency_s, r.usage),
-            retriever=build_retriever(sc.retriever.passages, sc.retriever.error,
-                                      sc.retriever.latency_s),
-            tools=tools)
+        return build_components(self.scenario, tools, turn)
 
     def _run(self) -> ScenarioResult:
         sc = self.scenario
@@ -257,6 +246,22 @@ class ScenarioRun:
                               sc.case, None, earlier, tuple(mismatches), crashed=True,
                               stored_row=dict(row) if row else None,
                               extra={"crash": why})
+
+
+def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = None
+                     ) -> Components:
+    """Fresh scripted components of a scenario (or of one of its earlier ``turns``)."""
+    source = turn if turn is not None else sc
+    guard = getattr(source, "guard", None)
+    r = sc.responder
+    return Components(
+        router=build_router(source.router), model=build_model(source.model),
+        guard=build_guard(guard if guard is not None else sc.guard),
+        repair=build_repair(source.repair),
+        responder=build_responder(r.text, r.error, r.latency_s, r.usage),
+        retriever=build_retriever(sc.retriever.passages, sc.retriever.error,
+                                  sc.retriever.latency_s),
+        tools=tools)
 
 
 def _timer(env: simpy.Environment, t: float, process: simpy.Process, plan: FaultPlan,

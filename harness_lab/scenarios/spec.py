@@ -29,6 +29,7 @@ from harness_lab.states import (
     StoredRunStatus,
     TraceEventType,
 )
+from harness_lab.sweep.spec import SweepBlock
 
 __all__ = [
     "BudgetSpec", "ConfigSpec", "Expect", "GuardStepSpec", "LatencySpec", "ModelStepSpec",
@@ -363,3 +364,4 @@ class Scenario(BaseModel):
     expect: Expect = Expect()
     matrix: list[Variant] | dict[str, list[Any]] | None = None
     expect_when: list[WhenSpec] = []
+    sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``

@@ -1,9 +1,104 @@
-"""The ``sweep`` subcommand (registered by harness_lab.cli)."""
+"""The ``sweep`` subcommand."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any
+
+import yaml
+
+__all__ = ["register"]
+
+
+def _pairs(items: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"harness-lab sweep: expected KEY=VALUE, got {item!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from harness_lab.cli import format_rows
+    from harness_lab.scenarios import ScenarioError
+    from harness_lab.sweep.engine import Sweep
+
+    try:
+        sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
+                                workers=args.workers, check_invariants=not args.no_invariants,
+                                store_url=args.persist, scheduler=args.scheduler,
+                                progress=args.progress, overrides=_pairs(args.set))
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.load:
+        return _load(args, sweep)
+    if args.compare is not None or args.against is not None:
+        from harness_lab.sweep.compare import compare_policies
+
+        table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
+        print(f"A: {args.compare or []}  B: {args.against or []}  "
+              f"({ra.samples} samples each, seed {args.seed})")
+        rows = table.to_dict("records")
+        print(format_rows(rows, list(table.columns), args.format), end="")
+        return 0
+    result = sweep.run()
+    summary = result.summary()
+    print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
+    by = next(iter(result.points[0]), None) if result.points and result.points[0] else None
+    shares = result.shares(args.column, by=by)
+    rows = shares.to_dict("records")
+    text = format_rows(rows, list(shares.columns), args.format)
+    if args.out:
+        result.frame.to_csv(args.out, index=False)
+    print(text, end="")
+    if args.plot and by is not None and args.value:
+        ax = result.plot_share(by, args.value, args.column)
+        ax.figure.savefig(args.plot)
+    for failure in result.failures[:5]:
+        print(f"failure: {failure}", file=sys.stderr)
+    return 130 if result.interrupted else 0
+
+
+def _load(args: argparse.Namespace, sweep: Any) -> int:
+    from harness_lab.cli import format_rows
+    from harness_lab.sweep.load import load_curve, run_load
+
+    block = (sweep.data.get("sweep") or {}).get("load")
+    if not block:
+        print("harness-lab sweep --load: the scenario has no sweep.load block", file=sys.stderr)
+        return 2
+    points = [run_load(sweep.data, rate, capacity=block.get("capacity", {}),
+                       duration_s=block.get("duration_s", 300.0), seed=args.seed,
+                       overrides=sweep.overrides)
+              for rate in block["arrival_rate"]]
+    curve = load_curve(points)
+    print(format_rows(curve.to_dict("records"), list(curve.columns), args.format), end="")
+    return 0
 
 
 def register(sub: Any) -> None:
-    """Add this module's subcommands to ``sub``."""
+    """Add ``harness-lab sweep``."""
+    p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution")
+    p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
+    p.add_argument("--samples", type=int, default=1000, help="samples per grid point")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="local processes (joblib)")
+    p.add_argument("--scheduler", help="a dask.distributed scheduler address")
+    p.add_argument("--persist", help="persist every run to this SQLAlchemy URL")
+    p.add_argument("--no-invariants", action="store_true",
+                   help="do not check the lifecycle invariants on every sample")
+    p.add_argument("--set", action="append", help="override KEY=VALUE (dotted path)")
+    p.add_argument("--compare", action="append", help="policy A: KEY=VALUE")
+    p.add_argument("--against", action="append", help="policy B: KEY=VALUE")
+    p.add_argument("--load", action="store_true", help="run the sweep.load arrival model")
+    p.add_argument("--column", default="release_outcome", help="the outcome column to share")
+    p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table")
+    p.add_argument("--out", help="write every sample's outcome row to this CSV")
+    p.add_argument("--plot", help="write the share plot (needs a grid) to this PNG")
+    p.add_argument("--value", help="the outcome value the plot shows, e.g. FAILED")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.set_defaults(func=_cmd_sweep)

@@ -50,16 +50,20 @@ class CanonicalInvocation:
         """PROJECTING -> READY with EVIDENCE_FOUND or NO_EVIDENCE."""
         status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
                          self.status, InvocationStatus.READY)
-        return replace(self, status=status, evidence_status=evidence, items=items,
-                       size_bytes=size, finished_at=at)
+        return CanonicalInvocation(  # a direct constructor: replace() is 5x slower
+            self.invocation_id, self.run_id, self.seq, self.tool, self.scope,
+            self.normalized_scope, status, self.started_at, evidence, None, None, items, size,
+            self.information_gain, at, self.call_id)
 
     def failed(self, code: ToolErrorCode, message: str, size: int, at: float
                ) -> CanonicalInvocation:
         """PROJECTING -> ERROR (EvidenceStatus ERROR)."""
         status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
                          self.status, InvocationStatus.ERROR)
-        return replace(self, status=status, evidence_status=EvidenceStatus.ERROR,
-                       error_code=code, error=message, size_bytes=size, finished_at=at)
+        return CanonicalInvocation(
+            self.invocation_id, self.run_id, self.seq, self.tool, self.scope,
+            self.normalized_scope, status, self.started_at, EvidenceStatus.ERROR, code, message,
+            self.items, size, self.information_gain, at, self.call_id)
 
     def with_gain(self, gain: InformationGain) -> CanonicalInvocation:
         """The same record with its InformationGain decided."""

@@ -105,9 +105,9 @@ def test_later_steps_carry_the_conversation_and_answer_each_call_id() -> None:
     model.step(agent_request(2, (observation(),), notice="progress protocol violated: x"))
     messages = provider.sent[1]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "user"]
-    assistant, result, note = messages[2], messages[3], messages[4]
-    assert assistant["tool_calls"][0]["id"] == "c1"
-    assert assistant["content"] == '{"progress": {}}'
+    own, result, note = messages[2], messages[3], messages[4]
+    assert own["tool_calls"][0]["id"] == "c1"
+    assert own["content"] == '{"progress": {}}'
     assert result["tool_call_id"] == "c1"
     assert json.loads(result["content"]) == {
         "evidence_status": "EVIDENCE_FOUND", "invocation_id": "run-1-inv-1",

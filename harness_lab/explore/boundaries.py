@@ -1,0 +1,321 @@
+"""Boundary enumeration: run a base scenario once and list every point a fault can target.
+
+The base run is recorded by a :class:`~harness_lab.core.context.BoundaryProbe` and an SSE
+send hook that the explorer puts *in front of* whatever probe and hook the scenario runner
+installs (its fault plan, when the base scenario has faults): the recorder wraps
+``Harness.submit`` and, at each submit, composes itself with the probe already set on
+``harness.app`` and the send hook already set on the harness. Recording the boundaries live is
+more robust than deriving them from the trace, because a boundary carries exactly the kind,
+ordinal, name and name ordinal a fault's ``at`` matches on, and because the recorder can read
+the run's state at that instant (still active? deadline passed? how many verified facts does
+the ProgressSnapshot hold? tokens spent?) which the oracle needs.
+
+A base run yields three kinds of point:
+
+* each boundary, before and after every router / responder / retriever / model / tool /
+  repair / guard call (:class:`BoundaryState`);
+* each public SSE event the run sent, 1..k (:class:`SseSend`);
+* each virtual-time gap: the midpoint between two consecutive distinct trace timestamps,
+  relative to the run's start (:class:`Gap`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_lab.application.live import LiveRun
+from harness_lab.core.context import Boundary, BoundaryProbe, RunContext
+from harness_lab.diagnosis.progress import verified
+from harness_lab.harness import Harness
+from harness_lab.ports import CallKind
+from harness_lab.record import RunRecord
+from harness_lab.report.mapping import OUTCOME_BY_CASE, OUTCOME_TABLE, ExpectedOutcome
+from harness_lab.scenarios.faults import At
+from harness_lab.scenarios.loader import LoadedScenario
+from harness_lab.scenarios.runner import ScenarioRun
+from harness_lab.scenarios.spec import Scenario
+from harness_lab.sse import ChatSseSession
+from harness_lab.states import SseEventKind
+from harness_lab.store.memory import MemoryRunStore
+
+__all__ = ["BaseRun", "BoundaryState", "ExplorationError", "Gap", "SseSend", "record_base",
+           "scenario_data"]
+
+_EXPECTATION_KEYS = ("expect", "case", "matrix", "expect_when")
+
+
+class ExplorationError(RuntimeError):
+    """The base scenario cannot be explored (it did not finish with a record)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryState:
+    """One boundary of the base run and the run's state when the run reached it.
+
+    ``active`` is "no RunTermination yet"; ``past_deadline`` is "the virtual clock is at or
+    past the deadline" (the next ``checkActive`` would time the run out); ``facts`` counts the
+    verified facts of the ProgressSnapshot (each cites READY invocations only); ``tokens`` and
+    ``bytes`` are the budget consumption so far. All are read before any fault acts here.
+    """
+
+    index: int
+    kind: CallKind
+    when: str
+    ordinal: int
+    name: str
+    name_ordinal: int
+    t: float
+    active: bool
+    past_deadline: bool
+    facts: int
+    tokens: int
+    bytes: int
+
+    @property
+    def live(self) -> bool:
+        """True when a fault acting here meets a run that is still active and in time."""
+        return self.active and not self.past_deadline
+
+    def at(self) -> At:
+        """The scenario-format lifecycle point of this boundary."""
+        if self.kind is CallKind.TOOL:
+            return At(when=self.when, call=self.kind, n=self.name_ordinal,  # type: ignore[arg-type]
+                      tool=self.name)
+        return At(when=self.when, call=self.kind, n=self.ordinal)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        """``before model#2``, ``after tool:logs#1``..."""
+        return self.at().label()
+
+    @property
+    def call_label(self) -> str:
+        """The call without the side: ``model#2``, ``tool:logs#1``."""
+        if self.kind is CallKind.TOOL:
+            return f"tool:{self.name}#{self.name_ordinal}"
+        return f"{self.kind.value}#{self.ordinal}"
+
+
+@dataclass(frozen=True, slots=True)
+class SseSend:
+    """The k-th public SSE event the base run sent (1-based) and the run's state then."""
+
+    k: int
+    kind: SseEventKind
+    t: float
+    active: bool
+    past_deadline: bool
+
+    @property
+    def live(self) -> bool:
+        """True when a disconnect at this send meets a run that is still active and in time."""
+        return self.active and not self.past_deadline
+
+    @property
+    def label(self) -> str:
+        """``sse#5:content``."""
+        return f"sse#{self.k}:{self.kind.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A virtual instant strictly between two consecutive distinct trace timestamps."""
+
+    at_s: float  # seconds after the run started (what a fault's ``at_s`` means)
+    t: float  # absolute virtual time
+
+    @property
+    def label(self) -> str:
+        """``t+2.2s``."""
+        return f"t+{self.at_s:g}s"
+
+
+@dataclass(frozen=True)
+class BaseRun:
+    """The recorded base run of one scenario: its record and every point a fault can target."""
+
+    scenario: Scenario
+    path: str
+    data: dict[str, Any]
+    record: RunRecord
+    boundaries: tuple[BoundaryState, ...]
+    sends: tuple[SseSend, ...]
+    gaps: tuple[Gap, ...]
+    error: str | None = None
+    _by_at: dict[str, BoundaryState] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for b in self.boundaries:
+            self._by_at.setdefault(b.label, b)
+
+    @property
+    def name(self) -> str:
+        """The base scenario's name."""
+        return self.scenario.name
+
+    @property
+    def started_at(self) -> float:
+        """Absolute virtual time the run started (earlier turns take time too)."""
+        return self.record.started_at
+
+    @property
+    def deadline_s(self) -> float:
+        """The base run's deadline, in seconds after its start."""
+        return self.record.deadline_at - self.record.started_at
+
+    def find(self, at: At) -> BoundaryState | None:
+        """The boundary a fault's ``at`` addresses, or None if the base run never reaches it."""
+        return self._by_at.get(at.label())
+
+    def call(self, kind: CallKind, n: int, tool: str | None = None
+             ) -> tuple[BoundaryState, BoundaryState] | None:
+        """The (before, after) boundaries of the n-th call of ``kind`` (of ``tool``)."""
+        call = kind.value if tool is None else f"{kind.value}:{tool}"
+        before = self._by_at.get(f"before {call}#{n}")
+        after = self._by_at.get(f"after {call}#{n}")
+        return None if before is None or after is None else (before, after)
+
+    def calls(self, kind: CallKind) -> list[BoundaryState]:
+        """The ``before`` boundary of every call of ``kind``, in order."""
+        return [b for b in self.boundaries if b.kind is kind and b.when == "before"]
+
+    def after_index(self, index: int, kind: CallKind, when: str | None = None
+                    ) -> BoundaryState | None:
+        """The first boundary of ``kind`` (and ``when``) whose index is greater than ``index``."""
+        return next((b for b in self.boundaries if b.index > index and b.kind is kind
+                     and (when is None or b.when == when)), None)
+
+    def first_at_or_after(self, t: float) -> BoundaryState | None:
+        """The first boundary at or after absolute time ``t`` (its ``checkActive`` sees ``t``)."""
+        return next((b for b in self.boundaries if b.t >= t), None)
+
+    def send(self, k: int) -> SseSend | None:
+        """The k-th SSE send, if the base run made it."""
+        return next((s for s in self.sends if s.k == k), None)
+
+    def terminated_by(self, t: float) -> bool:
+        """True if the base run had a RunTermination at or before absolute time ``t``."""
+        terms = self.record.terminations
+        return bool(terms) and terms[0][2] <= t
+
+    def outcome_row(self) -> ExpectedOutcome | None:
+        """The SPEC §4 row the base run's outcome is (the scenario's own ``case`` first)."""
+        r = self.record
+        observed = (r.run_state, r.release_outcome, r.fallback_type, r.stored_status)
+        rows = list(OUTCOME_TABLE)
+        if self.scenario.case in OUTCOME_BY_CASE:
+            rows.insert(0, OUTCOME_BY_CASE[self.scenario.case])
+        return next((row for row in rows if (row.run_state, row.release_outcome,
+                                             row.fallback_type, row.db_status) == observed),
+                    None)
+
+
+class _Recorder:
+    """A BoundaryProbe and SSE send hook that records, then hands on to the runner's own."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.inner: BoundaryProbe | None = None
+        self.inner_send: Callable[[ChatSseSession, int, SseEventKind], None] | None = None
+        self.boundaries: list[tuple[str, Boundary, bool, bool, int, int, int]] = []
+        self.sends: list[tuple[str, int, SseEventKind, float, bool, bool]] = []
+        self.send_hook = self.before_send
+        self._live: dict[str, LiveRun] = {}
+
+    def install(self) -> None:
+        """Wrap ``harness.submit`` so every run is recorded (composed with the runner's)."""
+        original = self.harness.submit
+
+        def submit(*args: Any, **kwargs: Any) -> Any:
+            app = self.harness.app
+            if app.probe is not self:
+                self.inner, app.probe = app.probe, self
+            if self.harness.before_send is not self.send_hook:
+                self.inner_send, self.harness.before_send = (self.harness.before_send,
+                                                             self.send_hook)
+            handle = original(*args, **kwargs)
+            self._live[handle.run_id] = handle.live
+            return handle
+
+        self.harness.submit = submit  # type: ignore[method-assign]
+
+    def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
+        """Record the boundary and the run's state, then let the inner probe act."""
+        budget = ctx.budget
+        self.boundaries.append((ctx.run_id, boundary, ctx.lifecycle.is_active,
+                                ctx.now >= ctx.deadline_at, self._facts(ctx.run_id),
+                                budget.tokens, budget.bytes))
+        if self.inner is not None:
+            self.inner.at_boundary(ctx, boundary)
+
+    def before_send(self, session: ChatSseSession, k: int, kind: SseEventKind) -> None:
+        """Record the send and the run's state, then let the inner hook act."""
+        run_id = session.run_id or ""
+        live = self._live.get(run_id)
+        ctx = live.ctx if live is not None else None
+        active = ctx.lifecycle.is_active if ctx is not None else True
+        past = ctx.now >= ctx.deadline_at if ctx is not None else False
+        now = ctx.now if ctx is not None else self.harness.env.now
+        self.sends.append((run_id, k, kind, now, active, past))
+        if self.inner_send is not None:
+            self.inner_send(session, k, kind)
+
+    def _facts(self, run_id: str) -> int:
+        live = self._live.get(run_id)
+        if live is None or live.agent is None or live.boundary is None:
+            return 0
+        return len(verified(live.agent.snapshot().facts, live.boundary.ready_ids()))
+
+
+def scenario_data(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as a plain dict (what its file said), without any expectations."""
+    data = scenario.model_dump(mode="json", exclude_unset=True)
+    for key in _EXPECTATION_KEYS:
+        data.pop(key, None)
+    return copy.deepcopy(data)
+
+
+def _gaps(record: RunRecord) -> Iterator[Gap]:
+    times = sorted({float(e.t) for e in record.trace})
+    for a, b in zip(times, times[1:], strict=False):
+        mid = (a + b) / 2.0
+        at_s = round(mid - record.started_at, 6)
+        if a < record.started_at + at_s < b:
+            yield Gap(at_s, record.started_at + at_s)
+
+
+def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
+    """Run the base scenario once with the recorder and return every point it passed.
+
+    Raises :class:`ExplorationError` when the base run leaves no record (it crashed or the
+    scenario errored before the run finished).
+    """
+    if isinstance(loaded, Scenario):
+        loaded = LoadedScenario(loaded, "<memory>")
+    holder: list[_Recorder] = []
+
+    def hook(harness: Harness) -> None:
+        recorder = _Recorder(harness)
+        recorder.install()
+        holder.append(recorder)
+
+    result = ScenarioRun(loaded, store=MemoryRunStore(), hook=hook).run()
+    record = result.record
+    if record is None or not holder:
+        why = result.error or result.extra.get("crash") or "no record"
+        raise ExplorationError(f"base scenario {loaded.scenario.name!r} cannot be explored: "
+                               f"{why}")
+    rec = holder[0]
+    run_id = record.run_id
+    boundaries = tuple(
+        BoundaryState(i, b.kind, b.when, b.ordinal, b.name, b.name_ordinal, b.t, active, past,
+                      facts, tokens, nbytes)
+        for i, (_, b, active, past, facts, tokens, nbytes) in enumerate(
+            x for x in rec.boundaries if x[0] == run_id))
+    sends = tuple(SseSend(k, kind, t, active, past)
+                  for rid, k, kind, t, active, past in rec.sends if rid == run_id)
+    return BaseRun(loaded.scenario, loaded.path, scenario_data(loaded.scenario), record,
+                   boundaries, sends, tuple(_gaps(record)), result.error)

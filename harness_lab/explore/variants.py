@@ -1,0 +1,195 @@
+"""Variants: the base scenario plus one fault, for every point and every applicable fault kind.
+
+Each variant is a plain scenario dict (it can be written as YAML and run with ``harness-lab
+run``): the base scenario's data with its expectations removed (the explorer's oracle judges
+the run instead), the base's own faults kept, one fault appended, and the name
+``<base>@<point>/<fault>``.
+
+What is applied where (the fault kinds of :mod:`harness_lab.scenarios.faults`):
+
+========================  =================================================================
+point                     faults
+========================  =================================================================
+``start``                 ``budget_exhausted`` of each kind (limit 0 from the start)
+each boundary             ``client_disconnect``, ``user_cancel``, ``deadline``, ``crash``,
+                          ``budget_exhausted`` of each kind, all with ``at``
+each SSE event k          ``client_disconnect`` with ``sse_event: k``
+each time gap             ``client_disconnect``, ``user_cancel``, ``deadline`` with ``at_s``
+each provider call        ``provider_error`` (router, model, guard, repair, responder,
+                          retriever); ``router_unavailable`` at the router call
+each call                 ``latency_spike`` that ends past the deadline
+each tool call            ``tool_error`` (execution, projection, size, store),
+                          ``tool_rejection`` (REQUEST, ID, STORE), ``no_gain_streak``
+each guard call           ``semantic_guard`` (UNSUPPORTED, UNAVAILABLE)
+a repair call             ``repair_failed`` (error, invalid_json, still_invalid)
+each model step n         ``invalid_draft`` (invalid_json, schema_invalid, empty)
+each model step n >= 2    ``protocol_violation`` (missing, invalid, bad_citation)
+========================  =================================================================
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import TypeAdapter
+
+from harness_lab.core.budget import BUDGET_KINDS
+from harness_lab.explore.boundaries import BaseRun, BoundaryState
+from harness_lab.ports import CallKind
+from harness_lab.scenarios.faults import FAULT_KINDS, Fault, describe
+from harness_lab.scenarios.spec import Scenario
+
+__all__ = ["FAULT_ADAPTER", "PROVIDER_CALLS", "Variant", "enumerate_variants"]
+
+FAULT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Fault)
+"""Validates one fault dict into its fault model (any kind of the scenario format)."""
+
+PROVIDER_CALLS = (CallKind.ROUTER, CallKind.MODEL, CallKind.GUARD, CallKind.REPAIR,
+                  CallKind.RESPONDER, CallKind.RETRIEVER)
+"""The model-like calls a ``provider_error`` can hit (tools fail through ``tool_error``)."""
+
+_AT_FAULTS = ("client_disconnect", "user_cancel", "deadline", "crash")
+_TIMED_FAULTS = ("client_disconnect", "user_cancel", "deadline")
+_TOOL_ERRORS = ("execution", "projection", "size", "store")
+_TOOL_REJECTIONS = ("REQUEST", "ID", "STORE")
+_DRAFT_FORMS = ("invalid_json", "schema_invalid", "empty")
+_PROTOCOL_MODES = ("missing", "invalid", "bad_citation")
+_REPAIR_FORMS = ("error", "invalid_json", "still_invalid")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One explored variant: where, which fault, and the whole runnable scenario dict."""
+
+    name: str
+    point: str
+    fault_label: str
+    fault: dict[str, Any]
+    data: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        """The fault's kind (one of FAULT_KINDS)."""
+        return str(self.fault["kind"])
+
+    def scenario(self) -> Scenario:
+        """The variant as a validated Scenario."""
+        return Scenario.model_validate(self.data)
+
+    def to_yaml(self, expect: dict[str, Any] | None = None, *, case: str | None = None,
+                note: str | None = None) -> str:
+        """The variant as scenario YAML, with expectations (``case`` and/or ``expect``)."""
+        data = copy.deepcopy(self.data)
+        if note:
+            data["description"] = f"{data.get('description', '')} {note}".strip()
+        if case is not None:
+            data["case"] = case
+        if expect:
+            data["expect"] = expect
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _at(b: BoundaryState) -> dict[str, Any]:
+    return b.at().model_dump(mode="json", exclude_none=True)
+
+
+def _call_fields(b: BoundaryState) -> dict[str, Any]:
+    if b.kind is CallKind.TOOL:
+        return {"call": b.kind.value, "tool": b.name, "n": b.name_ordinal}
+    return {"call": b.kind.value, "n": b.ordinal}
+
+
+def _points(base: BaseRun) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(point, fault label, fault) for every applicable fault, in lifecycle order."""
+    yield from _start_points()
+    for b in base.boundaries:
+        yield from _boundary_points(b)
+    for b in base.boundaries:
+        if b.when == "before":
+            yield from _call_points(base, b)
+    for s in base.sends:
+        yield s.label, "client_disconnect", {"kind": "client_disconnect", "sse_event": s.k}
+    for g in base.gaps:
+        for kind in _TIMED_FAULTS:
+            yield g.label, kind, {"kind": kind, "at_s": g.at_s}
+
+
+def _start_points() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for budget in BUDGET_KINDS:
+        yield "start", f"budget_exhausted:{budget}", {"kind": "budget_exhausted",
+                                                       "budget": budget}
+
+
+def _boundary_points(b: BoundaryState) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    at = _at(b)
+    for kind in _AT_FAULTS:
+        yield b.label, kind, {"kind": kind, "at": at}
+    for budget in BUDGET_KINDS:
+        yield b.label, f"budget_exhausted:{budget}", {"kind": "budget_exhausted",
+                                                       "budget": budget, "at": at}
+
+
+def _call_points(base: BaseRun, b: BoundaryState) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    point = b.call_label
+    if b.kind in PROVIDER_CALLS:
+        yield point, "provider_error", {"kind": "provider_error", "call": b.kind.value,
+                                        "n": b.ordinal}
+    if b.kind is CallKind.ROUTER and b.ordinal == 1:
+        yield point, "router_unavailable", {"kind": "router_unavailable"}
+    spike = round(max(base.record.deadline_at - b.t, 0.0) + 1.0, 6)
+    yield point, "latency_spike", {"kind": "latency_spike", **_call_fields(b),
+                                   "latency_s": spike}
+    if b.kind is CallKind.TOOL:
+        tool = {"tool": b.name, "n": b.name_ordinal}
+        for error in _TOOL_ERRORS:
+            yield point, f"tool_error:{error}", {"kind": "tool_error", "error": error, **tool}
+        for reason in _TOOL_REJECTIONS:
+            yield point, f"tool_rejection:{reason}", {"kind": "tool_rejection",
+                                                      "reason": reason, **tool}
+        yield point, "no_gain_streak", {"kind": "no_gain_streak", "n": b.name_ordinal,
+                                        "tool": b.name,
+                                        "count": base.scenario.config.no_gain_threshold}
+    if b.kind is CallKind.GUARD:
+        for verdict in ("UNSUPPORTED", "UNAVAILABLE"):
+            yield point, f"semantic_guard:{verdict}", {"kind": "semantic_guard",
+                                                       "verdict": verdict, "n": b.ordinal}
+    if b.kind is CallKind.REPAIR and b.ordinal == 1:
+        for form in _REPAIR_FORMS:
+            yield point, f"repair_failed:{form}", {"kind": "repair_failed", "form": form}
+    if b.kind is CallKind.MODEL:
+        for form in _DRAFT_FORMS:
+            yield point, f"invalid_draft:{form}", {"kind": "invalid_draft", "form": form,
+                                                   "n": b.ordinal}
+        if b.ordinal >= 2:
+            for mode in _PROTOCOL_MODES:
+                yield point, f"protocol_violation:{mode}", {"kind": "protocol_violation",
+                                                            "mode": mode, "n": b.ordinal}
+
+
+def enumerate_variants(base: BaseRun, kinds: Collection[str] | None = None) -> list[Variant]:
+    """Every variant of ``base`` whose fault kind is in ``kinds`` (default: every kind)."""
+    if kinds is not None:
+        unknown = sorted(set(kinds) - set(FAULT_KINDS))
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {unknown}; known: {list(FAULT_KINDS)}")
+    out: list[Variant] = []
+    base_faults = list(base.data.get("faults", []))
+    for point, label, fault in _points(base):
+        if kinds is not None and fault["kind"] not in kinds:
+            continue
+        data = copy.deepcopy(base.data)
+        name = f"{base.name}@{point}/{label}"
+        data["name"] = name
+        data["faults"] = [*copy.deepcopy(base_faults), fault]
+        data["description"] = (f"{base.scenario.description.rstrip('.')}; explored with "
+                               f"{_describe(fault)} at {point}.")
+        out.append(Variant(name, point, label, fault, data))
+    return out
+
+
+def _describe(fault: dict[str, Any]) -> str:
+    return describe(FAULT_ADAPTER.validate_python(fault))

@@ -1,0 +1,203 @@
+"""One sample of a sweep: a fresh set of scripted components, seeded randomness, one run.
+
+:class:`GridPoint` prepares everything that is the same for every sample of one grid point
+(the validated scenario, its configuration and compiled distributions); :meth:`run` plays
+one sample and returns a compact :class:`Outcome`; a crash or any error inside the sample
+becomes an error outcome and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import simpy
+
+from harness_lab.application.components import Components
+from harness_lab.errors import ProcessCrash
+from harness_lab.harness import Harness
+from harness_lab.invariants import check
+from harness_lab.ports import CallKind
+from harness_lab.record import RunRecord
+from harness_lab.scenarios import faults as fs
+from harness_lab.scenarios.build import ScenarioLatency, build_config, build_tools
+from harness_lab.scenarios.inject import FaultPlan
+from harness_lab.scenarios.runner import build_components
+from harness_lab.scenarios.spec import Scenario
+from harness_lab.states import CancellationReason
+from harness_lab.store.base import RunStore
+from harness_lab.store.null import NullRunStore
+from harness_lab.sweep.stochastic import (
+    SampleLatency,
+    compile_distribution,
+    sample_rng,
+    wrap_stochastic,
+)
+from harness_lab.tools.ledger import InvocationLedger
+
+__all__ = ["GridPoint", "Outcome", "apply_overrides"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a sweep keeps of one sample."""
+
+    grid: int
+    sample: int
+    intent: str | None
+    run_state: str | None
+    release_outcome: str | None
+    fallback_type: str | None
+    db_status: str | None
+    duration_s: float
+    tool_calls: int
+    model_calls: int
+    tokens: int
+    violations: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the sample errored or broke an invariant."""
+        return self.error is not None or bool(self.violations)
+
+
+def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of scenario ``data`` with dotted-path ``overrides`` set."""
+    out = copy.deepcopy(data)
+    for dotted, value in overrides.items():
+        target: Any = out
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            target = target[int(part)] if isinstance(target, list) else target.setdefault(
+                part, {})
+        last = parts[-1]
+        if isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+    return out
+
+
+class GridPoint:
+    """The prepared scenario of one grid point; plays its samples."""
+
+    def __init__(self, data: Mapping[str, Any], index: int, seed: int, *,
+                 check_invariants: bool = True, store: RunStore | None = None) -> None:
+        raw = dict(data)
+        raw.pop("matrix", None)
+        raw.pop("expect_when", None)
+        self.scenario = Scenario.model_validate(raw)
+        self.index = index
+        self.seed = seed
+        self.check_invariants = check_invariants
+        sc = self.scenario
+        self.config = build_config(sc.config)
+        self.defaults = ScenarioLatency.from_spec(sc.latency).defaults
+        block = sc.sweep
+        self.samplers = ({CallKind(k): compile_distribution(d) for k, d in block.latency.items()}
+                         if block is not None else {})
+        self.stochastic = block.faults if block is not None else None
+        self.store: RunStore = store if store is not None else NullRunStore()
+        self._harness: Harness | None = None
+        self._ledger = InvocationLedger()
+
+    def harness(self) -> Harness:
+        """The harness this grid point's samples share (one simpy environment)."""
+        if self._harness is None:
+            self._harness = Harness(self._components(), self.config, store=self.store)
+        return self._harness
+
+    def _components(self) -> Components:
+        return build_components(self.scenario, build_tools(self.scenario.tools))
+
+    def run(self, sample: int) -> Outcome:
+        """Play sample ``sample``; never raises for a failure inside the run."""
+        try:
+            record = self._play(sample)
+        except ProcessCrash as exc:
+            self._harness = None  # the environment saw a process die: start a fresh one
+            return self._error(sample, f"crash: {exc}")
+        except Exception as exc:  # one broken sample is an error row, never a lost sweep
+            self._harness = None
+            return self._error(sample, f"{type(exc).__name__}: {exc}")
+        violations = (tuple(sorted({v.invariant for v in check(record)}))
+                      if self.check_invariants else ())
+        return Outcome(self.index, sample, _v(record.intent), record.run_state.value,
+                       record.release_outcome.value, _v(record.fallback_type),
+                       _v(record.stored_status), record.duration_s, record.tool_calls,
+                       record.usage.model_calls, record.usage.tokens, violations, record.error)
+
+    def record(self, sample: int) -> RunRecord:
+        """Play sample ``sample`` and return its full record (for kept samples)."""
+        return self._play(sample)
+
+    def _play(self, sample: int) -> RunRecord:
+        sc = self.scenario
+        harness = self.harness()
+        app = harness.app
+        rng = sample_rng(self.seed, self.index, sample)
+        components = self._components()
+        if self.stochastic is not None:
+            components = wrap_stochastic(components, self.stochastic, rng)
+        config = self.config
+        plan = FaultPlan(sc.faults) if sc.faults else None
+        if plan is not None:
+            config = config.with_(
+                budget=plan.budget_limits(config.budget),
+                deadline_s=plan.deadline_s(config.deadline_s),
+                authorized_tools=plan.authorized(list(components.tools),
+                                                 config.authorized_tools))
+            components = plan.wrap(components)
+        app.components = components
+        app.config = config
+        app.probe = plan
+        app.ledger = plan.ledger() if plan is not None else self._ledger
+        app.latency = SampleLatency(rng, self.samplers, self.defaults)
+        harness.before_send = plan.before_send if plan is not None else None
+        # each sample starts at virtual time 0 on its own clock, so its floating-point
+        # timings do not depend on which samples ran before it in the same worker
+        harness.env = simpy.Environment()
+        handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
+                                run_id=f"run-g{self.index}-s{sample:07d}")
+        env = harness.env
+        start = env.now
+        if plan is not None:
+            plan.live = handle.live
+            for _index, at_s in plan.timed(fs.ClientDisconnect):
+                env.process(_at(env, start + at_s, handle.process, handle.live.disconnect))
+            for _index, at_s in plan.timed(fs.UserCancel):
+                env.process(_at(env, start + at_s, handle.process, _cancel(handle.live)))
+        sto = self.stochastic
+        if sto is not None:
+            if sto.disconnect is not None and rng.random() < sto.disconnect.p:
+                t = compile_distribution(sto.disconnect.at_s)(rng)
+                env.process(_at(env, start + t, handle.process, handle.live.disconnect))
+            if sto.cancel is not None and rng.random() < sto.cancel.p:
+                t = compile_distribution(sto.cancel.at_s)(rng)
+                env.process(_at(env, start + t, handle.process, _cancel(handle.live)))
+        env.run(until=handle.process)
+        harness.handles.clear()  # a sweep keeps outcomes, not every run's live objects
+        return handle.record
+
+    def _error(self, sample: int, message: str) -> Outcome:
+        return Outcome(self.index, sample, None, None, None, None, None, 0.0, 0, 0, 0,
+                       (), message)
+
+
+def _cancel(live: Any) -> Any:
+    return lambda: live.cancel(CancellationReason.USER_REQUESTED, "user requested (sampled)")
+
+
+def _at(env: simpy.Environment, t: float, process: simpy.Process, action: Any
+        ) -> Generator[simpy.Event, Any, None]:
+    if t > env.now:
+        yield env.timeout(t - env.now) | process
+    if not process.triggered:
+        action()
+
+
+def _v(x: Any) -> Any:
+    return None if x is None else x.value

@@ -1,0 +1,155 @@
+"""Per-sample randomness: latency distributions and stochastic faults, from one seeded stream.
+
+Each sample owns a ``random.Random`` seeded from ``(seed, grid point, sample index)``, so a
+sample's draws do not depend on which worker runs it or in which order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from harness_lab.application.components import Components
+from harness_lab.errors import ProviderError, ToolExecutionError
+from harness_lab.ports import CallKind, ToolInput, ToolOutput
+from harness_lab.sweep.spec import Distribution, StochasticFaults
+
+__all__ = ["SampleLatency", "compile_distribution", "sample_rng", "wrap_stochastic"]
+
+Sampler = Callable[[random.Random], float]
+
+
+def sample_rng(seed: int, grid_index: int, sample_index: int) -> random.Random:
+    """The independent random stream of one sample (string seeding is stable across runs)."""
+    return random.Random(f"harness_lab/{seed}/{grid_index}/{sample_index}")
+
+
+def compile_distribution(d: Distribution) -> Sampler:
+    """A function drawing one value of ``d`` from a stream."""
+    if d.fixed is not None:
+        value = d.fixed
+        return lambda rng: value
+    if d.uniform is not None:
+        low, high = d.uniform
+        return lambda rng: rng.uniform(low, high)
+    if d.lognormal is not None:
+        mu, sigma = math.log(d.lognormal.median), d.lognormal.sigma
+        return lambda rng: rng.lognormvariate(mu, sigma)
+    assert d.empirical is not None
+    values = tuple(d.empirical)
+    return lambda rng: values[int(rng.random() * len(values))]
+
+
+class SampleLatency:
+    """LatencyModel: draws from the sweep's distribution of a call kind, else the defaults."""
+
+    __slots__ = ("rng", "samplers", "defaults")
+
+    def __init__(self, rng: random.Random, samplers: Mapping[CallKind, Sampler],
+                 defaults: Mapping[CallKind, float]) -> None:
+        self.rng = rng
+        self.samplers = samplers
+        self.defaults = defaults
+
+    def latency(self, kind: CallKind, name: str, reply_latency: float | None) -> float:
+        """One call's virtual latency."""
+        sampler = self.samplers.get(kind)
+        if sampler is not None:
+            return sampler(self.rng)
+        if reply_latency is not None:
+            return reply_latency
+        return self.defaults.get(kind, 0.0)
+
+
+class _Flaky:
+    """A provider whose calls fail with probability ``p``."""
+
+    __slots__ = ("inner", "rng", "p", "kind", "method")
+
+    def __init__(self, inner: Any, rng: random.Random, p: float, kind: str) -> None:
+        self.inner, self.rng, self.p, self.kind = inner, rng, p, kind
+
+    def _maybe_fail(self) -> None:
+        if self.rng.random() < self.p:
+            raise ProviderError(f"{self.kind} provider error (sampled)")
+
+
+class _FlakyRouter(_Flaky):
+    def route(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.route(request)
+
+
+class _FlakyModel(_Flaky):
+    def step(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.step(request)
+
+
+class _FlakyGuard(_Flaky):
+    def judge(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.judge(request)
+
+
+class _FlakyRepair(_Flaky):
+    def repair(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.repair(request)
+
+
+class _FlakyResponder(_Flaky):
+    def answer(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.answer(request)
+
+
+class _FlakyRetriever(_Flaky):
+    def retrieve(self, request: Any) -> Any:
+        self._maybe_fail()
+        return self.inner.retrieve(request)
+
+
+_FLAKY = {"router": ("router", _FlakyRouter), "model": ("model", _FlakyModel),
+          "guard": ("guard", _FlakyGuard), "repair": ("repair", _FlakyRepair),
+          "responder": ("responder", _FlakyResponder),
+          "retriever": ("retriever", _FlakyRetriever)}
+
+
+class _FlakyTool:
+    """A tool that fails with ``error_p`` and comes back empty with ``no_gain_p``."""
+
+    __slots__ = ("inner", "rng", "error_p", "no_gain_p", "name", "read_only", "evidence")
+
+    def __init__(self, inner: Any, rng: random.Random, error_p: float, no_gain_p: float
+                 ) -> None:
+        self.inner, self.rng, self.error_p, self.no_gain_p = inner, rng, error_p, no_gain_p
+        self.name, self.read_only, self.evidence = inner.name, inner.read_only, inner.evidence
+
+    def validate(self, scope: Mapping[str, Any]) -> str | None:
+        result: str | None = self.inner.validate(scope)
+        return result
+
+    def invoke(self, request: ToolInput) -> ToolOutput:
+        if self.error_p and self.rng.random() < self.error_p:
+            raise ToolExecutionError("tool backend error (sampled)")
+        output: ToolOutput = self.inner.invoke(request)
+        if self.no_gain_p and self.rng.random() < self.no_gain_p:
+            output = dataclasses.replace(output, items=(), size_bytes=0)
+        return output
+
+
+def wrap_stochastic(c: Components, faults: StochasticFaults, rng: random.Random) -> Components:
+    """``c`` with the sampled faults wrapped around the components they concern."""
+    fields: dict[str, Any] = {}
+    for kind, p in faults.provider_error_p.items():
+        if p > 0:
+            attr, cls = _FLAKY[kind]
+            fields[attr] = cls(getattr(c, attr), rng, p, kind)
+    if faults.tool_error_p > 0 or faults.no_gain_p > 0:
+        fields["tools"] = {n: _FlakyTool(t, rng, faults.tool_error_p, faults.no_gain_p)
+                           for n, t in c.tools.items()}
+    return dataclasses.replace(c, **fields) if fields else c

@@ -1,0 +1,40 @@
+"""A small sweep scenario shared by the sweep tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+SWEEP = """\
+name: sweep-fixture
+description: a two-tool diagnosis under sampled latencies and faults
+tools: {logs: {}, metrics: {}}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - tool: metrics
+    scope: {service: checkout}
+    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
+  - draft:
+      conclusion: pool exhausted
+      evidence: [{invocation_id: inv-1, claim: timeouts}]
+    progress: {assessment: GAINED}
+sweep:
+  latency:
+    model: {lognormal: {median: 1.0, sigma: 0.6}}
+    tool: {uniform: [0.5, 4.0]}
+  faults:
+    tool_error_p: 0.1
+    disconnect: {p: 0.1, at_s: {uniform: [0, 8]}}
+  grid:
+    config.deadline_s: [5, 30]
+"""
+
+
+@pytest.fixture
+def sweep_data() -> dict[str, Any]:
+    """The fixture scenario as data."""
+    data: dict[str, Any] = yaml.safe_load(SWEEP)
+    return data

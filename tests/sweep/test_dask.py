@@ -1,0 +1,21 @@
+"""Sweeps past one machine: a dask.distributed LocalCluster on loopback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+
+def test_a_sweep_on_a_dask_cluster_matches_the_local_sweep(sweep_data: dict[str, Any]) -> None:
+    from harness_lab.sweep.engine import Sweep
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = Sweep(sweep_data, samples=20, seed=9, chunk_size=6, scheduler=client).run()
+    local = Sweep(sweep_data, samples=20, seed=9).run()
+    pd.testing.assert_frame_equal(remote.frame, local.frame)

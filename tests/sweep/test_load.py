@@ -1,0 +1,31 @@
+"""The load model: Poisson arrivals sharing a limited provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness_lab.sweep.load import load_curve, run_load
+
+
+def test_more_arrivals_on_a_small_provider_queue_and_time_out_more(
+        sweep_data: dict[str, Any]) -> None:
+    data = dict(sweep_data, faults=[])
+    data["sweep"] = {"latency": {"model": {"fixed": 1.0}, "tool": {"fixed": 1.0}}}
+    light = run_load(data, 0.1, capacity={"model": 1, "tool": 1}, duration_s=100, seed=1,
+                     overrides={"config.deadline_s": 20})
+    heavy = run_load(data, 2.0, capacity={"model": 1, "tool": 1}, duration_s=100, seed=1,
+                     overrides={"config.deadline_s": 20})
+    curve = load_curve([light, heavy]).set_index("arrival_rate")
+    assert heavy.runs > light.runs
+    assert curve.loc[0.1, "timed_out_share"] == 0.0
+    assert curve.loc[2.0, "timed_out_share"] > 0.5
+    assert curve.loc[2.0, "mean_duration_s"] > curve.loc[0.1, "mean_duration_s"]
+
+
+def test_a_load_run_with_unlimited_providers_takes_the_plain_latencies(
+        sweep_data: dict[str, Any]) -> None:
+    data = dict(sweep_data, faults=[])
+    data["sweep"] = {"latency": {"model": {"fixed": 1.0}, "tool": {"fixed": 1.0}}}
+    point = run_load(data, 1.0, capacity={}, duration_s=20, seed=2,
+                     overrides={"config.deadline_s": 60})
+    assert set(point.frame["duration_s"].round(9)) == {5.0}
