@@ -26,7 +26,9 @@ from sqlalchemy import (
     Select,
     Table,
     Text,
+    bindparam,
     create_engine,
+    event,
     func,
     insert,
     select,
@@ -121,6 +123,37 @@ trace_event = Table(
 
 _RUN_SELECT = [diagnosis_run.c[name] for name in RUN_COLUMNS]
 _RUNNING = StoredRunStatus.RUNNING.value
+_COMPLETION_COLUMNS = tuple(name for name in RUN_COLUMNS
+                            if name not in ("run_id", "session_id", "query", "intent",
+                                            "created_at"))
+
+# Statements are built once and bound per call: building a statement costs far more than
+# executing its cached compiled form.
+_R = diagnosis_run.c
+_INSERT_RUN = insert(diagnosis_run).values(
+    run_id=bindparam("p_run_id"), session_id=bindparam("p_session_id"),
+    query=bindparam("p_query"), status=_RUNNING, created_at=bindparam("p_created_at"),
+    ordinal=select(func.coalesce(func.max(_R.ordinal), 0) + 1).scalar_subquery())
+_INSERT_EVENT = insert(trace_event)
+_INSERT_INVOCATION = insert(tool_invocation)
+_STATUS_OF = select(_R.status).where(_R.run_id == bindparam("p_run_id"))
+_SET_INTENT = (update(diagnosis_run).where(_R.run_id == bindparam("p_run_id"))
+               .values(intent=bindparam("p_intent")))
+_COMPLETE = (update(diagnosis_run)
+             .where(_R.run_id == bindparam("p_run_id"), _R.status == _RUNNING)
+             .values({name: bindparam(f"p_{name}") for name in _COMPLETION_COLUMNS}))
+_ROW_OF = select(*_RUN_SELECT).where(_R.run_id == bindparam("p_run_id"))
+_LATEST_FIRST = (_R.created_at.desc(), _R.ordinal.desc())
+_HISTORY = (select(*_RUN_SELECT)
+            .where(_R.session_id == bindparam("p_session_id"), _R.status != _RUNNING)
+            .order_by(*_LATEST_FIRST).limit(bindparam("p_limit")))
+_PREVIOUS = (select(*_RUN_SELECT)
+             .where(_R.session_id == bindparam("p_session_id"),
+                    _R.intent == IntentType.DIAGNOSIS.value,
+                    _R.status == StoredRunStatus.SUCCESS.value,
+                    _R.release_outcome == ReleaseOutcome.SUCCESS.value,
+                    _R.published_result.is_not(None))
+             .order_by(*_LATEST_FIRST).limit(1))
 
 
 def _make_engine(url: str | URL) -> Engine:
@@ -128,7 +161,20 @@ def _make_engine(url: str | URL) -> Engine:
     if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
         return create_engine(parsed, poolclass=StaticPool,
                              connect_args={"check_same_thread": False})
-    return create_engine(parsed)
+    engine = create_engine(parsed)
+    if parsed.get_backend_name() == "sqlite":
+        # A file database in WAL mode with synchronous=NORMAL: every commit is still atomic
+        # and survives a crash of the process (the lifecycle's RUNNING-row guarantee), at a
+        # small fraction of the cost of a full fsync per transaction.
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
 
 
 class SqlRunStore:
@@ -163,23 +209,19 @@ class SqlRunStore:
         """Commit the RUNNING row and the RUN_STARTED event in one transaction."""
         check_start(start, started)
         event = event_row(started)
-        ordinal = select(func.coalesce(func.max(diagnosis_run.c.ordinal), 0) + 1)
         with self._writing(start.run_id, "insert_running") as conn:
-            conn.execute(insert(diagnosis_run).values(
-                run_id=start.run_id, session_id=start.session_id, query=start.query,
-                status=_RUNNING, created_at=start.created_at,
-                ordinal=ordinal.scalar_subquery(),
-            ))
-            conn.execute(insert(trace_event), [event])
+            conn.execute(_INSERT_RUN, {"p_run_id": start.run_id,
+                                       "p_session_id": start.session_id,
+                                       "p_query": start.query,
+                                       "p_created_at": start.created_at})
+            conn.execute(_INSERT_EVENT, [event])
 
     def record_intent(self, run_id: str, intent: str) -> None:
         """Record the routed intent on the RUNNING row."""
         value = check_intent(run_id, intent)
         with self._writing(run_id, "record_intent") as conn:
             self._require_running(conn, run_id)
-            conn.execute(update(diagnosis_run)
-                         .where(diagnosis_run.c.run_id == run_id)
-                         .values(intent=value))
+            conn.execute(_SET_INTENT, {"p_run_id": run_id, "p_intent": value})
 
     def complete(self, completion: RunCompletion) -> dict[str, Any]:
         """Write the completion, invocations and trace in one transaction; return the row."""
@@ -187,28 +229,23 @@ class SqlRunStore:
         run_id = completion.run_id
         invocations = [invocation_row(inv) for inv in completion.invocations]
         events = [event_row(ev) for ev in completion.trace]
-        values = {name: getattr(completion, name) for name in RUN_COLUMNS
-                  if name not in ("run_id", "session_id", "query", "intent", "created_at")}
+        values = {f"p_{name}": getattr(completion, name) for name in _COMPLETION_COLUMNS}
+        values["p_run_id"] = run_id
         with self._writing(run_id, "complete") as conn:
             self._require_running(conn, run_id)
-            done = conn.execute(update(diagnosis_run)
-                                .where(diagnosis_run.c.run_id == run_id,
-                                       diagnosis_run.c.status == _RUNNING)
-                                .values(**values))
+            done = conn.execute(_COMPLETE, values)
             if done.rowcount != 1:
                 raise StoreError(f"run {run_id} is no longer RUNNING", run_id)
             if invocations:
-                conn.execute(insert(tool_invocation), invocations)
+                conn.execute(_INSERT_INVOCATION, invocations)
             if events:
-                conn.execute(insert(trace_event), events)
-            row = conn.execute(select(*_RUN_SELECT)
-                               .where(diagnosis_run.c.run_id == run_id)).one()
+                conn.execute(_INSERT_EVENT, events)
+            row = conn.execute(_ROW_OF, {"p_run_id": run_id}).one()
         return dict(row._mapping)
 
     @staticmethod
     def _require_running(conn: Connection, run_id: str) -> None:
-        status = conn.execute(select(diagnosis_run.c.status)
-                              .where(diagnosis_run.c.run_id == run_id)).scalar_one_or_none()
+        status = conn.execute(_STATUS_OF, {"p_run_id": run_id}).scalar_one_or_none()
         if status is None:
             raise StoreError(f"run {run_id} has no diagnosis_run row", run_id)
         if status != _RUNNING:
@@ -224,21 +261,10 @@ class SqlRunStore:
     def read_session(self, session_id: str, history_limit: int) -> SessionContext:
         """The session's last ``history_limit`` finished turns and its PreviousTurn."""
         check_history_limit(history_limit)
-        c = diagnosis_run.c
-        latest_first = (c.created_at.desc(), c.ordinal.desc())
-        history = (select(*_RUN_SELECT)
-                   .where(c.session_id == session_id, c.status != _RUNNING)
-                   .order_by(*latest_first).limit(history_limit))
-        previous = (select(*_RUN_SELECT)
-                    .where(c.session_id == session_id,
-                           c.intent == IntentType.DIAGNOSIS.value,
-                           c.status == StoredRunStatus.SUCCESS.value,
-                           c.release_outcome == ReleaseOutcome.SUCCESS.value,
-                           c.published_result.is_not(None))
-                    .order_by(*latest_first).limit(1))
         with self.engine.connect() as conn:
-            turns = [dict(row._mapping) for row in conn.execute(history)]
-            last = conn.execute(previous).one_or_none()
+            turns = [dict(row._mapping) for row in conn.execute(
+                _HISTORY, {"p_session_id": session_id, "p_limit": history_limit})]
+            last = conn.execute(_PREVIOUS, {"p_session_id": session_id}).one_or_none()
         return SessionContext(
             history=tuple(turn_from_row(row) for row in reversed(turns)),
             previous_turn=None if last is None else previous_turn_from_row(dict(last._mapping)),

@@ -1,0 +1,100 @@
+"""Sweep throughput and memory of the canonical diagnosis run; prints figures.
+
+    python benchmarks/bench_sweep.py            # quick: 20,000 runs per measurement
+    python benchmarks/bench_sweep.py --full     # adds the 1,000,000-run sweep on 2 cores
+
+The canonical run (``benchmarks/canonical.yaml``) routes, makes five tool calls, passes both
+guards, releases, streams SSE and writes its trace. The floor is a bare simpy process making
+the same number of timed boundaries per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+HERE = Path(__file__).resolve().parent
+CANONICAL = HERE / "canonical.yaml"
+
+
+def _sweep(samples: int, *, workers: int = 1, invariants: bool = True,
+           store_url: str | None = None) -> Any:
+    from harness_lab.sweep.engine import Sweep
+
+    return Sweep.from_file(CANONICAL, samples=samples, seed=1, workers=workers,
+                           check_invariants=invariants, store_url=store_url).run()
+
+
+def boundaries_per_run() -> int:
+    """Timed calls of one canonical run (router, model steps, tools, guard)."""
+    result = _sweep(1)
+    row = result.frame.iloc[0]
+    return 1 + int(row["model_calls"]) + int(row["tool_calls"]) + 1
+
+
+def bare_simpy(runs: int, boundaries: int) -> float:
+    """Runs per second of a bare simpy process with ``boundaries`` timeouts per run."""
+    def run(env: simpy.Environment) -> Any:
+        for _ in range(boundaries):
+            yield env.timeout(0.5)
+
+    started = time.perf_counter()
+    for _ in range(runs):
+        env = simpy.Environment()
+        env.process(run(env))
+        env.run()
+    return runs / (time.perf_counter() - started)
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process and its finished children, in MiB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20_000)
+    parser.add_argument("--full", action="store_true", help="also the 1,000,000-run sweep")
+    args = parser.parse_args(argv)
+    n = args.runs
+    bounds = boundaries_per_run()
+    print(f"canonical run: {bounds} timed boundaries per run")
+    figures: dict[str, float] = {}
+    for label, kw in (("no SQL, invariants checked", {}),
+                      ("no SQL, invariants off", {"invariants": False})):
+        r = _sweep(n, **kw)
+        figures[label] = r.runs_per_second
+        print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({n:,} runs, "
+              f"{r.elapsed_s:.2f} s, {1e6 / r.runs_per_second:.0f} us/run)")
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'runs.db'}"
+        m = max(n // 4, 1000)
+        r = _sweep(m, store_url=url)
+        print(f"{'every run persisted to SQLite':<36} {r.runs_per_second:>9,.0f} runs/s on 1 core"
+              f"  ({m:,} runs)")
+    floor = bare_simpy(n, bounds)
+    harness = figures["no SQL, invariants off"]
+    print(f"{'bare simpy loop (the floor)':<36} {floor:>9,.0f} runs/s  "
+          f"(harness / floor = 1 : {floor / harness:.1f})")
+    if args.full:
+        for samples in (10_000, 100_000, 1_000_000):
+            r = _sweep(samples, workers=2)
+            print(f"{samples:>9,} runs on 2 cores: {r.elapsed_s:7.1f} s, "
+                  f"{1e6 * r.elapsed_s / samples:6.1f} us/run wall, "
+                  f"{r.runs_per_second:8,.0f} runs/s, peak RSS {peak_rss_mib():7.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent))
+    raise SystemExit(main())

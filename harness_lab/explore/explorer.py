@@ -1,0 +1,227 @@
+"""The fault explorer: every variant of a base scenario, run, judged against SPEC §4.
+
+>>> result = explore("scenarios/outcomes/conclusion-guards-pass.yaml")   # doctest: +SKIP
+>>> result.variant_count, result.elapsed_s, len(result.failures)         # doctest: +SKIP
+
+Variants run on an in-memory run store (the same semantics as the SQL store, much faster);
+``workers > 1`` spreads them over processes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.axes import Axes
+
+from harness_lab.explore.boundaries import BaseRun, record_base
+from harness_lab.explore.oracle import (
+    CRASH,
+    Observed,
+    Prescription,
+    judge,
+    legal_rows,
+    prescribe,
+)
+from harness_lab.explore.variants import Variant, enumerate_variants
+from harness_lab.report.mapping import OUTCOME_BY_CASE, ExpectedOutcome
+from harness_lab.report.plots import outcome_heatmap
+from harness_lab.scenarios.loader import LoadedScenario, load_file
+from harness_lab.scenarios.runner import ScenarioRun
+from harness_lab.scenarios.spec import Scenario
+from harness_lab.store.memory import MemoryRunStore
+
+__all__ = ["FRAME_COLUMNS", "ExplorationResult", "Finding", "explore", "run_variant"]
+
+FRAME_COLUMNS = ("variant", "point", "fault", "case", "expected", "run_state", "release_outcome",
+                 "fallback_type", "db_status", "contradicts_spec", "violations", "error",
+                 "flagged")
+"""The columns of :attr:`ExplorationResult.frame`, in order."""
+
+Source = str | Path | LoadedScenario | Scenario | Sequence[LoadedScenario]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One judged variant: the variant, what was prescribed, what was observed, and why."""
+
+    variant: Variant
+    prescription: Prescription
+    observed: Observed
+    contradiction: str | None
+    policy_fallback: bool
+
+    @property
+    def flagged(self) -> bool:
+        """Contradicts SPEC §4, breaks an invariant, or errored."""
+        return (self.contradiction is not None or bool(self.observed.violations)
+                or self.observed.error is not None)
+
+    def row(self) -> dict[str, Any]:
+        """This finding as one frame row (:data:`FRAME_COLUMNS`)."""
+        o = self.observed
+        return {
+            "variant": self.variant.name, "point": self.variant.point,
+            "fault": self.variant.fault_label, "case": self.prescription.case,
+            "expected": self.prescription.text, "run_state": o.run_state,
+            "release_outcome": o.release_outcome, "fallback_type": o.fallback_type,
+            "db_status": o.db_status, "contradicts_spec": self.contradiction is not None,
+            "violations": ",".join(o.violations), "error": o.error or "",
+            "flagged": self.flagged,
+        }
+
+    def reproducer(self) -> str:
+        """Scenario YAML that ``harness-lab run`` fails on, as this variant failed here."""
+        p, o = self.prescription, self.observed
+        note = (f"The fault explorer prescribed {p.text} ({p.rule}); it observed {o.text}"
+                + (f", breaking {', '.join(o.violations)}" if o.violations else "") + ".")
+        if p.case == CRASH:
+            return self.variant.to_yaml({"crashed": True, "db_status": "RUNNING"}, note=note)
+        if p.row is not None:
+            if p.row.case in OUTCOME_BY_CASE:
+                return self.variant.to_yaml(case=p.row.case, note=note)
+            return self.variant.to_yaml(_expect_row(p.row), note=note)
+        if self.contradiction is not None:
+            closest = _closest(o, legal_rows(self.policy_fallback))
+            return self.variant.to_yaml(_expect_row(closest), note=note)
+        return self.variant.to_yaml(note=note)
+
+
+def _expect_row(row: ExpectedOutcome) -> dict[str, Any]:
+    return {"run_state": row.run_state.value, "release_outcome": row.release_outcome.value,
+            "fallback_type": row.fallback_type.value if row.fallback_type else "none",
+            "db_status": row.db_status.value}
+
+
+def _closest(o: Observed, rows: Iterable[ExpectedOutcome]) -> ExpectedOutcome:
+    """The legal row agreeing with ``o`` on most axes (the first such row on ties)."""
+    def score(row: ExpectedOutcome) -> int:
+        want = _expect_row(row)
+        got = {"run_state": o.run_state, "release_outcome": o.release_outcome,
+               "fallback_type": o.fallback_type or "none", "db_status": o.db_status}
+        return sum(want[k] == got[k] for k in want)
+    return max(rows, key=score)
+
+
+@dataclass
+class ExplorationResult:
+    """Every judged variant of one exploration, as a DataFrame and as findings."""
+
+    findings: list[Finding]
+    bases: list[BaseRun]
+    elapsed_s: float
+    workers: int = 1
+    _frame: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def variant_count(self) -> int:
+        """How many variants were run."""
+        return len(self.findings)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One row per variant (:data:`FRAME_COLUMNS`); point and fault in lifecycle order."""
+        if self._frame is None:
+            df = pd.DataFrame([f.row() for f in self.findings], columns=list(FRAME_COLUMNS))
+            for col in ("point", "fault"):
+                df[col] = pd.Categorical(df[col], categories=list(dict.fromkeys(df[col])))
+            df["contradicts_spec"] = df["contradicts_spec"].astype(bool)
+            df["flagged"] = df["flagged"].astype(bool)
+            self._frame = df
+        return self._frame
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The flagged rows of :attr:`frame`."""
+        df = self.frame
+        return df[df["flagged"]]
+
+    @property
+    def flagged(self) -> list[Finding]:
+        """The flagged findings."""
+        return [f for f in self.findings if f.flagged]
+
+    def heatmap(self, ax: Axes | None = None, value: str = "release_outcome") -> Axes:
+        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`)."""
+        df = self.frame
+        if value == "flagged":
+            df = df.assign(flagged=df["flagged"].astype(int))
+        return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax)
+
+    def to_scenarios(self, directory: str | Path) -> list[Path]:
+        """Write each flagged variant as a runnable scenario YAML; return the paths."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for finding in self.flagged:
+            path = out / f"{_slug(finding.variant.name)}.yaml"
+            path.write_text(finding.reproducer(), encoding="utf-8")
+            paths.append(path)
+        return paths
+
+    def summary(self) -> str:
+        """``184 variants, 0 flagged, 0.41 s``."""
+        return (f"{self.variant_count} variants, {len(self.flagged)} flagged, "
+                f"{self.elapsed_s:.2f} s")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
+
+
+def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
+    """Run one variant scenario dict on an in-memory store and observe it."""
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValueError as exc:
+        return Observed(None, None, None, None, error=f"invalid variant: {exc}")
+    result = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore()).run()
+    return Observed.of(result)
+
+
+def _run_all(variants: Sequence[Variant], workers: int) -> list[Observed]:
+    if workers <= 1 or len(variants) < 2:
+        return [run_variant(v.data) for v in variants]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        chunk = max(1, len(variants) // (workers * 4))
+        return list(pool.map(run_variant, [v.data for v in variants], chunksize=chunk))
+
+
+def _loaded(source: Source) -> list[LoadedScenario]:
+    if isinstance(source, LoadedScenario):
+        return [source]
+    if isinstance(source, Scenario):
+        return [LoadedScenario(source, "<memory>")]
+    if isinstance(source, str | Path):
+        return load_file(source)
+    return list(source)
+
+
+def explore(source: Source, *, faults: Collection[str] | None = None,
+            workers: int = 1) -> ExplorationResult:
+    """Explore every variant of the base scenario(s) in ``source``.
+
+    ``source`` is a scenario file (each of its matrix variants is a base), a LoadedScenario
+    or a Scenario. ``faults`` limits the fault kinds (default: all of FAULT_KINDS).
+    """
+    start = time.perf_counter()
+    findings: list[Finding] = []
+    bases: list[BaseRun] = []
+    for loaded in _loaded(source):
+        base = record_base(loaded)
+        bases.append(base)
+        variants = enumerate_variants(base, faults)
+        prescriptions = [prescribe(v.fault, base) for v in variants]
+        observed = _run_all(variants, workers)
+        policy = base.scenario.config.policy.timeout_progress_fallback
+        for v, p, o in zip(variants, prescriptions, observed, strict=True):
+            findings.append(Finding(v, p, o, judge(p, o, timeout_progress_fallback=policy),
+                                    policy))
+    return ExplorationResult(findings, bases, time.perf_counter() - start, workers)
+

@@ -1,0 +1,454 @@
+"""The oracle: which SPEC §4 row a variant must end in, decided from the fault and the base run.
+
+The prescription never looks at the variant's own result. It reads the injected fault and the
+recorded base run (its outcome and its state at the fault's point: still active? deadline
+passed? verified facts in the ProgressSnapshot? budget spent?) and applies the rules below,
+each taken from the lifecycle document (``doc §n``) or the toolkit's SPEC (``SPEC §n``).
+Where the document leaves the outcome open, or the rule would have to re-simulate the agent's
+script, the prescription is **any legal row**: the observed (RunState, ReleaseOutcome,
+FallbackType) must then be one of the thirteen rows of
+:data:`~harness_lab.report.mapping.OUTCOME_TABLE`, stored with the ``diagnosis_run.status``
+doc §12.2 maps its ReleaseOutcome to.
+
+"live" below means: at that point the base run had no RunTermination yet and its deadline had
+not passed. "base" means the base run's own row (the fault changes nothing the table sees).
+
+=============================================  ===============================================
+fault                                          prescribed row
+=============================================  ===============================================
+crash (any point)                              a crash: the RUNNING row written at start stays
+                                               RUNNING and there is no record (doc §12.1)
+client_disconnect / user_cancel at a live      client_disconnect: CANCELLED / CANCELLED
+boundary or during a live call (``at_s``)      (doc §4 cancel -> CANCELLED, doc §10 last row;
+                                               a user cancel maps the same, SPEC §5.2)
+client_disconnect at SSE event k: a metadata   client_disconnect (doc §11: a failed send is a
+or status send while the run is live           disconnect; doc §4)
+client_disconnect at the content / failure /   base: the outcome was persisted before the
+done send, or after the run ended              result is sent (doc §2), first terminal wins
+deadline at a live boundary, deadline          timeout_no_content: TIMED_OUT / FAILED (doc
+``at_s`` inside the run, latency_spike past    §3.2 checkActive, doc §10; SPEC §5.1, §5.3); with
+the deadline on a live call                    the timeout_progress_fallback policy and
+                                               verified facts at that check: TIMED_OUT /
+                                               FALLBACK / INSUFFICIENT_EVIDENCE (SPEC §5.1)
+deadline ``at_s`` later than the base's        any legal row (the run changes beyond the base)
+budget_exhausted: the next check of that       budget_progress when the ProgressSnapshot then
+budget (model_calls / tokens: the next model   holds verified facts, else budget_no_progress
+call's reserve, or tokens after a model step   (doc §3.3, §8.1, §10)
+that used some; tool_calls: the next tool's
+reserve; bytes: the next tool result with
+bytes) is reached while the run is live
+budget_exhausted never checked again           base
+provider_error router / router_unavailable,    internal_failure: FAILED / FAILED (doc §3.2:
+provider_error model, responder, retriever     router unavailable, model failure; SPEC §5.4)
+provider_error guard, semantic_guard           semantic_unavailable (doc §9, §10)
+UNAVAILABLE
+semantic_guard UNSUPPORTED                     semantic_unsupported (doc §9, §10)
+provider_error repair, repair_failed           evidence_guard_failed: one repair, the recheck
+                                               fails (doc §9, §10)
+invalid_draft at model step n                  insufficient_evidence when verified facts
+                                               existed after step n, else internal_failure
+                                               (doc §6: the draft is discarded; doc §9, §3.2)
+any call fault whose call ends after the run   base: the late result is discarded (doc §14)
+already ended
+tool_error, tool_rejection, no_gain_streak,    any legal row: the agent's script decides how
+protocol_violation                             the run goes on; the document fixes no row
+a point where the base's own fault acts too    any legal row
+=============================================  ===============================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness_lab.explore.boundaries import BaseRun, BoundaryState
+from harness_lab.explore.variants import FAULT_ADAPTER
+from harness_lab.ports import CallKind
+from harness_lab.report.mapping import (
+    OUTCOME_BY_CASE,
+    OUTCOME_TABLE,
+    STORED_STATUS_FOR_OUTCOME,
+    ExpectedOutcome,
+)
+from harness_lab.scenarios import faults as fs
+from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.states import (
+    FallbackType,
+    ReleaseOutcome,
+    RunState,
+    SseEventKind,
+    StoredRunStatus,
+)
+
+__all__ = ["ANY_LEGAL", "CRASH", "TIMEOUT_PROGRESS_FALLBACK", "Observed", "Prescription",
+           "judge", "legal_problem", "legal_rows", "prescribe"]
+
+ANY_LEGAL = "any legal"
+"""The case name of a prescription that only requires a legal SPEC §4 row."""
+
+CRASH = "crash"
+"""The case name of a prescribed crash (no record, the stored row stays RUNNING)."""
+
+TIMEOUT_PROGRESS_FALLBACK = ExpectedOutcome(
+    "timeout_progress_fallback", "timeout with safe progress (SPEC §5.1 policy switched on)",
+    RunState.TIMED_OUT, ReleaseOutcome.FALLBACK, FallbackType.INSUFFICIENT_EVIDENCE,
+    StoredRunStatus.SUCCESS)
+"""The one outcome outside the thirteen rows that SPEC §5.1's policy setting makes legal."""
+
+
+def legal_rows(timeout_progress_fallback: bool = False) -> tuple[ExpectedOutcome, ...]:
+    """The SPEC §4 rows, plus the §5.1 policy row when that policy is switched on."""
+    return OUTCOME_TABLE + ((TIMEOUT_PROGRESS_FALLBACK,) if timeout_progress_fallback else ())
+
+
+@dataclass(frozen=True, slots=True)
+class Prescription:
+    """What the document prescribes for one variant: a row, any legal row, or a crash."""
+
+    case: str
+    row: ExpectedOutcome | None
+    rule: str
+
+    @property
+    def text(self) -> str:
+        """``client_disconnect: CANCELLED/CANCELLED/-``, ``any legal``, ``crash: ...``."""
+        if self.row is not None:
+            r = self.row
+            ft = r.fallback_type.value if r.fallback_type is not None else "-"
+            return f"{self.case}: {r.run_state.value}/{r.release_outcome.value}/{ft}"
+        if self.case == CRASH:
+            return "crash: db RUNNING, no record"
+        return ANY_LEGAL
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What one variant's run ended as (the state axes the table speaks about)."""
+
+    run_state: str | None
+    release_outcome: str | None
+    fallback_type: str | None
+    db_status: str | None
+    crashed: bool = False
+    violations: tuple[str, ...] = ()
+    error: str | None = None
+
+    @classmethod
+    def of(cls, result: ScenarioResult) -> Observed:
+        """Read a scenario result."""
+        names = tuple(sorted({v.invariant for v in result.violations}))
+        r = result.record
+        if r is None:
+            status = (result.stored_row or {}).get("status")
+            return cls(None, None, None, status, result.crashed, names, result.error)
+        return cls(r.run_state.value, r.release_outcome.value,
+                   r.fallback_type.value if r.fallback_type is not None else None,
+                   r.stored_status.value if r.stored_status is not None else None,
+                   False, names, result.error)
+
+    @property
+    def text(self) -> str:
+        """``SUCCESS/FALLBACK/SEMANTIC_UNAVAILABLE db SUCCESS`` or ``crash, db RUNNING``."""
+        if self.crashed:
+            return f"crash, db {self.db_status}"
+        if self.run_state is None:
+            return f"no record ({self.error})"
+        return (f"{self.run_state}/{self.release_outcome}/{self.fallback_type or '-'} "
+                f"db {self.db_status}")
+
+
+def _row_values(row: ExpectedOutcome) -> tuple[str, str, str | None, str]:
+    ft = row.fallback_type.value if row.fallback_type is not None else None
+    return (row.run_state.value, row.release_outcome.value, ft, row.db_status.value)
+
+
+def _values(o: Observed) -> tuple[str | None, str | None, str | None, str | None]:
+    return (o.run_state, o.release_outcome, o.fallback_type, o.db_status)
+
+
+def legal_problem(o: Observed, *, timeout_progress_fallback: bool = False) -> str | None:
+    """Why ``o`` is not a legal SPEC §4 row with its §12.2 stored status, or None."""
+    if o.crashed:
+        if o.db_status != StoredRunStatus.RUNNING.value:
+            return f"a crashed run left stored status {o.db_status}, not RUNNING"
+        return None
+    if o.run_state is None or o.release_outcome is None:
+        return f"the run left no record ({o.error})"
+    want = STORED_STATUS_FOR_OUTCOME.get(o.release_outcome)
+    if o.db_status != want:
+        return f"stored status {o.db_status}, §12.2 maps {o.release_outcome} to {want}"
+    triples = {_row_values(r)[:3] for r in legal_rows(timeout_progress_fallback)}
+    if _values(o)[:3] not in triples:
+        return f"{o.run_state}/{o.release_outcome}/{o.fallback_type or '-'} is no SPEC §4 row"
+    return None
+
+
+def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = False
+          ) -> str | None:
+    """How the observed run contradicts the prescription (and SPEC §4), or None."""
+    if p.case == CRASH:
+        if not o.crashed:
+            return f"prescribed a crash, observed {o.text}"
+        return legal_problem(o)
+    if p.row is not None:
+        if o.crashed or o.run_state is None:
+            return f"prescribed {p.text}, observed {o.text}"
+        want = _row_values(p.row)
+        if _values(o) != want:
+            return (f"prescribed {want[0]}/{want[1]}/{want[2] or '-'} db {want[3]}, "
+                    f"observed {o.text}")
+        return None
+    return legal_problem(o, timeout_progress_fallback=timeout_progress_fallback)
+
+
+# -- the rules ------------------------------------------------------------------------------------
+
+Rule = Callable[[Any, BaseRun], Prescription]
+
+
+def _row(case: str, rule: str) -> Prescription:
+    return Prescription(case, OUTCOME_BY_CASE[case], rule)
+
+
+def _any(rule: str) -> Prescription:
+    return Prescription(ANY_LEGAL, None, rule)
+
+
+def _base(base: BaseRun, why: str) -> Prescription:
+    row = base.outcome_row()
+    if row is None:
+        return _any(f"{why}; the base outcome is no SPEC §4 row")
+    return Prescription(row.case, row, f"{why} (base outcome)")
+
+
+_DISCONNECT = "client_disconnect"
+_CANCEL_RULE = "a cancel while the run is live ends it CANCELLED / CANCELLED (doc §4, §10)"
+_ENDED = "the run had already ended: first terminal wins (doc §3.1)"
+
+
+def _timeout(base: BaseRun, facts: int, rule: str) -> Prescription:
+    if base.scenario.config.policy.timeout_progress_fallback and facts > 0:
+        return Prescription(TIMEOUT_PROGRESS_FALLBACK.case, TIMEOUT_PROGRESS_FALLBACK,
+                            f"{rule}; the SPEC §5.1 policy releases the verified progress")
+    return _row("timeout_no_content", f"{rule}; no safe content after the deadline (SPEC §5.1)")
+
+
+def _crash(f: fs.Crash, base: BaseRun) -> Prescription:
+    return Prescription(CRASH, None, "a crash leaves the RUNNING row of doc §12.1 and no record")
+
+
+def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescription:
+    k = getattr(f, "sse_event", None)
+    if k is not None:
+        send = base.send(k)
+        if send is None:
+            return _any(f"the base run sent no SSE event {k}")
+        if send.kind in (SseEventKind.CONTENT, SseEventKind.FAILURE, SseEventKind.DONE):
+            return _base(base, "the outcome was persisted before the result was sent (doc §2)")
+        if not send.live:
+            return _base(base, _ENDED)
+        return _row(_DISCONNECT, "a failed send is a disconnect (doc §11); " + _CANCEL_RULE)
+    if f.at is not None:
+        b = base.find(f.at)
+        if b is None:
+            return _any("the base run never reaches this point")
+        return _row(_DISCONNECT, _CANCEL_RULE) if b.live else _base(base, _ENDED)
+    assert f.at_s is not None
+    t = base.started_at + f.at_s
+    if t >= base.record.deadline_at or base.terminated_by(t):
+        return _base(base, _ENDED)
+    if base.first_at_or_after(t) is None:
+        return _any("no boundary follows this instant")
+    return _row(_DISCONNECT, "the next checkActive sees the cancel; " + _CANCEL_RULE)
+
+
+def _deadline(f: fs.Deadline, base: BaseRun) -> Prescription:
+    rule = "checkActive finds the deadline passed: TIMED_OUT (doc §3.2, §10)"
+    if f.at is not None:
+        b = base.find(f.at)
+        if b is None:
+            return _any("the base run never reaches this point")
+        return _timeout(base, b.facts, rule) if b.live else _base(base, _ENDED)
+    assert f.at_s is not None
+    if f.at_s > base.deadline_s:
+        return _any("the fault moves the deadline later than the base run's")
+    trigger = base.first_at_or_after(base.started_at + f.at_s)
+    if trigger is None:
+        return _base(base, "no boundary checks the deadline after it passed")
+    if not trigger.active:
+        return _base(base, _ENDED)
+    return _timeout(base, trigger.facts, rule)
+
+
+def _latency_spike(f: fs.LatencySpike, base: BaseRun) -> Prescription:
+    pair = base.call(f.call, f.n, f.tool)
+    if pair is None:
+        return _any("the base run never makes this call")
+    before, after = pair
+    if not before.live:
+        return _base(base, _ENDED)
+    if f.latency_s < base.record.deadline_at - before.t:
+        return _any("the spike ends before the deadline; the timeline shifts")
+    if any(getattr(x, "at_s", None) is not None for x in base.scenario.faults):
+        return _any("the base's own timed faults land elsewhere on the longer timeline")
+    return _timeout(base, after.facts, "the call runs to its end past the deadline and its "
+                                       "result is discarded (SPEC §5.3, doc §14)")
+
+
+def _budget(f: fs.BudgetExhausted, base: BaseRun) -> Prescription:
+    point: BoundaryState | None = None
+    if f.at is not None:
+        point = base.find(f.at)
+        if point is None:
+            return _any("the base run never reaches this point")
+        if not point.active:
+            return _base(base, _ENDED)
+    trip = _trip(f.budget, point, base)
+    if trip is None:
+        return _base(base, f"the {f.budget} budget is never checked again")
+    where, checks_deadline = trip
+    if not where.active or (checks_deadline and where.past_deadline):
+        return _base(base, _ENDED)
+    rule = f"the {f.budget} budget check at {where.label} exhausts the run (doc §3.3, §8.1)"
+    if where.facts > 0:
+        return _row("budget_progress", f"{rule}; verified facts make a safe fallback")
+    return _row("budget_no_progress", f"{rule}; no verified facts")
+
+
+def _trip(budget: str, point: BoundaryState | None, base: BaseRun
+          ) -> tuple[BoundaryState, bool] | None:
+    """Where the exhausted budget is next checked, and whether a checkActive comes first."""
+    index = point.index if point is not None else -1
+    model, tool = CallKind.MODEL, CallKind.TOOL
+    found: BoundaryState | None
+    if budget == "model_calls":
+        found = base.after_index(index, model, "before")
+        return None if found is None else (found, False)
+    if budget == "tool_calls":
+        found = base.after_index(index, tool, "before")
+        return None if found is None else (found, True)
+    if budget == "tokens":
+        if point is not None and point.kind is model:
+            after = point if point.when == "after" else base.find(
+                fs.At(when="after", call=model, n=point.ordinal))
+            if after is not None:
+                if _step_tokens(after, base) > 0:
+                    return after, True
+                index = after.index
+        found = base.after_index(index, model, "before")
+        return None if found is None else (found, False)
+    for b in base.boundaries:  # bytes: the next tool result that brings bytes
+        if b.index >= index and b.kind is tool and b.when == "after":
+            invocations = base.record.invocations
+            size = invocations[b.ordinal - 1].size_bytes if b.ordinal <= len(invocations) else 0
+            if size > 0:
+                return b, True
+    return None
+
+
+def _step_tokens(after: BoundaryState, base: BaseRun) -> int:
+    nxt = base.boundaries[after.index + 1] if after.index + 1 < len(base.boundaries) else None
+    total = nxt.tokens if nxt is not None else base.record.usage.tokens
+    return total - after.tokens
+
+
+_PROVIDER_CASE = {
+    CallKind.ROUTER: ("internal_failure", "the router is unavailable: FAILED (doc §3.2)"),
+    CallKind.MODEL: ("internal_failure", "the diagnosis model failed: FAILED (doc §3.2)"),
+    CallKind.RESPONDER: ("internal_failure", "the answer model failed: FAILED (SPEC §5.4)"),
+    CallKind.RETRIEVER: ("internal_failure", "retrieval failed: FAILED (SPEC §5.4)"),
+    CallKind.GUARD: ("semantic_unavailable", "SemanticGuard is technically unavailable "
+                                             "(doc §9, §10)"),
+    CallKind.REPAIR: ("evidence_guard_failed", "the one EvidenceRepair failed, EvidenceGuard "
+                                               "finally fails (doc §9, §10)"),
+}
+
+
+def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str) -> Prescription:
+    pair = base.call(call, n)
+    if pair is None:
+        return _any("the base run never makes this call")
+    before, after = pair
+    if not before.live:
+        return _base(base, _ENDED)
+    if not after.live:
+        return _base(base, "the run ended while the call was in flight; its late result is "
+                           "discarded (doc §14)")
+    return _row(case, rule)
+
+
+def _provider(f: fs.ProviderFault, base: BaseRun) -> Prescription:
+    call = CallKind(f.call)
+    case, rule = _PROVIDER_CASE[call]
+    return _at_call(base, call, f.n, case, rule)
+
+
+def _router_unavailable(f: fs.RouterUnavailable, base: BaseRun) -> Prescription:
+    case, rule = _PROVIDER_CASE[CallKind.ROUTER]
+    return _at_call(base, CallKind.ROUTER, 1, case, rule)
+
+
+def _semantic(f: fs.SemanticFault, base: BaseRun) -> Prescription:
+    if f.verdict == "UNSUPPORTED":
+        return _at_call(base, CallKind.GUARD, f.n, "semantic_unsupported",
+                        "SemanticGuard says unsupported (doc §9, §10)")
+    case, rule = _PROVIDER_CASE[CallKind.GUARD]
+    return _at_call(base, CallKind.GUARD, f.n, case, rule)
+
+
+def _repair_failed(f: fs.RepairFailed, base: BaseRun) -> Prescription:
+    case, rule = _PROVIDER_CASE[CallKind.REPAIR]
+    return _at_call(base, CallKind.REPAIR, 1, case, rule)
+
+
+def _invalid_draft(f: fs.InvalidDraft, base: BaseRun) -> Prescription:
+    pair = base.call(CallKind.MODEL, f.n)
+    if pair is None or not pair[0].live or not pair[1].live:
+        return _at_call(base, CallKind.MODEL, f.n, "internal_failure", "")
+    rule = "the invalid draft is discarded (doc §6)"
+    if pair[1].facts > 0:
+        return _row("insufficient_evidence", f"{rule}; the verified ProgressSnapshot becomes "
+                                             "a process-type fallback (doc §9)")
+    return _row("internal_failure", f"{rule}; no verified progress: FAILED (doc §3.2)")
+
+
+def _script_decides(f: Any, base: BaseRun) -> Prescription:
+    return _any("the agent's script decides how the run goes on after this fault; the "
+                "document fixes no single row")
+
+
+_RULES: dict[str, Rule] = {
+    "crash": _crash,
+    "client_disconnect": _cancel,
+    "user_cancel": _cancel,
+    "deadline": _deadline,
+    "latency_spike": _latency_spike,
+    "budget_exhausted": _budget,
+    "provider_error": _provider,
+    "router_unavailable": _router_unavailable,
+    "semantic_guard": _semantic,
+    "repair_failed": _repair_failed,
+    "invalid_draft": _invalid_draft,
+    "tool_error": _script_decides,
+    "tool_rejection": _script_decides,
+    "no_gain_streak": _script_decides,
+    "protocol_violation": _script_decides,
+}
+
+
+def _collides(f: Any, base: BaseRun) -> bool:
+    at = getattr(f, "at", None)
+    if at is None:
+        return False
+    return any(getattr(g, "at", None) is not None and g.at.label() == at.label()
+               for g in base.scenario.faults)
+
+
+def prescribe(fault: Mapping[str, Any] | Any, base: BaseRun) -> Prescription:
+    """The prescription for ``base`` plus one ``fault`` (a fault dict or model); see above."""
+    f = FAULT_ADAPTER.validate_python(fault) if isinstance(fault, Mapping) else fault
+    if _collides(f, base):
+        return _any("the base scenario's own fault acts at the same point")
+    rule = _RULES.get(f.kind, _script_decides)
+    return rule(f, base)
