@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from harness_lab.explore.boundaries import BaseRun, record_base
 from harness_lab.explore.oracle import (
@@ -148,10 +149,19 @@ class ExplorationResult:
         return [f for f in self.findings if f.flagged]
 
     def heatmap(self, ax: Axes | None = None, value: str = "release_outcome") -> Axes:
-        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`)."""
+        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`).
+
+        ``value`` is a frame column: ``release_outcome`` (default), ``run_state``, ``case``...
+        or ``flagged`` (drawn as a count per cell). Without ``ax`` a figure sized to the grid
+        is made.
+        """
         df = self.frame
         if value == "flagged":
             df = df.assign(flagged=df["flagged"].astype(int))
+        if ax is None:
+            cols, rows = df["point"].nunique(), df["fault"].nunique()
+            ax = Figure(figsize=(max(8.0, 0.32 * cols + 4.0), max(4.5, 0.3 * rows + 2.5)),
+                        layout="constrained").add_subplot()
         return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax)
 
     def to_scenarios(self, directory: str | Path) -> list[Path]:

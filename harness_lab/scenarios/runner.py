@@ -130,7 +130,8 @@ class ScenarioRun:
     """One scenario being run; keeps the harness for inspection (``show``, notebooks)."""
 
     def __init__(self, loaded: LoadedScenario | Scenario, *, store: RunStore | None = None,
-                 hook: Callable[[Harness], None] | None = None) -> None:
+                 hook: Callable[[Harness], None] | None = None, record_mode: str = "none",
+                 base_url: str | None = None, tool_url: str | None = None) -> None:
         if isinstance(loaded, Scenario):
             loaded = LoadedScenario(loaded, "<memory>")
         self.loaded = loaded
@@ -139,17 +140,34 @@ class ScenarioRun:
         self.hook = hook
         self.harness: Harness | None = None
         self.plan: FaultPlan | None = None
+        self.record_mode = record_mode
+        self.base_url = base_url
+        self.tool_url = tool_url
+        self.cassette_report: Any = None
 
     def run(self) -> ScenarioResult:
         """Play the scenario; never raises for a failure inside the run."""
         sc = self.scenario
         try:
-            return self._run()
+            from harness_lab.scenarios.recorded import replaying
+
+            with replaying(sc, self.loaded.path, record_mode=self.record_mode) as report:
+                self.cassette_report = report
+                result = self._run()
+            return result
         except Exception as exc:  # a broken scenario is an ERROR row, never a lost sweep
             return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                                   sc.case, error=f"{type(exc).__name__}: {exc}")
 
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
+        if self.scenario.recorded is not None:
+            if getattr(self, "_recorded", None) is None:
+                from harness_lab.scenarios.recorded import recorded_components
+
+                self._recorded = recorded_components(self.scenario, tools,
+                                                     base_url=self.base_url,
+                                                     tool_url=self.tool_url)
+            return self._recorded
         return build_components(self.scenario, tools, turn)
 
     def _run(self) -> ScenarioResult:

@@ -282,6 +282,34 @@ RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]
 GuardField = SemanticVerdict | GuardStepSpec | list[GuardStepSpec]
 
 
+class RecordedToolSpec(BaseModel):
+    """A tool backed by an HTTP JSON API, as the recorded model sees it."""
+
+    model_config = Strict
+    description: str
+    parameters: dict[str, Any] = {"type": "object"}
+    url: str
+    path: str = "/query"
+    required: list[str] = []
+    evidence: bool = True
+
+
+class RecordedSpec(BaseModel):
+    """Recorded (or live) OpenAI-compatible components instead of the scripted ones.
+
+    The cassette (``cassette:``, relative to the scenario file) is replayed strictly with
+    record mode ``none``; ``harness-lab record`` writes it. Recordings carry no timing, so
+    every call takes the scenario's ``latency`` defaults.
+    """
+
+    model_config = Strict
+    base_url: str
+    model: str = "gpt-4o-mini"
+    api_key_env: str = "OPENAI_API_KEY"
+    tools: dict[str, RecordedToolSpec] = {}
+    match_on: list[str] = ["method", "path", "query", "json_body"]
+
+
 class TurnSpec(BaseModel):
     """An earlier turn of the same session, run through the harness before the scenario's."""
 
@@ -360,6 +388,7 @@ class Scenario(BaseModel):
     responder: AnswerSpec = AnswerSpec()
     retriever: RetrieverSpec = RetrieverSpec()
     cassette: str | None = None
+    recorded: RecordedSpec | None = None
     faults: list[Fault] = []
     expect: Expect = Expect()
     matrix: list[Variant] | dict[str, list[Any]] | None = None
