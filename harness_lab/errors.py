@@ -52,10 +52,12 @@ class BudgetExceeded(HarnessError):
 class ProviderError(HarnessError):
     """A model-like provider (model, router, guard, repair, retriever) failed technically.
 
-    ``latency_s`` is how long the failing call took in virtual time.
+    ``latency_s`` is how long the failing call took in virtual time; ``None`` lets the run's
+    latency model decide, as for a reply that carries no latency.
     """
 
-    def __init__(self, message: str, *, latency_s: float = 0.0, status: int | None = None) -> None:
+    def __init__(self, message: str, *, latency_s: float | None = None,
+                 status: int | None = None) -> None:
         self.latency_s = latency_s
         self.status = status
         super().__init__(message)
@@ -64,7 +66,7 @@ class ProviderError(HarnessError):
 class ToolExecutionError(HarnessError):
     """A tool backend failed while executing an admitted invocation."""
 
-    def __init__(self, message: str, *, latency_s: float = 0.0) -> None:
+    def __init__(self, message: str, *, latency_s: float | None = None) -> None:
         self.latency_s = latency_s
         super().__init__(message)
 

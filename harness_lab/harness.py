@@ -106,12 +106,15 @@ class Harness:
                        query, sse)
         process = env.process(self._process(live, env.now if at is None else at))
         handle = RunHandle(live, process)
-        if disconnect_at is not None:
-            env.process(self._at(disconnect_at, handle, live.disconnect))
-        if cancel_at is not None:
-            env.process(self._at(cancel_at, handle,
-                                 lambda: live.cancel(CancellationReason.USER_REQUESTED,
-                                                     "user requested")))
+        for t, action in ((disconnect_at, live.disconnect),
+                          (cancel_at, lambda: live.cancel(CancellationReason.USER_REQUESTED,
+                                                          "user requested"))):
+            if t is None:
+                continue
+            if t <= env.now:  # now: before the run has sent anything
+                action()
+            else:
+                env.process(self._at(t, handle, action))
         self.handles.append(handle)
         return handle
 

@@ -61,7 +61,9 @@ class ScenarioFile(pytest.File):
                 continue
             test = ScenarioItem.from_parent(self, name=item.scenario.name, loaded=item)
             for tag in sorted(tags):
-                test.add_marker(getattr(pytest.mark, tag.replace("-", "_")))
+                marker = tag.replace("-", "_")
+                self.config.addinivalue_line("markers", f"{marker}: scenario tag {tag}")
+                test.add_marker(getattr(pytest.mark, marker))
             yield test
 
 

@@ -137,6 +137,7 @@ class RunContext:
         self.check_active(f"before {kind.value}:{name}")
         error: ProviderError | ToolExecutionError | None = None
         result: Any = None
+        reply_latency: float | None
         try:
             result = fn()
             reply_latency = getattr(result, "latency_s", None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,12 +26,14 @@ from harness_lab.explore.oracle import (
     CRASH,
     Observed,
     Prescription,
+    closest_row,
     judge,
     legal_rows,
     prescribe,
+    row_expectation,
 )
 from harness_lab.explore.variants import Variant, enumerate_variants
-from harness_lab.report.mapping import OUTCOME_BY_CASE, ExpectedOutcome
+from harness_lab.report.mapping import OUTCOME_BY_CASE
 from harness_lab.report.plots import outcome_heatmap
 from harness_lab.scenarios.loader import LoadedScenario, load_file
 from harness_lab.scenarios.runner import ScenarioRun
@@ -87,27 +89,11 @@ class Finding:
         if p.row is not None:
             if p.row.case in OUTCOME_BY_CASE:
                 return self.variant.to_yaml(case=p.row.case, note=note)
-            return self.variant.to_yaml(_expect_row(p.row), note=note)
+            return self.variant.to_yaml(row_expectation(p.row), note=note)
         if self.contradiction is not None:
-            closest = _closest(o, legal_rows(self.policy_fallback))
-            return self.variant.to_yaml(_expect_row(closest), note=note)
+            closest = closest_row(o, legal_rows(self.policy_fallback))
+            return self.variant.to_yaml(row_expectation(closest), note=note)
         return self.variant.to_yaml(note=note)
-
-
-def _expect_row(row: ExpectedOutcome) -> dict[str, Any]:
-    return {"run_state": row.run_state.value, "release_outcome": row.release_outcome.value,
-            "fallback_type": row.fallback_type.value if row.fallback_type else "none",
-            "db_status": row.db_status.value}
-
-
-def _closest(o: Observed, rows: Iterable[ExpectedOutcome]) -> ExpectedOutcome:
-    """The legal row agreeing with ``o`` on most axes (the first such row on ties)."""
-    def score(row: ExpectedOutcome) -> int:
-        want = _expect_row(row)
-        got = {"run_state": o.run_state, "release_outcome": o.release_outcome,
-               "fallback_type": o.fallback_type or "none", "db_status": o.db_status}
-        return sum(want[k] == got[k] for k in want)
-    return max(rows, key=score)
 
 
 @dataclass

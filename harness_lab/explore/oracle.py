@@ -58,7 +58,7 @@ a point where the base's own fault acts too    any legal row
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +82,8 @@ from harness_lab.states import (
 )
 
 __all__ = ["ANY_LEGAL", "CRASH", "TIMEOUT_PROGRESS_FALLBACK", "Observed", "Prescription",
-           "judge", "legal_problem", "legal_rows", "prescribe"]
+           "closest_row", "judge", "legal_problem", "legal_rows", "prescribe",
+           "row_expectation"]
 
 ANY_LEGAL = "any legal"
 """The case name of a prescription that only requires a legal SPEC §4 row."""
@@ -200,6 +201,26 @@ def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = Fal
                     f"observed {o.text}")
         return None
     return legal_problem(o, timeout_progress_fallback=timeout_progress_fallback)
+
+
+def row_expectation(row: ExpectedOutcome) -> dict[str, Any]:
+    """A row as scenario ``expect`` fields (run_state, release_outcome, fallback_type,
+    db_status)."""
+    return {"run_state": row.run_state.value, "release_outcome": row.release_outcome.value,
+            "fallback_type": row.fallback_type.value if row.fallback_type else "none",
+            "db_status": row.db_status.value}
+
+
+def closest_row(o: Observed, rows: Iterable[ExpectedOutcome]) -> ExpectedOutcome:
+    """The row agreeing with ``o`` on most of the four axes (the first such row on ties)."""
+    got = {"run_state": o.run_state, "release_outcome": o.release_outcome,
+           "fallback_type": o.fallback_type or "none", "db_status": o.db_status}
+
+    def score(row: ExpectedOutcome) -> int:
+        want = row_expectation(row)
+        return sum(want[k] == got[k] for k in want)
+
+    return max(rows, key=score)
 
 
 # -- the rules ------------------------------------------------------------------------------------

@@ -100,8 +100,8 @@ def _tool_step() -> st.SearchStrategy[dict[str, Any]]:
 
 def _draft_step() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda draft, progress, usage: _compact(
-            {"draft": draft, "progress": progress, "usage": usage}),
+        lambda draft, progress, usage: {"draft": draft,
+                                        **_compact({"progress": progress, "usage": usage})},
         drafts(), st.none() | progress_reports(), _usage())
 
 

@@ -200,7 +200,7 @@ class ScriptedSemanticGuard(_Scripted[GuardRequest, GuardStep]):
         """Record ``request`` and return the next verdict (or raise the next error)."""
         step = self._next(request)
         if step is SemanticVerdict.UNAVAILABLE:
-            raise ProviderError("semantic guard unavailable", latency_s=self.latency_s or 0.0,
+            raise ProviderError("semantic guard unavailable", latency_s=self.latency_s,
                                 status=503)
         if isinstance(step, SemanticVerdict):
             step = GuardReply(step is SemanticVerdict.SUPPORTED, self.rationale)

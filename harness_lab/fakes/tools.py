@@ -77,7 +77,7 @@ class ToolFailure:
 
     def output(self, request: ToolInput) -> ToolOutput:
         """Raise ToolExecutionError with ``message``."""
-        raise ToolExecutionError(self.message, latency_s=self.latency_s or 0.0)
+        raise ToolExecutionError(self.message, latency_s=self.latency_s)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ shows up as a divergence at ``messages[0].content`` when replaying an older cass
 Latency: a recording keeps no timing, so every reply has ``latency_s=None`` and the
 harness's latency model (``Harness(latency=...)``, from the scenario's latency settings)
 decides how long each call takes in virtual time; without one a call takes no time.
-Failures are :class:`~harness_lab.errors.ProviderError` with ``latency_s=0.0``.
+Failures are :class:`~harness_lab.errors.ProviderError` with ``latency_s=None``.
 """
 
 from __future__ import annotations

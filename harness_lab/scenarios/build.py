@@ -101,7 +101,7 @@ def model_reply(step: ModelStepSpec, run_id: str) -> ModelReply | ProviderError:
     """The reply (or provider error) one model step plays in run ``run_id``."""
     usage, latency = _usage(step.usage), step.latency_s
     if step.error is not None:
-        return ProviderError(step.error, latency_s=latency or 0.0)
+        return ProviderError(step.error, latency_s=latency)
     if step.invalid_json is not None:
         return ModelReply(content=step.invalid_json, usage=usage, latency_s=latency)
     if step.empty:
@@ -154,7 +154,7 @@ def build_router(spec: RouterField, name: str = "router") -> ScriptedRouter:
 
 def _route(spec: RouteStepSpec) -> RouteReply | ProviderError:
     if spec.error is not None:
-        return ProviderError(spec.error, latency_s=spec.latency_s or 0.0)
+        return ProviderError(spec.error, latency_s=spec.latency_s)
     assert spec.intent is not None
     return RouteReply(spec.intent, _usage(spec.usage), spec.latency_s)
 
@@ -170,7 +170,7 @@ def build_guard(spec: GuardField, name: str = "guard") -> ScriptedSemanticGuard:
 
 def _verdict(spec: GuardStepSpec) -> GuardReply | ProviderError:
     if spec.verdict is SemanticVerdict.UNAVAILABLE:
-        return ProviderError("semantic guard unavailable", latency_s=spec.latency_s or 0.0)
+        return ProviderError("semantic guard unavailable", latency_s=spec.latency_s)
     return GuardReply(spec.verdict is SemanticVerdict.SUPPORTED, spec.rationale,
                       _usage(spec.usage), spec.latency_s)
 
@@ -184,7 +184,7 @@ class _RepairPlayer:
     def __call__(self, request: Any) -> ModelReply:
         s = self.spec
         if s.error is not None:
-            raise ProviderError(s.error, latency_s=s.latency_s or 0.0)
+            raise ProviderError(s.error, latency_s=s.latency_s)
         if s.invalid_json is not None:
             return ModelReply(content=s.invalid_json, usage=_usage(s.usage),
                               latency_s=s.latency_s)
@@ -223,7 +223,7 @@ def build_responder(text: str, error: str | None, latency_s: float | None,
                     usage: UsageSpec | None) -> ScriptedResponder:
     """The responder of SYSTEM_CHAT and KNOWLEDGE_QUERY answers."""
     step: AnswerReply | ProviderError = (
-        ProviderError(error, latency_s=latency_s or 0.0) if error is not None
+        ProviderError(error, latency_s=latency_s) if error is not None
         else AnswerReply(text, _usage(usage), latency_s))
     return ScriptedResponder(step)
 
@@ -232,7 +232,7 @@ def build_retriever(passages: Sequence[str], error: str | None,
                     latency_s: float | None) -> ScriptedRetriever:
     """The knowledge retriever."""
     if error is not None:
-        return ScriptedRetriever(script=[ProviderError(error, latency_s=latency_s or 0.0)])
+        return ScriptedRetriever(script=[ProviderError(error, latency_s=latency_s)])
     return ScriptedRetriever(tuple(passages), latency_s=latency_s)
 
 

@@ -56,6 +56,7 @@ class FaultPlan:
         self.fired = [0] * len(self.faults)
         self.live: LiveRun | None = None
         self.calls: dict[str, int] = {}  # ordinal counters per call kind / tool
+        self.projection_limit = 65_536  # the run's projection_max_bytes (set by the runner)
         self._tool_total = 0
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -104,8 +105,12 @@ class FaultPlan:
 
     def authorized(self, tools: Sequence[str], current: frozenset[str] | None
                    ) -> frozenset[str] | None:
-        """The authorised tools once AUTH rejections are applied."""
-        denied = {f.tool for _, f in self.of(fs.ToolRejection) if f.reason == "AUTH"}
+        """The authorised tools once AUTH rejections are applied (they hold from the start)."""
+        denied = set()
+        for i, f in self.of(fs.ToolRejection):
+            if f.reason == "AUTH":
+                denied.add(f.tool)
+                self.fire(i)
         if not denied:
             return current
         base = set(current) if current is not None else set(tools)
@@ -138,10 +143,16 @@ class FaultPlan:
                 return ProviderError(f"{f.message} (injected)", latency_s=f.latency_s)
         return None
 
-    def spike(self, call: CallKind, n: int, tool: str | None = None) -> float | None:
-        """The spiked latency of the ``n``-th call, if any."""
+    def spike(self, call: CallKind, n: int, tool: str | None = None,
+              total: int | None = None) -> float | None:
+        """The spiked latency of the ``n``-th call, if any.
+
+        For tools, ``n`` counts the calls of ``tool`` and ``total`` every tool call of the
+        run: a spike naming a tool uses the first, one that does not the second.
+        """
         for i, f in self.of(fs.LatencySpike):
-            if f.call is call and f.n == n and (f.tool is None or f.tool == tool):
+            ordinal = total if (f.tool is None and total is not None) else n
+            if f.call is call and f.n == ordinal and (f.tool is None or f.tool == tool):
                 self.fire(i)
                 return float(f.latency_s)
         return None
@@ -265,7 +276,7 @@ class _FaultyTool:
         self.read_only = inner.read_only and not denied
         if denied:
             for i, f in plan.of(fs.ToolRejection):
-                if f.reason in ("READ_ONLY", "AUTH") and f.tool == inner.name:
+                if f.reason == "READ_ONLY" and f.tool == inner.name:
                     plan.fire(i)  # a property of the tool: it holds from the start
 
     def validate(self, scope: Mapping[str, Any]) -> str | None:
@@ -281,17 +292,18 @@ class _FaultyTool:
         plan = self.plan
         n = plan.count(f"tool:{self.name}")
         total = plan.next_tool_total()
-        spike = plan.spike(CallKind.TOOL, n, self.name)
+        spike = plan.spike(CallKind.TOOL, n, self.name, total)
         for i, f in plan.of(fs.ToolError):
             if f.tool == self.name and f.n == n and f.error != "store":
                 plan.fire(i)
                 latency = f.latency_s if f.latency_s is not None else spike
                 if f.error == "execution":
                     raise ToolExecutionError("backend failed (injected)",
-                                             latency_s=latency or 0.0)
+                                             latency_s=latency)
                 if f.error == "projection":
                     return ToolOutput((), latency_s=latency, projectable=False)
-                return ToolOutput(({"line": "oversize"},), size_bytes=10**9, latency_s=latency)
+                size = plan.projection_limit + 1  # just past the projection limit
+                return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
         output = self.inner.invoke(request)
         for i, f in plan.of(fs.NoGainStreak):
             ordinal = n if f.tool is not None else total

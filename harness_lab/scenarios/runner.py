@@ -178,6 +178,7 @@ class ScenarioRun:
         self.plan = plan
         config = base_config
         if plan is not None:
+            plan.projection_limit = base_config.projection_max_bytes
             config = base_config.with_(
                 budget=plan.budget_limits(base_config.budget),
                 deadline_s=plan.deadline_s(base_config.deadline_s),
@@ -217,13 +218,19 @@ class ScenarioRun:
                              (fs.UserCancel, lambda: handle.live.cancel(
                                  CancellationReason.USER_REQUESTED, "user requested"))):
             for index, at_s in plan.timed(kind):
-                env.process(_timer(env, start + at_s, handle.process, plan, index, action))
+                if at_s <= 0:  # at the run's first instant: before it sends anything
+                    plan.fire(index)
+                    action()
+                else:
+                    env.process(_timer(env, start + at_s, handle.process, plan, index,
+                                       action))
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
                previous: str | None) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
         mismatches = compare(expect, record, previous_turn=previous)
+        exhausted = record.error if record.error and "ScriptExhausted" in record.error else None
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
         violations = tuple(check(record))
@@ -231,11 +238,13 @@ class ScenarioRun:
         wanted = set(expect.violations)
         unexpected = tuple(n for n in broken if n not in wanted)
         missing = tuple(sorted(wanted - set(broken)))
-        error = None
+        error = (f"{self.loaded.path}: the scenario's script ran out ({exhausted}); add the "
+                 "missing step or expect the run to end earlier") if exhausted else None
         if self.plan is not None:
             lost = self.plan.unfired()
             if lost:
-                error = "; ".join(self._fault_message(m) for m in lost)
+                error = "; ".join(([error] if error else [])
+                                  + [self._fault_message(m) for m in lost])
         return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                               sc.case, record, earlier, tuple(mismatches), violations,
                               unexpected, missing, error,
@@ -284,8 +293,7 @@ def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = Non
 
 def _timer(env: simpy.Environment, t: float, process: simpy.Process, plan: FaultPlan,
            index: int, action: Callable[[], Any]) -> Generator[simpy.Event, Any, None]:
-    if t > env.now:
-        yield env.timeout(t - env.now) | process
+    yield env.timeout(t - env.now) | process
     if not process.triggered:
         plan.fire(index)
         action()

@@ -145,6 +145,7 @@ class GridPoint:
         config = self.config
         plan = FaultPlan(sc.faults) if sc.faults else None
         if plan is not None:
+            plan.projection_limit = config.projection_max_bytes
             config = config.with_(
                 budget=plan.budget_limits(config.budget),
                 deadline_s=plan.deadline_s(config.deadline_s),
@@ -193,8 +194,7 @@ def _cancel(live: Any) -> Any:
 
 def _at(env: simpy.Environment, t: float, process: simpy.Process, action: Any
         ) -> Generator[simpy.Event, Any, None]:
-    if t > env.now:
-        yield env.timeout(t - env.now) | process
+    yield env.timeout(max(t - env.now, 0.0)) | process
     if not process.triggered:
         action()
 

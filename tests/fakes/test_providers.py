@@ -223,10 +223,10 @@ def test_an_unavailable_guard_raises_a_provider_error_with_its_latency():
     assert (str(caught.value), caught.value.latency_s) == ("semantic guard unavailable", 3.0)
 
 
-def test_an_unavailable_guard_without_a_latency_fails_in_zero_seconds():
+def test_an_unavailable_guard_without_a_latency_leaves_it_to_the_latency_model():
     with pytest.raises(ProviderError) as caught:
         ScriptedSemanticGuard("UNAVAILABLE").judge(GUARD)
-    assert caught.value.latency_s == 0.0
+    assert caught.value.latency_s is None
 
 
 def test_a_guard_with_a_sequence_plays_one_verdict_per_call_then_runs_out():

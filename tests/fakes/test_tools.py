@@ -61,10 +61,10 @@ def test_a_tool_failure_raises_a_tool_execution_error_with_its_message_and_laten
     assert (str(caught.value), caught.value.latency_s) == ("backend timed out", 4.0)
 
 
-def test_a_tool_failure_without_a_latency_fails_in_zero_seconds():
+def test_a_tool_failure_without_a_latency_leaves_it_to_the_latency_model():
     with pytest.raises(ToolExecutionError) as caught:
         ToolFailure().output(call())
-    assert (str(caught.value), caught.value.latency_s) == ("backend error", 0.0)
+    assert (str(caught.value), caught.value.latency_s) == ("backend error", None)
 
 
 def test_an_oversize_result_claims_ten_megabytes_by_default():
