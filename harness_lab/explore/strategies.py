@@ -45,6 +45,12 @@ _MISSING = ("the deploy time", "the slow query")
 _SERVICES = ("checkout", "payments")
 
 
+def _weighted(*options: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Draw from one of ``options`` chosen with the given integer weights."""
+    slots = [strategy for weight, strategy in options for _ in range(weight)]
+    return st.sampled_from(slots).flatmap(lambda strategy: strategy)
+
+
 def latencies() -> st.SearchStrategy[float]:
     """Virtual seconds a call takes."""
     return st.sampled_from((0.0, 0.5, 1.0, 2.0, 5.0))
@@ -118,19 +124,84 @@ def model_steps() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def model_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
-    """A diagnosis-model script of one to six steps (tool steps are the most common)."""
-    step = st.one_of(_tool_step(), _tool_step(), model_steps())
-    return st.lists(step, min_size=1, max_size=6)
+def _cited(k: int) -> st.SearchStrategy[list[str]]:
+    """One or two citations of the invocations 1..k a healthy run has made so far."""
+    real = [f"inv-{i}" for i in range(1, k + 1)]
+    return st.lists(st.sampled_from(real), min_size=1, max_size=2, unique=True)
+
+
+def _healthy_progress(k: int) -> st.SearchStrategy[dict[str, Any]]:
+    fact = st.builds(lambda text, cites: {"statement": text, "citations": cites},
+                     st.sampled_from(_STATEMENTS), _cited(k))
+    return st.builds(lambda assessment, fs: _compact({"assessment": assessment, "facts": fs}),
+                     st.sampled_from(("GAINED", "NO_GAIN")), st.lists(fact, max_size=1))
+
+
+def _healthy_final(k: int) -> st.SearchStrategy[dict[str, Any]]:
+    progress = _healthy_progress(k) if k else st.just({})
+    options: list[st.SearchStrategy[dict[str, Any]]] = [
+        st.builds(lambda p, missing: {"draft": {"missing_info": [missing]},
+                                      **_compact({"progress": p})},
+                  progress, st.sampled_from(_MISSING)),
+    ]
+    if k:
+        findings = st.lists(st.builds(lambda text, cites: {"statement": text, "citations": cites},
+                                      st.sampled_from(_STATEMENTS), _cited(k)),
+                            min_size=1, max_size=2)
+        options.append(st.builds(lambda fs, p: {"draft": {"findings": fs},
+                                                **_compact({"progress": p})},
+                                 findings, progress))
+    if k:
+        evidence = st.lists(st.builds(lambda i: {"invocation_id": i, "claim": "shows it"},
+                                      st.sampled_from([f"inv-{i}" for i in range(1, k + 1)])),
+                            min_size=1, max_size=2)
+        options.insert(0, st.builds(
+            lambda ev, p: {"draft": {"conclusion": "The checkout db pool is exhausted.",
+                                     "evidence": ev, "recommendations": ["Raise the pool"]},
+                           **_compact({"progress": p})},
+            evidence, progress))
+    return st.one_of(*options)
+
+
+@st.composite
+def _healthy_script(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Tool requests with well-formed progress reports, then a draft or a report."""
+    steps: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(0, 3))):
+        step: dict[str, Any] = {"tool": draw(st.sampled_from(TOOLS)),
+                                "scope": dict(draw(st.sampled_from(SCOPES[:3])))}
+        if i:
+            step["progress"] = draw(_healthy_progress(i))
+        steps.append(step)
+    steps.append(draw(_healthy_final(len(steps))))
+    return steps
+
+
+@st.composite
+def model_scripts(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A diagnosis-model script of one to six steps.
+
+    Mostly a healthy script (tool requests with valid progress reports, then a draft with or
+    without a conclusion citing real invocations, or a final report) that may have one step
+    replaced by an arbitrary one; sometimes a script of arbitrary steps.
+    """
+    shape = draw(st.sampled_from(("healthy", "healthy", "perturbed", "arbitrary")))
+    if shape == "arbitrary":
+        step = _weighted((2, _tool_step()), (1, model_steps()))
+        return draw(st.lists(step, min_size=1, max_size=6))
+    steps = draw(_healthy_script())
+    if shape == "perturbed":
+        steps[draw(st.integers(0, len(steps) - 1))] = draw(model_steps())
+    return steps
 
 
 def tool_results() -> st.SearchStrategy[dict[str, Any]]:
     """One tool result: evidence, no evidence, an error or an oversize result."""
-    kinds = st.one_of(
-        st.just({"evidence": [{"line": "10:02 checkout: db timeout after 30s"}]}),
-        st.just({"no_evidence": True}),
-        st.just({"error": "backend down"}),
-        st.builds(lambda n: {"oversize": n}, st.sampled_from((100_000, 2_000_000))),
+    kinds = _weighted(
+        (3, st.just({"evidence": [{"line": "10:02 checkout: db timeout after 30s"}]})),
+        (1, st.just({"no_evidence": True})),
+        (1, st.just({"error": "backend down"})),
+        (1, st.builds(lambda n: {"oversize": n}, st.sampled_from((100_000, 2_000_000)))),
     )
     return st.builds(lambda kind, latency: _compact({**kind, "latency_s": latency}), kinds,
                      st.none() | latencies())
@@ -142,14 +213,14 @@ def tool_specs(name: str) -> st.SearchStrategy[dict[str, Any]]:
         lambda latency, script: _compact({
             "required": ["service"] if name == "logs" else [], "latency_s": latency,
             "script": script, "default": {"evidence": [{"tool": name, "line": "evidence"}]}}),
-        st.none() | latencies(), st.lists(tool_results(), max_size=3))
+        st.none() | latencies(), st.lists(tool_results(), max_size=2))
 
 
 def guard_verdicts() -> st.SearchStrategy[Any]:
     """A SemanticGuard verdict, or a short list of verdicts consumed in order."""
     verdict = st.sampled_from(("SUPPORTED", "UNSUPPORTED", "UNAVAILABLE"))
-    return st.one_of(verdict, st.lists(st.builds(lambda v: {"verdict": v}, verdict),
-                                       min_size=1, max_size=2))
+    steps = st.lists(st.builds(lambda v: {"verdict": v}, verdict), min_size=1, max_size=2)
+    return _weighted((3, st.just("SUPPORTED")), (2, verdict), (1, steps))
 
 
 def repair_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
@@ -164,19 +235,20 @@ def repair_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
 
 def routers() -> st.SearchStrategy[Any]:
     """The router: mostly DIAGNOSIS, sometimes another intent or an error."""
-    return st.one_of(st.just("DIAGNOSIS"), st.just("DIAGNOSIS"),
-                     st.sampled_from(("SYSTEM_CHAT", "KNOWLEDGE_QUERY")),
-                     st.just({"error": "router unavailable"}))
+    return _weighted((8, st.just("DIAGNOSIS")),
+                     (2, st.sampled_from(("SYSTEM_CHAT", "KNOWLEDGE_QUERY"))),
+                     (1, st.just({"error": "router unavailable"})))
 
 
 def configs(defects: Sequence[str] = ()) -> st.SearchStrategy[dict[str, Any]]:
     """A configuration: deadline, budgets, thresholds, policies, and the seeded defects."""
-    limit = st.none() | st.integers(0, 6)
-    budget = st.builds(
+    limit = st.none() | st.integers(1, 5)
+    limited = st.builds(
         lambda m, t, tok, b: _compact({"model_calls": m, "tool_calls": t, "tokens": tok,
                                        "bytes": b}),
-        limit, limit, st.none() | st.sampled_from((0, 100, 600)),
-        st.none() | st.sampled_from((0, 60, 1_000_000)))
+        limit, limit, st.none() | st.sampled_from((100, 600)),
+        st.none() | st.sampled_from((60, 1_000_000)))
+    budget = _weighted((2, st.just({})), (1, limited))
     policy = st.builds(
         lambda timeout, notice, reports: {"timeout_progress_fallback": timeout,
                                           "user_cancel_notice": notice,
@@ -246,8 +318,13 @@ def faults() -> st.SearchStrategy[dict[str, Any]]:
         "crash": st.builds(lambda a: {"at": a}, _at()),
     }
     assert set(by_kind) == set(FAULT_KINDS)
-    return st.one_of(*(st.builds(lambda body, kind=kind: {"kind": kind, **body}, strategy)
+    return _weighted(*((_FAULT_WEIGHTS.get(kind, 2),
+                        st.builds(lambda body, kind=kind: {"kind": kind, **body}, strategy))
                        for kind, strategy in by_kind.items()))
+
+
+_FAULT_WEIGHTS = {"client_disconnect": 4, "user_cancel": 4, "deadline": 4, "budget_exhausted": 3,
+                  "crash": 1, "router_unavailable": 1}
 
 
 def fault_schedules() -> st.SearchStrategy[list[dict[str, Any]]]:

@@ -129,7 +129,8 @@ class _StepPlayer:
     def __init__(self, spec: ModelStepSpec) -> None:
         self.spec = spec
         # a step citing no ``inv-N`` id is the same for every run: build it once
-        self._static = None if _has_refs(spec) else model_reply(spec, "")
+        static = None if _has_refs(spec) else model_reply(spec, "")
+        self._static = static if isinstance(static, ModelReply) else None
 
     def __call__(self, request: AgentRequest) -> ModelReply:
         reply = self._static or model_reply(self.spec, request.run_id)
@@ -138,9 +139,21 @@ class _StepPlayer:
         return reply
 
 
+_PLAYERS: dict[int, tuple[Sequence[ModelStepSpec], list[_StepPlayer]]] = {}
+
+
 def build_model(steps: Sequence[ModelStepSpec], name: str = "model") -> ScriptedModel:
-    """A ScriptedModel playing the scenario's model steps."""
-    return ScriptedModel([_StepPlayer(s) for s in steps], name=name)
+    """A fresh ScriptedModel playing the scenario's model steps.
+
+    The step players are immutable and built once per list of step specs (a sweep builds a
+    model per sample from the same specs).
+    """
+    cached = _PLAYERS.get(id(steps))
+    if cached is None or cached[0] is not steps:
+        if len(_PLAYERS) > 256:
+            _PLAYERS.clear()
+        cached = _PLAYERS[id(steps)] = (steps, [_StepPlayer(s) for s in steps])
+    return ScriptedModel(cached[1], name=name)
 
 
 def build_router(spec: RouterField, name: str = "router") -> ScriptedRouter:

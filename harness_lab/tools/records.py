@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from harness_lab.states import (
@@ -67,7 +67,11 @@ class CanonicalInvocation:
 
     def with_gain(self, gain: InformationGain) -> CanonicalInvocation:
         """The same record with its InformationGain decided."""
-        return replace(self, information_gain=gain)
+        return CanonicalInvocation(
+            self.invocation_id, self.run_id, self.seq, self.tool, self.scope,
+            self.normalized_scope, self.status, self.started_at, self.evidence_status,
+            self.error_code, self.error, self.items, self.size_bytes, gain, self.finished_at,
+            self.call_id)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of this record."""
