@@ -54,7 +54,8 @@ class RunHandle:
         """The finished run's record; raises if it is still running."""
         if not self.process.triggered:
             raise RuntimeError(f"run {self.live.run_id} has not finished")
-        value: RunRecord = self.process.value
+        value = self.process.value
+        assert isinstance(value, RunRecord)
         return value
 
 

@@ -102,8 +102,10 @@ class ChatApplication:
                                   {"session_id": live.session_id, "query": live.query})
         self.store.insert_running(RunStart(live.run_id, live.session_id, live.query, ctx.now),
                                   started)
-        live.sse.on_disconnect = lambda: ctx.cancel(CancellationReason.CLIENT_DISCONNECTED,
-                                                    "client disconnected")
+        def disconnected() -> None:
+            ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+
+        live.sse.on_disconnect = disconnected
         if live.pending_cancel is not None:
             ctx.cancel(live.pending_cancel, "before start")
         live.sse.open(live.session_id, live.run_id)

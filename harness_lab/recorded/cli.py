@@ -58,7 +58,9 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"{args.scenario}: a recorded scenario needs `recorded:` and `cassette:`",
               file=sys.stderr)
         return 2
+    recorded = sc.recorded
     if args.api_key_env:
+        recorded = recorded.model_copy(update={"api_key_env": args.api_key_env})
         sc = sc.model_copy(update={"recorded": sc.recorded.model_copy(
             update={"api_key_env": args.api_key_env})})
         loaded = type(loaded)(sc, loaded.path, loaded.fault_lines)
@@ -67,7 +69,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     if server is not None:
         server.start()
         base_url, tool_url = server.base_url, server.root_url
-        os.environ.setdefault(sc.recorded.api_key_env, server.api_key)
+        os.environ.setdefault(recorded.api_key_env, server.api_key)
     try:
         result = ScenarioRun(loaded, record_mode=args.mode, base_url=base_url,
                              tool_url=tool_url).run()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import simpy
 from pydantic import ValidationError
@@ -210,7 +210,7 @@ class ReleasePipeline:
                               "fallback_type": kind.value if kind else None})
         return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems)
 
-    def _failed(self, why: str) -> Any:
+    def _failed(self, why: str) -> NoReturn:
         self.ctx.tracer.emit(TT.RELEASE_DECISION, S.FAILED,
                              {"outcome": ReleaseOutcome.FAILED.value, "reason": why})
         raise ReleaseFailed(why)

@@ -56,8 +56,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         result.frame.to_csv(args.out, index=False)
     print(text, end="")
     if args.plot and by is not None and args.value:
+        from harness_lab.report.plots import figure_png
+
         ax = result.plot_share(by, args.value, args.column)
-        ax.figure.savefig(args.plot)
+        with open(args.plot, "wb") as fh:
+            fh.write(figure_png(ax))
     for failure in result.failures[:5]:
         print(f"failure: {failure}", file=sys.stderr)
     return 130 if result.interrupted else 0
