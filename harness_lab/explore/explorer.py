@@ -44,7 +44,7 @@ __all__ = ["FRAME_COLUMNS", "ExplorationResult", "Finding", "explore", "run_vari
 
 FRAME_COLUMNS = ("variant", "point", "fault", "case", "expected", "run_state", "release_outcome",
                  "fallback_type", "db_status", "contradicts_spec", "violations", "error",
-                 "flagged")
+                 "note", "flagged")
 """The columns of :attr:`ExplorationResult.frame`, in order."""
 
 Source = str | Path | LoadedScenario | Scenario | Sequence[LoadedScenario]
@@ -76,7 +76,7 @@ class Finding:
             "release_outcome": o.release_outcome, "fallback_type": o.fallback_type,
             "db_status": o.db_status, "contradicts_spec": self.contradiction is not None,
             "violations": ",".join(o.violations), "error": o.error or "",
-            "flagged": self.flagged,
+            "note": o.note or "", "flagged": self.flagged,
         }
 
     def reproducer(self) -> str:
@@ -177,8 +177,9 @@ def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
         scenario = Scenario.model_validate(data)
     except ValueError as exc:
         return Observed(None, None, None, None, error=f"invalid variant: {exc}")
-    result = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore()).run()
-    return Observed.of(result)
+    run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore())
+    result = run.run()
+    return Observed.of(result, run.plan.unfired() if run.plan is not None else ())
 
 
 def _run_all(variants: Sequence[Variant], workers: int) -> list[Observed]:

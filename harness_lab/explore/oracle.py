@@ -58,7 +58,7 @@ a point where the base's own fault acts too    any legal row
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,19 +134,28 @@ class Observed:
     crashed: bool = False
     violations: tuple[str, ...] = ()
     error: str | None = None
+    note: str | None = None
 
     @classmethod
-    def of(cls, result: ScenarioResult) -> Observed:
-        """Read a scenario result."""
+    def of(cls, result: ScenarioResult, unfired: Sequence[str] = ()) -> Observed:
+        """Read a scenario result; ``unfired`` are the messages of faults that never fired.
+
+        Only a fault that never fired, or a run that left no record without crashing, is an
+        ``error``. A scripted fake running out of steps is a ``note``: under a fault the agent
+        may take more steps than the script holds, and the run then fails FAILED / FAILED.
+        """
         names = tuple(sorted({v.invariant for v in result.violations}))
         r = result.record
         if r is None:
             status = (result.stored_row or {}).get("status")
-            return cls(None, None, None, status, result.crashed, names, result.error)
+            error = None if result.crashed else result.error or "the run left no record"
+            return cls(None, None, None, status, result.crashed, names,
+                       "; ".join(unfired) or error)
+        note = r.error if r.error and "ScriptExhausted" in r.error else None
         return cls(r.run_state.value, r.release_outcome.value,
                    r.fallback_type.value if r.fallback_type is not None else None,
                    r.stored_status.value if r.stored_status is not None else None,
-                   False, names, result.error)
+                   False, names, "; ".join(unfired) or None, note)
 
     @property
     def text(self) -> str:

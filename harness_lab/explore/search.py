@@ -68,7 +68,7 @@ def _failures(data: dict[str, Any], result: ScenarioResult) -> list[PropertyFail
     out = [PropertyFailure(v.invariant, v.message) for v in result.violations]
     observed = Observed.of(result)
     if result.record is None and not result.crashed:
-        return [*out, PropertyFailure(NO_RECORD, str(result.error))]
+        return [*out, PropertyFailure(NO_RECORD, str(observed.error))]
     policy = bool(data.get("config", {}).get("policy", {}).get("timeout_progress_fallback"))
     problem = legal_problem(observed, timeout_progress_fallback=policy)
     if problem is not None:

@@ -324,6 +324,7 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
         from harness_lab.report.progress import progress_bar
 
         files = list(progress_bar(files, total=len(files), desc="scenario files"))
+    seen: dict[str, str] = {}
     for path in files:
         try:
             loaded = load_file(path)
@@ -333,5 +334,11 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
         for item in loaded:
             if tags and not set(tags) & set(item.scenario.tags):
                 continue
+            name = item.scenario.name
+            if name in seen and seen[name] != str(path):
+                results.append(ScenarioResult(name, str(path), error=(
+                    f"{path}: scenario name {name!r} is already used by {seen[name]}")))
+                continue
+            seen[name] = str(path)
             results.append(run_scenario(item))
     return results

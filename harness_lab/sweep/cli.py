@@ -70,15 +70,25 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
     from harness_lab.cli import format_rows
     from harness_lab.sweep.load import load_curve, run_load
 
-    block = (sweep.data.get("sweep") or {}).get("load")
-    if not block:
+    from harness_lab.sweep.spec import LoadSpec
+
+    raw = (sweep.data.get("sweep") or {}).get("load")
+    if not raw:
         print("harness-lab sweep --load: the scenario has no sweep.load block", file=sys.stderr)
         return 2
-    points = [run_load(sweep.data, rate, capacity=block.get("capacity", {}),
-                       duration_s=block.get("duration_s", 300.0), seed=args.seed,
-                       overrides=sweep.overrides)
-              for rate in block["arrival_rate"]]
-    curve = load_curve(points)
+    block = LoadSpec.model_validate(raw)
+    curves = []
+    for capacity in block.capacities():
+        points = [run_load(sweep.data, rate, capacity=capacity, duration_s=block.duration_s,
+                           seed=args.seed, overrides=sweep.overrides)
+                  for rate in block.arrival_rate]
+        curve = load_curve(points)
+        curve.insert(0, "capacity", ",".join(f"{k}={v}" for k, v in sorted(capacity.items()))
+                     or "unlimited")
+        curves.append(curve)
+    import pandas as pd
+
+    curve = pd.concat(curves, ignore_index=True)
     print(format_rows(curve.to_dict("records"), list(curve.columns), args.format), end="")
     return 0
 

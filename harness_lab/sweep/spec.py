@@ -31,6 +31,7 @@ __all__ = ["Distribution", "LoadSpec", "StochasticFaults", "SweepBlock", "TimedF
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+Capacity = dict[str, Annotated[int, Field(ge=1)]]
 
 
 class LogNormal(BaseModel):
@@ -96,13 +97,18 @@ class LoadSpec(BaseModel):
 
     model_config = _STRICT
     arrival_rate: list[Annotated[float, Field(gt=0)]] = Field(min_length=1)
-    capacity: dict[str, Annotated[int, Field(ge=1)]] = {}
+    # one concurrency limit per call kind, or a list of them to compare
+    capacity: Capacity | list[Capacity] = {}
     duration_s: float = Field(300.0, gt=0)
+
+    def capacities(self) -> list[dict[str, int]]:
+        """Every capacity setting to run."""
+        return list(self.capacity) if isinstance(self.capacity, list) else [self.capacity]
 
     @model_validator(mode="after")
     def _kinds(self) -> LoadSpec:
         allowed = {"router", "model", "guard", "repair", "responder", "retriever", "tool"}
-        unknown = set(self.capacity) - allowed
+        unknown = {k for c in self.capacities() for k in c} - allowed
         if unknown:
             raise ValueError(f"capacity: unknown call kind(s) {sorted(unknown)}")
         return self

@@ -98,3 +98,12 @@ def test_a_broken_file_becomes_an_error_row_and_the_others_still_run(tmp_path: P
     assert [r.scenario for r in results] == ["base", "b"]
     assert results[0].ok is True
     assert results[1].row()["expected"].startswith(f"ERROR: {tmp_path / 'b.yaml'}:")
+
+
+def test_a_scenario_name_used_twice_is_an_error_row(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(BASE, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(BASE, encoding="utf-8")
+    results = run_paths([tmp_path])
+    assert results[0].ok is True
+    assert results[1].error == (f"{tmp_path / 'b.yaml'}: scenario name 'base' is already "
+                                f"used by {tmp_path / 'a.yaml'}")

@@ -29,3 +29,24 @@ def test_a_load_run_with_unlimited_providers_takes_the_plain_latencies(
     point = run_load(data, 1.0, capacity={}, duration_s=20, seed=2,
                      overrides={"config.deadline_s": 60})
     assert set(point.frame["duration_s"].round(9)) == {5.0}
+
+
+def test_the_load_command_prints_one_curve_row_per_capacity_and_rate(
+        tmp_path: Any, capsys: Any) -> None:
+    import csv
+    import io
+
+    import yaml
+
+    from harness_lab.cli import main
+    from tests.sweep.conftest import SWEEP
+
+    data = yaml.safe_load(SWEEP)
+    data["sweep"]["load"] = {"arrival_rate": [0.2, 1.0], "duration_s": 30,
+                             "capacity": [{"model": 1}, {"model": 8}]}
+    path = tmp_path / "load.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["sweep", str(path), "--load", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["capacity"], r["arrival_rate"]) for r in rows] == [
+        ("model=1", "0.2"), ("model=1", "1.0"), ("model=8", "0.2"), ("model=8", "1.0")]
