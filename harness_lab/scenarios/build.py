@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -121,22 +122,48 @@ def model_reply(step: ModelStepSpec, run_id: str) -> ModelReply | ProviderError:
                       tool_call=tool_call, usage=usage, latency_s=latency)
 
 
-class _StepPlayer:
-    """A scripted step whose invocation ids expand for the run that plays it."""
+_RUN = "@@RUN@@"  # stands for the run id in a step's template
 
-    __slots__ = ("spec", "_static")
+
+class _StepPlayer:
+    """A scripted step whose invocation ids expand for the run that plays it.
+
+    A step citing no ``inv-N`` id is the same for every run and is built once; one citing
+    ids is kept as JSON text with a placeholder for the run id, which is cheaper to fill in
+    than walking the payload again for every run.
+    """
+
+    __slots__ = ("spec", "_static", "_template", "_base")
 
     def __init__(self, spec: ModelStepSpec) -> None:
         self.spec = spec
-        # a step citing no ``inv-N`` id is the same for every run: build it once
         static = None if _has_refs(spec) else model_reply(spec, "")
         self._static = static if isinstance(static, ModelReply) else None
+        self._template: str | None = None
+        self._base: ModelReply | None = None
+        if static is None:
+            base = model_reply(spec, _RUN)
+            if isinstance(base, ModelReply):
+                self._base = base
+                call = base.tool_call
+                self._template = json.dumps({"payload": base.payload,
+                                             "scope": call.scope if call else None})
 
     def __call__(self, request: AgentRequest) -> ModelReply:
-        reply = self._static or model_reply(self.spec, request.run_id)
-        if isinstance(reply, ProviderError):
-            raise reply
-        return reply
+        if self._static is not None:
+            return self._static
+        base, template = self._base, self._template
+        if base is None or template is None:
+            reply = model_reply(self.spec, request.run_id)
+            if isinstance(reply, ProviderError):
+                raise reply
+            return reply
+        filled = json.loads(template.replace(_RUN, request.run_id))
+        call = base.tool_call
+        if call is not None:
+            call = ToolCallRequest(call.name, filled["scope"], call.call_id)
+        return ModelReply(payload=filled["payload"], tool_call=call, usage=base.usage,
+                          latency_s=base.latency_s)
 
 
 _PLAYERS: dict[int, tuple[Sequence[ModelStepSpec], list[_StepPlayer]]] = {}
@@ -263,21 +290,36 @@ def tool_behaviour(spec: ToolResultSpec, default_latency: float | None) -> ToolB
     return Unprojectable(latency_s=latency)
 
 
+_BEHAVIOURS: dict[int, tuple[ToolSpec, Any, list[Any], list[Any]]] = {}
+
+
+def _behaviours(name: str, spec: ToolSpec) -> tuple[Any, list[Any], list[Any]]:
+    """The (immutable) behaviours of one tool spec, built once per spec object."""
+    cached = _BEHAVIOURS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1], cached[2], cached[3]
+    lat = spec.latency_s
+    default = (tool_behaviour(spec.default, lat) if spec.default is not None
+               else None if spec.script or spec.by_scope
+               else Evidence(({"tool": name, "line": "evidence"},), latency_s=lat))
+    by_scope = [(s.scope, [tool_behaviour(r, lat) for r in s.result]
+                 if isinstance(s.result, list) else tool_behaviour(s.result, lat))
+                for s in spec.by_scope]
+    script = [tool_behaviour(r, lat) for r in spec.script]
+    if len(_BEHAVIOURS) > 1024:
+        _BEHAVIOURS.clear()
+    _BEHAVIOURS[id(spec)] = (spec, default, by_scope, script)
+    return default, by_scope, script
+
+
 def build_tools(specs: Mapping[str, ToolSpec]) -> dict[str, ScriptedTool]:
-    """Scripted tools by name."""
+    """Fresh scripted tools by name (their scripts start from the first step)."""
     tools: dict[str, ScriptedTool] = {}
     for name, spec in specs.items():
-        lat = spec.latency_s
-        default = (tool_behaviour(spec.default, lat) if spec.default is not None
-                   else None if spec.script or spec.by_scope
-                   else Evidence(({"tool": name, "line": "evidence"},), latency_s=lat))
-        by_scope = [(s.scope, [tool_behaviour(r, lat) for r in s.result]
-                     if isinstance(s.result, list) else tool_behaviour(s.result, lat))
-                    for s in spec.by_scope]
-        tools[name] = ScriptedTool(name, [tool_behaviour(r, lat) for r in spec.script] or None,
-                                   by_scope=by_scope or None, default=default,
-                                   read_only=spec.read_only, evidence=spec.evidence,
-                                   required=tuple(spec.required))
+        default, by_scope, script = _behaviours(name, spec)
+        tools[name] = ScriptedTool(name, script or None, by_scope=by_scope or None,
+                                   default=default, read_only=spec.read_only,
+                                   evidence=spec.evidence, required=tuple(spec.required))
     return tools
 
 

@@ -69,7 +69,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace, sweep: Any) -> int:
     from harness_lab.cli import format_rows
     from harness_lab.sweep.load import load_curve, run_load
-
     from harness_lab.sweep.spec import LoadSpec
 
     raw = (sweep.data.get("sweep") or {}).get("load")
