@@ -137,7 +137,8 @@ _INSERT_RUN = insert(diagnosis_run).values(
 _INSERT_EVENT = insert(trace_event)
 _INSERT_INVOCATION = insert(tool_invocation)
 _STATUS_OF = select(_R.status).where(_R.run_id == bindparam("p_run_id"))
-_SET_INTENT = (update(diagnosis_run).where(_R.run_id == bindparam("p_run_id"))
+_SET_INTENT = (update(diagnosis_run)
+               .where(_R.run_id == bindparam("p_run_id"), _R.status == _RUNNING)
                .values(intent=bindparam("p_intent")))
 _COMPLETE = (update(diagnosis_run)
              .where(_R.run_id == bindparam("p_run_id"), _R.status == _RUNNING)
@@ -220,8 +221,9 @@ class SqlRunStore:
         """Record the routed intent on the RUNNING row."""
         value = check_intent(run_id, intent)
         with self._writing(run_id, "record_intent") as conn:
-            self._require_running(conn, run_id)
-            conn.execute(_SET_INTENT, {"p_run_id": run_id, "p_intent": value})
+            done = conn.execute(_SET_INTENT, {"p_run_id": run_id, "p_intent": value})
+            if done.rowcount != 1:
+                self._require_running(conn, run_id)  # raises the precise StoreError
 
     def complete(self, completion: RunCompletion) -> dict[str, Any]:
         """Write the completion, invocations and trace in one transaction; return the row."""
@@ -232,9 +234,9 @@ class SqlRunStore:
         values = {f"p_{name}": getattr(completion, name) for name in _COMPLETION_COLUMNS}
         values["p_run_id"] = run_id
         with self._writing(run_id, "complete") as conn:
-            self._require_running(conn, run_id)
             done = conn.execute(_COMPLETE, values)
             if done.rowcount != 1:
+                self._require_running(conn, run_id)  # raises the precise StoreError
                 raise StoreError(f"run {run_id} is no longer RUNNING", run_id)
             if invocations:
                 conn.execute(_INSERT_INVOCATION, invocations)
