@@ -216,8 +216,8 @@ class ChatApplication:
         except DraftContractError as exc:
             # an invalid draft is discarded; only verified progress may still be released
             live.draft_error = f"{exc.kind}: {exc}"
+            self._status(live, A.SAFETY_VALIDATING)  # may see the client go: check after
             ctx.check_active("release")
-            self._status(live, A.SAFETY_VALIDATING)
             decision = pipeline.snapshot_fallback(exc.progress or agent.snapshot())
             live.decision = decision
             return Published(decision.outcome, content=decision.content, decision=decision)
@@ -265,6 +265,11 @@ class ChatApplication:
             ctx.lifecycle.finish(RunState.SUCCESS, "completed", ctx.now)  # budget case keeps
         term = ctx.lifecycle.termination
         assert term is not None
+        if term.state is RunState.CANCELLED and outcome is not ReleaseOutcome.CANCELLED:
+            # a cancel became the first terminal before this result: the result is discarded
+            published = Published(ReleaseOutcome.CANCELLED,
+                                  failure={"code": "CANCELLED", "reason": _reason(ctx)})
+            outcome = published.outcome
         if term.state is RunState.CANCELLED:
             ctx.tracer.emit(TT.RUN_CANCELLED, S.OK, {"reason": _reason(ctx)})
         decision = published.decision

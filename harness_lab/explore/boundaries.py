@@ -38,7 +38,7 @@ from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.runner import ScenarioRun
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.sse import ChatSseSession
-from harness_lab.states import SseEventKind
+from harness_lab.states import SseEventKind, TraceEventStatus
 from harness_lab.store.memory import MemoryRunStore
 
 __all__ = ["BaseRun", "BoundaryState", "ExplorationError", "Gap", "SseSend", "record_base",
@@ -58,7 +58,11 @@ class BoundaryState:
     ``active`` is "no RunTermination yet"; ``past_deadline`` is "the virtual clock is at or
     past the deadline" (the next ``checkActive`` would time the run out); ``facts`` counts the
     verified facts of the ProgressSnapshot (each cites READY invocations only); ``tokens`` and
-    ``bytes`` are the budget consumption so far. All are read before any fault acts here.
+    ``bytes`` are the budget consumption so far; ``trace_len`` is how many trace events the
+    run had emitted. These are read after the base scenario's own faults acted at this
+    boundary (so a base fault that cancels here makes it not live); ``reached_active`` and
+    ``reached_past_deadline`` are the same two facts as the run reached the boundary, before
+    any fault acted (what a budget reserve or a timer just before the boundary sees).
     """
 
     index: int
@@ -73,11 +77,19 @@ class BoundaryState:
     facts: int
     tokens: int
     bytes: int
+    reached_active: bool = True
+    reached_past_deadline: bool = False
+    trace_len: int = 0
 
     @property
     def live(self) -> bool:
         """True when a fault acting here meets a run that is still active and in time."""
         return self.active and not self.past_deadline
+
+    @property
+    def reached_live(self) -> bool:
+        """True when the run reached this boundary active and in time."""
+        return self.reached_active and not self.reached_past_deadline
 
     def at(self) -> At:
         """The scenario-format lifecycle point of this boundary."""
@@ -163,8 +175,21 @@ class BaseRun:
 
     @property
     def deadline_s(self) -> float:
-        """The base run's deadline, in seconds after its start."""
-        return self.record.deadline_at - self.record.started_at
+        """The deadline the base run started with, in seconds after its start.
+
+        That is the configured deadline, or the ``at_s`` of the base's own ``deadline`` fault;
+        a ``deadline`` fault located ``at`` a boundary moves it later in the run, so the
+        record's final deadline is not used.
+        """
+        for f in self.scenario.faults:
+            if f.kind == "deadline" and getattr(f, "at_s", None) is not None:
+                return float(f.at_s)
+        return float(self.scenario.config.deadline_s)
+
+    @property
+    def deadline_at(self) -> float:
+        """Absolute virtual time of :attr:`deadline_s`."""
+        return self.started_at + self.deadline_s
 
     def find(self, at: At) -> BoundaryState | None:
         """The boundary a fault's ``at`` addresses, or None if the base run never reaches it."""
@@ -196,6 +221,31 @@ class BaseRun:
         """The k-th SSE send, if the base run made it."""
         return next((s for s in self.sends if s.k == k), None)
 
+    def outcome_event(self, after: BoundaryState) -> Any:
+        """The trace event a call emitted right after its ``after`` boundary, if any."""
+        trace = self.record.trace
+        return trace[after.trace_len] if after.trace_len < len(trace) else None
+
+    def after_of(self, before: BoundaryState) -> BoundaryState | None:
+        """The ``after`` boundary of the call that ``before`` starts, if the run reached it."""
+        return self._by_at.get(f"after {before.label.split(' ', 1)[1]}")
+
+    def call_raised(self, before: BoundaryState) -> bool:
+        """True when the base run's call of this ``before`` boundary raised (its provider
+        failed, or the tool backend failed in execution): its outcome event says FAILED."""
+        after = self.after_of(before)
+        event = self.outcome_event(after) if after is not None else None
+        if event is None or event.status is not TraceEventStatus.FAILED:
+            return False
+        if before.kind is CallKind.TOOL:
+            return bool(event.detail.get("error_code") == "EXECUTION")
+        return True
+
+    def faults_at(self, b: BoundaryState) -> list[Any]:
+        """The base scenario's own faults located (``at``) at boundary ``b``."""
+        return [f for f in self.scenario.faults
+                if getattr(f, "at", None) is not None and f.at.label() == b.label]
+
     def terminated_by(self, t: float) -> bool:
         """True if the base run had a RunTermination at or before absolute time ``t``."""
         terms = self.record.terminations
@@ -220,7 +270,7 @@ class _Recorder:
         self.harness = harness
         self.inner: BoundaryProbe | None = None
         self.inner_send: Callable[[ChatSseSession, int, SseEventKind], None] | None = None
-        self.boundaries: list[tuple[str, Boundary, bool, bool, int, int, int]] = []
+        self.boundaries: list[tuple[Any, ...]] = []
         self.sends: list[tuple[str, int, SseEventKind, float, bool, bool]] = []
         self.send_hook = self.before_send
         self._live: dict[str, LiveRun] = {}
@@ -230,6 +280,7 @@ class _Recorder:
         original = self.harness.submit
 
         def submit(*args: Any, **kwargs: Any) -> Any:
+            """Compose the recorder with the probe and hook set now, then submit."""
             app = self.harness.app
             if app.probe is not self:
                 self.inner, app.probe = app.probe, self
@@ -243,16 +294,24 @@ class _Recorder:
         self.harness.submit = submit  # type: ignore[method-assign]
 
     def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
-        """Record the boundary and the run's state, then let the inner probe act."""
+        """Let the inner probe act first, then record the boundary and the run's state.
+
+        The state is read after the base scenario's own faults acted here, so ``active``
+        says whether the ``checkActive`` that follows the boundary will pass.
+        """
+        reached = (ctx.lifecycle.is_active, ctx.now >= ctx.deadline_at)
+        if self.inner is not None:
+            self.inner.at_boundary(ctx, boundary)
         budget = ctx.budget
         self.boundaries.append((ctx.run_id, boundary, ctx.lifecycle.is_active,
                                 ctx.now >= ctx.deadline_at, self._facts(ctx.run_id),
-                                budget.tokens, budget.bytes))
-        if self.inner is not None:
-            self.inner.at_boundary(ctx, boundary)
+                                budget.tokens, budget.bytes, *reached,
+                                len(ctx.tracer.events)))
 
     def before_send(self, session: ChatSseSession, k: int, kind: SseEventKind) -> None:
-        """Record the send and the run's state, then let the inner hook act."""
+        """Let the inner hook act first, then record the send and the run's state."""
+        if self.inner_send is not None:
+            self.inner_send(session, k, kind)
         run_id = session.run_id or ""
         live = self._live.get(run_id)
         ctx = live.ctx if live is not None else None
@@ -260,8 +319,6 @@ class _Recorder:
         past = ctx.now >= ctx.deadline_at if ctx is not None else False
         now = ctx.now if ctx is not None else self.harness.env.now
         self.sends.append((run_id, k, kind, now, active, past))
-        if self.inner_send is not None:
-            self.inner_send(session, k, kind)
 
     def _facts(self, run_id: str) -> int:
         live = self._live.get(run_id)
@@ -298,6 +355,7 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
     holder: list[_Recorder] = []
 
     def hook(harness: Harness) -> None:
+        """Install a recorder on the harness the runner built."""
         recorder = _Recorder(harness)
         recorder.install()
         holder.append(recorder)
@@ -311,10 +369,8 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
     rec = holder[0]
     run_id = record.run_id
     boundaries = tuple(
-        BoundaryState(i, b.kind, b.when, b.ordinal, b.name, b.name_ordinal, b.t, active, past,
-                      facts, tokens, nbytes)
-        for i, (_, b, active, past, facts, tokens, nbytes) in enumerate(
-            x for x in rec.boundaries if x[0] == run_id))
+        BoundaryState(i, b.kind, b.when, b.ordinal, b.name, b.name_ordinal, b.t, *state)
+        for i, (_, b, *state) in enumerate(x for x in rec.boundaries if x[0] == run_id))
     sends = tuple(SseSend(k, kind, t, active, past)
                   for rid, k, kind, t, active, past in rec.sends if rid == run_id)
     return BaseRun(loaded.scenario, loaded.path, scenario_data(loaded.scenario), record,

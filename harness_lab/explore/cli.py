@@ -1,9 +1,10 @@
 """The ``explore`` subcommand (registered by harness_lab.cli).
 
 ``harness-lab explore SCENARIO`` runs every variant of the base scenario and prints one row
-per variant; flagged rows carry ``FLAG`` in the first column. Exit codes: 0 when no variant
-contradicts SPEC §4 or breaks an invariant, 1 when one does (or errored), 2 for a usage
-error (a missing or malformed scenario file, or a base that cannot be explored).
+per variant; flagged rows carry ``FLAG`` in the first column, inconclusive ones (the
+variant's fault never fired) ``?``. Exit codes: 0 when no variant contradicts SPEC §4 or
+breaks an invariant, 1 when one does, 2 for a usage error (a missing or malformed scenario
+file, or a base that cannot be explored, such as one that crashes).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         return 2
     rows = []
     for row in result.frame.to_dict("records"):
-        row["flag"] = "FLAG" if row["flagged"] else ""
+        row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
         rows.append({k: (None if _missing(v) else v) for k, v in row.items()})
     text = format_rows(rows, TABLE_COLUMNS, args.format)
     if args.out:

@@ -62,9 +62,16 @@ class Finding:
 
     @property
     def flagged(self) -> bool:
-        """Contradicts SPEC §4, breaks an invariant, or errored."""
-        return (self.contradiction is not None or bool(self.observed.violations)
-                or self.observed.error is not None)
+        """Contradicts SPEC §4 or breaks an invariant."""
+        return self.contradiction is not None or bool(self.observed.violations)
+
+    @property
+    def inconclusive(self) -> bool:
+        """The variant's own fault never fired, or the run left no record: not judged.
+
+        Its broken invariants (if any) still flag it; the prescription is not applied.
+        """
+        return self.observed.error is not None
 
     def row(self) -> dict[str, Any]:
         """This finding as one frame row (:data:`FRAME_COLUMNS`)."""
@@ -134,21 +141,35 @@ class ExplorationResult:
         """The flagged findings."""
         return [f for f in self.findings if f.flagged]
 
-    def heatmap(self, ax: Axes | None = None, value: str = "release_outcome") -> Axes:
+    @property
+    def inconclusive(self) -> list[Finding]:
+        """The findings whose variant could not be judged (see :attr:`Finding.inconclusive`)."""
+        return [f for f in self.findings if f.inconclusive]
+
+    def heatmap(self, ax: Axes | None = None, value: str = "outcome") -> Axes:
         """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`).
 
-        ``value`` is a frame column: ``release_outcome`` (default), ``run_state``, ``case``...
-        or ``flagged`` (drawn as a count per cell). Without ``ax`` a figure sized to the grid
-        is made.
+        ``value`` is ``outcome`` (default: the ReleaseOutcome, ``CRASH`` for a crashed run),
+        ``flagged`` (the number of flagged variants per cell) or any frame column, such as
+        ``release_outcome``, ``run_state`` or ``case``. Without ``ax`` a figure sized to the
+        grid is made, and cell labels are set small enough to fit.
         """
         df = self.frame
         if value == "flagged":
             df = df.assign(flagged=df["flagged"].astype(int))
+        elif value == "outcome":
+            crashed = df["db_status"].eq("RUNNING") & df["release_outcome"].isna()
+            df = df.assign(outcome=df["release_outcome"].where(~crashed, "CRASH"))
+        own = ax is None
         if ax is None:
             cols, rows = df["point"].nunique(), df["fault"].nunique()
-            ax = Figure(figsize=(max(8.0, 0.32 * cols + 4.0), max(4.5, 0.3 * rows + 2.5)),
+            ax = Figure(figsize=(max(8.0, 0.55 * cols + 4.0), max(4.5, 0.32 * rows + 2.5)),
                         layout="constrained").add_subplot()
-        return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax)
+        ax = outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax)
+        if own:
+            for text in ax.texts:
+                text.set_fontsize(5.5)
+        return ax
 
     def to_scenarios(self, directory: str | Path) -> list[Path]:
         """Write each flagged variant as a runnable scenario YAML; return the paths."""
@@ -162,9 +183,9 @@ class ExplorationResult:
         return paths
 
     def summary(self) -> str:
-        """``184 variants, 0 flagged, 0.41 s``."""
+        """``189 variants, 0 flagged, 0 inconclusive, 0.20 s``."""
         return (f"{self.variant_count} variants, {len(self.flagged)} flagged, "
-                f"{self.elapsed_s:.2f} s")
+                f"{len(self.inconclusive)} inconclusive, {self.elapsed_s:.2f} s")
 
 
 def _slug(name: str) -> str:
@@ -172,22 +193,31 @@ def _slug(name: str) -> str:
 
 
 def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
-    """Run one variant scenario dict on an in-memory store and observe it."""
+    """Run one variant scenario dict on an in-memory store and observe it.
+
+    The variant's own fault is the last of its faults: it must fire (it points at a point
+    the base run passed). The base scenario's own faults may legitimately never fire when
+    the variant's fault ends the run before them.
+    """
     try:
         scenario = Scenario.model_validate(data)
     except ValueError as exc:
         return Observed(None, None, None, None, error=f"invalid variant: {exc}")
     run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore())
     result = run.run()
-    return Observed.of(result, run.plan.unfired() if run.plan is not None else ())
+    own = f"fault {len(scenario.faults) - 1} "
+    unfired = [m for m in run.plan.unfired() if m.startswith(own)] if run.plan else []
+    return Observed.of(result, unfired)
 
 
-def _run_all(variants: Sequence[Variant], workers: int) -> list[Observed]:
+def _run_all(variants: Sequence[Variant], path: str, workers: int) -> list[Observed]:
+    """Run every variant; ``path`` is the base file (relative cassette paths resolve there)."""
     if workers <= 1 or len(variants) < 2:
-        return [run_variant(v.data) for v in variants]
+        return [run_variant(v.data, path) for v in variants]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         chunk = max(1, len(variants) // (workers * 4))
-        return list(pool.map(run_variant, [v.data for v in variants], chunksize=chunk))
+        return list(pool.map(run_variant, [v.data for v in variants],
+                             [path] * len(variants), chunksize=chunk))
 
 
 def _loaded(source: Source) -> list[LoadedScenario]:
@@ -215,10 +245,10 @@ def explore(source: Source, *, faults: Collection[str] | None = None,
         bases.append(base)
         variants = enumerate_variants(base, faults)
         prescriptions = [prescribe(v.fault, base) for v in variants]
-        observed = _run_all(variants, workers)
+        observed = _run_all(variants, base.path, workers)
         policy = base.scenario.config.policy.timeout_progress_fallback
         for v, p, o in zip(variants, prescriptions, observed, strict=True):
-            findings.append(Finding(v, p, o, judge(p, o, timeout_progress_fallback=policy),
-                                    policy))
+            verdict = None if o.error else judge(p, o, timeout_progress_fallback=policy)
+            findings.append(Finding(v, p, o, verdict, policy))
     return ExplorationResult(findings, bases, time.perf_counter() - start, workers)
 

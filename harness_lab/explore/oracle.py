@@ -10,8 +10,10 @@ FallbackType) must then be one of the thirteen rows of
 :data:`~harness_lab.report.mapping.OUTCOME_TABLE`, stored with the ``diagnosis_run.status``
 doc §12.2 maps its ReleaseOutcome to.
 
-"live" below means: at that point the base run had no RunTermination yet and its deadline had
-not passed. "base" means the base run's own row (the fault changes nothing the table sees).
+"live" below means: the base run had no RunTermination yet and its deadline had not passed
+(read after the base scenario's own faults acted at that boundary; a timer or a budget
+reserve just before a boundary sees the state the run reached it in). "base" means the base
+run's own row: the fault changes nothing the table sees.
 
 =============================================  ===============================================
 fault                                          prescribed row
@@ -19,22 +21,22 @@ fault                                          prescribed row
 crash (any point)                              a crash: the RUNNING row written at start stays
                                                RUNNING and there is no record (doc §12.1)
 client_disconnect / user_cancel at a live      client_disconnect: CANCELLED / CANCELLED
-boundary or during a live call (``at_s``)      (doc §4 cancel -> CANCELLED, doc §10 last row;
-                                               a user cancel maps the same, SPEC §5.2)
+boundary, or during a call (``at_s``) before   (doc §4 cancel -> CANCELLED, doc §10 last row;
+the run ended and before the deadline          a user cancel maps the same, SPEC §5.2)
 client_disconnect at SSE event k: a metadata   client_disconnect (doc §11: a failed send is a
 or status send while the run is live           disconnect; doc §4)
 client_disconnect at the content / failure /   base: the outcome was persisted before the
-done send, or after the run ended              result is sent (doc §2), first terminal wins
-deadline at a live boundary, deadline          timeout_no_content: TIMED_OUT / FAILED (doc
-``at_s`` inside the run, latency_spike past    §3.2 checkActive, doc §10; SPEC §5.1, §5.3); with
-the deadline on a live call                    the timeout_progress_fallback policy and
-                                               verified facts at that check: TIMED_OUT /
+done send, or once the run ended               result is sent (doc §2); first terminal wins
+deadline at a live boundary; deadline          timeout_no_content: TIMED_OUT / FAILED (doc
+``at_s`` before the next boundary the run      §3.2 checkActive, doc §10; SPEC §5.1, §5.3);
+reaches active; latency_spike past the         with the timeout_progress_fallback policy and
+deadline on a live call that does not raise    verified facts at that check: TIMED_OUT /
                                                FALLBACK / INSUFFICIENT_EVIDENCE (SPEC §5.1)
 deadline ``at_s`` later than the base's        any legal row (the run changes beyond the base)
-budget_exhausted: the next check of that       budget_progress when the ProgressSnapshot then
-budget (model_calls / tokens: the next model   holds verified facts, else budget_no_progress
-call's reserve, or tokens after a model step   (doc §3.3, §8.1, §10)
-that used some; tool_calls: the next tool's
+budget_exhausted: the budget's next check      budget_progress when the ProgressSnapshot then
+(model_calls, tokens: the next model call's    holds verified facts, else budget_no_progress
+reserve, or tokens after a model step that     (doc §3.3, §8.1, §10)
+used some; tool_calls: the next tool's
 reserve; bytes: the next tool result with
 bytes) is reached while the run is live
 budget_exhausted never checked again           base
@@ -48,11 +50,15 @@ provider_error repair, repair_failed           evidence_guard_failed: one repair
 invalid_draft at model step n                  insufficient_evidence when verified facts
                                                existed after step n, else internal_failure
                                                (doc §6: the draft is discarded; doc §9, §3.2)
-any call fault whose call ends after the run   base: the late result is discarded (doc §14)
-already ended
+a call fault whose call starts after the run   base: the late result is discarded (doc §14).
+ended, or ends past the deadline (a provider   The faulted call's own duration counts: an
+error is instant, an invalid reply takes the   injected provider error returns at once, so it
+default latency of its kind)                   may beat a deadline the base call outlived
 tool_error, tool_rejection, no_gain_streak,    any legal row: the agent's script decides how
 protocol_violation                             the run goes on; the document fixes no row
-a point where the base's own fault acts too    any legal row
+a point or call where the base's own fault     any legal row
+acts too; any point when the base has faults
+located by time (``at_s``) or by SSE event
 =============================================  ===============================================
 """
 
@@ -142,13 +148,18 @@ class Observed:
 
         Only a fault that never fired, or a run that left no record without crashing, is an
         ``error``. A scripted fake running out of steps is a ``note``: under a fault the agent
-        may take more steps than the script holds, and the run then fails FAILED / FAILED.
+        may take more steps than the script holds, and the run then fails FAILED / FAILED. So
+        is a recorded scenario's cassette miss: the variant asks what was never recorded.
         """
         names = tuple(sorted({v.invariant for v in result.violations}))
         r = result.record
         if r is None:
             status = (result.stored_row or {}).get("status")
             error = None if result.crashed else result.error or "the run left no record"
+            if error is not None and error.startswith("CassetteMiss"):
+                return cls(None, None, None, status, False, names, "; ".join(unfired) or None,
+                           "not replayable: the recording holds no answer to a request this "
+                           "variant makes")
             return cls(None, None, None, status, result.crashed, names,
                        "; ".join(unfired) or error)
         note = r.error if r.error and "ScriptExhausted" in r.error else None
@@ -196,7 +207,13 @@ def legal_problem(o: Observed, *, timeout_progress_fallback: bool = False) -> st
 
 def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = False
           ) -> str | None:
-    """How the observed run contradicts the prescription (and SPEC §4), or None."""
+    """How the observed run contradicts the prescription (and SPEC §4), or None.
+
+    A run that could not be observed at all (no record, no crash, only a ``note`` such as a
+    cassette miss) contradicts nothing.
+    """
+    if o.run_state is None and not o.crashed and o.note is not None:
+        return None
     if p.case == CRASH:
         if not o.crashed:
             return f"prescribed a crash, observed {o.text}"
@@ -226,6 +243,7 @@ def closest_row(o: Observed, rows: Iterable[ExpectedOutcome]) -> ExpectedOutcome
            "fallback_type": o.fallback_type or "none", "db_status": o.db_status}
 
     def score(row: ExpectedOutcome) -> int:
+        """How many axes ``row`` shares with ``o``."""
         want = row_expectation(row)
         return sum(want[k] == got[k] for k in want)
 
@@ -286,7 +304,7 @@ def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescripti
         return _row(_DISCONNECT, _CANCEL_RULE) if b.live else _base(base, _ENDED)
     assert f.at_s is not None
     t = base.started_at + f.at_s
-    if t >= base.record.deadline_at or base.terminated_by(t):
+    if t >= base.deadline_at or base.terminated_by(t):
         return _base(base, _ENDED)
     if base.first_at_or_after(t) is None:
         return _any("no boundary follows this instant")
@@ -306,7 +324,7 @@ def _deadline(f: fs.Deadline, base: BaseRun) -> Prescription:
     trigger = base.first_at_or_after(base.started_at + f.at_s)
     if trigger is None:
         return _base(base, "no boundary checks the deadline after it passed")
-    if not trigger.active:
+    if not trigger.reached_active:
         return _base(base, _ENDED)
     return _timeout(base, trigger.facts, rule)
 
@@ -316,12 +334,15 @@ def _latency_spike(f: fs.LatencySpike, base: BaseRun) -> Prescription:
     if pair is None:
         return _any("the base run never makes this call")
     before, after = pair
+    if base.faults_at(before) or base.faults_at(after):
+        return _any("the base scenario's own fault acts at this call")
     if not before.live:
         return _base(base, _ENDED)
-    if f.latency_s < base.record.deadline_at - before.t:
+    if f.latency_s < base.deadline_at - before.t:
         return _any("the spike ends before the deadline; the timeline shifts")
-    if any(getattr(x, "at_s", None) is not None for x in base.scenario.faults):
-        return _any("the base's own timed faults land elsewhere on the longer timeline")
+    if base.call_raised(before):
+        return _any("the call raised in the base run; a spike does not lengthen a call whose "
+                    "provider raises")
     return _timeout(base, after.facts, "the call runs to its end past the deadline and its "
                                        "result is discarded (SPEC §5.3, doc §14)")
 
@@ -337,8 +358,8 @@ def _budget(f: fs.BudgetExhausted, base: BaseRun) -> Prescription:
     trip = _trip(f.budget, point, base)
     if trip is None:
         return _base(base, f"the {f.budget} budget is never checked again")
-    where, checks_deadline = trip
-    if not where.active or (checks_deadline and where.past_deadline):
+    where, live = trip
+    if not live:
         return _base(base, _ENDED)
     rule = f"the {f.budget} budget check at {where.label} exhausts the run (doc §3.3, §8.1)"
     if where.facts > 0:
@@ -348,32 +369,38 @@ def _budget(f: fs.BudgetExhausted, base: BaseRun) -> Prescription:
 
 def _trip(budget: str, point: BoundaryState | None, base: BaseRun
           ) -> tuple[BoundaryState, bool] | None:
-    """Where the exhausted budget is next checked, and whether a checkActive comes first."""
+    """Where the exhausted budget is next checked, and whether the run is live there.
+
+    A model call's reserve comes just before its ``before`` boundary and sees only the
+    lifecycle (the budget cancel does not check the deadline); a tool's reserve follows the
+    preflight ``checkActive``; the token check after a model step and the byte charge after
+    a tool result follow the ``after`` boundary's ``checkActive``.
+    """
     index = point.index if point is not None else -1
     model, tool = CallKind.MODEL, CallKind.TOOL
     found: BoundaryState | None
     if budget == "model_calls":
         found = base.after_index(index, model, "before")
-        return None if found is None else (found, False)
+        return None if found is None else (found, found.reached_active)
     if budget == "tool_calls":
         found = base.after_index(index, tool, "before")
-        return None if found is None else (found, True)
+        return None if found is None else (found, found.reached_live)
     if budget == "tokens":
         if point is not None and point.kind is model:
             after = point if point.when == "after" else base.find(
                 fs.At(when="after", call=model, n=point.ordinal))
             if after is not None:
                 if _step_tokens(after, base) > 0:
-                    return after, True
+                    return after, after.live
                 index = after.index
         found = base.after_index(index, model, "before")
-        return None if found is None else (found, False)
+        return None if found is None else (found, found.reached_active)
     for b in base.boundaries:  # bytes: the next tool result that brings bytes
         if b.index >= index and b.kind is tool and b.when == "after":
             invocations = base.record.invocations
             size = invocations[b.ordinal - 1].size_bytes if b.ordinal <= len(invocations) else 0
             if size > 0:
-                return b, True
+                return b, b.live
     return None
 
 
@@ -395,52 +422,69 @@ _PROVIDER_CASE = {
 }
 
 
-def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str) -> Prescription:
+def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str,
+             duration: float | None) -> Prescription:
+    """The row of a fault that changes what the n-th ``call`` returns.
+
+    ``duration`` is how long the faulted call takes in the variant (None: as in the base);
+    a provider error is instant unless it says otherwise, so the variant's ``after``
+    boundary may come before a deadline the base run's call outlived.
+    """
     pair = base.call(call, n)
     if pair is None:
         return _any("the base run never makes this call")
     before, after = pair
+    if base.faults_at(before) or base.faults_at(after):
+        return _any("the base scenario's own fault acts at this call")
     if not before.live:
         return _base(base, _ENDED)
-    if not after.live:
-        return _base(base, "the run ended while the call was in flight; its late result is "
-                           "discarded (doc §14)")
+    ends = after.t if duration is None else before.t + duration
+    if ends >= base.deadline_at:
+        return _base(base, "the run timed out while the call was in flight; its late result "
+                           "is discarded (doc §14)")
     return _row(case, rule)
+
+
+def _default_latency(base: BaseRun, call: CallKind) -> float:
+    return float(getattr(base.scenario.latency, call.value))
 
 
 def _provider(f: fs.ProviderFault, base: BaseRun) -> Prescription:
     call = CallKind(f.call)
     case, rule = _PROVIDER_CASE[call]
-    return _at_call(base, call, f.n, case, rule)
+    return _at_call(base, call, f.n, case, rule, f.latency_s)
 
 
 def _router_unavailable(f: fs.RouterUnavailable, base: BaseRun) -> Prescription:
     case, rule = _PROVIDER_CASE[CallKind.ROUTER]
-    return _at_call(base, CallKind.ROUTER, 1, case, rule)
+    return _at_call(base, CallKind.ROUTER, 1, case, rule, 0.0)
 
 
 def _semantic(f: fs.SemanticFault, base: BaseRun) -> Prescription:
     if f.verdict == "UNSUPPORTED":
         return _at_call(base, CallKind.GUARD, f.n, "semantic_unsupported",
-                        "SemanticGuard says unsupported (doc §9, §10)")
+                        "SemanticGuard says unsupported (doc §9, §10)",
+                        _default_latency(base, CallKind.GUARD))
     case, rule = _PROVIDER_CASE[CallKind.GUARD]
-    return _at_call(base, CallKind.GUARD, f.n, case, rule)
+    return _at_call(base, CallKind.GUARD, f.n, case, rule, 0.0)
 
 
 def _repair_failed(f: fs.RepairFailed, base: BaseRun) -> Prescription:
     case, rule = _PROVIDER_CASE[CallKind.REPAIR]
-    return _at_call(base, CallKind.REPAIR, 1, case, rule)
+    duration = 0.0 if f.form == "error" else _default_latency(base, CallKind.REPAIR)
+    return _at_call(base, CallKind.REPAIR, 1, case, rule, duration)
 
 
 def _invalid_draft(f: fs.InvalidDraft, base: BaseRun) -> Prescription:
     pair = base.call(CallKind.MODEL, f.n)
-    if pair is None or not pair[0].live or not pair[1].live:
-        return _at_call(base, CallKind.MODEL, f.n, "internal_failure", "")
     rule = "the invalid draft is discarded (doc §6)"
-    if pair[1].facts > 0:
-        return _row("insufficient_evidence", f"{rule}; the verified ProgressSnapshot becomes "
-                                             "a process-type fallback (doc §9)")
-    return _row("internal_failure", f"{rule}; no verified progress: FAILED (doc §3.2)")
+    if pair is not None and pair[1].facts > 0:
+        case, rule = "insufficient_evidence", (f"{rule}; the verified ProgressSnapshot becomes "
+                                               "a process-type fallback (doc §9)")
+    else:
+        case, rule = "internal_failure", f"{rule}; no verified progress: FAILED (doc §3.2)"
+    return _at_call(base, CallKind.MODEL, f.n, case, rule,
+                    _default_latency(base, CallKind.MODEL))
 
 
 def _script_decides(f: Any, base: BaseRun) -> Prescription:
@@ -475,10 +519,25 @@ def _collides(f: Any, base: BaseRun) -> bool:
                for g in base.scenario.faults)
 
 
+def _timeline_faults(base: BaseRun) -> bool:
+    """True when the base has faults located by time or by SSE index.
+
+    A variant takes a different path (and time) after its fault, so such faults land on a
+    different instant or event than in the base run.
+    """
+    return any(getattr(g, "at_s", None) is not None or getattr(g, "sse_event", None) is not None
+               for g in base.scenario.faults)
+
+
 def prescribe(fault: Mapping[str, Any] | Any, base: BaseRun) -> Prescription:
     """The prescription for ``base`` plus one ``fault`` (a fault dict or model); see above."""
     f = FAULT_ADAPTER.validate_python(fault) if isinstance(fault, Mapping) else fault
+    if f.kind == "crash":
+        return _crash(f, base)
     if _collides(f, base):
         return _any("the base scenario's own fault acts at the same point")
+    if _timeline_faults(base):
+        return _any("the base's own faults located by time or SSE event land elsewhere on "
+                    "the variant's timeline")
     rule = _RULES.get(f.kind, _script_decides)
     return rule(f, base)

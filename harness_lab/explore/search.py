@@ -38,7 +38,7 @@ from harness_lab.scenarios.spec import Scenario
 from harness_lab.store.memory import MemoryRunStore
 
 __all__ = ["ILLEGAL_OUTCOME", "NO_RECORD", "PropertyFailure", "SearchResult",
-           "property_failures", "search"]
+           "property_failures", "run_data", "search"]
 
 ILLEGAL_OUTCOME = "illegal_outcome"
 """The failure name of a run that ends outside SPEC §4 (or with the wrong stored status)."""
@@ -58,7 +58,8 @@ class PropertyFailure:
         return f"{self.name}: {self.message}"
 
 
-def _run(data: dict[str, Any]) -> tuple[ScenarioRun, ScenarioResult]:
+def run_data(data: dict[str, Any]) -> tuple[ScenarioRun, ScenarioResult]:
+    """Validate and run one scenario dict on an in-memory store; the run keeps its plan."""
     run = ScenarioRun(LoadedScenario(Scenario.model_validate(data), "<search>"),
                       store=MemoryRunStore())
     return run, run.run()
@@ -78,7 +79,7 @@ def _failures(data: dict[str, Any], result: ScenarioResult) -> list[PropertyFail
 
 def property_failures(data: dict[str, Any]) -> list[PropertyFailure]:
     """Every way the scenario ``data`` breaks the property (empty when it holds)."""
-    return _failures(data, _run(data)[1])
+    return _failures(data, run_data(data)[1])
 
 
 @dataclass
@@ -137,7 +138,7 @@ def _name(result: SearchResult) -> str:
 def _expectation(data: dict[str, Any], failures: Sequence[PropertyFailure]) -> dict[str, Any]:
     if not any(f.name == ILLEGAL_OUTCOME for f in failures):
         return {}
-    result = _run(data)[1]
+    result = run_data(data)[1]
     o = Observed.of(result)
     if o.crashed:
         return {"crashed": True, "db_status": "RUNNING"}
@@ -147,7 +148,7 @@ def _expectation(data: dict[str, Any], failures: Sequence[PropertyFailure]) -> d
 
 def _prune(data: dict[str, Any], fails: Any) -> dict[str, Any]:
     """Drop the faults that never fired, as long as the scenario still fails."""
-    run, _ = _run(data)
+    run, _ = run_data(data)
     plan = run.plan
     if plan is None or all(plan.fired):
         return data
@@ -170,6 +171,7 @@ def search(max_examples: int = 200, seed: int | None = None, defects: Sequence[s
     count = [0]
 
     def fails(data: dict[str, Any]) -> bool:
+        """True when ``data`` breaks the property (one of ``only``, when given)."""
         count[0] += 1
         names = {f.name for f in property_failures(data)}
         return bool(names if wanted is None else names & wanted)

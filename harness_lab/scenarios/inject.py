@@ -222,10 +222,10 @@ class _FaultyModel:
             if f.n == n:
                 plan.fire(i)
                 return _invalid(f.form)
-        reply = self.inner.step(request)
+        spike = plan.spike(CallKind.MODEL, n)
+        reply = _spiked(lambda: self.inner.step(request), spike)
         reply = self._violate(reply, n)
         reply = self._bad_id(reply)
-        spike = plan.spike(CallKind.MODEL, n)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
     def _violate(self, reply: ModelReply, n: int) -> ModelReply:
@@ -253,6 +253,16 @@ class _FaultyModel:
                 self.plan.fire(i)
                 return dataclasses.replace(reply, tool_call=dataclasses.replace(call, call_id=" "))
         return reply
+
+
+def _spiked(call: Any, spike: float | None) -> Any:
+    """Make the call; a spiked call that fails takes the spiked latency too."""
+    try:
+        return call()
+    except (ProviderError, ToolExecutionError) as exc:
+        if spike is not None:
+            exc.latency_s = spike
+        raise
 
 
 def _invalid(form: str) -> ModelReply:
@@ -304,7 +314,7 @@ class _FaultyTool:
                     return ToolOutput((), latency_s=latency, projectable=False)
                 size = plan.projection_limit + 1  # just past the projection limit
                 return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
-        output = self.inner.invoke(request)
+        output = _spiked(lambda: self.inner.invoke(request), spike)
         for i, f in plan.of(fs.NoGainStreak):
             ordinal = n if f.tool is not None else total
             if (f.tool is None or f.tool == self.name) and f.n <= ordinal < f.n + f.count:
@@ -352,8 +362,8 @@ class _FaultyRouter:
         error = plan.provider("router", n)
         if error is not None:
             raise error
-        reply = self.inner.route(request)
         spike = plan.spike(CallKind.ROUTER, n)
+        reply = _spiked(lambda: self.inner.route(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
 
@@ -377,7 +387,7 @@ class _FaultyGuard:
                     raise ProviderError("semantic guard unavailable (injected)",
                                         latency_s=spike or 0.0)
                 return GuardReply(False, "unsupported (injected)", latency_s=spike)
-        reply = self.inner.judge(request)
+        reply = _spiked(lambda: self.inner.judge(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
 
@@ -402,8 +412,8 @@ class _FaultyRepair:
             bad = dict(request.draft)
             bad["evidence"] = [{"invocation_id": "no-such-invocation", "claim": "still wrong"}]
             return ModelReply(payload={"draft": bad})
-        reply = self.inner.repair(request)
         spike = plan.spike(CallKind.REPAIR, n)
+        reply = _spiked(lambda: self.inner.repair(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
 
@@ -418,8 +428,8 @@ class _FaultyResponder:
         error = self.plan.provider("responder", n)
         if error is not None:
             raise error
-        reply = self.inner.answer(request)
         spike = self.plan.spike(CallKind.RESPONDER, n)
+        reply = _spiked(lambda: self.inner.answer(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
 
@@ -434,6 +444,6 @@ class _FaultyRetriever:
         error = self.plan.provider("retriever", n)
         if error is not None:
             raise error
-        reply = self.inner.retrieve(request)
         spike = self.plan.spike(CallKind.RETRIEVER, n)
+        reply = _spiked(lambda: self.inner.retrieve(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)

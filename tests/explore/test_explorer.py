@@ -69,6 +69,8 @@ def test_the_heatmap_draws_fault_rows_by_point_columns(clean: ExplorationResult)
 def test_a_flagged_heatmap_counts_flags_per_cell(clean: ExplorationResult) -> None:
     ax = clean.heatmap(value="flagged")
     assert ax.get_title() == "flagged by fault x point"
+    assert clean.heatmap(value="release_outcome").get_title() == (
+        "release_outcome by fault x point")
 
 
 def test_workers_give_the_same_rows_as_one_process() -> None:
@@ -117,9 +119,6 @@ def test_a_late_success_contradicts_the_prescribed_cancel() -> None:
     assert row["violations"] == "single_termination"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "harness bug: in the draft-contract path the SAFETY_VALIDATING status is sent after the "
-    "release checkActive, so a disconnect at that send publishes a FALLBACK for a CANCELLED run"))
 def test_a_disconnect_at_the_safety_status_of_a_draft_contract_fallback_is_cancelled() -> None:
     result = explore(DRAFT_CONTRACT)
     assert result.failures.empty

@@ -10,7 +10,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 
 from harness_lab.defects import Defect
-from harness_lab.explore.search import ILLEGAL_OUTCOME, property_failures, search
+from harness_lab.explore.search import (
+    ILLEGAL_OUTCOME,
+    SearchResult,
+    property_failures,
+    run_data,
+    search,
+)
 from harness_lab.explore.strategies import faults, scenarios
 from harness_lab.scenarios import load_text, run_paths
 from harness_lab.scenarios.faults import FAULT_KINDS
@@ -54,20 +60,12 @@ def test_the_search_finds_each_seeded_defect_and_its_reproducer_fails_under_run(
     result = search(max_examples=150, defects=[defect.value], only={invariant})
     assert result.found is True
     assert invariant in result.broken
+    run, _ = run_data(result.scenario or {})
+    assert run.plan is None or all(run.plan.fired)
     path = result.write_reproducer(tmp_path / "repro" / "minimal.yaml")
     [outcome] = run_paths([path])
     assert outcome.ok is False
     assert invariant in outcome.unexpected
-
-
-def test_the_minimal_scenario_keeps_only_faults_that_fired() -> None:
-    result = search(max_examples=150, defects=[Defect.LATE_SUCCESS_OVERRIDES_CANCEL.value],
-                    only={"single_termination"})
-    assert result.scenario is not None
-    from harness_lab.explore.search import _run
-
-    run, _ = _run(result.scenario)
-    assert run.plan is None or all(run.plan.fired)
 
 
 def test_a_seeded_search_is_repeatable() -> None:
@@ -90,10 +88,18 @@ def test_property_failures_name_each_broken_invariant_and_illegal_outcomes() -> 
 
 def test_a_reproducer_of_an_outcome_outside_the_table_expects_the_closest_row(
         tmp_path: Path) -> None:
-    result = search(max_examples=150, defects=[Defect.LATE_SUCCESS_OVERRIDES_CANCEL.value],
-                    only={ILLEGAL_OUTCOME})
-    assert result.found is True
-    text = yaml.safe_load(result.to_yaml())
-    assert set(text["expect"]) >= {"run_state", "release_outcome", "db_status"}
+    data = {"name": "late-cancel", "description": "d",
+            "config": {"defects": ["late_success_overrides_cancel"]},
+            "model": [{"draft": {"missing_info": ["the deploy time"]}}],
+            "faults": [{"kind": "client_disconnect", "sse_event": 5}]}
+    result = SearchResult(data, tuple(property_failures(data)), 1, 0.0, None,
+                          ("late_success_overrides_cancel",))
+    written = yaml.safe_load(result.to_yaml())
+    assert written["name"] == "search-late_success_overrides_cancel-derandomized"
+    assert written["expect"] == {"run_state": "SUCCESS", "release_outcome": "FALLBACK",
+                                 "fallback_type": "MISSING_REQUIRED_CONTEXT",
+                                 "db_status": "SUCCESS"}
     [outcome] = run_paths([result.write_reproducer(tmp_path / "repro.yaml")])
-    assert outcome.ok is False and outcome.mismatches
+    assert outcome.ok is False
+    assert [m.field for m in outcome.mismatches] == ["run_state"]
+    assert "single_termination" in outcome.unexpected

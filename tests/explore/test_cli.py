@@ -1,0 +1,83 @@
+"""``harness-lab explore``: rows, formats, exit codes, heatmap and written failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.scenarios import run_paths
+from tests.explore.helpers import REPORT, write_with_defects
+
+
+def test_a_clean_exploration_prints_one_row_per_variant_and_exits_0(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(REPORT)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split() == ["flag", "variant", "expected", "run_state", "release_outcome",
+                                "fallback_type", "db_status", "contradicts_spec", "violations"]
+    assert len(lines) == 2 + 189
+    assert "FLAG" not in out
+    assert err.startswith("189 variants, 0 flagged, ")
+
+
+def test_csv_output_starts_with_the_header(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(REPORT), "--format", "csv", "--fault", "crash"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("flag,variant,expected,run_state,release_outcome,fallback_type,"
+                      "db_status,contradicts_spec,violations")
+    assert out[1] == (',report-released@before router#1/crash,"crash: db RUNNING, no record",'
+                      ",,,RUNNING,False,")
+    assert len(out) == 1 + 14
+
+
+def test_markdown_output_is_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(REPORT), "--format", "markdown", "--fault", "deadline"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| flag | variant | expected |")
+    assert out[1].startswith("|---|")
+
+
+def test_fault_kinds_can_be_repeated_or_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(REPORT), "--fault", "crash", "--fault", "deadline"]) == 0
+    first = capsys.readouterr().err
+    assert main(["explore", str(REPORT), "--fault", "crash", "deadline"]) == 0
+    second = capsys.readouterr().err
+    assert first.startswith("35 variants, 0 flagged") and second.startswith("35 variants")
+
+
+def test_a_seeded_defect_flags_rows_exits_1_and_writes_failing_scenarios(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_with_defects(REPORT, ["second_content_event"], tmp_path / "base.yaml")
+    failures = tmp_path / "failures"
+    code = main(["explore", str(base), "--write-failures", str(failures),
+                 "--out", str(tmp_path / "rows.txt")])
+    assert code == 1
+    rows = (tmp_path / "rows.txt").read_text(encoding="utf-8")
+    assert "FLAG" in rows and "sse_protocol" in rows
+    err = capsys.readouterr().err
+    written = sorted(failures.glob("*.yaml"))
+    assert f"wrote {len(written)} flagged variant(s)" in err
+    results = run_paths(written)
+    assert results and not any(r.ok for r in results)
+
+
+def test_the_heatmap_option_writes_a_png(tmp_path: Path) -> None:
+    png = tmp_path / "heatmap.png"
+    assert main(["explore", str(REPORT), "--heatmap", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_missing_file_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "no/such/file.yaml"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_malformed_scenario_is_a_usage_error(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndescription: d\nmodel: [{tool: nope}]\n", encoding="utf-8")
+    assert main(["explore", str(bad)]) == 2
+    assert "unknown tool 'nope'" in capsys.readouterr().err
