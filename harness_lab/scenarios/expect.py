@@ -80,6 +80,18 @@ def compare(expect: Expect, record: RunRecord, *, previous_turn: str | None = No
     check("discarded", expect.discarded, len(record.discarded))
     if expect.previous_turn is not None:
         check("previous_turn", expect.previous_turn, previous_turn or "none")
+    if expect.failure_code is not None:
+        failures = [e for e in record.sse_events if e.kind.value == "failure"]
+        check("failure_code", expect.failure_code,
+              failures[0].data.get("code") if failures else "none")
+    if expect.done_outcome is not None:
+        dones = [e for e in record.sse_events if e.kind.value == "done"]
+        check("done_outcome", _v(expect.done_outcome),
+              dones[0].data.get("outcome") if dones else "none")
+    check("stop_required_delivered", expect.stop_required_delivered,
+          record.stop_required_delivered)
+    if expect.gains is not None:
+        check("gains", [g.value for g in expect.gains], [g.value for g in record.gains])
     if expect.published_result is not None:
         row = record.stored_row or {}
         check("published_result", expect.published_result,

@@ -224,13 +224,15 @@ class _FaultyModel:
                 return _invalid(f.form)
         spike = plan.spike(CallKind.MODEL, n)
         reply = _spiked(lambda: self.inner.step(request), spike)
-        reply = self._violate(reply, n)
+        reply = self._violate(reply, n, bool(request.observations))
         reply = self._bad_id(reply)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
-    def _violate(self, reply: ModelReply, n: int) -> ModelReply:
+    def _violate(self, reply: ModelReply, n: int, owed: bool) -> ModelReply:
         for i, f in self.plan.of(fs.ProtocolViolation):
             if f.n <= n < f.n + f.count:
+                if f.mode == "missing" and not owed:
+                    continue  # no report was owed at this step: nothing to leave out
                 self.plan.fire(i)
                 payload = dict(reply.payload or {})
                 if f.mode == "missing":

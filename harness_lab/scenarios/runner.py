@@ -190,9 +190,15 @@ class ScenarioRun:
             self.hook(harness)
         session = sc.session_id or harness.new_session_id()
         earlier: list[RunRecord] = []
-        for turn in sc.turns:
+        self._turn_mismatches: list[Mismatch] = []
+        for t, turn in enumerate(sc.turns):
             harness.app.components = self._components(turn, tools)
-            earlier.append(harness.run(turn.query, session))
+            record = harness.run(turn.query, session)
+            earlier.append(record)
+            if turn.expect is not None:
+                self._turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
+                                                   m.observed)
+                                          for m in compare(turn.expect, record)]
         app = harness.app
         components = self._components(None, tools)
         app.components = plan.wrap(components) if plan is not None else components
@@ -229,7 +235,8 @@ class ScenarioRun:
                previous: str | None) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
-        mismatches = compare(expect, record, previous_turn=previous)
+        mismatches = list(getattr(self, "_turn_mismatches", [])) + compare(
+            expect, record, previous_turn=previous)
         exhausted = record.error if record.error and "ScriptExhausted" in record.error else None
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))

@@ -19,6 +19,7 @@ from harness_lab.states import (
     CollectionState,
     DiagnosisStopReason,
     FallbackType,
+    InformationGain,
     IntentType,
     PreflightReason,
     ReleaseOutcome,
@@ -319,6 +320,7 @@ class TurnSpec(BaseModel):
     model: list[ModelStepSpec] = []
     guard: GuardField | None = None
     repair: list[RepairStepSpec] = []
+    expect: Expect | None = None  # what this earlier turn must show
 
 
 class Expect(BaseModel):
@@ -347,6 +349,10 @@ class Expect(BaseModel):
     previous_turn: str | Literal["none"] | None = None
     published_result: bool | None = None
     crashed: bool | None = None
+    failure_code: str | None = None  # the ``code`` of the public failure event
+    done_outcome: ReleaseOutcome | Literal["none"] | None = None  # the public done, or none
+    stop_required_delivered: bool | None = None
+    gains: list[InformationGain] | None = None  # every InformationGain decided, in order
     violations: list[str] = []
 
 
@@ -394,3 +400,6 @@ class Scenario(BaseModel):
     matrix: list[Variant] | dict[str, list[Any]] | None = None
     expect_when: list[WhenSpec] = []
     sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
+
+
+TurnSpec.model_rebuild()

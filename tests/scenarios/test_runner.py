@@ -107,3 +107,21 @@ def test_a_scenario_name_used_twice_is_an_error_row(tmp_path: Path) -> None:
     assert results[0].ok is True
     assert results[1].error == (f"{tmp_path / 'b.yaml'}: scenario name 'base' is already "
                                 f"used by {tmp_path / 'a.yaml'}")
+
+
+def test_an_earlier_turns_expectations_are_checked_and_named() -> None:
+    text = BASE.replace("model:\n", "turns:\n  - query: first\n    model:\n"
+                        "      - draft: {missing_info: [which service]}\n"
+                        "    expect: {release_outcome: SUCCESS}\n"
+                        "model:\n", 1)
+    r = run_text(text)
+    assert r.row()["expected"] == (  # type: ignore[attr-defined]
+        "turns.0.release_outcome: expected SUCCESS, got FALLBACK")
+
+
+def test_public_failure_code_done_outcome_and_gains_can_be_expected() -> None:
+    r = run_text(BASE + "expect: {done_outcome: SUCCESS, failure_code: none, "
+                 "gains: [GAINED, GAINED], stop_required_delivered: false}\n")
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    wrong = run_text(BASE + "expect: {done_outcome: FALLBACK}\n")
+    assert wrong.row()["expected"] == "done_outcome: expected FALLBACK, got SUCCESS"  # type: ignore
