@@ -49,6 +49,7 @@ class ScenarioFile(pytest.File):
     """One scenario file: one item per scenario (matrix variant)."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        """One item per scenario variant, or one failing item for a malformed file."""
         try:
             loaded = load_file(self.path)
         except ScenarioError as exc:
@@ -75,17 +76,20 @@ class ScenarioItem(pytest.Item):
         self.loaded = loaded
 
     def runtest(self) -> None:
+        """Run the scenario; fail when an expectation or invariant does not hold."""
         result = run_scenario(self.loaded)
         if not result.ok:
             raise ScenarioFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
+        """Expected against observed, broken invariants and the timeline."""
         if isinstance(excinfo.value, ScenarioFailed):
             return explain(excinfo.value.result)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from."""
         return self.path, 0, f"scenario: {self.name}"
 
 
@@ -97,13 +101,16 @@ class BrokenScenarioItem(pytest.Item):
         self.error = error
 
     def runtest(self) -> None:
+        """Fail with the file's problems."""
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
+        """Every problem of the file, with file, line and field."""
         return f"malformed scenario file:\n{self.error}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from."""
         return self.path, 0, f"scenario file: {self.name}"
 
 

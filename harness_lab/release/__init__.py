@@ -1,0 +1,1 @@
+"""Release: EvidenceGuard, one EvidenceRepair, SemanticGuard, the release decision, SafeFallback."""
