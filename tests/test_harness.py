@@ -305,3 +305,27 @@ def test_a_five_tool_diagnosis_takes_virtual_seconds() -> None:
     assert r.tool_calls == 5
     assert r.duration_s == 10.0
     assert r.release_outcome is ReleaseOutcome.SUCCESS
+
+
+def test_a_retry_of_a_failed_tool_call_is_not_a_duplicate() -> None:
+    from harness_lab.fakes import ToolFailure
+
+    tools = [ScriptedTool("logs", [ToolFailure("backend down"), Evidence(({"line": "t"},))])]
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        call_tool("logs", {"service": "checkout"}, progress=progress()),
+        draft(findings=[("timeouts", ["run-000001-inv-2"])], progress=progress("GAINED")),
+    ], tools=tools).run("why is checkout slow?")
+    assert [i.status.value for i in r.invocations] == ["ERROR", "READY"]
+    assert [g.value for g in r.gains] == ["GAINED"]
+    assert r.invocations[1].information_gain is not None
+    assert r.invocations[1].information_gain.value == "GAINED"
+
+
+def test_an_exact_repeat_of_a_ready_call_is_no_gain_by_the_harness() -> None:
+    r = build([
+        call_tool("logs", {"service": "checkout"}),
+        call_tool("logs", {"service": "checkout"}, progress=progress("GAINED")),
+        draft(findings=[("timeouts", [INV1])], progress=progress()),
+    ]).run("why is checkout slow?")
+    assert [g.value for g in r.gains] == ["GAINED", "NO_GAIN"]

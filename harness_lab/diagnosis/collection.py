@@ -51,6 +51,13 @@ class CollectionController:
         self._scopes.add(key)
         return False
 
+    def is_duplicate(self, tool: str, normalized_scope: str) -> bool:
+        """True when this exact ``tool_name + normalized_scope`` already gave a READY result.
+
+        A retry of a call that failed technically is not a duplicate: it produced nothing.
+        """
+        return (tool, normalized_scope) in self._scopes
+
     def record_gain(self, gain: InformationGain) -> bool:
         """Apply one InformationGain; True if it saturated collection just now."""
         self.gains.append(gain)

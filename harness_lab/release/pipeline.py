@@ -132,7 +132,8 @@ class ReleasePipeline:
                 self._trace_check(TT.EVIDENCE_GUARD_RECHECK, check)
             if fixed is None or not check.valid:
                 return self._decide(FallbackType.EVIDENCE_VALIDATION_FAILED,
-                                    self._facts(draft, snapshot), snapshot.missing_info,
+                                    self._facts(draft, snapshot),
+                                    draft.missing_info or snapshot.missing_info,
                                     repaired=True, draft=draft, problems=check.problems)
             draft = fixed
         verdict = yield from self._semantic(draft)
@@ -140,7 +141,8 @@ class ReleasePipeline:
             return self._decide(None, (), (), verdict=verdict, repaired=repaired, draft=draft)
         kind = (FallbackType.SEMANTIC_UNSUPPORTED if verdict is SemanticVerdict.UNSUPPORTED
                 else FallbackType.SEMANTIC_UNAVAILABLE)
-        return self._decide(kind, self._facts(draft, snapshot), snapshot.missing_info,
+        return self._decide(kind, self._facts(draft, snapshot),
+                            draft.missing_info or snapshot.missing_info,
                             verdict=verdict, repaired=repaired, draft=draft)
 
     def _repair(self, draft: DiagnosisDraft, check: EvidenceCheck

@@ -89,7 +89,7 @@ class ToolBoundary:
         if not self.ledger.begin(rec):
             ctx.budget.tool_calls -= 1  # nothing was admitted
             return self._reject(request, PreflightReason.STORE, "canonical store refused begin")
-        duplicate = self.collection.seen(request.name, norm)
+        duplicate = self.collection.is_duplicate(request.name, norm)
         if request.call_id is not None:
             self._call_ids.add(request.call_id)
         self._by_id[rec.invocation_id] = seq
@@ -173,6 +173,7 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.STORE,
                                       "canonical store refused completion", size)
         self.records[seq] = rec
+        self.collection.seen(request.name, rec.normalized_scope)
         needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
         ctx.tracer.emit(TT.TOOL_PROGRESS, TraceEventStatus.OK,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
