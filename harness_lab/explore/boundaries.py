@@ -182,8 +182,9 @@ class BaseRun:
         record's final deadline is not used.
         """
         for f in self.scenario.faults:
-            if f.kind == "deadline" and getattr(f, "at_s", None) is not None:
-                return float(f.at_s)
+            at_s = getattr(f, "at_s", None)
+            if f.kind == "deadline" and at_s is not None:
+                return float(at_s)
         return float(self.scenario.config.deadline_s)
 
     @property
@@ -243,8 +244,7 @@ class BaseRun:
 
     def faults_at(self, b: BoundaryState) -> list[Any]:
         """The base scenario's own faults located (``at``) at boundary ``b``."""
-        return [f for f in self.scenario.faults
-                if getattr(f, "at", None) is not None and f.at.label() == b.label]
+        return [f for f in self.scenario.faults if _at_label(f) == b.label]
 
     def terminated_by(self, t: float) -> bool:
         """True if the base run had a RunTermination at or before absolute time ``t``."""
@@ -256,8 +256,9 @@ class BaseRun:
         r = self.record
         observed = (r.run_state, r.release_outcome, r.fallback_type, r.stored_status)
         rows = list(OUTCOME_TABLE)
-        if self.scenario.case in OUTCOME_BY_CASE:
-            rows.insert(0, OUTCOME_BY_CASE[self.scenario.case])
+        case = self.scenario.case
+        if case is not None and case in OUTCOME_BY_CASE:
+            rows.insert(0, OUTCOME_BY_CASE[case])
         return next((row for row in rows if (row.run_state, row.release_outcome,
                                              row.fallback_type, row.db_status) == observed),
                     None)
@@ -375,3 +376,9 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
                   for rid, k, kind, t, active, past in rec.sends if rid == run_id)
     return BaseRun(loaded.scenario, loaded.path, scenario_data(loaded.scenario), record,
                    boundaries, sends, tuple(_gaps(record)), result.error)
+
+
+def _at_label(fault: Any) -> str | None:
+    """The label of a fault's ``at`` point, or None for a fault located otherwise."""
+    at = getattr(fault, "at", None)
+    return None if at is None else str(at.label())

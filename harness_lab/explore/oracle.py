@@ -515,7 +515,8 @@ def _collides(f: Any, base: BaseRun) -> bool:
     at = getattr(f, "at", None)
     if at is None:
         return False
-    return any(getattr(g, "at", None) is not None and g.at.label() == at.label()
+    label = at.label()
+    return any((g_at := getattr(g, "at", None)) is not None and g_at.label() == label
                for g in base.scenario.faults)
 
 

@@ -136,11 +136,13 @@ def _targeted_calls(base: BaseRun) -> set[str]:
     call) or change what the first one does, so no variant puts one there.
     """
     out: set[str] = set()
+    f: Any  # each fault model has the fields its kind names
     for f in base.scenario.faults:
         kind = f.kind
         if kind in ("provider_error", "latency_spike"):
             tool = getattr(f, "tool", None)
-            call = getattr(f.call, "value", f.call)
+            raw = getattr(f, "call", None)
+            call = getattr(raw, "value", raw)
             if call == "tool":
                 out.add(f"tool:{tool}#{f.n}" if tool else f"tool#{f.n}")  # tool#N: N-th call
             else:                                                          # of any tool
