@@ -30,7 +30,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
                                 workers=args.workers, check_invariants=not args.no_invariants,
                                 store_url=args.persist, scheduler=args.scheduler,
-                                progress=args.progress, overrides=_pairs(args.set))
+                                progress=args.progress, overrides=_pairs(args.set),
+                                keep_failures=args.keep_failures, keep_every=args.keep_every)
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -54,6 +55,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     text = format_rows(rows, list(shares.columns), args.format)
     if args.out:
         result.frame.to_csv(args.out, index=False)
+    if args.records_out:
+        import json
+
+        with open(args.records_out, "w", encoding="utf-8") as fh:
+            json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
+                      default=str)
     print(text, end="")
     if args.plot and by is not None and args.value:
         from harness_lab.report.plots import figure_png
@@ -113,4 +120,9 @@ def register(sub: Any) -> None:
     p.add_argument("--plot", help="write the share plot (needs a grid) to this PNG")
     p.add_argument("--value", help="the outcome value the plot shows, e.g. FAILED")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--keep-failures", type=int, default=20,
+                   help="failing samples kept whole per chunk (default 20)")
+    p.add_argument("--keep-every", type=int, default=0,
+                   help="also keep the full record of every K-th sample")
+    p.add_argument("--records-out", help="write the kept failures and records to this JSON")
     p.set_defaults(func=_cmd_sweep)
