@@ -62,6 +62,7 @@ __all__ = ["ChatApplication", "Published"]
 TT = TraceEventType
 S = TraceEventStatus
 A = ChatApplicationStatus
+_JSON = json.JSONEncoder(sort_keys=True)  # built once (json.dumps builds one per call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,9 +305,9 @@ class ChatApplication:
             release_outcome=outcome.value,
             fallback_type=(decision.fallback_type.value
                            if decision is not None and decision.fallback_type else None),
-            answer_json=None if body is None else json.dumps(body, sort_keys=True),
+            answer_json=None if body is None else _JSON.encode(body),
             conclusion=decision.conclusion if decision is not None else None,
-            published_result=(json.dumps(published.content, sort_keys=True)
+            published_result=(_JSON.encode(published.content)
                               if publish and published.content is not None else None),
             termination_state=term.state.value, termination_reason=_reason(ctx),
             duration_ms=(ctx.now - ctx.started_at) * 1000.0,

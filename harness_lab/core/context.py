@@ -105,6 +105,10 @@ class RunContext:
         if self.lifecycle.termination is not None:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
+    def _clear(self) -> bool:
+        """True when the run is certainly active: no termination and the deadline ahead."""
+        return self.lifecycle.termination is None and self.env.now < self.deadline_at
+
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
 
@@ -134,7 +138,8 @@ class RunContext:
         probe = self.probe
         if probe is not None:
             probe.at_boundary(self, Boundary(kind, "before", n, name, m, self.env.now))
-        self.check_active(f"before {kind.value}:{name}")
+        if not self._clear():  # the boundary text is only built when the check fails
+            self.check_active(f"before {kind}:{name}")
         error: ProviderError | ToolExecutionError | None = None
         result: Any = None
         reply_latency: float | None
@@ -156,8 +161,8 @@ class RunContext:
         if probe is not None:
             probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
         try:
-            if self.discard_late:
-                self.check_active(f"after {kind.value}:{name}")
+            if self.discard_late and not self._clear():
+                self.check_active(f"after {kind}:{name}")
         except RunAborted:
             self.discarded.append((kind, name, self.env.now))
             self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,

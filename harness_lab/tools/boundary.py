@@ -31,7 +31,11 @@ TT = TraceEventType
 
 def normalize_scope(scope: Mapping[str, Any]) -> str:
     """Canonical text of a scope: keys sorted, no whitespace (duplicate detection key)."""
-    return json.dumps(scope, sort_keys=True, separators=(",", ":"), default=str)
+    return _SCOPE_ENCODER.encode(scope)
+
+
+# one encoder, built once: json.dumps would build a new one for these options on every call
+_SCOPE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
 
 
 class ToolBoundary:
