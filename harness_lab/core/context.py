@@ -105,7 +105,7 @@ class RunContext:
         if self.lifecycle.termination is not None:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
-    def _clear(self) -> bool:
+    def certainly_active(self) -> bool:
         """True when the run is certainly active: no termination and the deadline ahead."""
         return self.lifecycle.termination is None and self.env.now < self.deadline_at
 
@@ -138,7 +138,7 @@ class RunContext:
         probe = self.probe
         if probe is not None:
             probe.at_boundary(self, Boundary(kind, "before", n, name, m, self.env.now))
-        if not self._clear():  # the boundary text is only built when the check fails
+        if not self.certainly_active():  # the boundary text is only built when the check fails
             self.check_active(f"before {kind}:{name}")
         error: ProviderError | ToolExecutionError | None = None
         result: Any = None
@@ -161,7 +161,7 @@ class RunContext:
         if probe is not None:
             probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
         try:
-            if self.discard_late and not self._clear():
+            if self.discard_late and not self.certainly_active():
                 self.check_active(f"after {kind}:{name}")
         except RunAborted:
             self.discarded.append((kind, name, self.env.now))

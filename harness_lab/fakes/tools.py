@@ -129,7 +129,7 @@ def _scope_entries(table: ScopeTable) -> Iterable[tuple[Mapping[str, Any], Any]]
     entries = []
     for text, value in table.items():
         scope = json.loads(text)
-        if not isinstance(scope, Mapping):
+        if not isinstance(scope, dict) and not isinstance(scope, Mapping):
             raise ValueError(f"by_scope key {text!r} is not a JSON object")
         entries.append((scope, value))
     return entries

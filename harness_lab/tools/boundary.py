@@ -116,7 +116,8 @@ class ToolBoundary:
     def _preflight(self, request: ToolCallRequest) -> tuple[PreflightReason, str] | None:
         ctx = self.ctx
         try:
-            ctx.check_active(f"tool preflight:{request.name}")
+            if not ctx.certainly_active():
+                ctx.check_active(f"tool preflight:{request.name}")
         except RunAborted:
             self._reject(request, PreflightReason.RUN, f"run is {ctx.state.value}")
             raise

@@ -48,8 +48,7 @@ class CanonicalInvocation:
     def ready(self, evidence: EvidenceStatus, items: int, size: int, at: float
               ) -> CanonicalInvocation:
         """PROJECTING -> READY with EVIDENCE_FOUND or NO_EVIDENCE."""
-        status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
-                         self.status, InvocationStatus.READY)
+        status = self._advance(InvocationStatus.READY)
         return CanonicalInvocation(  # a direct constructor: replace() is 5x slower
             self.invocation_id, self.run_id, self.seq, self.tool, self.scope,
             self.normalized_scope, status, self.started_at, evidence, None, None, items, size,
@@ -58,12 +57,17 @@ class CanonicalInvocation:
     def failed(self, code: ToolErrorCode, message: str, size: int, at: float
                ) -> CanonicalInvocation:
         """PROJECTING -> ERROR (EvidenceStatus ERROR)."""
-        status = advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
-                         self.status, InvocationStatus.ERROR)
+        status = self._advance(InvocationStatus.ERROR)
         return CanonicalInvocation(
             self.invocation_id, self.run_id, self.seq, self.tool, self.scope,
             self.normalized_scope, status, self.started_at, EvidenceStatus.ERROR, code, message,
             self.items, size, self.information_gain, at, self.call_id)
+
+    def _advance(self, target: InvocationStatus) -> InvocationStatus:
+        if target in INVOCATION_TRANSITIONS[self.status]:  # the common case: no owner text
+            return target
+        return advance(f"CanonicalInvocation({self.invocation_id})", INVOCATION_TRANSITIONS,
+                       self.status, target)
 
     def with_gain(self, gain: InformationGain) -> CanonicalInvocation:
         """The same record with its InformationGain decided."""
