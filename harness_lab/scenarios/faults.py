@@ -140,7 +140,11 @@ class ProviderFault(_Fault):
 
 
 class LatencySpike(_Fault):
-    """The ``n``-th call of ``call`` (of ``tool``) takes ``latency_s`` of virtual time."""
+    """The ``n``-th call of ``call`` takes ``latency_s`` of virtual time.
+
+    With ``tool``, ``n`` counts the calls of that tool; ``call: tool`` without ``tool``
+    counts every tool call of the run. A spiked call that fails takes the spike too.
+    """
 
     kind: Literal["latency_spike"]
     call: CallKind
