@@ -125,3 +125,12 @@ def test_public_failure_code_done_outcome_and_gains_can_be_expected() -> None:
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
     wrong = run_text(BASE + "expect: {done_outcome: FALLBACK}\n")
     assert wrong.row()["expected"] == "done_outcome: expected FALLBACK, got SUCCESS"  # type: ignore
+
+
+def test_an_unscripted_repair_returns_the_draft_unchanged_so_validation_fails() -> None:
+    text = BASE.replace("evidence: [{invocation_id: inv-1, claim: timeouts}]",
+                        "evidence: [{invocation_id: inv-9, claim: made up}]")
+    r = run_text(text + "expect: {release_outcome: FALLBACK, "
+                 "fallback_type: EVIDENCE_VALIDATION_FAILED}\n")
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    assert r.record.trace_types().count("EVIDENCE_GUARD_RECHECK") == 1  # type: ignore

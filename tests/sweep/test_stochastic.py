@@ -1,0 +1,47 @@
+"""Per-sample randomness: distributions and seeded streams."""
+
+from __future__ import annotations
+
+from harness_lab.ports import CallKind
+from harness_lab.sweep.spec import Distribution
+from harness_lab.sweep.stochastic import SampleLatency, compile_distribution, sample_rng
+
+
+def test_a_fixed_distribution_always_draws_its_value() -> None:
+    draw = compile_distribution(Distribution(fixed=1.5))
+    assert {draw(sample_rng(0, 0, i)) for i in range(20)} == {1.5}
+
+
+def test_a_uniform_distribution_stays_within_its_bounds() -> None:
+    draw = compile_distribution(Distribution(uniform=(2.0, 3.0)))
+    values = [draw(sample_rng(1, 0, i)) for i in range(200)]
+    assert min(values) >= 2.0 and max(values) <= 3.0
+    assert max(values) - min(values) > 0.5
+
+
+def test_an_empirical_distribution_draws_only_its_values() -> None:
+    draw = compile_distribution(Distribution(empirical=[0.1, 0.2, 0.4]))
+    assert {draw(sample_rng(2, 0, i)) for i in range(200)} == {0.1, 0.2, 0.4}
+
+
+def test_a_lognormal_distribution_has_its_median() -> None:
+    draw = compile_distribution(Distribution.model_validate(
+        {"lognormal": {"median": 2.0, "sigma": 0.5}}))
+    values = sorted(draw(sample_rng(3, 0, i)) for i in range(2001))
+    assert 1.85 < values[1000] < 2.15
+
+
+def test_the_same_seed_grid_point_and_sample_give_the_same_stream() -> None:
+    assert sample_rng(7, 1, 42).random() == sample_rng(7, 1, 42).random()
+    assert sample_rng(7, 1, 42).random() != sample_rng(7, 1, 43).random()
+    assert sample_rng(7, 1, 42).random() != sample_rng(7, 2, 42).random()
+
+
+def test_the_sample_latency_prefers_a_distribution_then_the_reply_then_the_default() -> None:
+    latency = SampleLatency(sample_rng(0, 0, 0),
+                            {CallKind.TOOL: compile_distribution(Distribution(fixed=9.0))},
+                            {CallKind.MODEL: 1.0})
+    assert latency.latency(CallKind.TOOL, "logs", 0.2) == 9.0
+    assert latency.latency(CallKind.MODEL, "diagnosis", 0.3) == 0.3
+    assert latency.latency(CallKind.MODEL, "diagnosis", None) == 1.0
+    assert latency.latency(CallKind.GUARD, "semantic_guard", None) == 0.0
