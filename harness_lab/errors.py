@@ -8,7 +8,6 @@ from harness_lab.states import RunState
 
 __all__ = [
     "BudgetExceeded",
-    "ControlledStopViolation",
     "DraftContractError",
     "EmptyDraft",
     "HarnessError",
@@ -109,10 +108,6 @@ class SchemaInvalidDraft(DraftContractError):
     """The draft was JSON but failed the DiagnosisDraft schema."""
 
     kind = "SCHEMA_INVALID"
-
-
-class ControlledStopViolation(HarnessError):
-    """The agent asked for a tool after STOP_REQUIRED was delivered (doc §8.3)."""
 
 
 class ReleaseFailed(HarnessError):

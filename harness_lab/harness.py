@@ -10,7 +10,7 @@ user cancel is an event at a virtual instant that fires while a call is in fligh
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
@@ -23,7 +23,6 @@ from harness_lab.core.context import BoundaryProbe, LatencyModel
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
-from harness_lab.states import CancellationReason
 from harness_lab.store.base import RunStore
 from harness_lab.tools.ledger import InvocationLedger
 
@@ -107,15 +106,9 @@ class Harness:
                        query, sse)
         process = env.process(self._process(live, env.now if at is None else at))
         handle = RunHandle(live, process)
-        for t, action in ((disconnect_at, live.disconnect),
-                          (cancel_at, lambda: live.cancel(CancellationReason.USER_REQUESTED,
-                                                          "user requested"))):
-            if t is None:
-                continue
-            if t <= env.now:  # now: before the run has sent anything
-                action()
-            else:
-                env.process(self._at(t, handle, action))
+        for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
+            if t is not None:
+                self.at(handle, t, action)
         self.handles.append(handle)
         return handle
 
@@ -136,10 +129,18 @@ class Harness:
         record: RunRecord = yield from self.app.handle(live, self.env)
         return record
 
-    def _at(self, t: float, handle: RunHandle, action: Any
+    def at(self, handle: RunHandle, t: float, action: Callable[[], Any]) -> None:
+        """Do ``action`` at virtual time ``t`` unless the run has finished by then.
+
+        A time that is now (or past) acts at once, before the run has sent anything.
+        """
+        if t <= self.env.now:
+            action()
+        else:
+            self.env.process(self._at(t, handle, action))
+
+    def _at(self, t: float, handle: RunHandle, action: Callable[[], Any]
             ) -> Generator[simpy.Event, Any, None]:
-        env = self.env
-        if t > env.now:
-            yield env.timeout(t - env.now) | handle.process
+        yield self.env.timeout(t - self.env.now) | handle.process
         if not handle.process.triggered:
             action()

@@ -19,6 +19,7 @@ import simpy
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig, UserCancelNotice
+from harness_lab.core.budget import Usage
 from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext
 from harness_lab.defects import Defect
 from harness_lab.diagnosis.agent import DiagnosisAgent
@@ -283,11 +284,11 @@ class ChatApplication:
                          "fallback_type": fallback.value if fallback else None,
                          "model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
                          "tokens": usage.tokens, "bytes": usage.bytes})
-        row = self._persist(live, ctx, published)
+        row = self._persist(live, ctx, published, usage)
         self._publish(live, ctx, published)
-        return self._record(live, ctx, published, row)
+        return self._record(live, ctx, published, row, usage)
 
-    def _persist(self, live: LiveRun, ctx: RunContext, published: Published
+    def _persist(self, live: LiveRun, ctx: RunContext, published: Published, usage: Usage
                  ) -> Mapping[str, Any]:
         term = ctx.lifecycle.termination
         assert term is not None
@@ -298,7 +299,6 @@ class ChatApplication:
             outcome is ReleaseOutcome.SUCCESS
             or (Defect.FALLBACK_AS_PREVIOUS_TURN in self.config.defects
                 and outcome is ReleaseOutcome.FALLBACK))
-        usage = ctx.budget.usage()
         records = live.boundary.records if live.boundary is not None else []
         completion = RunCompletion(
             run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
@@ -337,7 +337,7 @@ class ChatApplication:
             sse.done(ReleaseOutcome.FAILED)
 
     def _record(self, live: LiveRun, ctx: RunContext, published: Published,
-                row: Mapping[str, Any]) -> RunRecord:
+                row: Mapping[str, Any], usage: Usage) -> RunRecord:
         term = ctx.lifecycle.termination
         assert term is not None
         decision = published.decision
@@ -354,7 +354,7 @@ class ChatApplication:
             collection_state=collection.state if collection is not None else None,
             stop_reason=collection.stop_reason if collection is not None else None,
             semantic_verdict=decision.verdict if decision is not None else None,
-            statuses=tuple(live.statuses), usage=ctx.budget.usage(),
+            statuses=tuple(live.statuses), usage=usage,
             headroom=ctx.budget.headroom(), started_at=ctx.started_at, finished_at=ctx.now,
             agent_steps=live.agent.steps if live.agent is not None else 0,
             content=published.content, failure=published.failure,

@@ -51,6 +51,10 @@ class LiveRun:
             return True
         return self.ctx.cancel(reason, detail or reason.value)
 
+    def user_cancel(self) -> None:
+        """The user cancels the run now (the client stays connected)."""
+        self.cancel(CancellationReason.USER_REQUESTED, "user requested")
+
     def disconnect(self) -> None:
         """The client goes away now (the SSE session tells the run to cancel)."""
         if self.ctx is None and self.pending_cancel is None:

@@ -9,7 +9,7 @@ run. Facts of valid reports accumulate in the run's ProgressSnapshot; those are 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +89,3 @@ class ProgressTracker:
 def verified(facts: Iterable[Fact], ready: frozenset[str]) -> tuple[Fact, ...]:
     """The facts whose every citation is a READY invocation of this run."""
     return tuple(f for f in facts if all(c in ready for c in f.citations))
-
-
-def as_mapping(value: Any) -> Mapping[str, Any] | None:
-    """``value`` if it is a JSON object, else None."""
-    return value if isinstance(value, Mapping) else None

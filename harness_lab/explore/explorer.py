@@ -205,8 +205,8 @@ def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
         return Observed(None, None, None, None, error=f"invalid variant: {exc}")
     run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore())
     result = run.run()
-    own = f"fault {len(scenario.faults) - 1} "
-    unfired = [m for m in run.plan.unfired() if m.startswith(own)] if run.plan else []
+    own = len(scenario.faults) - 1  # the variant's fault is the last one
+    unfired = [m for i, m in run.plan.unfired() if i == own] if run.plan else []
     return Observed.of(result, unfired)
 
 

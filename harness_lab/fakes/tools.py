@@ -10,6 +10,7 @@ from typing import Any
 from harness_lab.errors import ToolExecutionError
 from harness_lab.fakes.model import Script
 from harness_lab.ports import ToolInput, ToolOutput
+from harness_lab.tools.scope import normalize_scope, scope_problem
 
 __all__ = [
     "Evidence",
@@ -25,9 +26,8 @@ __all__ = [
 ]
 
 
-def scope_key(scope: Mapping[str, Any]) -> str:
-    """Canonical text of a scope: keys sorted, no whitespace, non-JSON values as ``str``."""
-    return json.dumps(scope, sort_keys=True, separators=(",", ":"), default=str)
+scope_key = normalize_scope
+"""Canonical text of a scope: keys sorted, no whitespace, non-JSON values as ``str``."""
 
 
 def json_size(items: Sequence[Mapping[str, Any]]) -> int:
@@ -129,7 +129,7 @@ def _scope_entries(table: ScopeTable) -> Iterable[tuple[Mapping[str, Any], Any]]
     entries = []
     for text, value in table.items():
         scope = json.loads(text)
-        if not isinstance(scope, dict) and not isinstance(scope, Mapping):
+        if not isinstance(scope, Mapping):
             raise ValueError(f"by_scope key {text!r} is not a JSON object")
         entries.append((scope, value))
     return entries
@@ -175,13 +175,7 @@ class ScriptedTool:
 
     def validate(self, scope: Mapping[str, Any]) -> str | None:
         """Why ``scope`` is refused: not a mapping, or missing a ``required`` key; else None."""
-        if not isinstance(scope, Mapping):
-            return f"tool {self.name!r}: scope must be an object, not {type(scope).__name__}"
-        missing = [key for key in self.required if key not in scope]
-        if missing:
-            names = ", ".join(repr(key) for key in missing)
-            return f"tool {self.name!r}: scope is missing required key(s) {names}"
-        return None
+        return scope_problem(self.name, scope, self.required)
 
     def invoke(self, request: ToolInput) -> ToolOutput:
         """Record ``request`` and play the behaviour the lookup finds for it."""

@@ -17,6 +17,7 @@ import httpx
 from harness_lab.errors import ToolExecutionError
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.recorded.client import encode_body
+from harness_lab.tools.scope import scope_problem
 
 __all__ = ["HttpJsonTool"]
 
@@ -70,13 +71,7 @@ class HttpJsonTool:
 
     def validate(self, scope: Mapping[str, Any]) -> str | None:
         """Why ``scope`` is refused: not a mapping, or missing a ``required`` key; else None."""
-        if not isinstance(scope, Mapping):
-            return f"tool {self.name!r}: scope must be an object, not {type(scope).__name__}"
-        missing = [key for key in self.required if key not in scope]
-        if missing:
-            names = ", ".join(repr(key) for key in missing)
-            return f"tool {self.name!r}: scope is missing required key(s) {names}"
-        return None
+        return scope_problem(self.name, scope, self.required)
 
     def invoke(self, request: ToolInput) -> ToolOutput:
         """POST the scope and project the answer; raise ToolExecutionError on failure."""

@@ -7,8 +7,8 @@ is reported instead of silently doing nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
@@ -45,6 +45,10 @@ from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.tools.records import CanonicalInvocation
 
+if TYPE_CHECKING:
+    from harness_lab.config import HarnessConfig
+    from harness_lab.harness import Harness, RunHandle
+
 __all__ = ["FaultPlan"]
 
 
@@ -75,15 +79,45 @@ class FaultPlan:
         self.calls[key] = n
         return n
 
-    def unfired(self) -> list[str]:
-        """A message for every fault that never fired."""
-        out = []
-        for i, f in enumerate(self.faults):
-            if not self.fired[i]:
-                made = ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())) or "none"
-                out.append(f"fault {i} {describe(f)} never fired: it points past the end of "
-                           f"the run (calls made: {made})")
-        return out
+    def unfired(self) -> list[tuple[int, str]]:
+        """``(index, message)`` for every fault that never fired."""
+        made = ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())) or "none"
+        return [(i, f"fault {i} {describe(f)} never fired: it points past the end of the run "
+                    f"(calls made: {made})")
+                for i, f in enumerate(self.faults) if not self.fired[i]]
+
+    # -- putting the plan into a harness --------------------------------------------------------
+
+    def configure(self, config: HarnessConfig, tools: Sequence[str]) -> HarnessConfig:
+        """The run's configuration with the configuration-level faults applied."""
+        self.projection_limit = config.projection_max_bytes
+        return config.with_(budget=self.budget_limits(config.budget),
+                            deadline_s=self.deadline_s(config.deadline_s),
+                            authorized_tools=self.authorized(tools, config.authorized_tools))
+
+    def install(self, harness: Harness, components: Components) -> None:
+        """Make the harness's next run go through this plan's wrappers, probe and hooks."""
+        app = harness.app
+        app.components = self.wrap(components)
+        app.probe = self
+        app.ledger = self.ledger()
+        harness.before_send = self.before_send
+
+    def arm(self, harness: Harness, handle: RunHandle) -> None:
+        """Schedule the timed faults of the submitted run ``handle``."""
+        self.live = handle.live
+        start = harness.env.now
+        for kind, action in ((fs.ClientDisconnect, handle.live.disconnect),
+                             (fs.UserCancel, handle.live.user_cancel)):
+            for index, at_s in self.timed(kind):
+                harness.at(handle, start + at_s, self._firing(index, action))
+
+    def _firing(self, index: int, action: Callable[[], Any]) -> Callable[[], None]:
+        def fire_then_act() -> None:
+            self.fire(index)
+            action()
+
+        return fire_then_act
 
     # -- configuration-level faults -------------------------------------------------------------
 

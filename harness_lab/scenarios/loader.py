@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from harness_lab.scenarios.spec import Expect, Scenario
 
-__all__ = ["LoadedScenario", "Problem", "ScenarioError", "discover", "load_file", "load_text"]
+__all__ = ["LoadedScenario", "Problem", "ScenarioError", "discover", "load_file", "load_text",
+           "set_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,7 @@ def _expand(raw: dict[str, Any], base: Scenario) -> Iterator[tuple[str, dict[str
             assert not isinstance(variant, str)
             data = copy.deepcopy(body)
             for dotted, value in variant.set.items():  # type: ignore[union-attr]
-                _set(data, dotted, value)
+                set_path(data, dotted, value)
             data["name"] = f"{base.name}[{variant.name}]"  # type: ignore[union-attr]
             if variant.expect is not None:  # type: ignore[union-attr]
                 data["expect"] = _merge_expect(data.get("expect"), variant.expect)  # type: ignore
@@ -179,7 +180,7 @@ def _expand(raw: dict[str, Any], base: Scenario) -> Iterator[tuple[str, dict[str
         data = copy.deepcopy(body)
         chosen = dict(zip(keys, values, strict=True))
         for dotted, value in chosen.items():
-            _set(data, dotted, value)
+            set_path(data, dotted, value)
         label = ",".join(f"{k}={v}" for k, v in chosen.items())
         data["name"] = f"{base.name}[{label}]"
         for when in base.expect_when:
@@ -194,7 +195,9 @@ def _merge_expect(current: Any, override: Expect) -> dict[str, Any]:
     return merged
 
 
-def _set(data: Any, dotted: str, value: Any) -> None:
+def set_path(data: Any, dotted: str, value: Any) -> None:
+    """Set ``value`` at the dotted path of scenario data (``config.deadline_s``, ``faults.0.at_s``);
+    integer parts index lists, missing mappings are created."""
     parts = dotted.split(".")
     target = data
     for part in parts[:-1]:

@@ -7,12 +7,10 @@ still runs.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.errors import ProcessCrash
@@ -20,7 +18,6 @@ from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
 from harness_lab.ports import AgentRequest
 from harness_lab.record import RunRecord
-from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.build import (
     ScenarioLatency,
     build_config,
@@ -37,7 +34,6 @@ from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, discover, load_file
 from harness_lab.scenarios.spec import Expect, Scenario
-from harness_lab.states import CancellationReason
 from harness_lab.store.base import RunStore
 
 if TYPE_CHECKING:
@@ -144,6 +140,7 @@ class ScenarioRun:
         self.base_url = base_url
         self.tool_url = tool_url
         self.cassette_report: Any = None
+        self._recorded: Components | None = None
 
     def run(self) -> ScenarioResult:
         """Play the scenario; never raises for a failure inside the run."""
@@ -161,7 +158,7 @@ class ScenarioRun:
 
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
         if self.scenario.recorded is not None:
-            if getattr(self, "_recorded", None) is None:
+            if self._recorded is None:
                 from harness_lab.scenarios.recorded import recorded_components
 
                 self._recorded = recorded_components(self.scenario, tools,
@@ -176,13 +173,7 @@ class ScenarioRun:
         tools = build_tools(sc.tools)
         plan = FaultPlan(sc.faults) if sc.faults else None
         self.plan = plan
-        config = base_config
-        if plan is not None:
-            plan.projection_limit = base_config.projection_max_bytes
-            config = base_config.with_(
-                budget=plan.budget_limits(base_config.budget),
-                deadline_s=plan.deadline_s(base_config.deadline_s),
-                authorized_tools=plan.authorized(list(tools), base_config.authorized_tools))
+        config = plan.configure(base_config, list(tools)) if plan is not None else base_config
         harness = Harness(self._components(None, tools), base_config, store=self.store,
                           latency=ScenarioLatency.from_spec(sc.latency))
         self.harness = harness
@@ -190,53 +181,37 @@ class ScenarioRun:
             self.hook(harness)
         session = sc.session_id or harness.new_session_id()
         earlier: list[RunRecord] = []
-        self._turn_mismatches: list[Mismatch] = []
+        turn_mismatches: list[Mismatch] = []
         for t, turn in enumerate(sc.turns):
             harness.app.components = self._components(turn, tools)
             record = harness.run(turn.query, session)
             earlier.append(record)
             if turn.expect is not None:
-                self._turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
+                turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
                                                    m.observed)
                                           for m in compare(turn.expect, record)]
         app = harness.app
         components = self._components(None, tools)
-        app.components = plan.wrap(components) if plan is not None else components
+        app.components = components
         app.config = config
         if plan is not None:
-            app.probe = plan
-            app.ledger = plan.ledger()
-            harness.before_send = plan.before_send
+            plan.install(harness, components)
         handle = harness.submit(sc.query, session)
         if plan is not None:
-            plan.live = handle.live
-            self._schedule(harness.env, plan, handle)
+            plan.arm(harness, handle)
         try:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
             return self._crashed(handle.run_id, str(exc), tuple(earlier))
         record = handle.record
-        return self._judge(record, tuple(earlier), _previous(app.components.model))
-
-    def _schedule(self, env: simpy.Environment, plan: FaultPlan, handle: Any) -> None:
-        start = env.now
-        for kind, action in ((fs.ClientDisconnect, handle.live.disconnect),
-                             (fs.UserCancel, lambda: handle.live.cancel(
-                                 CancellationReason.USER_REQUESTED, "user requested"))):
-            for index, at_s in plan.timed(kind):
-                if at_s <= 0:  # at the run's first instant: before it sends anything
-                    plan.fire(index)
-                    action()
-                else:
-                    env.process(_timer(env, start + at_s, handle.process, plan, index,
-                                       action))
+        return self._judge(record, tuple(earlier), _previous(app.components.model),
+                           turn_mismatches)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
-               previous: str | None) -> ScenarioResult:
+               previous: str | None, turn_mismatches: list[Mismatch]) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
-        mismatches = list(getattr(self, "_turn_mismatches", [])) + compare(
-            expect, record, previous_turn=previous)
+        mismatches = turn_mismatches + compare(expect, record, previous_turn=previous)
         exhausted = record.error if record.error and "ScriptExhausted" in record.error else None
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
@@ -251,14 +226,13 @@ class ScenarioRun:
             lost = self.plan.unfired()
             if lost:
                 error = "; ".join(([error] if error else [])
-                                  + [self._fault_message(m) for m in lost])
+                                  + [self._fault_message(i, m) for i, m in lost])
         return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                               sc.case, record, earlier, tuple(mismatches), violations,
                               unexpected, missing, error,
                               stored_row=dict(record.stored_row or {}))
 
-    def _fault_message(self, message: str) -> str:
-        index = int(message.split()[1])
+    def _fault_message(self, index: int, message: str) -> str:
         lines = self.loaded.fault_lines
         line = lines[index] if index < len(lines) else None
         return f"{self.loaded.where(f'faults.{index}', line)}: {message}"
@@ -296,14 +270,6 @@ def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = Non
         retriever=build_retriever(sc.retriever.passages, sc.retriever.error,
                                   sc.retriever.latency_s),
         tools=tools)
-
-
-def _timer(env: simpy.Environment, t: float, process: simpy.Process, plan: FaultPlan,
-           index: int, action: Callable[[], Any]) -> Generator[simpy.Event, Any, None]:
-    yield env.timeout(t - env.now) | process
-    if not process.triggered:
-        plan.fire(index)
-        action()
 
 
 def _previous(model: Any) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +62,8 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
         if outcome.failed and len(failures) < keep_failures:
             failures.append(_failure(point, outcome))
         if keep_every and i % keep_every == 0:
-            try:
-                kept.append(GridPoint(apply_overrides(dict(data), overrides), grid, seed)
-                            .record(i).to_dict())
+            try:  # the same seeded sample, played again for its whole record
+                kept.append(point.record(i).to_dict())
             except Exception as exc:  # a kept sample that crashes is already a failure row
                 kept.append({"grid": grid, "sample": i, "error": str(exc)})
     if store is not None:
@@ -141,9 +140,6 @@ class Sweep:
         return SweepResult.from_chunks(results, self.points(), elapsed=elapsed,
                                        interrupted=interrupted, workers=self.workers,
                                        scenario=str(self.data.get("name")))
-
-    def _job(self) -> Callable[..., ChunkResult]:
-        return run_chunk
 
     def _kwargs(self) -> dict[str, Any]:
         return {"check_invariants": self.check_invariants, "keep_failures": self.keep_failures,

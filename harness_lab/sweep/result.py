@@ -54,22 +54,10 @@ class SweepResult:
                     ) -> SweepResult:
         """Merge chunk results in (grid, sample) order, whatever order they completed in."""
         ordered = sorted(chunks, key=lambda c: (c.grid, c.start))
-        columns: dict[str, list[Any]] = {c: [] for c in OUTCOME_COLUMNS}
-        for chunk in ordered:
-            for o in chunk.outcomes:
-                columns["grid"].append(o.grid)
-                columns["sample"].append(o.sample)
-                columns["intent"].append(o.intent)
-                columns["run_state"].append(o.run_state)
-                columns["release_outcome"].append(o.release_outcome)
-                columns["fallback_type"].append(o.fallback_type)
-                columns["db_status"].append(o.db_status)
-                columns["duration_s"].append(o.duration_s)
-                columns["tool_calls"].append(o.tool_calls)
-                columns["model_calls"].append(o.model_calls)
-                columns["tokens"].append(o.tokens)
-                columns["violations"].append(",".join(o.violations))
-                columns["error"].append(o.error)
+        outcomes = [o for chunk in ordered for o in chunk.outcomes]
+        columns: dict[str, list[Any]] = {c: [getattr(o, c) for o in outcomes]
+                                         for c in OUTCOME_COLUMNS}
+        columns["violations"] = [",".join(v) for v in columns["violations"]]
         frame = pd.DataFrame(columns)
         for name in ("intent", "run_state", "release_outcome", "fallback_type", "db_status"):
             frame[name] = frame[name].astype(AXIS_DTYPES[name])

@@ -9,7 +9,7 @@ becomes an error outcome and the sweep goes on.
 from __future__ import annotations
 
 import copy
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +21,11 @@ from harness_lab.harness import Harness
 from harness_lab.invariants import check
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
-from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.build import ScenarioLatency, build_config, build_tools
 from harness_lab.scenarios.inject import FaultPlan
+from harness_lab.scenarios.loader import set_path
 from harness_lab.scenarios.runner import build_components
 from harness_lab.scenarios.spec import Scenario
-from harness_lab.states import CancellationReason
 from harness_lab.store.base import RunStore
 from harness_lab.store.null import NullRunStore
 from harness_lab.sweep.stochastic import (
@@ -68,16 +67,7 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[
     """A deep copy of scenario ``data`` with dotted-path ``overrides`` set."""
     out = copy.deepcopy(data)
     for dotted, value in overrides.items():
-        target: Any = out
-        parts = dotted.split(".")
-        for part in parts[:-1]:
-            target = target[int(part)] if isinstance(target, list) else target.setdefault(
-                part, {})
-        last = parts[-1]
-        if isinstance(target, list):
-            target[int(last)] = value
-        else:
-            target[last] = value
+        set_path(out, dotted, value)
     return out
 
 
@@ -142,61 +132,36 @@ class GridPoint:
         components = self._components()
         if self.stochastic is not None:
             components = wrap_stochastic(components, self.stochastic, rng)
-        config = self.config
         plan = FaultPlan(sc.faults) if sc.faults else None
-        if plan is not None:
-            plan.projection_limit = config.projection_max_bytes
-            config = config.with_(
-                budget=plan.budget_limits(config.budget),
-                deadline_s=plan.deadline_s(config.deadline_s),
-                authorized_tools=plan.authorized(list(components.tools),
-                                                 config.authorized_tools))
-            components = plan.wrap(components)
         app.components = components
-        app.config = config
-        app.probe = plan
-        app.ledger = plan.ledger() if plan is not None else self._ledger
+        app.config = self.config
+        app.probe = None
+        app.ledger = self._ledger
         app.latency = SampleLatency(rng, self.samplers, self.defaults)
-        harness.before_send = plan.before_send if plan is not None else None
+        harness.before_send = None
+        if plan is not None:
+            app.config = plan.configure(self.config, list(components.tools))
+            plan.install(harness, components)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
         harness.env = simpy.Environment()
         handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
                                 run_id=f"run-g{self.index}-s{sample:07d}")
-        env = harness.env
-        start = env.now
         if plan is not None:
-            plan.live = handle.live
-            for _index, at_s in plan.timed(fs.ClientDisconnect):
-                env.process(_at(env, start + at_s, handle.process, handle.live.disconnect))
-            for _index, at_s in plan.timed(fs.UserCancel):
-                env.process(_at(env, start + at_s, handle.process, _cancel(handle.live)))
+            plan.arm(harness, handle)
         sto = self.stochastic
         if sto is not None:
-            if sto.disconnect is not None and rng.random() < sto.disconnect.p:
-                t = compile_distribution(sto.disconnect.at_s)(rng)
-                env.process(_at(env, start + t, handle.process, handle.live.disconnect))
-            if sto.cancel is not None and rng.random() < sto.cancel.p:
-                t = compile_distribution(sto.cancel.at_s)(rng)
-                env.process(_at(env, start + t, handle.process, _cancel(handle.live)))
-        env.run(until=handle.process)
+            for timed, action in ((sto.disconnect, handle.live.disconnect),
+                                  (sto.cancel, handle.live.user_cancel)):
+                if timed is not None and rng.random() < timed.p:
+                    harness.at(handle, compile_distribution(timed.at_s)(rng), action)
+        harness.env.run(until=handle.process)
         harness.handles.clear()  # a sweep keeps outcomes, not every run's live objects
         return handle.record
 
     def _error(self, sample: int, message: str) -> Outcome:
         return Outcome(self.index, sample, None, None, None, None, None, 0.0, 0, 0, 0,
                        (), message)
-
-
-def _cancel(live: Any) -> Any:
-    return lambda: live.cancel(CancellationReason.USER_REQUESTED, "user requested (sampled)")
-
-
-def _at(env: simpy.Environment, t: float, process: simpy.Process, action: Any
-        ) -> Generator[simpy.Event, Any, None]:
-    yield env.timeout(max(t - env.now, 0.0)) | process
-    if not process.triggered:
-        action()
 
 
 def _v(x: Any) -> Any:

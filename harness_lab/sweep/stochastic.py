@@ -67,7 +67,7 @@ class SampleLatency:
 class _Flaky:
     """A provider whose calls fail with probability ``p``."""
 
-    __slots__ = ("inner", "rng", "p", "kind", "method")
+    __slots__ = ("inner", "rng", "p", "kind")
 
     def __init__(self, inner: Any, rng: random.Random, p: float, kind: str) -> None:
         self.inner, self.rng, self.p, self.kind = inner, rng, p, kind

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -23,19 +22,13 @@ from harness_lab.states import (
 )
 from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.tools.records import CanonicalInvocation, ToolRejection
+from harness_lab.tools.scope import normalize_scope
 
 __all__ = ["ToolBoundary", "normalize_scope"]
 
 TT = TraceEventType
 
 
-def normalize_scope(scope: Mapping[str, Any]) -> str:
-    """Canonical text of a scope: keys sorted, no whitespace (duplicate detection key)."""
-    return _SCOPE_ENCODER.encode(scope)
-
-
-# one encoder, built once: json.dumps would build a new one for these options on every call
-_SCOPE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
 
 
 class ToolBoundary:

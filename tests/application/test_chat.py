@@ -13,7 +13,6 @@ from harness_lab.fakes import (
     ScriptedRouter,
     ScriptedSemanticGuard,
     call_tool,
-    draft,
     invalid_json,
     progress,
     schema_invalid_draft,
@@ -187,4 +186,3 @@ def test_a_draft_and_a_tool_request_in_one_reply_is_schema_invalid() -> None:
                       tool_call=ToolCallRequest("logs", {"service": "a"}))
     r = build([both]).run("why?")
     assert r.draft_error is not None and "not both" in r.draft_error
-    _ = draft  # the builder is used by other tests of this module
