@@ -25,11 +25,12 @@ CANONICAL = HERE / "canonical.yaml"
 
 
 def _sweep(samples: int, *, workers: int = 1, invariants: bool = True,
-           store_url: str | None = None) -> Any:
+           store_url: str | None = None, commit_every: int = 256) -> Any:
     from harness_lab.sweep.engine import Sweep
 
     return Sweep.from_file(CANONICAL, samples=samples, seed=1, workers=workers,
-                           check_invariants=invariants, store_url=store_url).run()
+                           check_invariants=invariants, store_url=store_url,
+                           commit_every=commit_every).run()
 
 
 def boundaries_per_run() -> int:
@@ -76,12 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         figures[label] = r.runs_per_second
         print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({n:,} runs, "
               f"{r.elapsed_s:.2f} s, {1e6 / r.runs_per_second:.0f} us/run)")
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'runs.db'}"
-        m = max(n // 4, 1000)
-        r = _sweep(m, store_url=url)
-        print(f"{'every run persisted to SQLite':<36} {r.runs_per_second:>9,.0f} runs/s on 1 core"
-              f"  ({m:,} runs)")
+    m = max(n // 4, 1000)
+    for label, every in (("SQLite, a transaction per run step", 1),
+                         ("SQLite, 256 runs per transaction", 256)):
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{Path(tmp) / 'runs.db'}"
+            r = _sweep(m, store_url=url, commit_every=every)
+        print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({m:,} runs, "
+              f"{1e6 / r.runs_per_second:.0f} us/run)")
     floor = bare_simpy(n, bounds)
     harness = figures["no SQL, invariants off"]
     print(f"{'bare simpy loop (the floor)':<36} {floor:>9,.0f} runs/s  "

@@ -10,7 +10,8 @@ from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-__all__ = ["RUN_COLUMNS", "RunCompletion", "RunStart", "RunStore", "SessionContext"]
+__all__ = ["COMPLETION_COLUMNS", "RUN_COLUMNS", "RunCompletion", "RunStart", "RunStore",
+           "SessionContext"]
 
 # Every column of diagnosis_run, in table order.
 RUN_COLUMNS = (
@@ -19,6 +20,12 @@ RUN_COLUMNS = (
     "termination_reason", "duration_ms", "input_tokens", "output_tokens", "total_tokens",
     "agent_steps", "tool_calls", "created_at", "finished_at",
 )
+
+# The columns the completion transaction writes (every column a RUNNING row leaves empty,
+# plus the status).
+COMPLETION_COLUMNS = tuple(name for name in RUN_COLUMNS
+                           if name not in ("run_id", "session_id", "query", "intent",
+                                           "created_at"))
 
 
 @dataclass(frozen=True, slots=True)

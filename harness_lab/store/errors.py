@@ -7,7 +7,7 @@ way, so a caller cannot tell them apart by how they fail or by what they return.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness_lab.errors import HarnessError
@@ -35,6 +35,7 @@ __all__ = [
     "invocation_row",
     "is_previous_turn_row",
     "previous_turn_from_row",
+    "refuse_duplicates",
     "to_json",
     "turn_from_row",
 ]
@@ -164,3 +165,13 @@ def previous_turn_from_row(row: Mapping[str, Any]) -> PreviousTurn:
     return PreviousTurn(
         row["run_id"], row["query"], row["conclusion"], json.loads(row["published_result"])
     )
+
+
+def refuse_duplicates(run_id: str, what: str, keys: list[Any],
+                      stored: Callable[[Any], bool]) -> None:
+    """Raise a StoreError on the first key repeated in ``keys`` or already ``stored``."""
+    seen: set[Any] = set()
+    for key in keys:
+        if key in seen or stored(key):
+            raise StoreError(f"run {run_id}: duplicate {what} {key!r}", run_id)
+        seen.add(key)

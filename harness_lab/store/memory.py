@@ -7,11 +7,16 @@ write leaves the store exactly as it was, as a rolled-back transaction would.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from harness_lab.states import StoredRunStatus
-from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, SessionContext
+from harness_lab.store.base import (
+    COMPLETION_COLUMNS,
+    RUN_COLUMNS,
+    RunCompletion,
+    RunStart,
+    SessionContext,
+)
 from harness_lab.store.errors import (
     StoreError,
     as_float,
@@ -24,6 +29,7 @@ from harness_lab.store.errors import (
     invocation_row,
     is_previous_turn_row,
     previous_turn_from_row,
+    refuse_duplicates,
     turn_from_row,
 )
 from harness_lab.trace import TraceEvent
@@ -31,10 +37,6 @@ from harness_lab.trace import TraceEvent
 __all__ = ["MemoryRunStore"]
 
 _RUNNING = StoredRunStatus.RUNNING.value
-_COMPLETION_COLUMNS = tuple(
-    name for name in RUN_COLUMNS
-    if name not in ("run_id", "session_id", "query", "intent", "created_at")
-)
 
 
 class MemoryRunStore:
@@ -76,9 +78,9 @@ class MemoryRunStore:
         with self._lock:
             row = self._require_running(run_id)
             ids = [inv["invocation_id"] for inv in invocations]
-            _refuse_duplicates(run_id, "invocation", ids, self._invocations.__contains__)
+            refuse_duplicates(run_id, "invocation", ids, self._invocations.__contains__)
             self._check_new_events(run_id, events)
-            row.update({name: getattr(completion, name) for name in _COMPLETION_COLUMNS})
+            row.update({name: getattr(completion, name) for name in COMPLETION_COLUMNS})
             row.update(duration_ms=as_float(completion.duration_ms),
                        finished_at=as_float(completion.finished_at))
             self._invocations.update(zip(ids, invocations, strict=True))
@@ -95,7 +97,7 @@ class MemoryRunStore:
 
     def _check_new_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
         keys = [(ev["run_id"], ev["seq"]) for ev in events]
-        _refuse_duplicates(run_id, "trace event", keys, self._trace.__contains__)
+        refuse_duplicates(run_id, "trace event", keys, self._trace.__contains__)
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """The stored diagnosis_run row as a dict of exactly RUN_COLUMNS, or None."""
@@ -141,12 +143,3 @@ class MemoryRunStore:
         rank = {row["run_id"]: i for i, row in enumerate(self._ordered())}
         chosen = [row for row in rows if run_id is None or row["run_id"] == run_id]
         return sorted(chosen, key=lambda row: (rank[row["run_id"]], row["seq"]))
-
-
-def _refuse_duplicates(run_id: str, what: str, keys: list[Any],
-                       stored: Callable[[Any], bool]) -> None:
-    seen: set[Any] = set()
-    for key in keys:
-        if key in seen or stored(key):
-            raise StoreError(f"run {run_id}: duplicate {what} {key!r}", run_id)
-        seen.add(key)

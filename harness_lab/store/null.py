@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, SessionContext
+from harness_lab.store.base import (
+    COMPLETION_COLUMNS,
+    RUN_COLUMNS,
+    RunCompletion,
+    RunStart,
+    SessionContext,
+)
 from harness_lab.trace import TraceEvent
 
 __all__ = ["NullRunStore"]
 
 _EMPTY = SessionContext((), None)
-_COMPLETION = tuple(n for n in RUN_COLUMNS
-                    if n not in ("run_id", "session_id", "query", "intent", "created_at"))
 
 
 class NullRunStore:
@@ -44,7 +48,7 @@ class NullRunStore:
     def complete(self, completion: RunCompletion) -> dict[str, Any]:
         """Return the completed row and forget the run."""
         row = self._open.pop(completion.run_id)
-        for name in _COMPLETION:
+        for name in COMPLETION_COLUMNS:
             row[name] = getattr(completion, name)
         return {name: row[name] for name in RUN_COLUMNS}
 

@@ -40,7 +40,13 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
 from harness_lab.states import IntentType, ReleaseOutcome, StoredRunStatus
-from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, SessionContext
+from harness_lab.store.base import (
+    COMPLETION_COLUMNS,
+    RUN_COLUMNS,
+    RunCompletion,
+    RunStart,
+    SessionContext,
+)
 from harness_lab.store.errors import (
     StoreError,
     check_completion,
@@ -123,9 +129,6 @@ trace_event = Table(
 
 _RUN_SELECT = [diagnosis_run.c[name] for name in RUN_COLUMNS]
 _RUNNING = StoredRunStatus.RUNNING.value
-_COMPLETION_COLUMNS = tuple(name for name in RUN_COLUMNS
-                            if name not in ("run_id", "session_id", "query", "intent",
-                                            "created_at"))
 
 # Statements are built once and bound per call: building a statement costs far more than
 # executing its cached compiled form.
@@ -142,7 +145,7 @@ _SET_INTENT = (update(diagnosis_run)
                .values(intent=bindparam("p_intent")))
 _COMPLETE = (update(diagnosis_run)
              .where(_R.run_id == bindparam("p_run_id"), _R.status == _RUNNING)
-             .values({name: bindparam(f"p_{name}") for name in _COMPLETION_COLUMNS}))
+             .values({name: bindparam(f"p_{name}") for name in COMPLETION_COLUMNS}))
 _ROW_OF = select(*_RUN_SELECT).where(_R.run_id == bindparam("p_run_id"))
 _LATEST_FIRST = (_R.created_at.desc(), _R.ordinal.desc())
 _HISTORY = (select(*_RUN_SELECT)
@@ -231,7 +234,7 @@ class SqlRunStore:
         run_id = completion.run_id
         invocations = [invocation_row(inv) for inv in completion.invocations]
         events = [event_row(ev) for ev in completion.trace]
-        values = {f"p_{name}": getattr(completion, name) for name in _COMPLETION_COLUMNS}
+        values = {f"p_{name}": getattr(completion, name) for name in COMPLETION_COLUMNS}
         values["p_run_id"] = run_id
         with self._writing(run_id, "complete") as conn:
             done = conn.execute(_COMPLETE, values)

@@ -29,7 +29,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     try:
         sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
                                 workers=args.workers, check_invariants=not args.no_invariants,
-                                store_url=args.persist, scheduler=args.scheduler,
+                                store_url=args.persist, commit_every=args.commit_every,
+                                scheduler=args.scheduler,
                                 progress=args.progress, overrides=_pairs(args.set),
                                 keep_failures=args.keep_failures, keep_every=args.keep_every)
     except ScenarioError as exc:
@@ -108,6 +109,8 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=1, help="local processes (joblib)")
     p.add_argument("--scheduler", help="a dask.distributed scheduler address")
     p.add_argument("--persist", help="persist every run to this SQLAlchemy URL")
+    p.add_argument("--commit-every", type=int, default=256, metavar="N",
+                   help="persisted runs per transaction (default 256; 1: run by run)")
     p.add_argument("--no-invariants", action="store_true",
                    help="do not check the lifecycle invariants on every sample")
     p.add_argument("--set", action="append", help="override KEY=VALUE (dotted path)")

@@ -9,17 +9,22 @@ completed chunk.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from harness_lab.sweep.result import SweepResult
-from harness_lab.sweep.sample import GridPoint, Outcome, apply_overrides
+from harness_lab.sweep.sample import GridPoint, Outcome, apply_overrides, sample_of
+
+if TYPE_CHECKING:
+    from harness_lab.store.group import GroupCommitStore
+    from harness_lab.store.sql import SqlRunStore
 
 __all__ = ["ChunkResult", "Sweep", "grid_points", "run_chunk"]
 
@@ -44,13 +49,20 @@ class ChunkResult:
 
 def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
               start: int, stop: int, *, check_invariants: bool = True, keep_failures: int = 20,
-              keep_every: int = 0, store_url: str | None = None) -> ChunkResult:
-    """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job)."""
-    store = None
+              keep_every: int = 0, store_url: str | None = None,
+              commit_every: int = 256) -> ChunkResult:
+    """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
+
+    With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
+    (1: a transaction per step of each run, as the live harness writes them).
+    """
+    store: SqlRunStore | GroupCommitStore | None = None
     if store_url is not None:
+        from harness_lab.store.group import GroupCommitStore
         from harness_lab.store.sql import SqlRunStore
 
-        store = SqlRunStore(store_url)
+        sql = SqlRunStore(store_url)
+        store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
     point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
                       check_invariants=check_invariants, store=store)
     outcomes: list[Outcome] = []
@@ -68,6 +80,13 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
                 kept.append({"grid": grid, "sample": i, "error": str(exc)})
     if store is not None:
         store.close()
+        lost = store.failures if isinstance(store, GroupCommitStore) else {}
+        for run_id, message in lost.items():  # a run whose rows were not written errors
+            i = sample_of(run_id) - start
+            if 0 <= i < len(outcomes):
+                outcomes[i] = dataclasses.replace(outcomes[i], error=f"store: {message}")
+                if len(failures) < keep_failures:
+                    failures.append(_failure(point, outcomes[i]))
     return ChunkResult(grid, start, tuple(outcomes), tuple(failures), tuple(kept))
 
 
@@ -94,6 +113,7 @@ class Sweep:
     keep_failures: int = 20
     keep_every: int = 0
     store_url: str | None = None  # persist every run to this SQLAlchemy URL (file SQLite)
+    commit_every: int = 256  # persisted runs per transaction (1: run-by-run transactions)
     scheduler: Any = None
     progress: bool = False
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -143,7 +163,8 @@ class Sweep:
 
     def _kwargs(self) -> dict[str, Any]:
         return {"check_invariants": self.check_invariants, "keep_failures": self.keep_failures,
-                "keep_every": self.keep_every, "store_url": self.store_url}
+                "keep_every": self.keep_every, "store_url": self.store_url,
+                "commit_every": self.commit_every}
 
     def _execute(self, chunks: list[tuple[int, dict[str, Any], int, int]]
                  ) -> Iterator[ChunkResult]:

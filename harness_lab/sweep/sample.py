@@ -36,7 +36,17 @@ from harness_lab.sweep.stochastic import (
 )
 from harness_lab.tools.ledger import InvocationLedger
 
-__all__ = ["GridPoint", "Outcome", "apply_overrides"]
+__all__ = ["GridPoint", "Outcome", "apply_overrides", "run_id_of", "sample_of"]
+
+
+def run_id_of(grid: int, sample: int) -> str:
+    """The run id of sample ``sample`` of grid point ``grid``."""
+    return f"run-g{grid}-s{sample:07d}"
+
+
+def sample_of(run_id: str) -> int:
+    """The sample number in a run id made by :func:`run_id_of`."""
+    return int(run_id.rpartition("-s")[2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +156,7 @@ class GridPoint:
         # timings do not depend on which samples ran before it in the same worker
         harness.env = simpy.Environment()
         handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
-                                run_id=f"run-g{self.index}-s{sample:07d}")
+                                run_id=run_id_of(self.index, sample))
         if plan is not None:
             plan.arm(harness, handle)
         sto = self.stochastic

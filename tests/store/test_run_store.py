@@ -18,6 +18,7 @@ from harness_lab.states import (
 )
 from harness_lab.store import (
     RUN_COLUMNS,
+    GroupCommitStore,
     MemoryRunStore,
     RunCompletion,
     RunStart,
@@ -27,19 +28,23 @@ from harness_lab.store import (
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-Store = SqlRunStore | MemoryRunStore
+Store = SqlRunStore | MemoryRunStore | GroupCommitStore
 
 STARTED_ROW = {"run_id": "r1", "seq": 0, "t": 0.0, "type": "RUN_STARTED", "phase": "RUN",
                "status": "OK", "detail": {}}
 
 
-@pytest.fixture(params=["sql", "memory"])
+@pytest.fixture(params=["sql", "memory", "group-commit"])
 def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    """A fresh store of each kind."""
+    """A fresh store of each kind (a group of two runs for the group-commit store)."""
     if request.param == "sql":
         sql = SqlRunStore()
         yield sql
         sql.close()
+    elif request.param == "group-commit":
+        group = GroupCommitStore(SqlRunStore(), every=2)
+        yield group
+        group.close()
     else:
         yield MemoryRunStore()
 
