@@ -90,7 +90,8 @@ def _run_column(name: str) -> Column[Any]:
 diagnosis_run = Table(
     "diagnosis_run", metadata,
     *(_run_column(name) for name in RUN_COLUMNS),
-    Column("ordinal", Integer, nullable=False),
+    # indexed: each new row reads MAX(ordinal), which would otherwise scan the whole table
+    Column("ordinal", Integer, nullable=False, index=True),
 )
 """One row per run: RUNNING from its start, completed in one transaction (doc §12)."""
 
@@ -191,6 +192,8 @@ class SqlRunStore:
     def __init__(self, url: str | URL = "sqlite://", *, engine: Engine | None = None) -> None:
         self.engine: Engine = engine if engine is not None else _make_engine(url)
         metadata.create_all(self.engine)
+        for index in diagnosis_run.indexes:  # a table made by an older release may lack one
+            index.create(self.engine, checkfirst=True)
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> SqlRunStore:

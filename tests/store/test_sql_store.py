@@ -179,3 +179,14 @@ def test_a_store_uses_an_engine_built_elsewhere() -> None:
     start(store, "r1")
     assert store.engine is engine
     assert pandas.read_sql_table("diagnosis_run", engine)["run_id"].tolist() == ["r1"]
+
+
+def test_opening_a_store_indexes_the_ordinal_even_on_a_table_made_without_it(
+        tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE diagnosis_run (run_id TEXT PRIMARY KEY, "
+                             "session_id TEXT, ordinal INTEGER NOT NULL)")
+    SqlRunStore(engine=engine)
+    indexed = {tuple(ix["column_names"]) for ix in inspect(engine).get_indexes("diagnosis_run")}
+    assert ("ordinal",) in indexed
