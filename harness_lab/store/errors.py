@@ -19,7 +19,7 @@ from harness_lab.states import (
     StoredRunStatus,
     TraceEventType,
 )
-from harness_lab.store.base import RunCompletion, RunStart
+from harness_lab.store.base import COMPLETION_COLUMNS, RUN_COLUMNS, RunCompletion, RunStart
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
@@ -30,12 +30,14 @@ __all__ = [
     "check_intent",
     "check_history_limit",
     "check_start",
+    "complete_row",
     "decoded",
     "event_row",
     "invocation_row",
     "is_previous_turn_row",
     "previous_turn_from_row",
     "refuse_duplicates",
+    "running_row",
     "to_json",
     "turn_from_row",
 ]
@@ -117,6 +119,21 @@ def check_completion(completion: RunCompletion) -> None:
 def as_float(value: float | None) -> float | None:
     """``value`` as a float, as a Float column reads it back; None stays None."""
     return None if value is None else float(value)
+
+
+def running_row(start: RunStart) -> dict[str, Any]:
+    """The diagnosis_run row of a run just started: RUNNING, every completion column empty."""
+    row: dict[str, Any] = dict.fromkeys(RUN_COLUMNS)
+    row.update(run_id=start.run_id, session_id=start.session_id, query=start.query,
+               status=StoredRunStatus.RUNNING.value, created_at=float(start.created_at))
+    return row
+
+
+def complete_row(row: dict[str, Any], completion: RunCompletion) -> None:
+    """Fill a RUNNING row with ``completion``, typed as the Float columns read back."""
+    row.update({name: getattr(completion, name) for name in COMPLETION_COLUMNS})
+    row.update(duration_ms=as_float(completion.duration_ms),
+               finished_at=as_float(completion.finished_at))
 
 
 def invocation_row(inv: CanonicalInvocation) -> dict[str, Any]:

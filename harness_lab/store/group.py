@@ -18,7 +18,6 @@ still fail are kept in :attr:`GroupCommitStore.failures` with their error.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from typing import Any
 
 from sqlalchemy import (
@@ -39,22 +38,21 @@ from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
 from harness_lab.states import StoredRunStatus
 from harness_lab.store.base import (
-    COMPLETION_COLUMNS,
-    RUN_COLUMNS,
     RunCompletion,
     RunStart,
     SessionContext,
 )
 from harness_lab.store.errors import (
     StoreError,
-    as_float,
     check_completion,
     check_history_limit,
     check_intent,
     check_start,
+    complete_row,
     event_row,
     invocation_row,
     refuse_duplicates,
+    running_row,
 )
 from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, trace_event
 from harness_lab.trace import TraceEvent
@@ -121,7 +119,7 @@ class _Group:
         self.events: dict[str, list[dict[str, Any]]] = {}
         self.event_keys: set[tuple[str, int]] = set()
         self.invocation_ids: set[str] = set()
-        self.sessions: Counter[str] = Counter()
+        self.sessions: set[str] = set()
         self.settled = 0
 
 
@@ -180,14 +178,12 @@ class GroupCommitStore:
             if start.run_id in group.runs:
                 raise StoreError(f"run {start.run_id} already has a diagnosis_run row",
                                  start.run_id)
-            row: dict[str, Any] = dict.fromkeys(RUN_COLUMNS)
-            row.update(run_id=start.run_id, session_id=start.session_id, query=start.query,
-                       status=_RUNNING, created_at=float(start.created_at))
+            row = running_row(start)
             group.runs[start.run_id] = row
             group.events[start.run_id] = [event]
             group.invocations[start.run_id] = []
             group.event_keys.add((start.run_id, started.seq))
-            group.sessions[start.session_id] += 1
+            group.sessions.add(start.session_id)
 
     def record_intent(self, run_id: str, intent: str) -> None:
         """Record the routed intent on the RUNNING row."""
@@ -217,9 +213,7 @@ class GroupCommitStore:
             keys = [(ev["run_id"], ev["seq"]) for ev in events]
             refuse_duplicates(run_id, "invocation", ids, group.invocation_ids.__contains__)
             refuse_duplicates(run_id, "trace event", keys, group.event_keys.__contains__)
-            row.update({name: getattr(completion, name) for name in COMPLETION_COLUMNS})
-            row.update(duration_ms=as_float(completion.duration_ms),
-                       finished_at=as_float(completion.finished_at))
+            complete_row(row, completion)
             group.invocation_ids.update(ids)
             group.event_keys.update(keys)
             group.invocations[run_id].extend(invocations)

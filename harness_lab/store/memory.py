@@ -11,25 +11,24 @@ from typing import Any
 
 from harness_lab.states import StoredRunStatus
 from harness_lab.store.base import (
-    COMPLETION_COLUMNS,
-    RUN_COLUMNS,
     RunCompletion,
     RunStart,
     SessionContext,
 )
 from harness_lab.store.errors import (
     StoreError,
-    as_float,
     check_completion,
     check_history_limit,
     check_intent,
     check_start,
+    complete_row,
     decoded,
     event_row,
     invocation_row,
     is_previous_turn_row,
     previous_turn_from_row,
     refuse_duplicates,
+    running_row,
     turn_from_row,
 )
 from harness_lab.trace import TraceEvent
@@ -57,9 +56,7 @@ class MemoryRunStore:
                 raise StoreError(f"run {start.run_id} already has a diagnosis_run row",
                                  start.run_id)
             self._check_new_events(start.run_id, [event])
-            row: dict[str, Any] = dict.fromkeys(RUN_COLUMNS)
-            row.update(run_id=start.run_id, session_id=start.session_id, query=start.query,
-                       status=_RUNNING, created_at=float(start.created_at))
+            row = running_row(start)
             self._runs[start.run_id] = row
             self._trace[(start.run_id, started.seq)] = event
 
@@ -80,9 +77,7 @@ class MemoryRunStore:
             ids = [inv["invocation_id"] for inv in invocations]
             refuse_duplicates(run_id, "invocation", ids, self._invocations.__contains__)
             self._check_new_events(run_id, events)
-            row.update({name: getattr(completion, name) for name in COMPLETION_COLUMNS})
-            row.update(duration_ms=as_float(completion.duration_ms),
-                       finished_at=as_float(completion.finished_at))
+            complete_row(row, completion)
             self._invocations.update(zip(ids, invocations, strict=True))
             self._trace.update(((run_id, ev["seq"]), ev) for ev in events)
             return dict(row)

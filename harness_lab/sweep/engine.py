@@ -68,6 +68,10 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
     outcomes: list[Outcome] = []
     failures: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
+    # kept samples are played again for their whole record, away from the store: the store
+    # already holds each sample's run under its id
+    replay = (GridPoint(apply_overrides(dict(data), overrides), grid, seed)
+              if keep_every and store is not None else point)
     for i in range(start, stop):
         outcome = point.run(i)
         outcomes.append(outcome)
@@ -75,7 +79,7 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
             failures.append(_failure(point, outcome))
         if keep_every and i % keep_every == 0:
             try:  # the same seeded sample, played again for its whole record
-                kept.append(point.record(i).to_dict())
+                kept.append(replay.record(i).to_dict())
             except Exception as exc:  # a kept sample that crashes is already a failure row
                 kept.append({"grid": grid, "sample": i, "error": str(exc)})
     if store is not None:

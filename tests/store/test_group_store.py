@@ -155,3 +155,13 @@ def test_a_sweep_turns_a_run_its_store_refused_into_an_error_row(tmp_path: Path)
     errors = result.frame.loc[result.frame["error"].notna(), ["grid", "sample", "error"]]
     assert errors[["grid", "sample"]].values.tolist() == [[0, 2]]
     assert "run-g0-s0000002" in errors["error"].iloc[0]
+
+
+def test_a_persisted_sweep_keeping_records_stores_each_run_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    scenario = SCENARIOS / "sweeps" / "deadline-sweep.yaml"
+    result = Sweep.from_file(scenario, samples=4, seed=3, store_url=url, keep_every=2,
+                             overrides={"config.deadline_s": 60}).run()
+    assert result.frame["error"].isna().all()
+    assert len(_tables(url)["runs"]) == 4 * 4
+    assert len(result.kept) == 2 * 4 and all(k.get("error") is None for k in result.kept)
