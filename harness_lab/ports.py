@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from harness_lab.frozen import quick_init
 from harness_lab.states import EvidenceStatus, IntentType, InvocationStatus
 
 __all__ = [
@@ -87,6 +88,7 @@ class PreviousTurn:
     published_result: Mapping[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RouteRequest:
     """What the router sees: the query and bounded history."""
@@ -96,6 +98,7 @@ class RouteRequest:
     previous_turn: PreviousTurn | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RouteReply:
     """The router's intent."""
@@ -115,6 +118,7 @@ class AnswerRequest:
     passages: tuple[str, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AnswerReply:
     """The answer text."""
@@ -140,6 +144,7 @@ class RetrievalReply:
     latency_s: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallRequest:
     """A tool request as the model wrote it."""
@@ -149,6 +154,7 @@ class ToolCallRequest:
     call_id: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Observation:
     """What the agent is shown of one tool request's outcome."""
@@ -164,6 +170,7 @@ class Observation:
     needs_assessment: bool = False  # the agent must judge GAINED / NO_GAIN in its next report
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AgentRequest:
     """One ReAct step's input to the diagnosis model."""
@@ -178,6 +185,7 @@ class AgentRequest:
     notice: str | None = None  # harness feedback, e.g. a protocol violation
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelReply:
     """One model response: JSON content (progress and/or draft) and/or one tool request.
@@ -193,6 +201,7 @@ class ModelReply:
     latency_s: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class GuardRequest:
     """SemanticGuard input: the conclusion and the READY records it cites."""
@@ -203,6 +212,7 @@ class GuardRequest:
     evidence: tuple[Mapping[str, Any], ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class GuardReply:
     """SemanticGuard's verdict: ``True`` for SUPPORTED."""
@@ -224,6 +234,7 @@ class RepairRequest:
     citable: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolInput:
     """An admitted tool invocation as the backend receives it."""
@@ -234,6 +245,7 @@ class ToolInput:
     scope: Mapping[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """What a tool backend returned; an empty ``items`` is NO_EVIDENCE.

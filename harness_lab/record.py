@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_lab.core.budget import Usage
+from harness_lab.frozen import quick_init
 from harness_lab.sse import SseEvent
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -38,6 +39,7 @@ def _v(e: Any) -> Any:
     return None if e is None else e.value
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunRecord:
     """Everything one run did and ended as; frozen, cheap to keep, one call to a dict."""

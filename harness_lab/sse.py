@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_lab.frozen import quick_init
 from harness_lab.states import (
     SSE_TRANSITIONS,
     ReleaseOutcome,
@@ -29,6 +30,7 @@ class SseProtocolError(RuntimeError):
     """The application tried an event the public protocol forbids."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SseEvent:
     """One event as sent to the client."""

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_lab.frozen import quick_init
 from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 
 __all__ = ["EVENT_PHASE", "TraceEvent", "Tracer"]
@@ -35,6 +36,7 @@ EVENT_PHASE: dict[TraceEventType, TracePhase] = {
 }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TraceEvent:
     """One trace event; ``detail`` holds small, JSON-ready facts (outcome, tool, reason...)."""

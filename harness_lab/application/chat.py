@@ -33,6 +33,7 @@ from harness_lab.errors import (
     RouterUnavailable,
     RunAborted,
 )
+from harness_lab.frozen import quick_init
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
@@ -66,6 +67,7 @@ A = ChatApplicationStatus
 _JSON = json.JSONEncoder(sort_keys=True)  # built once (json.dumps builds one per call)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Published:
     """What the run ends with publicly: an outcome and its content or failure body."""
@@ -300,15 +302,16 @@ class ChatApplication:
             or (Defect.FALLBACK_AS_PREVIOUS_TURN in self.config.defects
                 and outcome is ReleaseOutcome.FALLBACK))
         records = live.boundary.records if live.boundary is not None else []
+        answer = None if body is None else _JSON.encode(body)
         completion = RunCompletion(
             run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
             release_outcome=outcome.value,
             fallback_type=(decision.fallback_type.value
                            if decision is not None and decision.fallback_type else None),
-            answer_json=None if body is None else _JSON.encode(body),
+            answer_json=answer,
             conclusion=decision.conclusion if decision is not None else None,
-            published_result=(_JSON.encode(published.content)
-                              if publish and published.content is not None else None),
+            # the published result is the content, which is then the answer body itself
+            published_result=answer if publish and published.content is not None else None,
             termination_state=term.state.value, termination_reason=_reason(ctx),
             duration_ms=(ctx.now - ctx.started_at) * 1000.0,
             input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,

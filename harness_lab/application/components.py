@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from harness_lab.frozen import quick_init
 from harness_lab.ports import (
     DiagnosisModel,
     EvidenceRepair,
@@ -30,6 +31,7 @@ def tool_map(tools: Iterable[Tool] | Mapping[str, Tool]) -> dict[str, Tool]:
     return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Components:
     """Everything external a run calls: each implements a protocol of ``harness_lab.ports``.

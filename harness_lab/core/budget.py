@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness_lab.errors import BudgetExceeded
+from harness_lab.frozen import quick_init
 
 __all__ = ["BUDGET_KINDS", "BudgetLimits", "RunBudget", "Usage"]
 
@@ -21,6 +22,7 @@ class BudgetLimits:
     bytes: int | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a run consumed, by budget kind, plus the token split."""

@@ -19,6 +19,7 @@ from harness_lab.core.cancellation import RunCancellation
 from harness_lab.core.lifecycle import RunLifecycle
 from harness_lab.defects import Defect
 from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
+from harness_lab.frozen import quick_init
 from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 from harness_lab.trace import Tracer
@@ -28,6 +29,7 @@ __all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext"]
 R = TypeVar("R")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Boundary:
     """One point a run passes: before or after the k-th call of a kind (and of a name)."""

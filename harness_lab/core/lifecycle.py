@@ -5,11 +5,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from harness_lab.frozen import quick_init
 from harness_lab.states import RUN_TRANSITIONS, RunState, advance
 
 __all__ = ["RunLifecycle", "RunTermination"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunTermination:
     """The single terminal fact of a run: its state, why, and when (virtual seconds)."""

@@ -29,6 +29,7 @@ from harness_lab.errors import (
     ProviderError,
     SchemaInvalidDraft,
 )
+from harness_lab.frozen import quick_init
 from harness_lab.ports import (
     AgentRequest,
     CallKind,
@@ -56,6 +57,7 @@ TT = TraceEventType
 _ENVELOPE_KEYS = frozenset({"progress", "draft"})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DiagnosisAgentExecution:
     """The agent's result: exactly one of ``draft`` and ``stop_reason`` is set (doc §6)."""

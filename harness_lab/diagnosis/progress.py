@@ -16,10 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness_lab.diagnosis.schema import Fact, ProgressReport, parse_json_object
+from harness_lab.frozen import quick_init
 
 __all__ = ["ProgressSnapshot", "ProgressTracker", "check_report"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ProgressSnapshot:
     """What the agent has verifiably established so far."""

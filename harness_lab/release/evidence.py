@@ -10,12 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness_lab.diagnosis.schema import DiagnosisDraft
+from harness_lab.frozen import quick_init
 from harness_lab.states import EvidenceStatus
 from harness_lab.tools.records import CanonicalInvocation
 
 __all__ = ["EvidenceCheck", "EvidenceGuard"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class EvidenceCheck:
     """The guard's finding: valid, or the list of problems."""

@@ -19,6 +19,7 @@ from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
 from harness_lab.errors import ProviderError, ReleaseFailed
+from harness_lab.frozen import quick_init
 from harness_lab.ports import (
     CallKind,
     EvidenceRepair,
@@ -47,6 +48,7 @@ TT = TraceEventType
 S = TraceEventStatus
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ReleaseDecision:
     """What release publishes: SUCCESS with a report, or FALLBACK with a safe content."""

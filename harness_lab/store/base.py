@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness_lab.frozen import quick_init
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
@@ -36,6 +37,7 @@ class SessionContext:
     previous_turn: PreviousTurn | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunStart:
     """The RUNNING row written when a run starts (doc §12.1)."""
@@ -46,6 +48,7 @@ class RunStart:
     created_at: float
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunCompletion:
     """Everything written in the completion transaction (doc §12.2, plus §12.3's gap)."""

@@ -17,6 +17,7 @@ import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.errors import ProcessCrash
+from harness_lab.frozen import quick_init
 from harness_lab.harness import Harness
 from harness_lab.invariants import check
 from harness_lab.ports import CallKind
@@ -49,6 +50,7 @@ def sample_of(run_id: str) -> int:
     return int(run_id.rpartition("-s")[2])
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What a sweep keeps of one sample."""

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_lab.frozen import quick_init
 from harness_lab.states import (
     INVOCATION_TRANSITIONS,
     EvidenceStatus,
@@ -19,6 +20,7 @@ from harness_lab.states import (
 __all__ = ["CanonicalInvocation", "ToolRejection"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CanonicalInvocation:
     """One canonical invocation; a new instance replaces the old on every transition."""
