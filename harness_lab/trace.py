@@ -51,8 +51,8 @@ class TraceEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of this event."""
-        return {"run_id": self.run_id, "seq": self.seq, "t": self.t, "type": self.type.value,
-                "phase": self.phase.value, "status": self.status.value,
+        return {"run_id": self.run_id, "seq": self.seq, "t": self.t, "type": self.type._value_,
+                "phase": self.phase._value_, "status": self.status._value_,
                 "detail": dict(self.detail)}
 
 

@@ -13,6 +13,10 @@ run's step. A run that crashes before its group is written still leaves its RUNN
 since every in-flight run is written with the group. If the group's transaction fails, its
 runs are written one transaction each, so one bad run cannot lose the others; the ones that
 still fail are kept in :attr:`GroupCommitStore.failures` with their error.
+
+The store holds one driver connection for its life (released by :meth:`close`): the
+per-run session read and the group's writes go straight to the driver, without a pool
+checkout and a result object per statement.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from sqlalchemy import (
     literal_column,
     select,
 )
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement, ColumnElement
@@ -146,6 +150,15 @@ class GroupCommitStore:
         self._invocations_sql = _DriverSql(_INSERT_INVOCATIONS, dialect)
         self._events_sql = _DriverSql(_INSERT_EVENTS, dialect)
         self._any_sql = _DriverSql(_ANY_OF_SESSION, dialect)
+        self._errors: tuple[type[BaseException], ...] = (dialect.loaded_dbapi.Error,
+                                                         SQLAlchemyError)
+        self._connection: Any = None  # the driver connection, checked out on first use
+
+    def _driver(self) -> Any:
+        """The held driver connection (checked out of the engine's pool on first use)."""
+        if self._connection is None:
+            self._connection = self.engine.raw_connection()
+        return self._connection
 
     @property
     def pending(self) -> int:
@@ -159,12 +172,20 @@ class GroupCommitStore:
                 self.flush()
         check_history_limit(history_limit)
         query = self._any_sql
-        try:
-            with self.engine.connect() as conn:
-                seen = conn.exec_driver_sql(
-                    query.sql, query.rows([{"session_id": session_id}])[0]).scalar()
-        except SQLAlchemyError as exc:
-            raise StoreError(f"session {session_id}: read failed: {exc}") from exc
+        with self._lock:
+            try:
+                conn = self._driver()
+                cursor = conn.cursor()
+                try:
+                    cursor.execute(query.sql, query.rows([{"session_id": session_id}])[0])
+                    found = cursor.fetchone()
+                finally:
+                    cursor.close()
+                conn.rollback()  # end the read's transaction, where the driver opened one
+            except self._errors as exc:
+                self._reset()
+                raise StoreError(f"session {session_id}: read failed: {exc}") from exc
+        seen = found is not None and bool(found[0])
         if not seen:  # a session with no row yet: nothing to read
             return _EMPTY_SESSION
         return self.inner.read_session(session_id, history_limit)
@@ -232,29 +253,53 @@ class GroupCommitStore:
                 return {}
             runs = list(group.runs)
             try:
-                with self.engine.begin() as conn:
-                    self._write(conn, group, runs)
+                self._write(group, runs)
                 return {}
-            except SQLAlchemyError:
+            except self._errors:
                 pass  # find the runs at fault: each alone in its own transaction
             failed: dict[str, str] = {}
             for run_id in runs:
                 try:
-                    with self.engine.begin() as conn:
-                        self._write(conn, group, [run_id])
-                except SQLAlchemyError as exc:
+                    self._write(group, [run_id])
+                except self._errors as exc:
                     failed[run_id] = f"run {run_id}: group commit failed: {exc}"
             self.failures.update(failed)
             return failed
 
-    def _write(self, conn: Connection, group: _Group, runs: list[str]) -> None:
-        sql = self._runs_sql
-        conn.exec_driver_sql(sql.sql, sql.rows([group.runs[r] for r in runs]))
-        for sql, table in ((self._invocations_sql, group.invocations),
-                           (self._events_sql, group.events)):
-            rows = [row for r in runs for row in table[r]]
-            if rows:
-                conn.exec_driver_sql(sql.sql, sql.rows(rows))
+    def _write(self, group: _Group, runs: list[str]) -> None:
+        """Write ``runs`` of ``group`` in one transaction of the held connection."""
+        conn = self._driver()
+        try:
+            cursor = conn.cursor()
+            try:
+                sql = self._runs_sql
+                cursor.executemany(sql.sql, sql.rows([group.runs[r] for r in runs]))
+                for sql, table in ((self._invocations_sql, group.invocations),
+                                   (self._events_sql, group.events)):
+                    rows = [row for r in runs for row in table[r]]
+                    if rows:
+                        cursor.executemany(sql.sql, sql.rows(rows))
+            finally:
+                cursor.close()
+            conn.commit()
+        except self._errors:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        try:
+            self._driver().rollback()
+        except self._errors:
+            self._reset()  # a connection that cannot roll back is dropped, not reused
+
+    def _reset(self) -> None:
+        """Drop the held connection (invalidated in the pool); the next use checks out anew."""
+        conn, self._connection = self._connection, None
+        if conn is not None:
+            try:
+                conn.invalidate()
+            except self._errors:
+                pass
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """The stored diagnosis_run row (the group is written first)."""
@@ -277,9 +322,15 @@ class GroupCommitStore:
         return self.inner.trace(run_id)
 
     def close(self) -> None:
-        """Write the group and release the engine's connections."""
-        self.flush()
-        self.inner.close()
+        """Write the group, return the held connection and release the engine's connections."""
+        with self._lock:
+            try:
+                self.flush()
+            finally:
+                conn, self._connection = self._connection, None
+                if conn is not None:
+                    conn.close()  # back to the pool, which the inner store then disposes
+                self.inner.close()
 
 
 def _require_running(row: dict[str, Any]) -> dict[str, Any]:

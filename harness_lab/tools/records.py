@@ -84,7 +84,7 @@ class CanonicalInvocation:
         return {
             "invocation_id": self.invocation_id, "run_id": self.run_id, "seq": self.seq,
             "tool": self.tool, "scope": dict(self.scope),
-            "normalized_scope": self.normalized_scope, "status": self.status.value,
+            "normalized_scope": self.normalized_scope, "status": self.status._value_,
             "evidence_status": _v(self.evidence_status), "error_code": _v(self.error_code),
             "error": self.error, "items": self.items, "size_bytes": self.size_bytes,
             "information_gain": _v(self.information_gain), "started_at": self.started_at,
@@ -112,4 +112,4 @@ class ToolRejection:
 
 
 def _v(e: Any) -> Any:
-    return None if e is None else e.value
+    return None if e is None else e._value_  # an enum's plain value, without the property

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert
+from sqlalchemy import insert
 
 from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 from harness_lab.store import GroupCommitStore, RunCompletion, RunStart, SqlRunStore
@@ -37,13 +37,20 @@ def completion(run_id: str) -> RunCompletion:
 
 
 def count_commits(store: GroupCommitStore | SqlRunStore) -> list[int]:
-    """A one-item list counting the commits on ``store``'s engine from now on."""
+    """A one-item list counting the COMMITs the driver runs on ``store``'s in-memory database.
+
+    Counted at the driver, below SQLAlchemy, so commits made on a raw driver connection count
+    too; the in-memory database has exactly one connection, which every writer shares.
+    """
     commits = [0]
 
-    def on_commit(_conn: Any) -> None:
-        commits[0] += 1
+    def on_statement(sql: str) -> None:
+        if sql.strip().upper().startswith("COMMIT"):
+            commits[0] += 1
 
-    event.listen(store.engine, "commit", on_commit)
+    fairy = store.engine.raw_connection()
+    fairy.driver_connection.set_trace_callback(on_statement)  # type: ignore[union-attr]
+    fairy.close()
     return commits
 
 

@@ -1,0 +1,46 @@
+"""The rows both stores write: shaped like the records' to_dict(), JSON columns as text."""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+import pytest
+
+from harness_lab.states import InvocationStatus, TraceEventStatus, TraceEventType, TracePhase
+from harness_lab.store.errors import StoreError, event_row, invocation_row
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+
+def event(detail: object) -> TraceEvent:
+    """A TOOL_PROGRESS event of run r1 with ``detail``."""
+    return TraceEvent("r1", 3, 2, TraceEventType.TOOL_PROGRESS, TracePhase.TOOL,
+                      TraceEventStatus.OK, detail)  # type: ignore[arg-type]
+
+
+def test_an_event_row_is_the_events_dict_with_its_detail_as_json_text() -> None:
+    ev = event({"tool": "logs", "bytes": 44})
+    row = event_row(ev)
+    expected = {"run_id": "r1", "seq": 3, "t": 2.0, "type": "TOOL_PROGRESS", "phase": "TOOL",
+                "status": "OK", "detail": '{"tool": "logs", "bytes": 44}'}
+    assert row == expected
+    assert list(row) == list(ev.to_dict())
+    assert [type(row[k]) for k in ("type", "phase", "status", "t")] == [str, str, str, float]
+
+
+def test_a_read_only_mapping_detail_is_written_as_its_items() -> None:
+    row = event_row(event(MappingProxyType({"reason": "deadline"})))
+    assert json.loads(row["detail"]) == {"reason": "deadline"}
+
+
+def test_a_detail_that_is_not_json_names_the_run_and_the_event() -> None:
+    with pytest.raises(StoreError, match=r"run r1: trace event 3 detail is not JSON"):
+        event_row(event({"when": object()}))
+
+
+def test_an_invocation_scope_that_is_not_json_names_the_invocation() -> None:
+    inv = CanonicalInvocation("r1-inv-1", "r1", 0, "logs", {"since": object()}, "{}",
+                              InvocationStatus.PROJECTING, 0)
+    with pytest.raises(StoreError, match=r"run r1: invocation r1-inv-1 scope is not JSON"):
+        invocation_row(inv)
