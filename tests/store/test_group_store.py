@@ -172,3 +172,31 @@ def test_a_persisted_sweep_keeping_records_stores_each_run_once(tmp_path: Path) 
     assert result.frame["error"].isna().all()
     assert len(_tables(url)["runs"]) == 4 * 4
     assert len(result.kept) == 2 * 4 and all(k.get("error") is None for k in result.kept)
+
+
+def test_the_held_connection_goes_back_to_the_pool_on_close(tmp_path: Path) -> None:
+    store = GroupCommitStore(SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}"), every=10)
+    start(store, "r1")
+    store.read_session("s1", 5)
+    store.complete(completion("r1"))
+    pool = store.engine.pool
+    assert pool.checkedout() == 1  # type: ignore[attr-defined]
+    store.close()
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert [row["run_id"] for row in SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}").runs()] \
+        == ["r1"]
+
+
+def test_a_failed_group_is_rolled_back_before_its_runs_are_retried_alone() -> None:
+    inner = SqlRunStore()
+    with inner.engine.begin() as conn:  # r1 clashes: the group's first statement fails
+        conn.execute(insert(diagnosis_run).values(run_id="r1", session_id="old", query="q",
+                                                  status="SUCCESS", created_at=0.0, ordinal=1))
+    store = GroupCommitStore(inner, every=2)
+    start(store, "r0")
+    start(store, "r1")
+    store.complete(completion("r0"))
+    store.complete(completion("r1"))
+    assert list(store.failures) == ["r1"]
+    assert [ev["seq"] for ev in inner.trace("r0")] == [0, 1]  # written once, not twice
+    assert inner.trace("r1") == []
