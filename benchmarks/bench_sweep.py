@@ -5,7 +5,8 @@
 
 The canonical run (``benchmarks/canonical.yaml``) routes, makes five tool calls, passes both
 guards, releases, streams SSE and writes its trace. The floor is a bare simpy process making
-the same number of timed boundaries per run.
+the same number of timed boundaries per run; the SQLite floor is the driver alone writing the
+rows the persisted sweep stored.
 """
 
 from __future__ import annotations
@@ -54,6 +55,47 @@ def bare_simpy(runs: int, boundaries: int) -> float:
     return runs / (time.perf_counter() - started)
 
 
+def sqlite_floor(db: Path, every: int = 256) -> float:
+    """Runs per second of the driver alone writing the rows a persisted sweep left in ``db``.
+
+    The rows of every run (its ``diagnosis_run`` row, invocations and trace events) are
+    copied into a fresh database of the same schema and pragmas, ``every`` runs per
+    transaction, one ``executemany`` per table: the cost of SQLite itself, with no harness,
+    no SQLAlchemy and no JSON encoding.
+    """
+    import sqlite3
+
+    from harness_lab.store.sql import SqlRunStore
+
+    source = sqlite3.connect(db)
+    tables = ("diagnosis_run", "tool_invocation", "trace_event")
+    by_run: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+    for table in tables:
+        cursor = source.execute(f"SELECT * FROM {table} ORDER BY rowid")  # noqa: S608
+        key = [d[0] for d in cursor.description].index("run_id")
+        for row in cursor:
+            by_run.setdefault(row[key], {t: [] for t in tables})[table].append(row)
+    source.close()
+    runs = list(by_run.values())
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "floor.db"
+        SqlRunStore.from_path(target).engine.dispose()  # the same schema and indexes
+        conn = sqlite3.connect(target)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        sql = {t: f"INSERT INTO {t} VALUES ({','.join('?' * len(runs[0][t][0]))})"  # noqa: S608
+               for t in tables}
+        started = time.perf_counter()
+        for i in range(0, len(runs), every):
+            group = runs[i:i + every]
+            for t in tables:
+                conn.executemany(sql[t], [row for run in group for row in run[t]])
+            conn.commit()
+        elapsed = time.perf_counter() - started
+        conn.close()
+    return len(runs) / elapsed
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process and its finished children, in MiB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -71,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     bounds = boundaries_per_run()
     print(f"canonical run: {bounds} timed boundaries per run")
     figures: dict[str, float] = {}
-    for label, kw in (("no SQL, invariants checked", {}),
-                      ("no SQL, invariants off", {"invariants": False})):
-        r = _sweep(n, **kw)
+    for label, invariants in (("no SQL, invariants checked", True),
+                              ("no SQL, invariants off", False)):
+        r = _sweep(n, invariants=invariants)
         figures[label] = r.runs_per_second
         print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({n:,} runs, "
               f"{r.elapsed_s:.2f} s, {1e6 / r.runs_per_second:.0f} us/run)")
@@ -81,10 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     for label, every in (("SQLite, a transaction per run step", 1),
                          ("SQLite, 256 runs per transaction", 256)):
         with tempfile.TemporaryDirectory() as tmp:
-            url = f"sqlite:///{Path(tmp) / 'runs.db'}"
-            r = _sweep(m, store_url=url, commit_every=every)
+            db = Path(tmp) / "runs.db"
+            r = _sweep(m, store_url=f"sqlite:///{db}", commit_every=every)
+            sql_floor = sqlite_floor(db)
         print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({m:,} runs, "
               f"{1e6 / r.runs_per_second:.0f} us/run)")
+    print(f"{'SQLite alone, the same rows':<36} {sql_floor:>9,.0f} runs/s  "
+          f"({1e6 / sql_floor:.0f} us/run: the driver writing each run's rows, 256 a "
+          f"transaction)")
     floor = bare_simpy(n, bounds)
     harness = figures["no SQL, invariants off"]
     print(f"{'bare simpy loop (the floor)':<36} {floor:>9,.0f} runs/s  "
