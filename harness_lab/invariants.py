@@ -28,6 +28,17 @@ __all__ = ["INVARIANTS", "Violation", "check", "invariant_names"]
 TT = TraceEventType
 K = SseEventKind
 
+# The members the per-event loops compare against, read once: on CPython 3.11 each
+# ``Enum.MEMBER`` read goes through the enum metaclass's attribute hook, several times the
+# cost of a module global, and the checks below make hundreds of them a run.
+_CONTENT, _FAILURE, _DONE, _METADATA = K.CONTENT, K.FAILURE, K.DONE, K.METADATA
+_COLLECTION_STOP, _TOOL_INVOCATION, _STARTED = (TT.COLLECTION_STOP, TT.TOOL_INVOCATION,
+                                                TraceEventStatus.STARTED)
+_RELEASE_DECISION, _OK = TT.RELEASE_DECISION, TraceEventStatus.OK
+_REPAIR, _SEMANTIC_ATTEMPT = TT.EVIDENCE_REPAIR, TT.SEMANTIC_GUARD_ATTEMPT
+_GUARD_INITIAL, _SEMANTIC_DECISION = TT.EVIDENCE_GUARD_INITIAL, TT.SEMANTIC_GUARD_DECISION
+_READY, _PROJECTING = InvocationStatus.READY, InvocationStatus.PROJECTING
+
 
 @dataclass(frozen=True, slots=True)
 class Violation:
@@ -62,36 +73,41 @@ def _single_termination(r: RunRecord) -> Iterable[str]:
 def _sse_protocol(r: RunRecord) -> Iterable[str]:
     """2. At most one content/failure and one done, in the public order, identity matching."""
     kinds = [e.kind for e in r.sse_events]
-    results = [k for k in kinds if k in (K.CONTENT, K.FAILURE)]
-    if len(results) > 1:
-        yield f"{len(results)} content/failure events"
-    if kinds.count(K.DONE) > 1:
-        yield f"{kinds.count(K.DONE)} done events"
+    results = kinds.count(K.CONTENT) + kinds.count(K.FAILURE)
+    if results > 1:
+        yield f"{results} content/failure events"
+    dones = kinds.count(K.DONE)
+    if dones > 1:
+        yield f"{dones} done events"
     if kinds and kinds[0] is not K.METADATA:
         yield f"the first event is {kinds[0].value}, not metadata"
-    order = {K.METADATA: 0, K.STATUS: 1, K.CONTENT: 2, K.FAILURE: 2, K.DONE: 3}
-    ranks = [order[k] for k in kinds]
+    ranks = [_SSE_RANK[k] for k in kinds]
     if ranks != sorted(ranks) or kinds.count(K.METADATA) > 1:
         yield "events out of the order metadata -> status* -> content|failure -> done"
+    identity = (r.session_id, r.run_id)
     for e in r.sse_events:
-        if e.kind in (K.CONTENT, K.FAILURE) and (
-                e.data.get("sessionId"), e.data.get("runId")) != (r.session_id, r.run_id):
-            yield "a result's identity does not match the metadata"
-        if e.kind is K.DONE:
+        kind = e.kind
+        if kind is _CONTENT or kind is _FAILURE:
+            if (e.data.get("sessionId"), e.data.get("runId")) != identity:
+                yield "a result's identity does not match the metadata"
+        elif kind is _DONE:
             if e.data.get("outcome") == ReleaseOutcome.CANCELLED.value:
                 yield "CANCELLED was sent as a public done outcome"
             elif e.data.get("outcome") != r.release_outcome.value:
                 yield (f"done says {e.data.get('outcome')}, the release outcome is "
                        f"{r.release_outcome.value}")
-    if r.release_outcome is ReleaseOutcome.CANCELLED and K.DONE in kinds:
+    if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
         yield "a cancelled run sent done"
+
+
+_SSE_RANK = {K.METADATA: 0, K.STATUS: 1, K.CONTENT: 2, K.FAILURE: 2, K.DONE: 3}
 
 
 def _cited_ready(r: RunRecord) -> Iterable[str]:
     """3. Only READY invocations are cited in published content."""
     status = {i.invocation_id: i.status for i in r.invocations}
     for cid in _citations(r):
-        if status.get(cid) is not InvocationStatus.READY:
+        if status.get(cid) is not _READY:
             yield f"published content cites {cid}, which is not a READY invocation"
 
 
@@ -99,9 +115,9 @@ def _ready_has_evidence(r: RunRecord) -> Iterable[str]:
     """4. A READY record has EVIDENCE_FOUND or NO_EVIDENCE."""
     ok = (EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE)
     for i in r.invocations:
-        if i.status is InvocationStatus.READY and i.evidence_status not in ok:
+        if i.status is _READY and i.evidence_status not in ok:
             yield f"{i.invocation_id} is READY with evidence status {i.evidence_status}"
-        if i.status is InvocationStatus.PROJECTING:
+        if i.status is _PROJECTING:
             yield f"{i.invocation_id} was left PROJECTING"
 
 
@@ -117,12 +133,13 @@ def _no_evidence_not_promoted(r: RunRecord) -> Iterable[str]:
 
 def _no_tool_after_saturation(r: RunRecord) -> Iterable[str]:
     """6. No new evidence tool runs after SATURATED."""
-    stop = next((e.seq for e in r.trace if e.type is TT.COLLECTION_STOP), None)
-    if stop is None:
-        return
+    stopped = False
     for e in r.trace:
-        if (e.seq > stop and e.type is TT.TOOL_INVOCATION and e.status is TraceEventStatus.STARTED
-                and e.detail.get("evidence_tool", True)):
+        type_ = e.type
+        if type_ is _COLLECTION_STOP:
+            stopped = True
+        elif (stopped and type_ is _TOOL_INVOCATION and e.status is _STARTED
+              and e.detail.get("evidence_tool", True)):
             yield f"evidence tool {e.detail.get('tool')} ran after COLLECTION_STOP"
 
 
@@ -130,22 +147,28 @@ def _release_decides_content(r: RunRecord) -> Iterable[str]:
     """7. A diagnosis publishes content only through a RELEASE_DECISION."""
     if r.intent is not IntentType.DIAGNOSIS or r.content is None:
         return
-    if not any(e.type is TT.RELEASE_DECISION and e.status is TraceEventStatus.OK
-               for e in r.trace):
-        yield "diagnosis content was published without a RELEASE_DECISION"
+    for e in r.trace:
+        if e.type is _RELEASE_DECISION and e.status is _OK:
+            return
+    yield "diagnosis content was published without a RELEASE_DECISION"
 
 
 def _guard_chain_needs_conclusion(r: RunRecord) -> Iterable[str]:
     """8. The full EvidenceGuard / Repair / SemanticGuard chain runs only for a conclusion."""
-    chain = [e for e in r.trace if e.type in (TT.EVIDENCE_REPAIR, TT.SEMANTIC_GUARD_ATTEMPT)]
-    conclusion_checked = any(e.type is TT.EVIDENCE_GUARD_INITIAL
-                             and e.detail.get("mode") == "conclusion" for e in r.trace)
+    chain = conclusion_checked = supported = False
+    for e in r.trace:
+        type_ = e.type
+        if type_ is _REPAIR or type_ is _SEMANTIC_ATTEMPT:
+            chain = True
+        elif type_ is _GUARD_INITIAL:
+            conclusion_checked = conclusion_checked or e.detail.get("mode") == "conclusion"
+        elif type_ is _SEMANTIC_DECISION:
+            supported = supported or e.detail.get("verdict") == "SUPPORTED"
     if chain and not conclusion_checked:
         yield "repair or semantic guard ran without a conclusion check"
-    if r.content is not None and r.content.get("contentType") == "diagnosis_report":
-        if not any(e.type is TT.SEMANTIC_GUARD_DECISION
-                   and e.detail.get("verdict") == "SUPPORTED" for e in r.trace):
-            yield "a diagnosis report was published without a SUPPORTED semantic verdict"
+    if (r.content is not None and r.content.get("contentType") == "diagnosis_report"
+            and not supported):
+        yield "a diagnosis report was published without a SUPPORTED semantic verdict"
 
 
 def _fallback_is_not_failure(r: RunRecord) -> Iterable[str]:
@@ -187,10 +210,10 @@ def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
 
 def _late_content_refused(r: RunRecord) -> Iterable[str]:
     """SSE: nothing is sent after TERMINAL or DISCONNECTED; a disconnected run has no done."""
-    if r.sse_state is SseState.DISCONNECTED and any(e.kind is K.DONE for e in r.sse_events):
+    if r.sse_state is SseState.DISCONNECTED and any(e.kind is _DONE for e in r.sse_events):
         yield "done was sent on a connection that ended DISCONNECTED"
     if r.run_state in (RunState.CANCELLED,) and any(
-            e.kind is K.CONTENT for e in r.sse_events):
+            e.kind is _CONTENT for e in r.sse_events):
         yield "content was published for a cancelled run"
 
 

@@ -4,6 +4,11 @@ The axes are orthogonal (doc §1): each is its own enum with one owner object th
 changes it. Where an axis is a state machine its legal moves are written once, here, as a
 table; :func:`advance` is the only way an owner moves one, and an illegal move raises
 :class:`IllegalTransition` naming the object at once.
+
+On CPython 3.11 reading a member through its class (``RunState.SUCCESS``) goes through the
+enum metaclass's ``__getattr__`` hook and costs several times a module global; the code that
+runs per trace event or per tool call reads the few members it compares against into module
+constants once (a sweep makes hundreds of such reads a run).
 """
 
 from __future__ import annotations

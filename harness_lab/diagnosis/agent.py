@@ -54,6 +54,9 @@ from harness_lab.tools.boundary import ToolBoundary
 __all__ = ["DiagnosisAgent", "DiagnosisAgentExecution"]
 
 TT = TraceEventType
+
+# members read once (see harness_lab.states): a model step runs several times a run
+_MODEL, _MODEL_STEP, _OK = CallKind.MODEL, TT.AGENT_MODEL_STEP, TraceEventStatus.OK
 _ENVELOPE_KEYS = frozenset({"progress", "draft"})
 
 
@@ -147,15 +150,14 @@ class DiagnosisAgent:
         self._observations = []
         try:
             reply: ModelReply = yield from ctx.call(
-                CallKind.MODEL, "diagnosis", lambda: self.model.step(request),
-                TT.AGENT_MODEL_STEP)
+                _MODEL, "diagnosis", lambda: self.model.step(request), _MODEL_STEP)
         except ProviderError as exc:
             ctx.tracer.emit(TT.AGENT_MODEL_STEP, TraceEventStatus.FAILED,
                             {"step": self.steps, "error": str(exc)})
             raise ModelFailure(f"diagnosis model failed at step {self.steps}: {exc}") from exc
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         action = ("tool" if reply.tool_call is not None else "reply")
-        ctx.tracer.emit(TT.AGENT_MODEL_STEP, TraceEventStatus.OK,
+        ctx.tracer.emit(_MODEL_STEP, _OK,
                         {"step": self.steps, "action": action,
                          "tool": reply.tool_call.name if reply.tool_call else None,
                          "stop_required": stop_required})

@@ -28,6 +28,12 @@ __all__ = ["ToolBoundary", "normalize_scope"]
 
 TT = TraceEventType
 
+# members read once (see harness_lab.states): this module runs for every tool call
+_PROJECTING, _STARTED, _OK = (InvocationStatus.PROJECTING, TraceEventStatus.STARTED,
+                              TraceEventStatus.OK)
+_TOOL, _TOOL_INVOCATION, _TOOL_PROGRESS = CallKind.TOOL, TT.TOOL_INVOCATION, TT.TOOL_PROGRESS
+_FOUND, _NO_EVIDENCE = EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE
+
 
 
 
@@ -81,7 +87,7 @@ class ToolBoundary:
         seq = len(self.records)
         norm = normalize_scope(request.scope)
         rec = CanonicalInvocation(f"{ctx.run_id}-inv-{seq + 1}", ctx.run_id, seq, request.name,
-                                  request.scope, norm, InvocationStatus.PROJECTING, ctx.now,
+                                  request.scope, norm, _PROJECTING, ctx.now,
                                   call_id=request.call_id)
         if not self.ledger.begin(rec):
             ctx.budget.tool_calls -= 1  # nothing was admitted
@@ -91,13 +97,13 @@ class ToolBoundary:
             self._call_ids.add(request.call_id)
         self._by_id[rec.invocation_id] = seq
         self.records.append(rec)
-        ctx.tracer.emit(TT.TOOL_INVOCATION, TraceEventStatus.STARTED,
+        ctx.tracer.emit(_TOOL_INVOCATION, _STARTED,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence_tool": tool.evidence})
         tool_input = ToolInput(ctx.run_id, rec.invocation_id, request.name, request.scope)
         try:
             output: ToolOutput = yield from ctx.call(
-                CallKind.TOOL, request.name, lambda: tool.invoke(tool_input), TT.TOOL_PROGRESS)
+                _TOOL, request.name, lambda: tool.invoke(tool_input), _TOOL_PROGRESS)
         except ToolExecutionError as exc:
             return self._finish_error(seq, request, ToolErrorCode.EXECUTION, str(exc), 0)
         except RunAborted:
@@ -165,15 +171,15 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.SIZE,
                                       f"result of {size} bytes exceeds {limit}", size)
         items = output.items[: ctx.config.projection_max_items]
-        evidence = EvidenceStatus.EVIDENCE_FOUND if items else EvidenceStatus.NO_EVIDENCE
+        evidence = _FOUND if items else _NO_EVIDENCE
         rec = self.records[seq].ready(evidence, len(items), size, ctx.now)
         if not self.ledger.complete(rec):
             return self._finish_error(seq, request, ToolErrorCode.STORE,
                                       "canonical store refused completion", size)
         self.records[seq] = rec
         self.collection.seen(request.name, rec.normalized_scope)
-        needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
-        ctx.tracer.emit(TT.TOOL_PROGRESS, TraceEventStatus.OK,
+        needs = evidence is _FOUND and not duplicate
+        ctx.tracer.emit(_TOOL_PROGRESS, _OK,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence": evidence.value, "bytes": size, "duplicate": duplicate})
         return Observation(request.call_id, request.name, request.scope, rec.invocation_id,

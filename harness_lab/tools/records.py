@@ -20,6 +20,11 @@ from harness_lab.states import (
 __all__ = ["CanonicalInvocation", "ToolRejection"]
 
 
+# read once: on CPython 3.11 each ``Enum.MEMBER`` read goes through the enum metaclass's
+# attribute hook, several times the cost of a module global (see harness_lab.states)
+_READY = InvocationStatus.READY
+
+
 @quick_init
 @dataclass(frozen=True, slots=True)
 class CanonicalInvocation:
@@ -45,7 +50,7 @@ class CanonicalInvocation:
     @property
     def citable(self) -> bool:
         """Only READY records may be cited (invariant 3)."""
-        return self.status is InvocationStatus.READY
+        return self.status is _READY
 
     def ready(self, evidence: EvidenceStatus, items: int, size: int, at: float
               ) -> CanonicalInvocation:
