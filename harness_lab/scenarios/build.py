@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,46 +123,77 @@ def model_reply(step: ModelStepSpec, run_id: str) -> ModelReply | ProviderError:
 
 _RUN = "@@RUN@@"  # stands for the run id in a step's template
 
+Fill = Callable[[str], Any]
+"""Builds one value of a step's template for a run id."""
+
+
+def _filler(value: Any) -> Fill | None:
+    """A function building ``value`` for a run id, or None when no part of it names the run.
+
+    Only the strings naming the run and the lists and dicts holding them are built per run;
+    every other part is the template's own (immutable by use, as a static step's reply is).
+    """
+    if isinstance(value, str):
+        if _RUN not in value:
+            return None
+        head, _, tail = value.partition(_RUN)
+        if _RUN in tail:
+            return lambda run_id: value.replace(_RUN, run_id)
+        return lambda run_id: f"{head}{run_id}{tail}"
+    if isinstance(value, list):
+        items = [(_filler(v), v) for v in value]
+        if all(f is None for f, _ in items):
+            return None
+        return lambda run_id: [v if f is None else f(run_id) for f, v in items]
+    if isinstance(value, dict):
+        entries = [(k, _filler(v), v) for k, v in value.items()]
+        if all(f is None for _, f, _ in entries):
+            return None
+        return lambda run_id: {k: v if f is None else f(run_id) for k, f, v in entries}
+    return None
+
 
 class _StepPlayer:
     """A scripted step whose invocation ids expand for the run that plays it.
 
     A step citing no ``inv-N`` id is the same for every run and is built once; one citing
-    ids is kept as JSON text with a placeholder for the run id, which is cheaper to fill in
-    than walking the payload again for every run.
+    ids is built once with a placeholder for the run id and compiled into fill functions,
+    cheaper than walking the spec again for every run.
     """
 
-    __slots__ = ("spec", "_static", "_template", "_base")
+    __slots__ = ("spec", "_static", "_base", "_payload", "_scope")
 
     def __init__(self, spec: ModelStepSpec) -> None:
         self.spec = spec
         static = None if _has_refs(spec) else model_reply(spec, "")
         self._static = static if isinstance(static, ModelReply) else None
-        self._template: str | None = None
         self._base: ModelReply | None = None
+        self._payload: Fill | None = None
+        self._scope: Fill | None = None
         if static is None:
             base = model_reply(spec, _RUN)
             if isinstance(base, ModelReply):
                 self._base = base
                 call = base.tool_call
-                self._template = json.dumps({"payload": base.payload,
-                                             "scope": call.scope if call else None})
+                self._payload = _filler(base.payload)
+                self._scope = _filler(call.scope) if call is not None else None
 
     def __call__(self, request: AgentRequest) -> ModelReply:
         if self._static is not None:
             return self._static
-        base, template = self._base, self._template
-        if base is None or template is None:
+        base = self._base
+        if base is None:
             reply = model_reply(self.spec, request.run_id)
             if isinstance(reply, ProviderError):
                 raise reply
             return reply
-        filled = json.loads(template.replace(_RUN, request.run_id))
+        run_id = request.run_id
+        fill_payload, fill_scope = self._payload, self._scope
         call = base.tool_call
-        if call is not None:
-            call = ToolCallRequest(call.name, filled["scope"], call.call_id)
-        return ModelReply(payload=filled["payload"], tool_call=call, usage=base.usage,
-                          latency_s=base.latency_s)
+        if call is not None and fill_scope is not None:
+            call = ToolCallRequest(call.name, fill_scope(run_id), call.call_id)
+        return ModelReply(payload=base.payload if fill_payload is None else fill_payload(run_id),
+                          tool_call=call, usage=base.usage, latency_s=base.latency_s)
 
 
 _PLAYERS: dict[int, tuple[Sequence[ModelStepSpec], list[_StepPlayer]]] = {}
