@@ -2,7 +2,10 @@
 
 Every run of a load point shares the environment and the providers' concurrency limits
 (``simpy.Resource`` per call kind), so queueing adds latency and, past the deadline, turns
-into timeouts. Each arriving run gets its own scripted components, reached by run id.
+into timeouts. Each arriving run gets its own scripted components: the model, guard, repair
+and tool calls reach them by the run id their requests carry; the router, responder and
+retriever, whose requests carry none, by the simpy process making the call (each run is one
+process), so a scripted sequence is played from its first step in every run.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.harness import Harness
@@ -40,6 +44,46 @@ class _PerRun:
         if c is None:
             c = self.runs[run_id] = self.factory(run_id)
         return c
+
+
+class _ByProcess:
+    """The components of the run whose simpy process is making the current call."""
+
+    def __init__(self, per: _PerRun) -> None:
+        self.per = per
+        self.env: simpy.Environment | None = None
+        self.runs: dict[simpy.Process, str] = {}
+
+    def current(self) -> Components:
+        assert self.env is not None, "the load harness binds the environment before it runs"
+        process = self.env.active_process
+        if process is None or process not in self.runs:
+            raise RuntimeError("a provider call outside any run of the load model")
+        return self.per.of(self.runs[process])
+
+
+class _Router:
+    def __init__(self, by: _ByProcess) -> None:
+        self.by = by
+
+    def route(self, request: Any) -> Any:
+        return self.by.current().router.route(request)
+
+
+class _Responder:
+    def __init__(self, by: _ByProcess) -> None:
+        self.by = by
+
+    def answer(self, request: Any) -> Any:
+        return self.by.current().responder.answer(request)
+
+
+class _Retriever:
+    def __init__(self, by: _ByProcess) -> None:
+        self.by = by
+
+    def retrieve(self, request: Any) -> Any:
+        return self.by.current().retriever.retrieve(request)
 
 
 class _Model:
@@ -111,18 +155,21 @@ def run_load(data: Mapping[str, Any], arrival_rate: float, *, capacity: Mapping[
     per = _PerRun(factory)
     template = factory("template")
     tools = {n: _Tool(per, n, t.read_only, t.evidence) for n, t in template.tools.items()}
-    components = Components(router=template.router, model=_Model(per), guard=_Guard(per),
-                            repair=_Repair(per), responder=template.responder,
-                            retriever=template.retriever, tools=tools)
+    by = _ByProcess(per)
+    components = Components(router=_Router(by), model=_Model(per), guard=_Guard(per),
+                            repair=_Repair(per), responder=_Responder(by),
+                            retriever=_Retriever(by), tools=tools)
     harness = Harness(components, build_config(sc.config), store=NullRunStore(),
                       latency=SampleLatency(rng, samplers, defaults),
                       capacity={CallKind(k): n for k, n in capacity.items()})
+    by.env = harness.env
     t = 0.0
     while True:
         t += rng.expovariate(arrival_rate)
         if t > duration_s:
             break
-        harness.submit(sc.query, at=t)
+        handle = harness.submit(sc.query, at=t)
+        by.runs[handle.process] = handle.live.run_id
     records = harness.run_all()
     rows = [{"arrival_rate": arrival_rate, "run_id": r.run_id, "arrived_at": r.started_at,
              "run_state": r.run_state.value, "release_outcome": r.release_outcome.value,

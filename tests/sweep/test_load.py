@@ -50,3 +50,23 @@ def test_the_load_command_prints_one_curve_row_per_capacity_and_rate(
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["capacity"], r["arrival_rate"]) for r in rows] == [
         ("model=1", "0.2"), ("model=1", "1.0"), ("model=8", "0.2"), ("model=8", "1.0")]
+
+
+def test_every_arriving_run_plays_a_scripted_router_sequence_from_its_first_step(
+        sweep_data: dict[str, Any]) -> None:
+    data = dict(sweep_data, faults=[], router=[{"intent": "DIAGNOSIS"}])
+    data["sweep"] = {"latency": {"model": {"fixed": 1.0}, "tool": {"fixed": 1.0}}}
+    point = run_load(data, 1.0, capacity={}, duration_s=10, seed=3,
+                     overrides={"config.deadline_s": 60})
+    assert point.runs > 3
+    assert set(point.frame["release_outcome"]) == {"SUCCESS"}
+
+
+def test_a_router_error_scripted_first_fails_every_run_not_only_the_first(
+        sweep_data: dict[str, Any]) -> None:
+    data = dict(sweep_data, faults=[], router=[{"error": "router down"}, {"intent": "DIAGNOSIS"}])
+    data["sweep"] = {"latency": {"model": {"fixed": 1.0}, "tool": {"fixed": 1.0}}}
+    point = run_load(data, 1.0, capacity={}, duration_s=10, seed=4,
+                     overrides={"config.deadline_s": 60})
+    assert point.runs > 3
+    assert set(point.frame["run_state"]) == {"FAILED"}
