@@ -115,7 +115,10 @@ def _validate(data: dict[str, Any], node: yaml.Node | None, path: str) -> Scenar
     except ValidationError as exc:
         problems: list[Problem] = []
         seen: set[tuple[str, str]] = set()
-        for err in exc.errors():
+        errors = exc.errors()
+        for err in errors:
+            if _other_branch(err, errors, node):
+                continue
             field, line = _locate(node, err["loc"])
             msg = err["msg"]
             if err["type"] == "extra_forbidden":
@@ -129,6 +132,27 @@ def _validate(data: dict[str, Any], node: yaml.Node | None, path: str) -> Scenar
             seen.add(key)
             problems.append(Problem(path, line, field, msg))
         raise ScenarioError(problems) from exc
+
+
+_SHAPE_ERRORS = frozenset({"dict_type", "list_type", "model_type", "model_attributes_type",
+                           "string_type", "bool_type", "int_type", "float_type"})
+
+
+def _other_branch(err: Any, errors: Sequence[Any], node: yaml.Node | None) -> bool:
+    """True for a union member's "not this shape" error when another member went deeper.
+
+    A ``matrix`` written as a list fails the mapping member with "should be a valid
+    dictionary"; the list member's errors say what is wrong, so only they are reported.
+    """
+    loc = err["loc"]
+    if err["type"] not in _SHAPE_ERRORS or len(loc) < 2 or not isinstance(loc[-1], str):
+        return False
+    prefix = loc[:-1]
+    if _locate(node, loc)[0] != _locate(node, prefix)[0]:
+        return False  # the last part is a key of the document, not a union member
+    n = len(prefix)
+    return any(len(e["loc"]) > n + 1 and tuple(e["loc"][:n]) == tuple(prefix)
+               and e["loc"][n] != loc[-1] for e in errors)
 
 
 def _locate(node: yaml.Node | None, loc: Sequence[int | str]) -> tuple[str, int | None]:
@@ -150,6 +174,8 @@ def _locate(node: yaml.Node | None, loc: Sequence[int | str]) -> tuple[str, int 
             parts.append(str(item))
             node = node.value[item]
             line = node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            continue  # a union member's tag in front of the list's items
         else:
             break
     return ".".join(parts), line

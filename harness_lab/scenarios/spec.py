@@ -96,7 +96,8 @@ class ModelStepSpec(BaseModel):
     ``tool`` (+ ``scope``, ``call_id``, optional ``progress``), ``draft`` (+ optional
     ``progress``), ``report`` (a progress report alone), ``invalid_json`` (raw text),
     ``schema_invalid`` (a raw draft object the schema refuses), ``empty: true`` or
-    ``error`` (a provider error message).
+    ``error`` (a provider error message). ``tool`` and ``draft`` together play one reply
+    carrying both, which the draft contract refuses (a reply is a draft or an action).
     """
 
     model_config = Strict
@@ -117,6 +118,8 @@ class ModelStepSpec(BaseModel):
     def _one_action(self) -> ModelStepSpec:
         given = [k for k in _MODEL_ACTIONS
                  if (getattr(self, k) is not None and getattr(self, k) is not False)]
+        if given == ["tool", "draft"]:
+            return self
         if len(given) != 1:
             raise ValueError(f"a model step needs exactly one of {', '.join(_MODEL_ACTIONS)}; "
                              f"got {given or 'none'}")
@@ -138,6 +141,8 @@ class RepairStepSpec(BaseModel):
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
         given = [k for k in ("draft", "invalid_json", "error") if getattr(self, k) is not None]
+        if given == ["tool", "draft"]:
+            return self
         if len(given) != 1:
             raise ValueError("a repair step needs exactly one of draft, invalid_json, error")
         return self

@@ -80,6 +80,20 @@ def test_a_step_with_two_actions_is_refused() -> None:
     assert message.startswith("bad.yaml:8: model.1: Value error, a model step needs exactly one")
 
 
+def test_a_tool_request_with_a_draft_loads_as_one_reply_carrying_both() -> None:
+    text = GOOD.replace("  - draft: {missing_info: ['which region']}\n",
+                        "  - draft: {missing_info: ['which region']}\n    tool: logs\n")
+    [loaded] = load_text(text, "both.yaml")
+    step = loaded.scenario.model[1]
+    assert (step.tool, step.draft is not None) == ("logs", True)
+
+
+def test_an_unknown_key_in_a_matrix_variant_names_the_variant_field_alone() -> None:
+    text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
+                   "    expect: {tool_cals: 1}\n")
+    assert problems_of(text) == ["bad.yaml:13: matrix.0.expect.tool_cals: unknown key"]
+
+
 def test_a_matrix_list_expands_into_named_variants() -> None:
     text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
                    "  - name: long\n    set: {config.deadline_s: 100}\n")
