@@ -85,6 +85,10 @@ class Script(Generic[T]):
         """True once a non-repeating script has handed out every step."""
         return self.remaining == 0
 
+    def rewind(self) -> None:
+        """Hand out the steps again from the first."""
+        self.used = 0
+
     def take(self, call: int) -> T:
         """The next step for the ``call``-th call (1-based) of the fake that owns the script."""
         if self.repeat:
@@ -144,6 +148,11 @@ class ScriptedModel:
     def remaining(self) -> int | None:
         """Steps not yet played."""
         return self.script.remaining
+
+    def rewind(self) -> None:
+        """Play again from the first step, with no request recorded (a fresh run's model)."""
+        self.requests = []
+        self.script.rewind()
 
     def step(self, request: AgentRequest) -> ModelReply:
         """Record ``request`` and play the next step (ScriptExhausted after the last)."""

@@ -98,6 +98,11 @@ class _Scripted(Generic[Q, S]):
         """Steps not yet played; ``None`` when a single step repeats."""
         return self.script.remaining
 
+    def rewind(self) -> None:
+        """Play again from the first step, with no request recorded (a fresh run's fake)."""
+        self.requests = []
+        self.script.rewind()
+
     def _next(self, request: Q) -> S:
         self.requests.append(request)
         return self.script.take(len(self.requests))

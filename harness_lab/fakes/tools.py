@@ -173,6 +173,13 @@ class ScriptedTool:
         """Steps of ``script`` not yet played."""
         return self.script.remaining
 
+    def rewind(self) -> None:
+        """Play every script again from its first step, with no call recorded."""
+        self.requests = []
+        self.script.rewind()
+        for script in self._by_scope.values():
+            script.rewind()
+
     def validate(self, scope: Mapping[str, Any]) -> str | None:
         """Why ``scope`` is refused: not a mapping, or missing a ``required`` key; else None."""
         return scope_problem(self.name, scope, self.required)

@@ -275,6 +275,10 @@ class UnchangedRepair:
     def __init__(self) -> None:
         self.requests: list[RepairRequest] = []
 
+    def rewind(self) -> None:
+        """Forget the recorded requests (a fresh run's repair)."""
+        self.requests = []
+
     def repair(self, request: RepairRequest) -> ModelReply:
         """Echo the draft back."""
         self.requests.append(request)

@@ -105,6 +105,7 @@ class GridPoint:
         self.store: RunStore = store if store is not None else NullRunStore()
         self._harness: Harness | None = None
         self._ledger = InvocationLedger()
+        self._built: Components | None = None
 
     def harness(self) -> Harness:
         """The harness this grid point's samples share (one simpy environment)."""
@@ -113,17 +114,27 @@ class GridPoint:
         return self._harness
 
     def _components(self) -> Components:
-        return build_components(self.scenario, build_tools(self.scenario.tools))
+        """The scenario's scripted components as a fresh run finds them.
+
+        They are built once and rewound for every later sample (their scripts start again
+        from the first step), which is what building them anew gives, at a fraction of the
+        cost; a sample that errored drops them, and the next one builds them again.
+        """
+        built = self._built
+        if built is not None and _rewind(built):
+            return built
+        built = self._built = build_components(self.scenario, build_tools(self.scenario.tools))
+        return built
 
     def run(self, sample: int) -> Outcome:
         """Play sample ``sample``; never raises for a failure inside the run."""
         try:
             record = self._play(sample)
         except ProcessCrash as exc:
-            self._harness = None  # the environment saw a process die: start a fresh one
+            self._harness = self._built = None  # the environment saw a process die
             return self._error(sample, f"crash: {exc}")
         except Exception as exc:  # one broken sample is an error row, never a lost sweep
-            self._harness = None
+            self._harness = self._built = None
             return self._error(sample, f"{type(exc).__name__}: {exc}")
         violations = (tuple(sorted({v.invariant for v in check(record)}))
                       if self.check_invariants else ())
@@ -174,6 +185,18 @@ class GridPoint:
     def _error(self, sample: int, message: str) -> Outcome:
         return Outcome(self.index, sample, None, None, None, None, None, 0.0, 0, 0, 0,
                        (), message)
+
+
+def _rewind(components: Components) -> bool:
+    """Rewind every component to its first step; False when one cannot be rewound."""
+    parts = (components.router, components.model, components.guard, components.repair,
+             components.responder, components.retriever, *components.tools.values())
+    rewinds = [getattr(part, "rewind", None) for part in parts]
+    if any(r is None for r in rewinds):
+        return False
+    for r in rewinds:
+        r()  # type: ignore[misc]
+    return True
 
 
 def _v(x: Any) -> Any:

@@ -295,3 +295,13 @@ def test_builders_carry_the_latency_and_usage_they_are_given():
     replies = [call_tool("logs", **given), report({}, **given), draft(**given),
                invalid_json(**given), schema_invalid_draft(**given), empty_reply(**given)]
     assert {(r.usage, r.latency_s) for r in replies} == {(TokenUsage(7, 3), 1.5)}
+
+
+def test_a_rewound_scripted_model_plays_again_from_its_first_step_with_no_requests():
+    first, second = call_tool("logs", {"service": "checkout"}), draft("disk full")
+    model = ScriptedModel([first, second])
+    model.step(request(1))
+    model.step(request(2))
+    model.rewind()
+    assert (model.requests, model.remaining) == ([], 2)
+    assert model.step(request(1)) is first

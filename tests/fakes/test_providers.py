@@ -324,3 +324,12 @@ def test_provider_fakes_count_their_remaining_steps_and_none_when_one_step_repea
     router = ScriptedRouter(["DIAGNOSIS", "SYSTEM_CHAT"])
     router.route(ROUTE)
     assert (router.remaining, ScriptedResponder().remaining) == (1, None)
+
+
+def test_a_rewound_router_routes_again_from_its_first_step_with_no_requests():
+    router = ScriptedRouter([IntentType.DIAGNOSIS, IntentType.SYSTEM_CHAT])
+    router.route(ROUTE)
+    router.route(ROUTE)
+    router.rewind()
+    assert router.requests == []
+    assert router.route(ROUTE).intent is IntentType.DIAGNOSIS

@@ -226,3 +226,14 @@ def test_by_scope_listing_one_scope_twice_is_refused():
 
 def test_scope_key_is_compact_sorted_json():
     assert scope_key({"since": "1h", "service": "a"}) == '{"service":"a","since":"1h"}'
+
+
+def test_a_rewound_tool_plays_its_script_and_scope_sequences_from_the_start():
+    tool = ScriptedTool("logs", [Evidence([{"line": "one"}]), Evidence([{"line": "two"}])],
+                        by_scope=[({"service": "a"}, [Evidence([{"line": "a1"}])])])
+    assert lines(tool.invoke(call({"service": "a"}))) == ["a1"]
+    assert lines(tool.invoke(call({"service": "a"}))) == ["one"]
+    tool.rewind()
+    assert tool.requests == []
+    assert lines(tool.invoke(call({"service": "a"}))) == ["a1"]
+    assert lines(tool.invoke(call({"service": "b"}))) == ["one"]
