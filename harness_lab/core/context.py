@@ -58,6 +58,11 @@ class LatencyModel(Protocol):
         ...
 
 
+def _clock_of(env: simpy.Environment) -> Callable[[], float]:
+    """The virtual clock of ``env`` as a function."""
+    return lambda: env.now
+
+
 class RunContext:
     """The live state of one run; the harness's single source of "is this run active"."""
 
@@ -78,18 +83,16 @@ class RunContext:
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
         self.lifecycle = RunLifecycle(run_id, allow_override=late)
         self.discard_late = not late
-        self.cancellation = RunCancellation(self.lifecycle, self._now)
+        clock = _clock_of(env)  # not a bound method: a run's objects hold no cycle through it
+        self.cancellation = RunCancellation(self.lifecycle, clock)
         self.budget = RunBudget(config.budget)
-        self.tracer = Tracer(run_id, self._now)
+        self.tracer = Tracer(run_id, clock)
         self.probe = probe
         self.latency = latency
         self.capacity = capacity
         self._counts: dict[CallKind, int] = {}
         self._name_counts: dict[tuple[CallKind, str], int] = {}
         self.discarded: list[tuple[CallKind, str, float]] = []
-
-    def _now(self) -> float:
-        return self.env.now
 
     @property
     def now(self) -> float:
@@ -160,16 +163,22 @@ class RunContext:
                 yield self.env.timeout(latency)
         elif latency > 0:
             yield self.env.timeout(latency)
-        if probe is not None:
-            probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
         try:
-            if self.discard_late and not self.certainly_active():
-                self.check_active(f"after {kind}:{name}")
-        except RunAborted:
-            self.discarded.append((kind, name, self.env.now))
-            self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,
-                             {"call": kind.value, "name": name, "state": self.state.value})
-            raise
-        if error is not None:
-            raise error
-        return result  # type: ignore[no-any-return]
+            if probe is not None:
+                probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
+            try:
+                if self.discard_late and not self.certainly_active():
+                    self.check_active(f"after {kind}:{name}")
+            except RunAborted:
+                self.discarded.append((kind, name, self.env.now))
+                self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,
+                                 {"call": kind.value, "name": name, "state": self.state.value})
+                raise
+            if error is not None:
+                raise error
+            return result  # type: ignore[no-any-return]
+        finally:
+            # whatever is raised from here has a traceback holding this frame; if the frame
+            # still held the call's error, the two would keep each other (and the whole run)
+            # alive until the garbage collector's next pass instead of being freed at once
+            error = None

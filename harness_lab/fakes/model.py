@@ -6,6 +6,7 @@ same reply: objects are dicts, arrays are lists, enums are their string values.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
@@ -113,10 +114,27 @@ def with_defaults(reply: R, latency_s: float | None, usage: TokenUsage | None) -
     return dataclasses.replace(reply, **changes) if changes else reply
 
 
+def fresh_error(error: BaseException) -> BaseException:
+    """A new exception like the scripted ``error``, for one call to raise.
+
+    Raising the script's own instance on every call would chain each call's traceback onto
+    the last (a script that repeats one error grows it without end) and keep the frames of
+    every earlier run alive through it. The copy has the type, message and attributes of
+    ``error``; an exception that cannot be copied is raised itself, its traceback cleared.
+    """
+    try:
+        clone = copy.copy(error)
+    except Exception:
+        return error.with_traceback(None)
+    if type(clone) is not type(error) or clone.args != error.args:
+        return error.with_traceback(None)
+    return clone
+
+
 def play_step(step: object, request: Any, reply_type: type[R]) -> R:
     """Perform one scripted step: raise an exception, return a reply, or call a callable."""
     if isinstance(step, BaseException):
-        raise step
+        raise fresh_error(step)
     if isinstance(step, reply_type):
         return step
     if callable(step):

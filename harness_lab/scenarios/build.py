@@ -185,7 +185,10 @@ class _StepPlayer:
         if base is None:
             reply = model_reply(self.spec, request.run_id)
             if isinstance(reply, ProviderError):
-                raise reply
+                try:
+                    raise reply
+                finally:  # no frame of the traceback may keep the error: see RunContext.call
+                    del reply
             return reply
         run_id = request.run_id
         fill_payload, fill_scope = self._payload, self._scope

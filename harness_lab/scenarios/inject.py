@@ -177,6 +177,19 @@ class FaultPlan:
                 return ProviderError(f"{f.message} (injected)", latency_s=f.latency_s)
         return None
 
+    def raise_provider(self, call: str, n: int) -> None:
+        """Raise the provider error injected at the ``n``-th ``call``, if any.
+
+        No frame keeps the raised error in a variable: its traceback holds the frames, and a
+        frame holding the error would keep both (and the run) alive until the collector ran.
+        """
+        error = self.provider(call, n)
+        if error is not None:
+            try:
+                raise error
+            finally:
+                del error
+
     def spike(self, call: CallKind, n: int, tool: str | None = None,
               total: int | None = None) -> float | None:
         """The spiked latency of the ``n``-th call, if any.
@@ -249,9 +262,7 @@ class _FaultyModel:
         plan = self.plan
         n = plan.count("model")
         self.requests.append(request)
-        error = plan.provider("model", n)
-        if error is not None:
-            raise error
+        plan.raise_provider("model", n)
         for i, f in plan.of(fs.InvalidDraft):
             if f.n == n:
                 plan.fire(i)
@@ -395,9 +406,7 @@ class _FaultyRouter:
         for i, _ in plan.of(fs.RouterUnavailable):
             plan.fire(i)
             raise ProviderError("router unavailable (injected)")
-        error = plan.provider("router", n)
-        if error is not None:
-            raise error
+        plan.raise_provider("router", n)
         spike = plan.spike(CallKind.ROUTER, n)
         reply = _spiked(lambda: self.inner.route(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
@@ -412,9 +421,7 @@ class _FaultyGuard:
     def judge(self, request: GuardRequest) -> GuardReply:
         plan = self.plan
         n = plan.count("guard")
-        error = plan.provider("guard", n)
-        if error is not None:
-            raise error
+        plan.raise_provider("guard", n)
         spike = plan.spike(CallKind.GUARD, n)
         for i, f in plan.of(fs.SemanticFault):
             if f.n == n:
@@ -436,9 +443,7 @@ class _FaultyRepair:
     def repair(self, request: RepairRequest) -> ModelReply:
         plan = self.plan
         n = plan.count("repair")
-        error = plan.provider("repair", n)
-        if error is not None:
-            raise error
+        plan.raise_provider("repair", n)
         for i, f in plan.of(fs.RepairFailed):
             plan.fire(i)
             if f.form == "error":
@@ -461,9 +466,7 @@ class _FaultyResponder:
 
     def answer(self, request: AnswerRequest) -> AnswerReply:
         n = self.plan.count("responder")
-        error = self.plan.provider("responder", n)
-        if error is not None:
-            raise error
+        self.plan.raise_provider("responder", n)
         spike = self.plan.spike(CallKind.RESPONDER, n)
         reply = _spiked(lambda: self.inner.answer(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
@@ -477,9 +480,7 @@ class _FaultyRetriever:
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalReply:
         n = self.plan.count("retriever")
-        error = self.plan.provider("retriever", n)
-        if error is not None:
-            raise error
+        self.plan.raise_provider("retriever", n)
         spike = self.plan.spike(CallKind.RETRIEVER, n)
         reply = _spiked(lambda: self.inner.retrieve(request), spike)
         return reply if spike is None else dataclasses.replace(reply, latency_s=spike)

@@ -178,7 +178,15 @@ class GridPoint:
                                   (sto.cancel, handle.live.user_cancel)):
                 if timed is not None and rng.random() < timed.p:
                     harness.at(handle, compile_distribution(timed.at_s)(rng), action)
-        harness.env.run(until=handle.process)
+        env = harness.env
+        env.run(until=handle.process)
+        # let the environment finish what is still scheduled (the finished process's own
+        # event, timers of faults that can no longer act): a simpy Environment holds itself
+        # in a reference cycle, so anything left in its queue would keep the whole run alive
+        # until the garbage collector's next full pass, instead of freeing it now
+        env.run()
+        if plan is not None:
+            plan.live = None  # the run's context holds the plan as its probe: break the loop
         harness.handles.clear()  # a sweep keeps outcomes, not every run's live objects
         return handle.record
 

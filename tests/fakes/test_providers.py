@@ -333,3 +333,16 @@ def test_a_rewound_router_routes_again_from_its_first_step_with_no_requests():
     router.rewind()
     assert router.requests == []
     assert router.route(ROUTE).intent is IntentType.DIAGNOSIS
+
+
+def test_a_repeating_scripted_error_raises_a_new_exception_on_every_call():
+    scripted = ProviderError("router down", latency_s=2.0, status=503)
+    router = ScriptedRouter(scripted)
+    raised = []
+    for _ in range(3):
+        with pytest.raises(ProviderError) as caught:
+            router.route(ROUTE)
+        raised.append(caught.value)
+    assert len({id(e) for e in raised}) == 3 and scripted not in raised
+    assert {(str(e), e.latency_s, e.status) for e in raised} == {("router down", 2.0, 503)}
+    assert scripted.__traceback__ is None

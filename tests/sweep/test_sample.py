@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
+
+import pytest
 
 from harness_lab.sweep.sample import GridPoint
 
@@ -22,3 +25,35 @@ def test_a_sample_played_after_others_keeps_the_whole_record_of_a_fresh_one(
     for i in range(10):
         shared.run(i)
     assert shared.record(11).to_dict() == GridPoint(sweep_data, 0, 3).record(11).to_dict()
+
+
+FAULTS = {
+    "sampled faults": [],
+    "an injected model error": [{"kind": "provider_error", "call": "model", "n": 2}],
+    "a scripted router error": None,
+}
+
+
+@pytest.mark.parametrize("faults", FAULTS.values(), ids=FAULTS.keys())
+def test_a_played_sample_leaves_none_of_its_objects_to_the_garbage_collector(
+        sweep_data: dict[str, Any], faults: list[dict[str, Any]] | None) -> None:
+    data = (dict(sweep_data, faults=faults) if faults is not None
+            else dict(sweep_data, router={"error": "router down"}))
+    point = GridPoint(data, 0, 5)
+    point.run(0)
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for i in range(1, 6):
+            point.run(i)
+        gc.collect()
+        left = sorted({type(o).__qualname__ for o in gc.garbage
+                       if type(o).__module__.startswith("harness_lab")})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was_enabled:
+            gc.enable()
+    assert left == []
