@@ -9,7 +9,7 @@ becomes an error outcome and the sweep goes on.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +106,7 @@ class GridPoint:
         self._harness: Harness | None = None
         self._ledger = InvocationLedger()
         self._built: Components | None = None
+        self._rewinds: list[Callable[[], None]] | None = None
 
     def harness(self) -> Harness:
         """The harness this grid point's samples share (one simpy environment)."""
@@ -120,10 +121,13 @@ class GridPoint:
         from the first step), which is what building them anew gives, at a fraction of the
         cost; a sample that errored drops them, and the next one builds them again.
         """
-        built = self._built
-        if built is not None and _rewind(built):
+        built, rewinds = self._built, self._rewinds
+        if built is not None and rewinds is not None:
+            for rewind in rewinds:
+                rewind()
             return built
         built = self._built = build_components(self.scenario, build_tools(self.scenario.tools))
+        self._rewinds = _rewinds(built)
         return built
 
     def run(self, sample: int) -> Outcome:
@@ -131,10 +135,10 @@ class GridPoint:
         try:
             record = self._play(sample)
         except ProcessCrash as exc:
-            self._harness = self._built = None  # the environment saw a process die
+            self._harness = self._built = self._rewinds = None  # the environment saw a process die
             return self._error(sample, f"crash: {exc}")
         except Exception as exc:  # one broken sample is an error row, never a lost sweep
-            self._harness = self._built = None
+            self._harness = self._built = self._rewinds = None
             return self._error(sample, f"{type(exc).__name__}: {exc}")
         violations = (tuple(sorted({v.invariant for v in check(record)}))
                       if self.check_invariants else ())
@@ -195,16 +199,14 @@ class GridPoint:
                        (), message)
 
 
-def _rewind(components: Components) -> bool:
-    """Rewind every component to its first step; False when one cannot be rewound."""
+def _rewinds(components: Components) -> list[Callable[[], None]] | None:
+    """The rewind methods of every component, or None when one cannot be rewound."""
     parts = (components.router, components.model, components.guard, components.repair,
              components.responder, components.retriever, *components.tools.values())
     rewinds = [getattr(part, "rewind", None) for part in parts]
     if any(r is None for r in rewinds):
-        return False
-    for r in rewinds:
-        r()  # type: ignore[misc]
-    return True
+        return None
+    return rewinds  # type: ignore[return-value]
 
 
 def _v(x: Any) -> Any:
