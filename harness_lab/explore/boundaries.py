@@ -30,9 +30,9 @@ from harness_lab.application.live import LiveRun
 from harness_lab.core.context import Boundary, BoundaryProbe, RunContext
 from harness_lab.diagnosis.progress import verified
 from harness_lab.harness import Harness
+from harness_lab.outcome_table import OUTCOME_BY_CASE, OUTCOME_TABLE, ExpectedOutcome
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
-from harness_lab.report.mapping import OUTCOME_BY_CASE, OUTCOME_TABLE, ExpectedOutcome
 from harness_lab.scenarios.faults import At
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.runner import ScenarioRun

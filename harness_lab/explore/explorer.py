@@ -33,7 +33,7 @@ from harness_lab.explore.oracle import (
     row_expectation,
 )
 from harness_lab.explore.variants import Variant, enumerate_variants
-from harness_lab.report.mapping import OUTCOME_BY_CASE
+from harness_lab.outcome_table import OUTCOME_BY_CASE
 from harness_lab.report.plots import outcome_heatmap
 from harness_lab.scenarios.loader import LoadedScenario, load_file
 from harness_lab.scenarios.runner import ScenarioRun

@@ -70,13 +70,13 @@ from typing import Any
 
 from harness_lab.explore.boundaries import BaseRun, BoundaryState
 from harness_lab.explore.variants import FAULT_ADAPTER
-from harness_lab.ports import CallKind
-from harness_lab.report.mapping import (
+from harness_lab.outcome_table import (
     OUTCOME_BY_CASE,
     OUTCOME_TABLE,
     STORED_STATUS_FOR_OUTCOME,
     ExpectedOutcome,
 )
+from harness_lab.ports import CallKind
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.runner import ScenarioResult
 from harness_lab.states import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness_lab.report.mapping import OUTCOME_BY_CASE, ExpectedOutcome
+from harness_lab.outcome_table import OUTCOME_BY_CASE, ExpectedOutcome
 
 __all__ = ["CASES", "ExpectedOutcome"]
 

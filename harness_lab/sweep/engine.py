@@ -9,22 +9,17 @@ completed chunk.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
+from harness_lab.sweep.chunk import ChunkResult, run_chunk
 from harness_lab.sweep.result import SweepResult
-from harness_lab.sweep.sample import GridPoint, Outcome, apply_overrides, sample_of
-
-if TYPE_CHECKING:
-    from harness_lab.store.group import GroupCommitStore
-    from harness_lab.store.sql import SqlRunStore
 
 __all__ = ["ChunkResult", "Sweep", "grid_points", "run_chunk"]
 
@@ -34,70 +29,6 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     keys = list(grid)
     return [dict(zip(keys, values, strict=True))
             for values in itertools.product(*(grid[k] for k in keys))] or [{}]
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkResult:
-    """The outcomes of one chunk of samples, plus the records it was asked to keep."""
-
-    grid: int
-    start: int
-    outcomes: tuple[Outcome, ...]
-    failures: tuple[dict[str, Any], ...] = ()
-    kept: tuple[dict[str, Any], ...] = ()
-
-
-def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
-              start: int, stop: int, *, check_invariants: bool = True, keep_failures: int = 20,
-              keep_every: int = 0, store_url: str | None = None,
-              commit_every: int = 256) -> ChunkResult:
-    """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
-
-    With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
-    (1: a transaction per step of each run, as the live harness writes them).
-    """
-    store: SqlRunStore | GroupCommitStore | None = None
-    if store_url is not None:
-        from harness_lab.store.group import GroupCommitStore
-        from harness_lab.store.sql import SqlRunStore
-
-        sql = SqlRunStore(store_url)
-        store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
-    point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
-                      check_invariants=check_invariants, store=store)
-    outcomes: list[Outcome] = []
-    failures: list[dict[str, Any]] = []
-    kept: list[dict[str, Any]] = []
-    # kept samples are played again for their whole record, away from the store: the store
-    # already holds each sample's run under its id
-    replay = (GridPoint(apply_overrides(dict(data), overrides), grid, seed)
-              if keep_every and store is not None else point)
-    for i in range(start, stop):
-        outcome = point.run(i)
-        outcomes.append(outcome)
-        if outcome.failed and len(failures) < keep_failures:
-            failures.append(_failure(point, outcome))
-        if keep_every and i % keep_every == 0:
-            try:  # the same seeded sample, played again for its whole record
-                kept.append(replay.record(i).to_dict())
-            except Exception as exc:  # a kept sample that crashes is already a failure row
-                kept.append({"grid": grid, "sample": i, "error": str(exc)})
-    if store is not None:
-        store.close()
-        lost = store.failures if isinstance(store, GroupCommitStore) else {}
-        for run_id, message in lost.items():  # a run whose rows were not written errors
-            i = sample_of(run_id) - start
-            if 0 <= i < len(outcomes):
-                outcomes[i] = dataclasses.replace(outcomes[i], error=f"store: {message}")
-                if len(failures) < keep_failures:
-                    failures.append(_failure(point, outcomes[i]))
-    return ChunkResult(grid, start, tuple(outcomes), tuple(failures), tuple(kept))
-
-
-def _failure(point: GridPoint, outcome: Outcome) -> dict[str, Any]:
-    return {"grid": outcome.grid, "sample": outcome.sample, "seed": point.seed,
-            "error": outcome.error, "violations": list(outcome.violations),
-            "run_state": outcome.run_state, "release_outcome": outcome.release_outcome}
 
 
 @dataclass

@@ -15,7 +15,7 @@ from harness_lab.report.frames import AXIS_DTYPES
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from harness_lab.sweep.engine import ChunkResult
+    from harness_lab.sweep.chunk import ChunkResult
 
 __all__ = ["OUTCOME_COLUMNS", "SweepResult", "wilson"]
 
