@@ -89,3 +89,25 @@ def test_a_cancel_during_the_call_discards_the_late_result():
     assert ctx.tracer.events[-2].status is TraceEventStatus.DISCARDED
     assert b.records[0].status is InvocationStatus.ERROR
     assert b.records[0].error_code is ToolErrorCode.ABORTED
+
+
+
+def test_a_request_made_after_the_run_ended_is_rejected_for_the_run_and_aborts():
+    env = simpy.Environment()
+    ctx = RunContext("r1", "s1", env, HarnessConfig())
+    boundary = ToolBoundary(ctx, {"logs": LogTool([{"x": 1}])}, InvocationLedger(),
+                            CollectionController(3, 3))
+    ctx.cancel(CancellationReason.USER_REQUESTED)
+    raised = []
+
+    def proc():
+        try:
+            yield from boundary.invoke(ToolCallRequest("logs", {"service": "a"}))
+        except Exception as exc:  # the test inspects what was raised
+            raised.append(type(exc).__name__)
+
+    env.process(proc())
+    env.run()
+    assert raised == ["RunAborted"]
+    assert [r.reason for r in boundary.rejections] == [PreflightReason.RUN]
+    assert boundary.records == []
