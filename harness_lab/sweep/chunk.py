@@ -8,7 +8,7 @@ SQLAlchemy only when the chunk persists its runs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,18 +18,52 @@ if TYPE_CHECKING:
     from harness_lab.store.group import GroupCommitStore
     from harness_lab.store.sql import SqlRunStore
 
-__all__ = ["ChunkResult", "run_chunk"]
+__all__ = ["OUTCOME_COLUMNS", "ChunkResult", "run_chunk"]
+
+
+OUTCOME_COLUMNS = ("grid", "sample", "intent", "run_state", "release_outcome", "fallback_type",
+                   "db_status", "duration_s", "tool_calls", "model_calls", "tokens",
+                   "violations", "error")
+"""The fields of :class:`~harness_lab.sweep.sample.Outcome`, one column each."""
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkResult:
-    """The outcomes of one chunk of samples, plus the records it was asked to keep."""
+    """The outcomes of one chunk of samples as columns, plus the records it was asked to keep.
+
+    ``columns`` holds one list per :data:`OUTCOME_COLUMNS` name, a value per sample in sample
+    order (``violations`` as comma-joined text): built in the worker, so what travels back
+    and what the sweep keeps is a few lists, not an object per sample.
+    """
 
     grid: int
     start: int
-    outcomes: tuple[Outcome, ...]
+    columns: Mapping[str, list[Any]]
     failures: tuple[dict[str, Any], ...] = ()
     kept: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, grid: int, start: int, outcomes: Sequence[Outcome],
+           failures: tuple[dict[str, Any], ...] = (),
+           kept: tuple[dict[str, Any], ...] = ()) -> ChunkResult:
+        """The chunk result of ``outcomes`` (in sample order)."""
+        columns = {c: [getattr(o, c) for o in outcomes] for c in OUTCOME_COLUMNS}
+        columns["violations"] = [",".join(v) for v in columns["violations"]]
+        return cls(grid, start, columns, failures, kept)
+
+    def __len__(self) -> int:
+        return len(self.columns["sample"])
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """The chunk's outcomes as :class:`Outcome` objects again."""
+        cols = [self.columns[c] for c in OUTCOME_COLUMNS]
+        out = []
+        for values in zip(*cols, strict=True):
+            row = dict(zip(OUTCOME_COLUMNS, values, strict=True))
+            row["violations"] = tuple(row["violations"].split(",")) if row["violations"] else ()
+            out.append(Outcome(**row))
+        return tuple(out)
 
 
 def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
@@ -76,7 +110,7 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
                 outcomes[i] = dataclasses.replace(outcomes[i], error=f"store: {message}")
                 if len(failures) < keep_failures:
                     failures.append(_failure(point, outcomes[i]))
-    return ChunkResult(grid, start, tuple(outcomes), tuple(failures), tuple(kept))
+    return ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))
 
 
 def _failure(point: GridPoint, outcome: Outcome) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from harness_lab.report.frames import AXIS_DTYPES
+from harness_lab.sweep.chunk import OUTCOME_COLUMNS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -18,10 +20,6 @@ if TYPE_CHECKING:
     from harness_lab.sweep.chunk import ChunkResult
 
 __all__ = ["OUTCOME_COLUMNS", "SweepResult", "wilson"]
-
-OUTCOME_COLUMNS = ("grid", "sample", "intent", "run_state", "release_outcome", "fallback_type",
-                   "db_status", "duration_s", "tool_calls", "model_calls", "tokens",
-                   "violations", "error")
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -54,10 +52,8 @@ class SweepResult:
                     ) -> SweepResult:
         """Merge chunk results in (grid, sample) order, whatever order they completed in."""
         ordered = sorted(chunks, key=lambda c: (c.grid, c.start))
-        outcomes = [o for chunk in ordered for o in chunk.outcomes]
-        columns: dict[str, list[Any]] = {c: [getattr(o, c) for o in outcomes]
-                                         for c in OUTCOME_COLUMNS}
-        columns["violations"] = [",".join(v) for v in columns["violations"]]
+        columns = {c: list(itertools.chain.from_iterable(chunk.columns[c] for chunk in ordered))
+                   for c in OUTCOME_COLUMNS}
         frame = pd.DataFrame(columns)
         for name in ("intent", "run_state", "release_outcome", "fallback_type", "db_status"):
             frame[name] = frame[name].astype(AXIS_DTYPES[name])
