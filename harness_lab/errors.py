@@ -114,6 +114,10 @@ class ReleaseFailed(HarnessError):
     """Release found no safe content to publish: the run must fail."""
 
 
+class SweepError(HarnessError):
+    """A sweep cannot start as asked; raised before any sample runs, so nothing is lost."""
+
+
 class ScriptExhausted(HarnessError):
     """A scripted fake was asked for more steps than its script holds."""
 

@@ -23,6 +23,7 @@ def _pairs(items: list[str] | None) -> dict[str, Any]:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness_lab.cli import format_rows
+    from harness_lab.errors import SweepError
     from harness_lab.scenarios import ScenarioError
     from harness_lab.sweep.engine import Sweep
 
@@ -41,13 +42,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.compare is not None or args.against is not None:
         from harness_lab.sweep.compare import compare_policies
 
-        table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
+        try:
+            table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
+        except SweepError as exc:
+            print(f"harness-lab sweep: {exc}", file=sys.stderr)
+            return 2
         print(f"A: {args.compare or []}  B: {args.against or []}  "
               f"({ra.samples} samples each, seed {args.seed})")
         rows = table.to_dict("records")
         print(format_rows(rows, list(table.columns), args.format), end="")
         return 0
-    result = sweep.run()
+    try:
+        result = sweep.run()
+    except SweepError as exc:
+        print(f"harness-lab sweep: {exc}", file=sys.stderr)
+        return 2
     summary = result.summary()
     print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
     by = next(iter(result.points[0]), None) if result.points and result.points[0] else None

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness_lab.errors import SweepError
 from harness_lab.sweep.engine import Sweep
 from harness_lab.sweep.result import SweepResult, wilson
 
@@ -27,8 +28,12 @@ def compare_policies(sweep: Sweep, a: Mapping[str, Any], b: Mapping[str, Any]
     """Outcome shares under overrides ``a`` and ``b`` and their difference (b - a).
 
     Both sides replay the same samples with the same seed streams, so a difference comes
-    from the configuration alone.
+    from the configuration alone. They replay the same run ids too, so a sweep persisting its
+    runs cannot be compared (SweepError, before any sample runs).
     """
+    if sweep.store_url is not None:
+        raise SweepError("a policy comparison plays the same run ids under both policies, so "
+                         "it cannot persist both into one database: compare without persisting")
     ra = replace(sweep, overrides={**sweep.overrides, **a}).run()
     rb = replace(sweep, overrides={**sweep.overrides, **b}).run()
     la, lb = outcome_label(ra.frame), outcome_label(rb.frame)

@@ -18,8 +18,10 @@ from typing import Any
 
 import yaml
 
+from harness_lab.errors import SweepError
 from harness_lab.sweep.chunk import ChunkResult, run_chunk
 from harness_lab.sweep.result import SweepResult
+from harness_lab.sweep.sample import run_id_of
 
 __all__ = ["ChunkResult", "Sweep", "grid_points", "run_chunk"]
 
@@ -76,7 +78,13 @@ class Sweep:
         return out
 
     def run(self) -> SweepResult:
-        """Run every sample; Ctrl-C keeps the chunks completed so far."""
+        """Run every sample; Ctrl-C keeps the chunks completed so far.
+
+        A sweep persisting into a database that already holds its runs (the same run ids:
+        the same sweep run before) raises SweepError before any sample runs.
+        """
+        if self.store_url is not None:
+            self._refuse_stored_runs(self.store_url)
         chunks = self._chunks()
         started = time.perf_counter()
         results: list[ChunkResult] = []
@@ -95,6 +103,21 @@ class Sweep:
         return SweepResult.from_chunks(results, self.points(), elapsed=elapsed,
                                        interrupted=interrupted, workers=self.workers,
                                        scenario=str(self.data.get("name")))
+
+    def _refuse_stored_runs(self, url: str) -> None:
+        from harness_lab.store.sql import SqlRunStore
+
+        store = SqlRunStore(url)
+        try:
+            for g in range(len(self.points())):
+                for sample in sorted({0, max(self.samples - 1, 0)}):
+                    run_id = run_id_of(g, sample)
+                    if store.get_run(run_id) is not None:
+                        raise SweepError(
+                            f"{url} already holds run {run_id} of this sweep: persist each "
+                            "sweep into a fresh database (or remove this one first)")
+        finally:
+            store.close()
 
     def _kwargs(self) -> dict[str, Any]:
         return {"check_invariants": self.check_invariants, "keep_failures": self.keep_failures,

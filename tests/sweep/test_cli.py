@@ -50,3 +50,13 @@ def test_a_malformed_sweep_file_is_a_usage_error(tmp_path: Path,
                    encoding="utf-8")
     assert main(["sweep", str(bad)]) == 2
     assert "latency: unknown call kind(s) ['modle']" in capsys.readouterr().err
+
+
+def test_a_second_sweep_into_the_same_database_is_refused_with_the_reason(
+        sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["sweep", str(sweep_file), "--samples", "3", "--persist", url]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "already holds run run-g0-s0000000 of this sweep" in capsys.readouterr().err

@@ -93,3 +93,27 @@ def test_every_run_can_be_persisted_to_a_sqlite_file(sweep_data: dict[str, Any],
     assert len(stored) == 10
     assert sorted(stored["run_state"].astype(str)) == sorted(
         result.frame["run_state"].astype(str))
+
+
+def test_a_sweep_refuses_a_database_that_already_holds_its_runs_and_keeps_them(
+        sweep_data: dict[str, Any], tmp_path: Any) -> None:
+    from harness_lab.errors import SweepError
+    from harness_lab.report.frames import read_runs
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Sweep(sweep_data, samples=5, seed=1, store_url=url).run()
+    before = read_runs(url)
+    with pytest.raises(SweepError, match="already holds run run-g0-s0000000 of this sweep"):
+        Sweep(sweep_data, samples=8, seed=2, store_url=url).run()
+    assert read_runs(url).equals(before)
+
+
+def test_a_persisting_sweep_cannot_be_compared_under_two_policies(
+        sweep_data: dict[str, Any], tmp_path: Any) -> None:
+    from harness_lab.errors import SweepError
+    from harness_lab.sweep.compare import compare_policies
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with pytest.raises(SweepError, match="cannot persist both"):
+        compare_policies(Sweep(sweep_data, samples=5, store_url=url),
+                         {"config.no_gain_threshold": 2}, {"config.no_gain_threshold": 3})
