@@ -3,6 +3,9 @@
     python benchmarks/bench_sweep.py            # quick: 20,000 runs per measurement
     python benchmarks/bench_sweep.py --full     # adds the 1,000,000-run sweep on 2 cores
 
+Each one-core figure is the best of ``--repeat`` measurements (3 by default), as timeit
+reports: on a shared machine the fastest repetition is the one least disturbed.
+
 The canonical run (``benchmarks/canonical.yaml``) routes, makes five tool calls, passes both
 guards, releases, streams SSE and writes its trace. The floor is a bare simpy process making
 the same number of timed boundaries per run; the SQLite floor is the driver alone writing the
@@ -108,30 +111,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20_000)
     parser.add_argument("--full", action="store_true", help="also the 1,000,000-run sweep")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="repetitions of each one-core measurement; the best is printed")
     args = parser.parse_args(argv)
+    rep = max(args.repeat, 1)
     n = args.runs
     bounds = boundaries_per_run()
     print(f"canonical run: {bounds} timed boundaries per run")
     figures: dict[str, float] = {}
     for label, invariants in (("no SQL, invariants checked", True),
                               ("no SQL, invariants off", False)):
-        r = _sweep(n, invariants=invariants)
+        r = max((_sweep(n, invariants=invariants) for _ in range(rep)),
+                key=lambda x: x.runs_per_second)
         figures[label] = r.runs_per_second
         print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({n:,} runs, "
               f"{r.elapsed_s:.2f} s, {1e6 / r.runs_per_second:.0f} us/run)")
     m = max(n // 4, 1000)
     for label, every in (("SQLite, a transaction per run step", 1),
                          ("SQLite, 256 runs per transaction", 256)):
-        with tempfile.TemporaryDirectory() as tmp:
-            db = Path(tmp) / "runs.db"
-            r = _sweep(m, store_url=f"sqlite:///{db}", commit_every=every)
-            sql_floor = sqlite_floor(db)
-        print(f"{label:<36} {r.runs_per_second:>9,.0f} runs/s on 1 core  ({m:,} runs, "
-              f"{1e6 / r.runs_per_second:.0f} us/run)")
+        best, sql_floor = 0.0, 0.0
+        for _ in range(rep):
+            with tempfile.TemporaryDirectory() as tmp:
+                db = Path(tmp) / "runs.db"
+                r = _sweep(m, store_url=f"sqlite:///{db}", commit_every=every)
+                best = max(best, r.runs_per_second)
+                sql_floor = max(sql_floor, sqlite_floor(db))  # the last loop's rows: grouped
+        print(f"{label:<36} {best:>9,.0f} runs/s on 1 core  ({m:,} runs, "
+              f"{1e6 / best:.0f} us/run)")
     print(f"{'SQLite alone, the same rows':<36} {sql_floor:>9,.0f} runs/s  "
           f"({1e6 / sql_floor:.0f} us/run: the driver writing each run's rows, 256 a "
           f"transaction)")
-    floor = bare_simpy(n, bounds)
+    floor = max(bare_simpy(n, bounds) for _ in range(rep))
     harness = figures["no SQL, invariants off"]
     print(f"{'bare simpy loop (the floor)':<36} {floor:>9,.0f} runs/s  "
           f"(harness / floor = 1 : {floor / harness:.1f})")
