@@ -35,6 +35,7 @@ __all__ = [
     "call_tool",
     "draft",
     "empty_reply",
+    "fresh_error",
     "invalid_json",
     "play_step",
     "progress",
