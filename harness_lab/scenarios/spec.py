@@ -141,8 +141,6 @@ class RepairStepSpec(BaseModel):
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
         given = [k for k in ("draft", "invalid_json", "error") if getattr(self, k) is not None]
-        if given == ["tool", "draft"]:
-            return self
         if len(given) != 1:
             raise ValueError("a repair step needs exactly one of draft, invalid_json, error")
         return self
