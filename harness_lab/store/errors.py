@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness_lab.errors import HarnessError
+from harness_lab.json_text import dumps
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.states import (
     STORED_STATUS_TRANSITIONS,
@@ -20,11 +21,11 @@ from harness_lab.states import (
     TraceEventType,
 )
 from harness_lab.store.base import COMPLETION_COLUMNS, RUN_COLUMNS, RunCompletion, RunStart
-from harness_lab.store.json_text import dumps
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
 __all__ = [
+    "EVENT_COLUMNS",
     "StoreError",
     "as_float",
     "check_completion",
@@ -34,6 +35,7 @@ __all__ = [
     "complete_row",
     "decoded",
     "event_row",
+    "event_values",
     "invocation_row",
     "is_previous_turn_row",
     "previous_turn_from_row",
@@ -152,15 +154,23 @@ def invocation_row(inv: CanonicalInvocation) -> dict[str, Any]:
     return row
 
 
-def event_row(ev: TraceEvent) -> dict[str, Any]:
-    """The trace_event row of ``ev``: ``to_dict()`` with ``detail`` as JSON text."""
+EVENT_COLUMNS = ("run_id", "seq", "t", "type", "phase", "status", "detail")
+"""The columns of a trace_event row, in table order (the order of :func:`event_values`)."""
+
+
+def event_values(ev: TraceEvent) -> tuple[Any, ...]:
+    """The trace_event row of ``ev`` as values in :data:`EVENT_COLUMNS` order."""
     detail = ev.detail
     # built field by field (the shape of to_dict(), which a test holds it to): two dozen
     # rows a run, and the enums' plain _value_ skips the slower .value property
-    return {"run_id": ev.run_id, "seq": ev.seq, "t": float(ev.t), "type": ev.type._value_,
-            "phase": ev.phase._value_, "status": ev.status._value_,
-            "detail": to_json(detail if type(detail) is dict else dict(detail), ev.run_id,
-                              lambda: f"trace event {ev.seq} detail")}
+    return (ev.run_id, ev.seq, float(ev.t), ev.type._value_, ev.phase._value_,
+            ev.status._value_, to_json(detail if type(detail) is dict else dict(detail),
+                                       ev.run_id, lambda: f"trace event {ev.seq} detail"))
+
+
+def event_row(ev: TraceEvent) -> dict[str, Any]:
+    """The trace_event row of ``ev``: ``to_dict()`` with ``detail`` as JSON text."""
+    return dict(zip(EVENT_COLUMNS, event_values(ev), strict=True))
 
 
 def decoded(row: Mapping[str, Any], column: str) -> dict[str, Any]:

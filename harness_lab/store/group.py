@@ -47,13 +47,14 @@ from harness_lab.store.base import (
     SessionContext,
 )
 from harness_lab.store.errors import (
+    EVENT_COLUMNS,
     StoreError,
     check_completion,
     check_history_limit,
     check_intent,
     check_start,
     complete_row,
-    event_row,
+    event_values,
     invocation_row,
     refuse_duplicates,
     running_row,
@@ -110,6 +111,15 @@ class _DriverSql:
             return [tuple([row[n] for n in names]) for row in rows]
         return [{f"p_{n}": row[n] for n in names} for row in rows]
 
+    def value_rows(self, rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> list[Any]:
+        """The driver's parameters for ``rows`` (tuples of values in ``columns`` order)."""
+        if self.positional and tuple(self.names) == columns:
+            return rows  # already in the statement's order
+        at = [columns.index(n) for n in self.names]
+        if self.positional:
+            return [tuple([row[i] for i in at]) for row in rows]
+        return [{f"p_{n}": row[i] for n, i in zip(self.names, at, strict=True)} for row in rows]
+
 
 class _Group:
     """The rows of one group, in the order the runs started."""
@@ -120,7 +130,7 @@ class _Group:
     def __init__(self) -> None:
         self.runs: dict[str, dict[str, Any]] = {}
         self.invocations: dict[str, list[dict[str, Any]]] = {}
-        self.events: dict[str, list[dict[str, Any]]] = {}
+        self.events: dict[str, list[tuple[Any, ...]]] = {}  # EVENT_COLUMNS values
         self.event_keys: set[tuple[str, int]] = set()
         self.invocation_ids: set[str] = set()
         self.sessions: set[str] = set()
@@ -193,7 +203,7 @@ class GroupCommitStore:
     def insert_running(self, start: RunStart, started: TraceEvent) -> None:
         """Hold the RUNNING row and the RUN_STARTED event in the group."""
         check_start(start, started)
-        event = event_row(started)
+        event = event_values(started)
         with self._lock:
             group = self._group
             if start.run_id in group.runs:
@@ -229,9 +239,9 @@ class GroupCommitStore:
                 return self.inner.complete(completion)
             _require_running(row)
             invocations = [invocation_row(inv) for inv in completion.invocations]
-            events = [event_row(ev) for ev in completion.trace]
+            events = [event_values(ev) for ev in completion.trace]
             ids = [inv["invocation_id"] for inv in invocations]
-            keys = [(ev["run_id"], ev["seq"]) for ev in events]
+            keys = [(ev[0], ev[1]) for ev in events]
             refuse_duplicates(run_id, "invocation", ids, group.invocation_ids.__contains__)
             refuse_duplicates(run_id, "trace event", keys, group.event_keys.__contains__)
             complete_row(row, completion)
@@ -274,11 +284,13 @@ class GroupCommitStore:
             try:
                 sql = self._runs_sql
                 cursor.executemany(sql.sql, sql.rows([group.runs[r] for r in runs]))
-                for sql, table in ((self._invocations_sql, group.invocations),
-                                   (self._events_sql, group.events)):
-                    rows = [row for r in runs for row in table[r]]
-                    if rows:
-                        cursor.executemany(sql.sql, sql.rows(rows))
+                sql = self._invocations_sql
+                invocations = [row for r in runs for row in group.invocations[r]]
+                if invocations:
+                    cursor.executemany(sql.sql, sql.rows(invocations))
+                sql = self._events_sql
+                events = [row for r in runs for row in group.events[r]]
+                cursor.executemany(sql.sql, sql.value_rows(events, EVENT_COLUMNS))
             finally:
                 cursor.close()
             conn.commit()

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from harness_lab.json_text import json_writer
 
 __all__ = ["normalize_scope", "scope_problem"]
 
 # one encoder, built once: json.dumps would build a new one for these options on every call
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+_CANONICAL = json_writer(sort_keys=True, separators=(",", ":"), default=str)
 
 
 def normalize_scope(scope: Mapping[str, Any]) -> str:
     """Canonical text of a scope: keys sorted, no whitespace (duplicate detection key)."""
-    return _ENCODER.encode(scope)
+    return _CANONICAL(scope)
 
 
 def scope_problem(tool: str, scope: Any, required: Iterable[str]) -> str | None:

@@ -8,7 +8,14 @@ from types import MappingProxyType
 import pytest
 
 from harness_lab.states import InvocationStatus, TraceEventStatus, TraceEventType, TracePhase
-from harness_lab.store.errors import StoreError, event_row, invocation_row
+from harness_lab.store.errors import (
+    EVENT_COLUMNS,
+    StoreError,
+    event_row,
+    event_values,
+    invocation_row,
+)
+from harness_lab.store.sql import trace_event
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
@@ -27,6 +34,12 @@ def test_an_event_row_is_the_events_dict_with_its_detail_as_json_text() -> None:
     assert row == expected
     assert list(row) == list(ev.to_dict())
     assert [type(row[k]) for k in ("type", "phase", "status", "t")] == [str, str, str, float]
+
+
+def test_an_events_values_are_its_row_in_the_tables_column_order() -> None:
+    ev = event({"tool": "logs"})
+    assert list(EVENT_COLUMNS) == [c.name for c in trace_event.c]
+    assert event_values(ev) == ("r1", 3, 2.0, "TOOL_PROGRESS", "TOOL", "OK", '{"tool": "logs"}')
 
 
 def test_a_read_only_mapping_detail_is_written_as_its_items() -> None:

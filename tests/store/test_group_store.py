@@ -148,6 +148,24 @@ def test_a_grouped_sweep_leaves_the_same_rows_as_a_run_by_run_sweep(tmp_path: Pa
     assert grouped == by_run
 
 
+@pytest.mark.parametrize("paramstyle", ["named", "qmark"])
+def test_a_group_is_written_alike_whatever_the_drivers_parameter_style(paramstyle: str) -> None:
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import StaticPool
+
+    engine = create_engine("sqlite://", paramstyle=paramstyle, poolclass=StaticPool,
+                           connect_args={"check_same_thread": False})
+    store = GroupCommitStore(SqlRunStore(engine=engine), every=2)
+    for i in range(2):
+        start(store, f"r{i}")
+        store.complete(completion(f"r{i}"))
+    assert store.pending == 0
+    assert [(row["run_id"], row["seq"], row["type"], row["detail"])
+            for row in store.inner.trace()] == [
+        ("r0", 0, "RUN_STARTED", {}), ("r0", 1, "RUN_FINISHED", {"outcome": "SUCCESS"}),
+        ("r1", 0, "RUN_STARTED", {}), ("r1", 1, "RUN_FINISHED", {"outcome": "SUCCESS"})]
+
+
 def test_a_sweep_turns_a_run_its_store_refused_into_an_error_row(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     scenario = SCENARIOS / "sweeps" / "deadline-sweep.yaml"
