@@ -9,7 +9,6 @@ failure, then done.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from harness_lab.errors import (
     RunAborted,
 )
 from harness_lab.frozen import quick_init
+from harness_lab.json_text import json_writer
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
@@ -64,7 +64,7 @@ __all__ = ["ChatApplication", "Published"]
 TT = TraceEventType
 S = TraceEventStatus
 A = ChatApplicationStatus
-_JSON = json.JSONEncoder(sort_keys=True)  # built once (json.dumps builds one per call)
+_ANSWER_JSON = json_writer(sort_keys=True)  # json.dumps(body, sort_keys=True)
 
 
 @quick_init
@@ -302,7 +302,7 @@ class ChatApplication:
             or (Defect.FALLBACK_AS_PREVIOUS_TURN in self.config.defects
                 and outcome is ReleaseOutcome.FALLBACK))
         records = live.boundary.records if live.boundary is not None else []
-        answer = None if body is None else _JSON.encode(body)
+        answer = None if body is None else _ANSWER_JSON(body)
         completion = RunCompletion(
             run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
             release_outcome=outcome.value,
