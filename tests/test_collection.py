@@ -29,3 +29,11 @@ def test_budget_reached_leaves_collection_state_unchanged():
     c.budget_reached()
     assert c.state is CollectionState.COLLECTING
     assert c.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+
+
+def test_a_budget_running_out_after_saturation_becomes_the_stop_reason():
+    c = CollectionController(1, 3)
+    c.record_gain(N)
+    c.budget_reached()
+    assert c.state is CollectionState.SATURATED
+    assert c.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED

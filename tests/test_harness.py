@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import BudgetLimits
@@ -31,7 +32,7 @@ from harness_lab.states import (
     StoredRunStatus,
     TraceEventType,
 )
-from tests.conftest import INV1, INV2, build
+from tests.conftest import INV1, INV2, build, standard_tools
 
 SUCCESS_STEPS = [
     call_tool("logs", {"service": "checkout"}),
@@ -145,6 +146,57 @@ def test_an_unavailable_semantic_guard_is_a_semantic_unavailable_fallback() -> N
     assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
                           FallbackType.SEMANTIC_UNAVAILABLE, StoredRunStatus.SUCCESS)
     assert r.semantic_verdict is SemanticVerdict.UNAVAILABLE
+    assert check(r) == []
+
+
+def test_stop_required_is_not_delivered_when_the_budget_refuses_the_model_call() -> None:
+    steps = [call_tool("logs", {"service": "a"}),
+             call_tool("metrics", {"m": "cpu"},
+                       progress=progress("GAINED", facts=[("timeouts in the logs", [INV1])])),
+             call_tool("metrics", {"m": "mem"}, progress=progress()),
+             call_tool("metrics", {"m": "disk"}, progress=progress()),
+             report(progress())]
+    tools = standard_tools(metrics=ScriptedTool("metrics", default=NoEvidence()))
+    config = HarnessConfig(budget=BudgetLimits(model_calls=4))
+    harness = build(steps, tools=tools, config=config)
+    r = harness.run("why is checkout slow?")
+    assert outcome(r) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert r.collection_state is CollectionState.SATURATED
+    assert r.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+    assert r.stop_required_delivered is False
+    assert check(r) == []
+
+
+def test_a_client_leaving_as_the_content_is_sent_leaves_a_completed_success() -> None:
+    def leave_at_content(session: Any, k: int, kind: Any) -> None:
+        if kind.value == "content":
+            session.disconnect()
+
+    r = build(SUCCESS_STEPS, before_send=leave_at_content).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.SUCCESS, None,
+                          StoredRunStatus.SUCCESS)
+    assert r.stored_row is not None
+    assert (r.termination_reason, r.stored_row["termination_reason"]) == ("completed",
+                                                                          "completed")
+
+
+def test_a_guard_whose_connection_times_out_is_unavailable_as_a_provider_error_is() -> None:
+    r = build(SUCCESS_STEPS, guard=TimeoutError("guard read timed out")).run("slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
+                          FallbackType.SEMANTIC_UNAVAILABLE, StoredRunStatus.SUCCESS)
+    assert r.error is None and check(r) == []
+
+
+def test_a_bug_inside_a_tool_fails_the_run_and_leaves_no_record_projecting() -> None:
+    def broken(request: object) -> object:
+        raise KeyError("items")
+
+    r = build(SUCCESS_STEPS, tools=[ScriptedTool("logs", default=broken)]).run("slow?")
+    assert outcome(r) == (RunState.FAILED, ReleaseOutcome.FAILED, None, StoredRunStatus.FAILED)
+    assert r.error == "KeyError: 'items'"
+    assert [(i.status.value, i.error_code and i.error_code.value) for i in r.invocations] == [
+        ("ERROR", "EXECUTION")]
     assert check(r) == []
 
 

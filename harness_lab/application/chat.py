@@ -378,7 +378,7 @@ class ChatApplication:
 
 
 def _reason(ctx: RunContext) -> str | None:
-    reason = ctx.cancellation.reason
+    reason = ctx.cancellation.ended_by
     if reason is not None:
         return reason.value
     term = ctx.lifecycle.termination

@@ -18,11 +18,12 @@ class RunCancellation:
     terminal state, and the recorded reason stops all later work at ``check_active``.
     """
 
-    __slots__ = ("_lifecycle", "_reason", "_lock", "_clock")
+    __slots__ = ("_lifecycle", "_reason", "_ended_by", "_lock", "_clock")
 
     def __init__(self, lifecycle: RunLifecycle, clock: Callable[[], float]) -> None:
         self._lifecycle = lifecycle
         self._reason: CancellationReason | None = None
+        self._ended_by: CancellationReason | None = None
         self._lock = threading.Lock()
         self._clock = clock
 
@@ -30,6 +31,15 @@ class RunCancellation:
     def reason(self) -> CancellationReason | None:
         """The first reason given, or None if the run was never cancelled."""
         return self._reason
+
+    @property
+    def ended_by(self) -> CancellationReason | None:
+        """The reason whose cancel ended the run, or None if the run ended otherwise.
+
+        A cancel that comes after the run ended (a client leaving once the content is sent)
+        is still recorded as :attr:`reason`, but it ended nothing.
+        """
+        return self._ended_by
 
     @property
     def is_cancelled(self) -> bool:
@@ -41,4 +51,7 @@ class RunCancellation:
         with self._lock:
             if self._reason is None:
                 self._reason = reason
-        return self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock())
+        ended = self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock())
+        if ended:
+            self._ended_by = reason
+        return ended

@@ -154,6 +154,9 @@ class RunContext:
         except (ProviderError, ToolExecutionError) as exc:
             error = exc
             reply_latency = exc.latency_s
+        except OSError as exc:  # a reset connection, a timed-out socket: a technical failure
+            error = _technical_failure(kind, exc)
+            reply_latency = None
         latency = (self.latency.latency(kind, name, reply_latency) if self.latency is not None
                    else reply_latency or 0.0)
         resource = self.capacity.get(kind) if self.capacity is not None else None
@@ -182,3 +185,12 @@ class RunContext:
             # still held the call's error, the two would keep each other (and the whole run)
             # alive until the garbage collector's next pass instead of being freed at once
             error = None
+
+
+def _technical_failure(kind: CallKind, exc: OSError) -> ProviderError | ToolExecutionError:
+    """``exc`` as the port error of ``kind``: what the harness's clients turn I/O errors into."""
+    error: ProviderError | ToolExecutionError
+    text = f"{type(exc).__name__}: {exc}"
+    error = ToolExecutionError(text) if kind is CallKind.TOOL else ProviderError(text)
+    error.__cause__ = exc
+    return error

@@ -109,13 +109,14 @@ class DiagnosisAgent:
     def run(self) -> Generator[simpy.Event, Any, DiagnosisAgentExecution]:
         """The ReAct loop; ``yield from`` it inside a simpy process."""
         while True:
-            stop_required = self.collection.take_stop_required()
-            if stop_required:
-                self._notice = "STOP_REQUIRED: collection is saturated; write your draft now"
             try:
                 self.ctx.budget.reserve_model_call()
             except BudgetExceeded as exc:
                 return self._budget_stop(exc)
+            # delivered only with a model call that the budget admitted
+            stop_required = self.collection.take_stop_required()
+            if stop_required:
+                self._notice = "STOP_REQUIRED: collection is saturated; write your draft now"
             reply = yield from self._model_step(stop_required)
             try:
                 self.ctx.budget.check_tokens()

@@ -86,9 +86,12 @@ class CollectionController:
         self.violation_streak = 0
 
     def budget_reached(self) -> None:
-        """Mark BUDGET_LIMIT_REACHED; CollectionState is deliberately unchanged (doc §8.1)."""
-        if self.stop_reason is None:
-            self.stop_reason = DiagnosisStopReason.BUDGET_LIMIT_REACHED
+        """Mark BUDGET_LIMIT_REACHED; CollectionState is deliberately unchanged (doc §8.1).
+
+        The budget's reason replaces an earlier saturation's: the loop stopped because the
+        budget ran out, whatever the collection's state then was.
+        """
+        self.stop_reason = DiagnosisStopReason.BUDGET_LIMIT_REACHED
 
     def take_stop_required(self) -> bool:
         """True exactly once after saturation: the STOP_REQUIRED instruction is delivered."""

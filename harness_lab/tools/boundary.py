@@ -110,6 +110,10 @@ class ToolBoundary:
             self._finish_error(seq, request, ToolErrorCode.ABORTED,
                                f"run ended {ctx.state.value} while the call was in flight", 0)
             raise
+        except Exception as exc:  # a bug in the tool ends the run; its record still closes
+            self._finish_error(seq, request, ToolErrorCode.EXECUTION,
+                               f"{type(exc).__name__}: {exc}", 0)
+            raise
         return self._project(seq, request, output, duplicate)
 
     def _preflight(self, request: ToolCallRequest) -> tuple[PreflightReason, str] | None:

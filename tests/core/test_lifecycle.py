@@ -52,3 +52,18 @@ def test_each_cancellation_reason_maps_to_the_documented_run_state():
         "INTERNAL_FAILURE": "FAILED",
     }
     assert {r.value: r.run_state.value for r in CancellationReason} == expected
+
+
+def test_a_cancel_after_the_run_ended_is_recorded_but_ended_nothing():
+    lc = RunLifecycle("r1")
+    c = RunCancellation(lc, lambda: 3.0)
+    lc.finish(RunState.SUCCESS, "completed", 2.0)
+    assert not c.cancel(CancellationReason.CLIENT_DISCONNECTED)
+    assert c.reason is CancellationReason.CLIENT_DISCONNECTED
+    assert c.ended_by is None
+
+
+def test_the_cancel_that_ended_the_run_is_named_as_ending_it():
+    c = RunCancellation(RunLifecycle("r1"), lambda: 3.0)
+    c.cancel(CancellationReason.USER_REQUESTED)
+    assert c.ended_by is CancellationReason.USER_REQUESTED

@@ -111,3 +111,33 @@ def test_a_request_made_after_the_run_ended_is_rejected_for_the_run_and_aborts()
     assert raised == ["RunAborted"]
     assert [r.reason for r in boundary.rejections] == [PreflightReason.RUN]
     assert boundary.records == []
+
+
+class FailingTool(LogTool):
+    """A tool whose backend raises ``exc`` instead of answering."""
+
+    def __init__(self, exc):
+        super().__init__([])
+        self.exc = exc
+
+    def invoke(self, request):
+        raise self.exc
+
+
+def test_a_connection_error_of_the_backend_is_an_execution_error_observed_by_the_agent():
+    ctx, b, out = run_one(FailingTool(ConnectionResetError("socket reset")),
+                          ToolCallRequest("logs", {"service": "a"}))
+    rec = b.records[0]
+    assert (rec.status, rec.error_code) == (InvocationStatus.ERROR, ToolErrorCode.EXECUTION)
+    assert rec.error == "ConnectionResetError: socket reset"
+    assert out["obs"].evidence_status is EvidenceStatus.ERROR and "exc" not in out
+    assert ctx.state is RunState.RUNNING
+
+
+def test_a_bug_in_the_tool_is_raised_after_its_record_is_closed_as_an_error():
+    ctx, b, out = run_one(FailingTool(KeyError("items")),
+                          ToolCallRequest("logs", {"service": "a"}))
+    assert isinstance(out["exc"], KeyError)
+    rec = b.records[0]
+    assert (rec.status, rec.error_code) == (InvocationStatus.ERROR, ToolErrorCode.EXECUTION)
+    assert rec.error == "KeyError: 'items'"
