@@ -12,6 +12,7 @@ from harness_lab.fakes import (
     CallbackModel,
     Evidence,
     NoEvidence,
+    ScriptedSemanticGuard,
     ScriptedTool,
     call_tool,
     draft,
@@ -20,7 +21,7 @@ from harness_lab.fakes import (
     report,
 )
 from harness_lab.invariants import check
-from harness_lab.ports import AgentRequest, CallKind, ModelReply
+from harness_lab.ports import AgentRequest, CallKind, ModelReply, TokenUsage
 from harness_lab.states import (
     CollectionState,
     DiagnosisStopReason,
@@ -147,6 +148,43 @@ def test_an_unavailable_semantic_guard_is_a_semantic_unavailable_fallback() -> N
                           FallbackType.SEMANTIC_UNAVAILABLE, StoredRunStatus.SUCCESS)
     assert r.semantic_verdict is SemanticVerdict.UNAVAILABLE
     assert check(r) == []
+
+
+def with_spending_guard(verdict: str, tokens: int, **kw: Any) -> Any:
+    """SUCCESS_STEPS under a 1,000-token budget, with a guard whose reply spends ``tokens``."""
+    h = build(kw.pop("steps", SUCCESS_STEPS),
+              config=HarnessConfig(budget=BudgetLimits(tokens=1000)), **kw)
+    guard = ScriptedSemanticGuard(verdict, usage=TokenUsage(tokens, 0))
+    h.app.components = replace(h.app.components, guard=guard)
+    return h
+
+
+def test_a_guard_that_spends_past_the_token_budget_exhausts_it_and_falls_back() -> None:
+    r = with_spending_guard("SUPPORTED", 5000).run("why is checkout slow?")
+    assert outcome(r) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FALLBACK,
+                          FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
+    assert r.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+    assert r.content is not None and "conclusion" not in r.content
+    assert [e.type for e in r.trace][-4:] == [
+        TraceEventType.SEMANTIC_GUARD_DECISION, TraceEventType.BUDGET_EXHAUSTED,
+        TraceEventType.RELEASE_DECISION, TraceEventType.RUN_FINISHED]
+    assert check(r) == []
+
+
+def test_a_guard_spending_past_the_budget_without_verified_facts_fails_the_run() -> None:
+    steps = [call_tool("logs", {"service": "checkout"}),
+             draft("the pool is exhausted", evidence=[(INV1, "timeouts in logs")],
+                   progress=progress("GAINED"))]
+    r = with_spending_guard("SUPPORTED", 5000, steps=steps).run("why is checkout slow?")
+    assert outcome(r) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FAILED, None,
+                          StoredRunStatus.FAILED)
+    assert check(r) == []
+
+
+def test_a_guard_within_the_token_budget_releases_the_report() -> None:
+    r = with_spending_guard("SUPPORTED", 900).run("why is checkout slow?")
+    assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.SUCCESS, None,
+                          StoredRunStatus.SUCCESS)
 
 
 def test_stop_required_is_not_delivered_when_the_budget_refuses_the_model_call() -> None:

@@ -18,7 +18,7 @@ from harness_lab.core.context import RunContext
 from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
-from harness_lab.errors import ProviderError, ReleaseFailed
+from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
 from harness_lab.frozen import quick_init
 from harness_lab.ports import (
     CallKind,
@@ -32,6 +32,7 @@ from harness_lab.ports import (
 from harness_lab.release.evidence import EvidenceCheck, EvidenceGuard
 from harness_lab.release.fallback import fallback_content, report_content
 from harness_lab.states import (
+    CancellationReason,
     DiagnosisStopReason,
     FallbackType,
     ReleaseOutcome,
@@ -93,8 +94,30 @@ class ReleasePipeline:
             return self.snapshot_fallback(execution.snapshot)
         if draft.conclusion is None:
             return self._no_conclusion(draft, execution.snapshot)
-        decision: ReleaseDecision = yield from self._guard_chain(draft, execution.snapshot)
+        try:
+            decision: ReleaseDecision = yield from self._guard_chain(draft, execution.snapshot)
+        except BudgetExceeded as exc:
+            return self._budget_fallback(exc, draft, execution.snapshot)
         return decision
+
+    def _budget_fallback(self, exc: BudgetExceeded, draft: DiagnosisDraft,
+                         snapshot: ProgressSnapshot) -> ReleaseDecision:
+        """A guard or repair call spent the token budget: BUDGET_EXHAUSTED, then verified facts.
+
+        The conclusion is not published, since its guard chain did not finish within the
+        budget; as for a budget stop in the loop, verified facts make an INSUFFICIENT_EVIDENCE
+        fallback and without any the run fails.
+        """
+        ctx = self.ctx
+        ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
+        self.boundary.collection.budget_reached()
+        ctx.tracer.emit(TT.BUDGET_EXHAUSTED, S.OK,
+                        {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
+        facts = self._facts(draft, snapshot)
+        if not facts:
+            self._failed("the token budget ran out during release, with no verified facts")
+        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts,
+                            draft.missing_info or snapshot.missing_info, draft=draft)
 
     def snapshot_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
         """Controlled stop or draft-contract error: verified facts -> INSUFFICIENT_EVIDENCE."""
@@ -165,6 +188,7 @@ class ReleasePipeline:
         fixed, problem = _repaired_draft(reply)
         ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.OK if fixed is not None else S.FAILED,
                         {"error": problem} if problem else {})
+        ctx.budget.check_tokens()  # a hard limit holds at every diagnosis boundary
         return fixed
 
     def _semantic(self, draft: DiagnosisDraft
@@ -190,6 +214,7 @@ class ReleasePipeline:
         verdict = SemanticVerdict.SUPPORTED if reply.supported else SemanticVerdict.UNSUPPORTED
         ctx.tracer.emit(TT.SEMANTIC_GUARD_DECISION, S.OK,
                         {"verdict": verdict.value, "rationale": reply.rationale})
+        ctx.budget.check_tokens()
         return verdict
 
     def _facts(self, draft: DiagnosisDraft, snapshot: ProgressSnapshot) -> tuple[Fact, ...]:
