@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from harness_lab.ports import CallKind
 
@@ -31,10 +31,24 @@ class At(BaseModel):
     n: Positive = 1
     tool: str | None = None
 
+    @field_validator("tool")
+    @classmethod
+    def _tool_call(cls, tool: str | None, info: ValidationInfo) -> str | None:
+        return _named_tool(tool, info)
+
     def label(self) -> str:
         """A short text such as ``before tool:logs#2``."""
         name = f"{self.call.value}:{self.tool}" if self.tool else self.call.value
         return f"{self.when} {name}#{self.n}"
+
+
+def _named_tool(tool: str | None, info: ValidationInfo) -> str | None:
+    """``tool`` when the ``call`` beside it is ``tool``: only tool calls have a tool name."""
+    call = info.data.get("call")
+    if tool is not None and call is not None and call is not CallKind.TOOL:
+        raise ValueError(f"tool names a tool call, and this is a {call.value} call; "
+                         f"write `call: tool` or leave `tool` out")
+    return tool
 
 
 class _Fault(BaseModel):
@@ -151,6 +165,11 @@ class LatencySpike(_Fault):
     n: Positive = 1
     tool: str | None = None
     latency_s: float = Field(ge=0)
+
+    @field_validator("tool")
+    @classmethod
+    def _tool_call(cls, tool: str | None, info: ValidationInfo) -> str | None:
+        return _named_tool(tool, info)
 
 
 class InvalidDraft(_Fault):

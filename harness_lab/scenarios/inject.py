@@ -81,10 +81,23 @@ class FaultPlan:
 
     def unfired(self) -> list[tuple[int, str]]:
         """``(index, message)`` for every fault that never fired."""
-        made = ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())) or "none"
+        calls = sorted(self.addressable_calls().items())
+        made = ", ".join(f"{k}={v}" for k, v in calls) or "none"
         return [(i, f"fault {i} {describe(f)} never fired: it points past the end of the run "
                     f"(calls made: {made})")
                 for i, f in enumerate(self.faults) if not self.fired[i]]
+
+    def addressable_calls(self) -> dict[str, int]:
+        """The calls made so far, counted as ``at:`` addresses them.
+
+        ``router``, ``model``, ``guard``... per call kind, ``tool`` for every tool call and
+        ``tool:NAME`` per tool; the plan's own bookkeeping counters are left out.
+        """
+        kinds = {k.value for k in CallKind} - {CallKind.TOOL.value}
+        made = {k: v for k, v in self.calls.items() if k in kinds or k.startswith("tool:")}
+        if self._tool_total:
+            made["tool"] = self._tool_total
+        return made
 
     # -- putting the plan into a harness --------------------------------------------------------
 

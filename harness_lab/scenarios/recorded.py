@@ -59,8 +59,14 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
 @contextmanager
 def replaying(sc: Scenario, scenario_path: str, *, record_mode: str = "none",
               secrets: tuple[str, ...] = ()) -> Iterator[Any]:
-    """The scenario's cassette context (strict replay by default), or nothing."""
+    """The scenario's cassette context (strict replay by default), or nothing.
+
+    Raise ValueError for recorded components without a cassette: they would make live calls.
+    """
     path = cassette_file(sc, scenario_path)
+    if sc.recorded is not None and path is None:
+        raise ValueError(f"scenario {sc.name!r}: recorded components need a `cassette:` to "
+                         f"replay from; a replay never calls the network")
     if sc.recorded is None or path is None:
         with nullcontext() as nothing:
             yield nothing

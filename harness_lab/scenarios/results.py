@@ -10,7 +10,13 @@ from harness_lab.scenarios.runner import ROW_COLUMNS, ScenarioResult
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ResultSet"]
+__all__ = ["OUTCOME_COLUMNS", "ResultSet", "UNRUN_COLUMNS"]
+
+OUTCOME_COLUMNS = ("scenario", "file", "verdict", "expected", "invariants")
+"""The columns of :meth:`ResultSet.outcomes`."""
+
+UNRUN_COLUMNS = ("file", "scenario", "error")
+"""The columns of :meth:`ResultSet.unrun`."""
 
 
 class ResultSet(list[ScenarioResult]):
@@ -34,6 +40,22 @@ class ResultSet(list[ScenarioResult]):
         import pandas as pd
 
         return pd.DataFrame(self.rows(), columns=list(ROW_COLUMNS))
+
+    def outcomes(self) -> pd.DataFrame:
+        """One row per result: its verdict and its expectation and invariant results."""
+        import pandas as pd
+
+        rows = [(r.scenario, r.path, r.verdict, r.expected_text, r.invariants_text)
+                for r in self]
+        return pd.DataFrame(rows, columns=list(OUTCOME_COLUMNS))
+
+    def unrun(self) -> pd.DataFrame:
+        """The files (or scenarios) that could not be loaded or run, with their error."""
+        import pandas as pd
+
+        rows = [(r.path, r.scenario, r.error) for r in self
+                if r.error is not None and r.record is None]
+        return pd.DataFrame(rows, columns=list(UNRUN_COLUMNS))
 
     def frame(self) -> pd.DataFrame:
         """One row per run record (every state axis as an ordered categorical)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
+from harness_lab.application.live import LiveRun
 from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
@@ -34,16 +35,23 @@ from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, discover, load_file
 from harness_lab.scenarios.spec import Expect, Scenario
+from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
+from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
     from harness_lab.scenarios.results import ResultSet
 
-__all__ = ["ROW_COLUMNS", "ScenarioResult", "ScenarioRun", "build_components", "expectations",
-           "run_paths", "run_scenario"]
+__all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "ScenarioResult", "ScenarioRun",
+           "build_components", "expectations", "run_paths", "run_scenario", "scenario_files"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
+
+CASSETTE_DIRECTORY = "cassettes"
+"""Files inside a directory of this name are recordings, never scenarios."""
+
+NOT_CHECKED = "not checked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +73,21 @@ class ScenarioResult:
     crashed: bool = False
     stored_row: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    partial_sse: tuple[SseEvent, ...] = ()  # what a crashed run sent before it died
+    partial_trace: tuple[TraceEvent, ...] = ()  # what a crashed run traced before it died
 
     @property
     def ok(self) -> bool:
         """True when every expectation and invariant held and nothing errored."""
         return (self.error is None and not self.mismatches and not self.unexpected
                 and not self.missing)
+
+    @property
+    def verdict(self) -> str:
+        """``ok``, ``FAILED`` (an expectation or invariant did not hold) or ``ERROR``."""
+        if self.error is not None:
+            return "ERROR"
+        return "ok" if self.ok else "FAILED"
 
     @property
     def expected_text(self) -> str:
@@ -81,7 +98,10 @@ class ScenarioResult:
 
     @property
     def invariants_text(self) -> str:
-        """``ok`` or the names of invariants broken unexpectedly (or expected and held)."""
+        """``ok``, the names of invariants broken unexpectedly (or expected and held), or
+        ``not checked`` when there is no record to check them on."""
+        if self.record is None:
+            return NOT_CHECKED
         parts = list(self.unexpected) + [f"{n} (expected to break)" for n in self.missing]
         return ", ".join(parts) or "ok"
 
@@ -202,7 +222,7 @@ class ScenarioRun:
         try:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
-            return self._crashed(handle.run_id, str(exc), tuple(earlier))
+            return self._crashed(handle.live, str(exc), tuple(earlier))
         record = handle.record
         return self._judge(record, tuple(earlier), _previous(app.components.model),
                            turn_mismatches)
@@ -237,11 +257,11 @@ class ScenarioRun:
         line = lines[index] if index < len(lines) else None
         return f"{self.loaded.where(f'faults.{index}', line)}: {message}"
 
-    def _crashed(self, run_id: str, why: str, earlier: tuple[RunRecord, ...]
+    def _crashed(self, live: LiveRun, why: str, earlier: tuple[RunRecord, ...]
                  ) -> ScenarioResult:
         sc = self.scenario
         assert self.harness is not None
-        row = self.harness.store.get_run(run_id)
+        row = self.harness.store.get_run(live.run_id)
         expect = expectations(sc)
         mismatches: list[Mismatch] = []
         if not expect.crashed:
@@ -253,7 +273,12 @@ class ScenarioRun:
         return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                               sc.case, None, earlier, tuple(mismatches), crashed=True,
                               stored_row=dict(row) if row else None,
-                              extra={"crash": why})
+                              extra={"crash": why}, partial_sse=tuple(live.sse.events),
+                              partial_trace=_trace_so_far(live))
+
+
+def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:
+    return tuple(live.ctx.tracer.events) if live.ctx is not None else ()
 
 
 def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = None
@@ -292,7 +317,7 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
     from harness_lab.scenarios.results import ResultSet
 
     results = ResultSet()
-    files = discover(paths)
+    files = scenario_files(paths)
     if progress:
         from harness_lab.report.progress import progress_bar
 
@@ -315,3 +340,18 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
             seen[name] = str(path)
             results.append(run_scenario(item))
     return results
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The scenario files under ``paths``, as :func:`discover` finds them, except those inside
+    a ``cassettes`` directory of a searched directory (a file named explicitly is kept)."""
+    files: list[Path] = []
+    for searched in map(Path, paths):
+        files.extend(f for f in discover([searched]) if not _in_cassettes(f, searched))
+    return files
+
+
+def _in_cassettes(file: Path, searched: Path) -> bool:
+    if not searched.is_dir():
+        return False
+    return CASSETTE_DIRECTORY in (searched.name, *file.relative_to(searched).parts[:-1])

@@ -8,9 +8,10 @@ them to the current run's N-th canonical invocation (``<run_id>-inv-N``).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from harness_lab.config import UserCancelNotice
 from harness_lab.defects import Defect
@@ -35,7 +36,7 @@ from harness_lab.sweep.spec import SweepBlock
 __all__ = [
     "BudgetSpec", "ConfigSpec", "Expect", "GuardStepSpec", "LatencySpec", "ModelStepSpec",
     "PolicySpec", "ProgressSpec", "RepairStepSpec", "RouteStepSpec", "Scenario", "ToolResultSpec",
-    "ToolSpec", "TurnSpec", "UsageSpec", "Variant",
+    "PYTEST_MARKERS", "Tag", "ToolSpec", "TurnSpec", "UsageSpec", "Variant", "check_tag",
 ]
 
 Strict = ConfigDict(extra="forbid", frozen=True)
@@ -376,13 +377,39 @@ class WhenSpec(BaseModel):
     expect: Expect
 
 
+PYTEST_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures",
+                            "filterwarnings"})
+"""pytest's built-in markers: a tag becomes a marker, so these would change how a test runs."""
+
+_TAG = re.compile(r"[A-Za-z0-9_.-]+")
+_MARKER_KEYWORDS = frozenset({"and", "or", "not"})  # words of a ``pytest -m`` expression
+
+
+def check_tag(tag: str) -> str:
+    """``tag`` when it is a single word a ``pytest -m`` expression can select; else ValueError."""
+    if not _TAG.fullmatch(tag):
+        raise ValueError(f"tag {tag!r} is not a single word of letters, digits, '_', '-' "
+                         f"and '.'; `pytest -m` could not select it")
+    if tag.replace("-", "_") in PYTEST_MARKERS:
+        raise ValueError(f"tag {tag!r} is a pytest built-in marker; as a scenario tag it "
+                         f"would change how pytest runs the scenario")
+    if tag in _MARKER_KEYWORDS:
+        raise ValueError(f"tag {tag!r} is a word of `pytest -m` expressions; it cannot be "
+                         f"selected")
+    return tag
+
+
+Tag = Annotated[str, AfterValidator(check_tag)]
+Axis = Annotated[list[Any], Field(min_length=1)]
+
+
 class Scenario(BaseModel):
     """One scenario file (or one variant of it, after matrix expansion)."""
 
     model_config = Strict
     name: str
     description: str
-    tags: list[str] = []
+    tags: list[Tag] = []
     case: str | None = None  # a row of the document's outcome table (SPEC §4)
     query: str = "Why is the checkout service slow?"
     session_id: str | None = None
@@ -400,7 +427,7 @@ class Scenario(BaseModel):
     recorded: RecordedSpec | None = None
     faults: list[Fault] = []
     expect: Expect = Expect()
-    matrix: list[Variant] | dict[str, list[Any]] | None = None
+    matrix: list[Variant] | dict[str, Axis] | None = None
     expect_when: list[WhenSpec] = []
     sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
 
