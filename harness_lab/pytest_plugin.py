@@ -1,22 +1,30 @@
 """pytest plugin: every ``scenarios/**/*.yaml`` file is collected as test items.
 
-Registered through the ``pytest11`` entry point. Each scenario (each matrix variant) is one
-item, marked with its tags so ``-m tag`` selects them (``--scenario-tag`` does too). A failing
-item shows expected against observed states, the broken invariants and the run's timeline.
+A YAML file is a scenario file when a directory named ``scenarios`` lies on its path from
+pytest's rootdir (the rootdir itself included) and no directory named ``cassettes`` does;
+directories above the rootdir never count (outside the rootdir, the invocation directory
+stands in for it). Registered through the ``pytest11`` entry point. Each scenario (each matrix
+variant) is one item, marked with its tags so ``-m tag`` selects them (``--scenario-tag`` does
+too). A failing item shows expected against observed states, the broken invariants and the
+run's timeline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
-from harness_lab.scenarios.runner import ScenarioResult, run_scenario
+from harness_lab.scenarios.runner import CASSETTE_DIRECTORY, ScenarioResult, run_scenario
 
-__all__ = ["ScenarioFailed", "ScenarioFile", "ScenarioItem"]
+__all__ = ["SCENARIO_DIRECTORY", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
+           "is_scenario_file"]
+
+SCENARIO_DIRECTORY = "scenarios"
+"""YAML files below a directory of this name (within pytest's rootdir) are scenario files."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,12 +37,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    """Collect YAML files that live under a ``scenarios`` directory."""
-    if parent.config.getoption("--no-scenarios"):
+    """Collect YAML files that live under a ``scenarios`` directory (see the module doc)."""
+    config = parent.config
+    if config.getoption("--no-scenarios"):
         return None
-    if file_path.suffix not in (".yaml", ".yml") or "scenarios" not in file_path.parts:
+    roots = (config.rootpath, config.invocation_params.dir)
+    if not is_scenario_file(file_path, roots):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+
+def is_scenario_file(path: Path, roots: Sequence[Path]) -> bool:
+    """True for a YAML file with a ``scenarios`` and no ``cassettes`` directory on its way down
+    from the first of ``roots`` that holds it (that root's own name included); False for a
+    file outside every root."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    for root in roots:
+        try:
+            below = path.relative_to(root).parts[:-1]
+        except ValueError:
+            continue
+        directories = (root.name, *below)
+        return SCENARIO_DIRECTORY in directories and CASSETTE_DIRECTORY not in directories
+    return False
 
 
 class ScenarioFailed(Exception):

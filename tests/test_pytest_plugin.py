@@ -77,3 +77,35 @@ def test_yaml_outside_a_scenarios_directory_is_not_collected(pytester: pytest.Py
                                                              encoding="utf-8")
     result = pytester.runpytest("cassettes")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_yaml_outside_the_scenario_directories_is_not_collected(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = pytester.mkdir("scenarios") / "proj"
+    project.mkdir()
+    project.joinpath("docker-compose.yml").write_text("services: {}\n", encoding="utf-8")
+    project.joinpath("test_app.py").write_text("def test_app() -> None:\n    pass\n",
+                                               encoding="utf-8")
+    monkeypatch.chdir(project)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+
+
+def test_a_scenario_below_the_rootdir_is_still_collected_from_a_subdirectory(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.mkdir("scenarios")
+    pytester.path.joinpath("scenarios", "good.yaml").write_text(GOOD, encoding="utf-8")
+    result = pytester.runpytest(str(pytester.path / "scenarios" / "good.yaml"))
+    result.assert_outcomes(passed=1)
+
+
+def test_a_cassette_inside_a_scenario_directory_is_not_collected(
+        pytester: pytest.Pytester) -> None:
+    scenarios = pytester.mkdir("scenarios")
+    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
+    scenarios.joinpath("cassettes").mkdir()
+    scenarios.joinpath("cassettes", "good.yaml").write_text("interactions: []\nversion: 1\n",
+                                                            encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(passed=1)
