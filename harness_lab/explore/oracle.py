@@ -35,10 +35,11 @@ deadline on a live call that does not raise    verified facts at that check: TIM
 deadline ``at_s`` later than the base's        any legal row (the run changes beyond the base)
 budget_exhausted: the budget's next check      budget_progress when the ProgressSnapshot then
 (model_calls, tokens: the next model call's    holds verified facts, else budget_no_progress
-reserve, or tokens after a model step that     (doc §3.3, §8.1, §10)
-used some; tool_calls: the next tool's
-reserve; bytes: the next tool result with
-bytes) is reached while the run is live
+reserve, or tokens after a model step, repair  (doc §3.3, §8.1, §10)
+or guard reply that used some; tool_calls: the
+next tool's reserve; bytes: the next tool
+result with bytes) is reached while the run is
+live
 budget_exhausted never checked again           base
 provider_error router / router_unavailable,    internal_failure: FAILED / FAILED (doc §3.2:
 provider_error model, responder, retriever     router unavailable, model failure; SPEC §5.4)
@@ -386,21 +387,35 @@ def _trip(budget: str, point: BoundaryState | None, base: BaseRun
         found = base.after_index(index, tool, "before")
         return None if found is None else (found, found.reached_live)
     if budget == "tokens":
-        if point is not None and point.kind is model:
-            after = point if point.when == "after" else base.find(
-                fs.At(when="after", call=model, n=point.ordinal))
-            if after is not None:
-                if _step_tokens(after, base) > 0:
-                    return after, after.live
-                index = after.index
-        found = base.after_index(index, model, "before")
-        return None if found is None else (found, found.reached_active)
+        return _token_check(point, base)
     for b in base.boundaries:  # bytes: the next tool result that brings bytes
         if b.index >= index and b.kind is tool and b.when == "after":
             invocations = base.record.invocations
             size = invocations[b.ordinal - 1].size_bytes if b.ordinal <= len(invocations) else 0
             if size > 0:
                 return b, b.live
+    return None
+
+
+_TOKEN_CHECKED = (CallKind.MODEL, CallKind.REPAIR, CallKind.GUARD)
+
+
+def _token_check(point: BoundaryState | None, base: BaseRun
+                 ) -> tuple[BoundaryState, bool] | None:
+    """The next token check: a model call's reserve, or the check after a diagnosis reply
+    (model step, EvidenceRepair, SemanticGuard) that used tokens.
+
+    At a ``before`` point the call about to start was already admitted, so its own reserve is
+    behind the run; its reply's check is still ahead.
+    """
+    index = point.index if point is not None else -1
+    for b in base.boundaries:
+        if b.index < index or (b is point and b.when == "before"):
+            continue
+        if b.when == "after" and b.kind in _TOKEN_CHECKED and _step_tokens(b, base) > 0:
+            return b, b.live
+        if b.when == "before" and b.kind is CallKind.MODEL:
+            return b, b.reached_active
     return None
 
 

@@ -102,22 +102,22 @@ class ReleasePipeline:
 
     def _budget_fallback(self, exc: BudgetExceeded, draft: DiagnosisDraft,
                          snapshot: ProgressSnapshot) -> ReleaseDecision:
-        """A guard or repair call spent the token budget: BUDGET_EXHAUSTED, then verified facts.
+        """A guard or repair reply spent the token budget: BUDGET_EXHAUSTED, then the snapshot.
 
         The conclusion is not published, since its guard chain did not finish within the
-        budget; as for a budget stop in the loop, verified facts make an INSUFFICIENT_EVIDENCE
-        fallback and without any the run fails.
+        budget; as for a budget stop in the loop (doc §3.3), the ProgressSnapshot's verified
+        facts make an INSUFFICIENT_EVIDENCE fallback and without any the run fails.
         """
         ctx = self.ctx
         ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
         self.boundary.collection.budget_reached()
         ctx.tracer.emit(TT.BUDGET_EXHAUSTED, S.OK,
                         {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
-        facts = self._facts(draft, snapshot)
+        facts = verified(snapshot.facts, self.boundary.ready_ids())
         if not facts:
             self._failed("the token budget ran out during release, with no verified facts")
-        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts,
-                            draft.missing_info or snapshot.missing_info, draft=draft)
+        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, snapshot.missing_info,
+                            draft=draft)
 
     def snapshot_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
         """Controlled stop or draft-contract error: verified facts -> INSUFFICIENT_EVIDENCE."""
