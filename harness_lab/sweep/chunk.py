@@ -12,7 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.sweep.sample import GridPoint, Outcome, apply_overrides, sample_of
+from harness_lab.errors import ProcessCrash
+from harness_lab.sweep.sample import (
+    GridPoint,
+    Outcome,
+    apply_overrides,
+    describe,
+    run_id_of,
+    sample_of,
+)
 
 if TYPE_CHECKING:
     from harness_lab.store.group import GroupCommitStore
@@ -33,7 +41,8 @@ class ChunkResult:
 
     ``columns`` holds one list per :data:`OUTCOME_COLUMNS` name, a value per sample in sample
     order (``violations`` as comma-joined text): built in the worker, so what travels back
-    and what the sweep keeps is a few lists, not an object per sample.
+    and what the sweep keeps is a few lists, not an object per sample. ``lost`` names the
+    cause when the chunk could not be played at all (its samples are then error rows).
     """
 
     grid: int
@@ -41,6 +50,18 @@ class ChunkResult:
     columns: Mapping[str, list[Any]]
     failures: tuple[dict[str, Any], ...] = ()
     kept: tuple[dict[str, Any], ...] = ()
+    lost: str | None = None
+
+    @classmethod
+    def lost_samples(cls, grid: int, start: int, stop: int, cause: str) -> ChunkResult:
+        """The chunk of samples ``start..stop-1`` lost to ``cause``: one error row each."""
+        message = f"lost: {cause}"
+        outcomes = [Outcome(grid, i, None, None, None, None, None, 0.0, 0, 0, 0, (), message)
+                    for i in range(start, stop)]
+        failures: tuple[dict[str, Any], ...] = (
+            {"grid": grid, "sample": start, "seed": None, "error": message, "violations": [],
+             "run_state": None, "release_outcome": None},)
+        return dataclasses.replace(cls.of(grid, start, outcomes, failures), lost=cause)
 
     @classmethod
     def of(cls, grid: int, start: int, outcomes: Sequence[Outcome],
@@ -73,8 +94,22 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
     """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
 
     With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
-    (1: a transaction per step of each run, as the live harness writes them).
+    (1: a transaction per step of each run, as the live harness writes them). A chunk that
+    cannot be played at all (its store cannot be opened, say) comes back as error rows
+    naming the cause, never as an exception that would cost the sweep its other chunks.
     """
+    try:
+        return _run_chunk(data, grid, overrides, seed, start, stop,
+                          check_invariants=check_invariants, keep_failures=keep_failures,
+                          keep_every=keep_every, store_url=store_url,
+                          commit_every=commit_every)
+    except Exception as exc:
+        return ChunkResult.lost_samples(grid, start, stop, describe(exc))
+
+
+def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
+               start: int, stop: int, *, check_invariants: bool, keep_failures: int,
+               keep_every: int, store_url: str | None, commit_every: int) -> ChunkResult:
     store: SqlRunStore | GroupCommitStore | None = None
     if store_url is not None:
         from harness_lab.store.group import GroupCommitStore
@@ -97,10 +132,7 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
         if outcome.failed and len(failures) < keep_failures:
             failures.append(_failure(point, outcome))
         if keep_every and i % keep_every == 0:
-            try:  # the same seeded sample, played again for its whole record
-                kept.append(replay.record(i).to_dict())
-            except Exception as exc:  # a kept sample that crashes is already a failure row
-                kept.append({"grid": grid, "sample": i, "error": str(exc)})
+            kept.append(_kept(replay, i))
     if store is not None:
         store.close()
         lost = store.failures if isinstance(store, GroupCommitStore) else {}
@@ -111,6 +143,15 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
                 if len(failures) < keep_failures:
                     failures.append(_failure(point, outcomes[i]))
     return ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))
+
+
+def _kept(point: GridPoint, sample: int) -> dict[str, Any]:
+    """The whole record of ``sample``, played again; or its error, when it crashes or raises."""
+    try:
+        return point.record(sample).to_dict()
+    except (ProcessCrash, Exception) as exc:  # the sample's outcome row holds the same error
+        return {"run_id": run_id_of(point.index, sample), "grid": point.index,
+                "sample": sample, "seed": point.seed, "error": describe(exc)}
 
 
 def _failure(point: GridPoint, outcome: Outcome) -> dict[str, Any]:

@@ -21,8 +21,21 @@ def _pairs(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (1: one process; -1: every core)")
+    return value
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from harness_lab.cli import format_rows
     from harness_lab.errors import SweepError
     from harness_lab.scenarios import ScenarioError
     from harness_lab.sweep.engine import Sweep
@@ -34,35 +47,62 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                                 scheduler=args.scheduler,
                                 progress=args.progress, overrides=_pairs(args.set),
                                 keep_failures=args.keep_failures, keep_every=args.keep_every)
+        problem = _argument_problem(args, sweep)
+        if problem is not None:
+            raise SweepError(problem)
+        if args.load:
+            return _load(args, sweep)
+        if args.compare is not None or args.against is not None:
+            return _compare(args, sweep)
+        return _sweep(args, sweep)
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
         return 2
-    if args.load:
-        return _load(args, sweep)
-    if args.compare is not None or args.against is not None:
-        from harness_lab.sweep.compare import compare_policies
-
-        try:
-            table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
-        except SweepError as exc:
-            print(f"harness-lab sweep: {exc}", file=sys.stderr)
-            return 2
-        print(f"A: {args.compare or []}  B: {args.against or []}  "
-              f"({ra.samples} samples each, seed {args.seed})")
-        rows = table.to_dict("records")
-        print(format_rows(rows, list(table.columns), args.format), end="")
-        return 0
-    try:
-        result = sweep.run()
     except SweepError as exc:
         print(f"harness-lab sweep: {exc}", file=sys.stderr)
         return 2
+
+
+def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
+    """What is wrong with the table and plot arguments, found before any sample runs."""
+    from harness_lab.report.frames import AXIS_DTYPES
+    from harness_lab.sweep.chunk import OUTCOME_COLUMNS
+
+    columns = [c for c in OUTCOME_COLUMNS if c not in ("grid", "sample")]
+    if args.column not in columns:
+        return f"--column {args.column!r} is not an outcome column; choose from {columns}"
+    if args.plot and not args.value:
+        return "--plot needs --value, the outcome value to plot (e.g. --value TIMED_OUT)"
+    if args.plot and not sweep.axes():
+        return "--plot needs a grid (sweep.grid) with a key no --set overrides"
+    dtype = AXIS_DTYPES.get(args.column)
+    if args.value and dtype is not None:
+        known = [*map(str, dtype.categories), "ERROR"]
+        if args.value not in known:
+            return f"--value {args.value!r} is not a value of {args.column}; choose from {known}"
+    return None
+
+
+def _sweep(args: argparse.Namespace, sweep: Any) -> int:
+    from harness_lab.cli import format_rows
+
+    result = sweep.run()
+    _write_outputs(args, result)
     summary = result.summary()
     print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
-    by = next(iter(result.points[0]), None) if result.points and result.points[0] else None
-    shares = result.shares(args.column, by=by)
-    rows = shares.to_dict("records")
-    text = format_rows(rows, list(shares.columns), args.format)
+    if result.cause is not None:
+        print(f"incomplete: {result.lost} samples lost ({result.cause})", file=sys.stderr)
+    shares = result.shares(args.column, by=result.axes)
+    print(format_rows(shares.to_dict("records"), list(shares.columns), args.format), end="")
+    if args.plot:
+        _plot(args, result)
+    for failure in result.failures[:5]:
+        print(f"failure: {failure}", file=sys.stderr)
+    return 130 if result.interrupted else 0
+
+
+def _write_outputs(args: argparse.Namespace, result: Any) -> None:
+    """Write the sample rows and kept records first: nothing after them can lose them."""
     if args.out:
         result.frame.to_csv(args.out, index=False)
     if args.records_out:
@@ -71,19 +111,41 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         with open(args.records_out, "w", encoding="utf-8") as fh:
             json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
                       default=str)
-    print(text, end="")
-    if args.plot and by is not None and args.value:
-        from harness_lab.report.plots import figure_png
 
-        ax = result.plot_share(by, args.value, args.column)
-        with open(args.plot, "wb") as fh:
-            fh.write(figure_png(ax))
-    for failure in result.failures[:5]:
-        print(f"failure: {failure}", file=sys.stderr)
-    return 130 if result.interrupted else 0
+
+def _plot(args: argparse.Namespace, result: Any) -> None:
+    from harness_lab.report.plots import figure_png
+
+    ax = result.plot_share(result.axes[0], args.value, args.column)
+    with open(args.plot, "wb") as fh:
+        fh.write(figure_png(ax))
+    others = result.axes[1:]
+    print(f"plot: {args.column}={args.value} against {result.axes[0]}"
+          + (f", one line per value of {', '.join(others)}" if others else ""), file=sys.stderr)
+
+
+def _compare(args: argparse.Namespace, sweep: Any) -> int:
+    from harness_lab.cli import format_rows
+    from harness_lab.sweep.compare import compare_policies
+
+    table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
+    paired = int(table["n"].iloc[0]) if len(table) else 0
+    if ra.interrupted or rb.interrupted:
+        print(f"harness-lab sweep: comparison interrupted (A: {ra.samples} samples, B: "
+              f"{rb.samples}); {paired} samples were completed under both policies",
+              file=sys.stderr)
+        if not paired:
+            return 130
+    print(f"A: {args.compare or []}  B: {args.against or []}  "
+          f"({paired} samples each, seed {args.seed})")
+    rows = table.to_dict("records")
+    print(format_rows(rows, list(table.columns), args.format), end="")
+    return 130 if ra.interrupted or rb.interrupted else 0
 
 
 def _load(args: argparse.Namespace, sweep: Any) -> int:
+    import pandas as pd
+
     from harness_lab.cli import format_rows
     from harness_lab.sweep.load import load_curve, run_load
     from harness_lab.sweep.spec import LoadSpec
@@ -92,18 +154,21 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
     if not raw:
         print("harness-lab sweep --load: the scenario has no sweep.load block", file=sys.stderr)
         return 2
+    sweep.validate()
     block = LoadSpec.model_validate(raw)
+    axes = sweep.axes()
     curves = []
-    for capacity in block.capacities():
-        points = [run_load(sweep.data, rate, capacity=capacity, duration_s=block.duration_s,
-                           seed=args.seed, overrides=sweep.overrides)
-                  for rate in block.arrival_rate]
-        curve = load_curve(points)
-        curve.insert(0, "capacity", ",".join(f"{k}={v}" for k, v in sorted(capacity.items()))
-                     or "unlimited")
-        curves.append(curve)
-    import pandas as pd
-
+    for point in sweep.points():
+        for capacity in block.capacities():
+            points = [run_load(sweep.data, rate, capacity=capacity,
+                               duration_s=block.duration_s, seed=args.seed, overrides=point)
+                      for rate in block.arrival_rate]
+            curve = load_curve(points)
+            curve.insert(0, "capacity", ",".join(f"{k}={v}" for k, v in
+                                                 sorted(capacity.items())) or "unlimited")
+            for i, key in enumerate(axes):
+                curve.insert(i, key, str(point[key]))
+            curves.append(curve)
     curve = pd.concat(curves, ignore_index=True)
     print(format_rows(curve.to_dict("records"), list(curve.columns), args.format), end="")
     return 0
@@ -113,9 +178,10 @@ def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
     p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution")
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
-    p.add_argument("--samples", type=int, default=1000, help="samples per grid point")
+    p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=1, help="local processes (joblib)")
+    p.add_argument("--workers", type=_workers, default=1,
+                   help="local processes (joblib; -1: every core, -2: all but one)")
     p.add_argument("--scheduler", help="a dask.distributed scheduler address")
     p.add_argument("--persist", help="persist every run to this SQLAlchemy URL")
     p.add_argument("--commit-every", type=int, default=256, metavar="N",
@@ -125,15 +191,18 @@ def register(sub: Any) -> None:
     p.add_argument("--set", action="append", help="override KEY=VALUE (dotted path)")
     p.add_argument("--compare", action="append", help="policy A: KEY=VALUE")
     p.add_argument("--against", action="append", help="policy B: KEY=VALUE")
-    p.add_argument("--load", action="store_true", help="run the sweep.load arrival model")
+    p.add_argument("--load", action="store_true",
+                   help="run the sweep.load arrival model (a curve per grid point)")
     p.add_argument("--column", default="release_outcome", help="the outcome column to share")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table")
     p.add_argument("--out", help="write every sample's outcome row to this CSV")
-    p.add_argument("--plot", help="write the share plot (needs a grid) to this PNG")
+    p.add_argument("--plot", help="write the share plot (needs a grid and --value) to this "
+                   "PNG: the first grid key on the x axis, a line per value of the others")
     p.add_argument("--value", help="the outcome value the plot shows, e.g. FAILED")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.add_argument("--keep-failures", type=int, default=20,
-                   help="failing samples kept whole per chunk (default 20)")
+                   help="failing samples kept per grid point, the first in sample order, as "
+                        "summaries (default 20)")
     p.add_argument("--keep-every", type=int, default=0,
                    help="also keep the full record of every K-th sample")
     p.add_argument("--records-out", help="write the kept failures and records to this JSON")

@@ -3,27 +3,36 @@
 Every sample's randomness comes from its own stream, seeded by ``(seed, grid point, sample)``,
 so results are identical whatever the number of workers or the order chunks finish in.
 Chunks stream back as they complete: outcomes are kept as compact rows (never whole run
-records, except the failures and an optional sample), and an interrupted sweep keeps every
-completed chunk.
+records, only failure summaries and an optional sample), and an interrupted sweep keeps every
+completed chunk; a chunk the backend loses (its worker killed, say) becomes error rows.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from harness_lab.errors import SweepError
 from harness_lab.sweep.chunk import ChunkResult, run_chunk
 from harness_lab.sweep.result import SweepResult
-from harness_lab.sweep.sample import run_id_of
+from harness_lab.sweep.sample import describe, run_id_of
 
-__all__ = ["ChunkResult", "Sweep", "grid_points", "run_chunk"]
+if TYPE_CHECKING:
+    from harness_lab.record import RunRecord
+
+Chunk = tuple[int, dict[str, Any], int, int]
+"""One job of a sweep: grid point index, its overrides, first sample, end sample."""
+
+__all__ = ["Chunk", "ChunkResult", "Sweep", "grid_points", "overridden", "processes", "run_chunk"]
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -33,12 +42,20 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
             for values in itertools.product(*(grid[k] for k in keys))] or [{}]
 
 
+def overridden(key: str, overrides: Mapping[str, Any]) -> bool:
+    """True when an override sets grid key ``key`` or a mapping that holds it."""
+    return any(key == o or key.startswith(f"{o}.") for o in overrides)
+
+
 @dataclass
 class Sweep:
     """A sweep of one scenario (its ``sweep:`` block, or a plain scenario replayed).
 
-    ``workers`` is the number of local processes (joblib); ``scheduler`` the address of a
-    dask.distributed scheduler (or a ``distributed.Client``), which takes precedence.
+    ``workers`` is the number of local processes (joblib's loky; negative counts back from
+    all cores as joblib does: -1 is every core); ``scheduler`` the address of a
+    dask.distributed scheduler (or a ``distributed.Client``), which takes precedence and
+    whose worker threads then size the chunks. ``source`` is the scenario file, for messages
+    that name it and the line.
     """
 
     data: dict[str, Any]
@@ -54,6 +71,8 @@ class Sweep:
     scheduler: Any = None
     progress: bool = False
     overrides: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    connect_timeout_s: float = 10.0
 
     @classmethod
     def from_file(cls, path: str | Path, **kw: Any) -> Sweep:
@@ -62,15 +81,58 @@ class Sweep:
 
         load_file(path)  # raises ScenarioError naming file, line and field
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        return cls(data, **kw)
+        return cls(data, source=str(path), **kw)
+
+    def grid(self) -> dict[str, list[Any]]:
+        """The scenario's grid as written."""
+        return dict((self.data.get("sweep") or {}).get("grid") or {})
+
+    def axes(self) -> list[str]:
+        """The grid keys this sweep varies: those no override replaces."""
+        return [k for k in self.grid() if not overridden(k, self.overrides)]
 
     def points(self) -> list[dict[str, Any]]:
-        """The grid points, with ``overrides`` taking precedence over the grid's values."""
-        grid = (self.data.get("sweep") or {}).get("grid") or {}
-        return [{**p, **self.overrides} for p in grid_points(grid)]
+        """The grid points: the product of the axes, each with the overrides set.
 
-    def _chunks(self) -> list[tuple[int, dict[str, Any], int, int]]:
-        size = self.chunk_size or max(min(self.samples // max(self.workers * 4, 1), 5000), 1)
+        An override of a grid key replaces that axis (one value), so overriding it runs
+        ``samples`` samples, not one set per value the grid lists.
+        """
+        grid = self.grid()
+        return [{**p, **self.overrides} for p in grid_points({k: grid[k] for k in self.axes()})]
+
+    def validate(self) -> None:
+        """Raise before any sample runs when the sweep cannot run as asked.
+
+        SweepError for bad sizes; ScenarioError naming the file, the field (grid key or
+        override) and the line for every grid value and override the scenario rejects.
+        """
+        from harness_lab.sweep.check import check_sweep
+
+        for name in ("samples", "chunk_size", "keep_failures", "keep_every", "commit_every"):
+            low = 1 if name in ("samples", "commit_every") else 0
+            if getattr(self, name) < low:
+                raise SweepError(f"{name} must be at least {low}, got {getattr(self, name)}")
+        if self.workers == 0:
+            raise SweepError("workers must be at least 1, or negative to count back from "
+                             "every core (-1: all of them)")
+        check_sweep(self.data, grid=self.grid(), axes=self.axes(), overrides=self.overrides,
+                    points=self.points(), path=self.source or str(self.data.get("name")))
+
+    def local_workers(self) -> int:
+        """The local processes to use: ``workers``, or all cores but ``-workers - 1``."""
+        if self.workers < 0:
+            return max((os.cpu_count() or 1) + 1 + self.workers, 1)
+        return max(self.workers, 1)
+
+    def replay(self, grid: int, sample: int) -> RunRecord:
+        """Sample ``sample`` of grid point ``grid`` played again, for its whole run record."""
+        from harness_lab.sweep.sample import GridPoint, apply_overrides
+
+        point = self.points()[grid]
+        return GridPoint(apply_overrides(self.data, point), grid, self.seed).record(sample)
+
+    def _chunks(self, parallelism: int) -> list[Chunk]:
+        size = self.chunk_size or max(min(self.samples // max(parallelism * 4, 1), 5000), 1)
         out = []
         for g, point in enumerate(self.points()):
             for start in range(0, self.samples, size):
@@ -80,16 +142,29 @@ class Sweep:
     def run(self) -> SweepResult:
         """Run every sample; Ctrl-C keeps the chunks completed so far.
 
-        A sweep persisting into a database that already holds its runs (the same run ids:
-        the same sweep run before) raises SweepError before any sample runs.
+        Every grid value and override is checked first, and a sweep persisting into a
+        database that already holds its runs (the same run ids: the same sweep run before)
+        raises SweepError, before any sample runs. A backend that fails part-way (a worker
+        killed, the scheduler gone) costs the chunks it held, as error rows, never the others.
         """
+        self.validate()
         if self.store_url is not None:
             self._refuse_stored_runs(self.store_url)
-        chunks = self._chunks()
+        client = self._client() if self.scheduler is not None else None
+        try:
+            return self._run(client)
+        finally:
+            if client is not None and client is not self.scheduler:
+                client.close()
+
+    def _run(self, client: Any) -> SweepResult:
+        parallelism = ((sum(client.nthreads().values()) or 1) if client is not None
+                       else self.local_workers())
+        chunks = self._chunks(parallelism)
         started = time.perf_counter()
         results: list[ChunkResult] = []
-        interrupted = False
-        stream = self._execute(chunks)
+        interrupted, cause = False, None
+        stream = self._execute(chunks, parallelism, client)
         if self.progress:
             from harness_lab.report.progress import progress_bar
 
@@ -99,10 +174,24 @@ class Sweep:
                 results.append(chunk)
         except KeyboardInterrupt:
             interrupted = True
+        except Exception as exc:  # the backend itself failed: keep what completed
+            interrupted, cause = True, describe(exc)
         elapsed = time.perf_counter() - started
         return SweepResult.from_chunks(results, self.points(), elapsed=elapsed,
-                                       interrupted=interrupted, workers=self.workers,
-                                       scenario=str(self.data.get("name")))
+                                       interrupted=interrupted, workers=parallelism,
+                                       scenario=str(self.data.get("name")), axes=self.axes(),
+                                       keep_failures=self.keep_failures, cause=cause)
+
+    def _client(self) -> Any:
+        from distributed import Client
+
+        if isinstance(self.scheduler, Client):
+            return self.scheduler
+        try:
+            return Client(self.scheduler, timeout=self.connect_timeout_s)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise SweepError(f"cannot reach the dask scheduler at {self.scheduler!r}: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
     def _refuse_stored_runs(self, url: str) -> None:
         from harness_lab.store.sql import SqlRunStore
@@ -124,35 +213,65 @@ class Sweep:
                 "keep_every": self.keep_every, "store_url": self.store_url,
                 "commit_every": self.commit_every}
 
-    def _execute(self, chunks: list[tuple[int, dict[str, Any], int, int]]
+    def _execute(self, chunks: list[Chunk], parallelism: int, client: Any
                  ) -> Iterator[ChunkResult]:
         kw = self._kwargs()
-        if self.scheduler is not None:
-            yield from _dask(self.scheduler, self.data, self.seed, chunks, kw)
-        elif self.workers <= 1:
+        if client is not None:
+            yield from _dask(client, self.data, self.seed, chunks, kw)
+        elif parallelism <= 1:
             for g, point, start, stop in chunks:
                 yield run_chunk(self.data, g, point, self.seed, start, stop, **kw)
         else:
-            from joblib import Parallel, delayed
-
-            parallel = Parallel(n_jobs=self.workers, backend="loky",
-                                return_as="generator_unordered")
-            yield from parallel(delayed(run_chunk)(self.data, g, point, self.seed, start,
-                                                   stop, **kw)
-                                for g, point, start, stop in chunks)
+            yield from processes(run_chunk, parallelism, self.data, self.seed, chunks, kw)
 
 
-def _dask(scheduler: Any, data: dict[str, Any], seed: int,
-          chunks: list[tuple[int, dict[str, Any], int, int]], kw: dict[str, Any]
-          ) -> Iterator[ChunkResult]:
-    from distributed import Client, as_completed
+def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any], seed: int,
+              chunks: list[Chunk], kw: dict[str, Any]) -> Iterator[ChunkResult]:
+    """``job`` over ``chunks`` on ``workers`` loky processes, each result as it completes.
 
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    At most one chunk per worker is in flight, so a worker that dies (killed, out of memory)
+    costs the chunks then running, which come back as error rows naming the cause; the pool
+    is started again for the chunks still to run.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    todo = deque(chunks)
+    running: dict[Future[ChunkResult], Chunk] = {}
+    executor = get_reusable_executor(max_workers=workers, timeout=300)
     try:
-        futures = [client.submit(run_chunk, data, g, point, seed, start, stop, pure=False,
-                                 **kw) for g, point, start, stop in chunks]
-        for future in as_completed(futures):
-            yield future.result()
+        while todo or running:
+            executor = get_reusable_executor(max_workers=workers, timeout=300)
+            while todo and len(running) < workers:
+                g, point, start, stop = chunk = todo.popleft()
+                running[executor.submit(job, data, g, point, seed, start, stop, **kw)] = chunk
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f][::2]):
+                yield _result(future, running.pop(future))
     finally:
-        if client is not scheduler:
-            client.close()
+        if running:  # stopped early: the workers' chunks are abandoned
+            executor.shutdown(wait=False, kill_workers=True)
+
+
+def _result(future: Any, chunk: Chunk) -> ChunkResult:
+    """The future's chunk result, or the chunk's samples as error rows naming its failure."""
+    g, _, start, stop = chunk
+    try:
+        result: ChunkResult = future.result()
+    except Exception as exc:
+        return ChunkResult.lost_samples(g, start, stop, describe(exc))
+    return result
+
+
+def _dask(client: Any, data: dict[str, Any], seed: int, chunks: list[Chunk],
+          kw: dict[str, Any]) -> Iterator[ChunkResult]:
+    from distributed import as_completed
+
+    futures = {client.submit(run_chunk, data, g, point, seed, start, stop, pure=False, **kw):
+               (g, point, start, stop) for g, point, start, stop in chunks}
+    try:
+        for future in as_completed(futures):
+            yield _result(future, futures[future])
+    finally:
+        client.cancel([f for f in futures if not f.done()])

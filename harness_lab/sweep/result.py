@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import html
 import itertools
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,32 @@ if TYPE_CHECKING:
 
     from harness_lab.sweep.chunk import ChunkResult
 
-__all__ = ["OUTCOME_COLUMNS", "SweepResult", "wilson"]
+__all__ = ["OUTCOME_COLUMNS", "SweepResult", "grid_label", "wilson"]
+
+ERROR = "ERROR"
+"""The label of an errored sample's empty state columns in counts and shares."""
+
+
+def grid_label(value: Any) -> Hashable:
+    """A grid value as a frame cell: scalars as they are, anything else as compact JSON text.
+
+    ``{uniform: [0.2, 1.0]}`` becomes ``'{"uniform":[0.2,1.0]}'``, the same text for the same
+    value, so a frame can be grouped by any grid column.
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _trim(failures: list[dict[str, Any]], keep: int | None) -> list[dict[str, Any]]:
+    """The first ``keep`` failures of each grid point, in (grid, sample) order."""
+    ordered = sorted(failures, key=lambda f: (f["grid"], f["sample"]))
+    if keep is None:
+        return ordered
+    out: list[dict[str, Any]] = []
+    for _, group in itertools.groupby(ordered, key=lambda f: f["grid"]):
+        out.extend(itertools.islice(group, max(keep, 0)))
+    return out
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -35,7 +61,12 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 @dataclass
 class SweepResult:
-    """All outcomes of a sweep, one compact row per sample, plus failures and kept records."""
+    """All outcomes of a sweep, one compact row per sample, plus failures and kept records.
+
+    ``axes`` are the grid keys the sweep varied (the frame has a column each); ``lost`` counts
+    the samples of chunks the backend lost (error rows naming ``cause``); ``interrupted`` is
+    true when the sweep stopped before every chunk ran (Ctrl-C, or a backend that failed).
+    """
 
     frame: pd.DataFrame
     points: list[dict[str, Any]]
@@ -45,12 +76,20 @@ class SweepResult:
     interrupted: bool = False
     workers: int = 1
     scenario: str = ""
+    axes: list[str] = field(default_factory=list)
+    lost: int = 0
+    cause: str | None = None
 
     @classmethod
     def from_chunks(cls, chunks: Sequence[ChunkResult], points: list[dict[str, Any]], *,
-                    elapsed: float, interrupted: bool, workers: int, scenario: str
-                    ) -> SweepResult:
-        """Merge chunk results in (grid, sample) order, whatever order they completed in."""
+                    elapsed: float, interrupted: bool, workers: int, scenario: str,
+                    axes: Sequence[str] | None = None, keep_failures: int | None = None,
+                    cause: str | None = None) -> SweepResult:
+        """Merge chunk results in (grid, sample) order, whatever order they completed in.
+
+        The kept failures are the first ``keep_failures`` of each grid point in sample order,
+        whichever chunks they came from.
+        """
         ordered = sorted(chunks, key=lambda c: (c.grid, c.start))
         columns = {c: list(itertools.chain.from_iterable(chunk.columns[c] for chunk in ordered))
                    for c in OUTCOME_COLUMNS}
@@ -62,10 +101,20 @@ class SweepResult:
                             ("duration_s", "float64")):
             frame[name] = frame[name].astype(dtype)
         for key in sorted({k for p in points for k in p}):
-            frame[key] = frame["grid"].map({i: p.get(key) for i, p in enumerate(points)})
-        failures = [f for c in ordered for f in c.failures]
+            labels = {i: grid_label(p.get(key)) for i, p in enumerate(points)}
+            frame[key] = frame["grid"].map(labels)
+        failures = _trim([f for c in ordered for f in c.failures], keep_failures)
         kept = [k for c in ordered for k in c.kept]
-        return cls(frame, points, failures, kept, elapsed, interrupted, workers, scenario)
+        lost = [c for c in ordered if c.lost is not None]
+        cause = cause or next((c.lost for c in lost), None)
+        return cls(frame, points, failures, kept, elapsed, interrupted, workers, scenario,
+                   list(axes if axes is not None else _varied(points)),
+                   sum(len(c) for c in lost), cause)
+
+    @property
+    def incomplete(self) -> bool:
+        """True when some samples were not played: the sweep stopped, or chunks were lost."""
+        return self.interrupted or self.lost > 0
 
     @property
     def samples(self) -> int:
@@ -77,17 +126,29 @@ class SweepResult:
         """Completed samples per wall-clock second."""
         return self.samples / self.elapsed_s if self.elapsed_s else math.nan
 
-    def counts(self, column: str = "release_outcome", by: str | None = None) -> pd.DataFrame:
-        """Sample counts of ``column``'s values (per ``by`` value when given)."""
-        keys = [by, column] if by else [column]
-        counts = self.frame.groupby(keys, observed=False, dropna=False).size()
+    def counts(self, column: str = "release_outcome",
+               by: str | Sequence[str] | None = None) -> pd.DataFrame:
+        """Sample counts of ``column``'s values (per combination of the ``by`` columns).
+
+        Errored samples, whose state columns are empty, count under ``ERROR``.
+        """
+        keys = [*_columns(by), column]
+        frame = self.frame[keys].copy()
+        frame[column] = _error_labelled(frame[column], self.frame)
+        counts = frame.groupby(keys, observed=False, dropna=False, sort=True).size()
         return counts.rename("count").reset_index()
 
-    def shares(self, column: str = "release_outcome", by: str | None = None) -> pd.DataFrame:
-        """Share of each value of ``column`` with a 95% Wilson interval (per ``by`` value)."""
+    def shares(self, column: str = "release_outcome",
+               by: str | Sequence[str] | None = None) -> pd.DataFrame:
+        """Share of each value of ``column`` with a 95% Wilson interval.
+
+        ``by`` names one column or a list of them (every grid key, say): the shares are then
+        per combination of their values, never pooled over any of them.
+        """
         counts = self.counts(column, by)
-        totals = (counts.groupby(by, observed=False)["count"].transform("sum") if by
-                  else pd.Series(counts["count"].sum(), index=counts.index))
+        keys = _columns(by)
+        totals = (counts.groupby(keys, observed=False, dropna=False)["count"].transform("sum")
+                  if keys else pd.Series(counts["count"].sum(), index=counts.index))
         counts["n"] = totals.astype(int)
         counts["share"] = counts["count"] / counts["n"].where(counts["n"] > 0)
         bounds = [wilson(int(c), int(n)) for c, n in zip(counts["count"], counts["n"],
@@ -98,18 +159,27 @@ class SweepResult:
 
     def plot_share(self, param: str, value: str, column: str = "release_outcome", *,
                    ax: Axes | None = None) -> Axes:
-        """The share of ``column == value`` against swept parameter ``param``, with 95% CIs."""
+        """The share of ``column == value`` against swept parameter ``param``, with 95% CIs.
+
+        Every other grid key of the sweep gets one line per combination of its values, so no
+        grid point is pooled with another. Numeric grid values are placed by value, any other
+        (a distribution, say) at evenly spaced ticks labelled with the value.
+        """
         from matplotlib.figure import Figure
 
         if ax is None:
             ax = Figure(figsize=(6.0, 4.0)).add_subplot()
-        shares = self.shares(column, by=param)
-        rows = shares[shares[column].astype(str) == value].sort_values(param)
-        xs = rows[param].astype(float).to_list()
-        ys = rows["share"].to_list()
-        low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
-        high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
-        ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=f"{column}={value}")
+        others = [k for k in self.axes if k != param]
+        shares = self.shares(column, by=[param, *others])
+        rows = shares[shares[column].astype(str) == value]
+        ticks, numeric = _ticks(shares[param])
+        groups = rows.groupby(others, sort=True, dropna=False) if others else [((), rows)]
+        for key, group in groups:
+            label = ", ".join(f"{k}={v}" for k, v in zip(others, _tuple(key), strict=True))
+            _errorbar(ax, group, param, ticks, f"{column}={value}" + (f", {label}" if label
+                                                                      else ""))
+        if not numeric:
+            ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
         ax.set_xlabel(param)
         ax.set_ylabel(f"share of {value}")
         ax.set_ylim(0, 1)
@@ -125,10 +195,54 @@ class SweepResult:
                 "runs_per_s": round(self.runs_per_second, 1),
                 "failures": int((self.frame["error"].notna()
                                  | (self.frame["violations"] != "")).sum()),
-                "interrupted": self.interrupted}
+                "lost": self.lost, "interrupted": self.interrupted}
 
     def _repr_html_(self) -> str:
         head = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
                        for k, v in self.summary().items())
         table = self.shares().to_html(index=False, float_format=lambda x: f"{x:.4f}")
         return f"<table>{head}</table>{table}"
+
+
+def _columns(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(by)
+
+
+def _tuple(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _varied(points: list[dict[str, Any]]) -> list[str]:
+    """The keys whose values differ between grid points, in the points' key order."""
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    return [k for k in keys if len({grid_label(p.get(k)) for p in points}) > 1]
+
+
+def _error_labelled(values: pd.Series, frame: pd.DataFrame) -> pd.Series:
+    """``values`` with ``ERROR`` where the sample errored before it had a state."""
+    errored = frame["error"].notna() & values.isna()
+    if not errored.any():
+        return values
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.cat.add_categories([ERROR])
+    return values.where(~errored, ERROR)
+
+
+def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
+    """Each distinct grid value, where it goes on the x axis, and whether all are numbers."""
+    distinct = sorted(values.dropna().unique(), key=lambda v: (isinstance(v, str), v))
+    if all(pd.api.types.is_number(v) and not isinstance(v, bool) for v in distinct):
+        return {v: float(v) for v in distinct}, True
+    return {v: float(i) for i, v in enumerate(distinct)}, False
+
+
+def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
+              label: str) -> None:
+    rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
+    xs = rows["_x"].to_list()
+    ys = rows["share"].to_list()
+    low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
+    high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
+    ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=label)

@@ -37,7 +37,14 @@ from harness_lab.sweep.stochastic import (
 )
 from harness_lab.tools.ledger import InvocationLedger
 
-__all__ = ["GridPoint", "Outcome", "apply_overrides", "run_id_of", "sample_of"]
+__all__ = ["GridPoint", "Outcome", "apply_overrides", "describe", "run_id_of", "sample_of"]
+
+
+def describe(exc: BaseException) -> str:
+    """The error text of a sample that raised ``exc`` (``crash: ...`` for a process crash)."""
+    if isinstance(exc, ProcessCrash):
+        return f"crash: {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def run_id_of(grid: int, sample: int) -> str:
@@ -134,12 +141,9 @@ class GridPoint:
         """Play sample ``sample``; never raises for a failure inside the run."""
         try:
             record = self._play(sample)
-        except ProcessCrash as exc:
-            self._harness = self._built = self._rewinds = None  # the environment saw a process die
-            return self._error(sample, f"crash: {exc}")
-        except Exception as exc:  # one broken sample is an error row, never a lost sweep
-            self._harness = self._built = self._rewinds = None
-            return self._error(sample, f"{type(exc).__name__}: {exc}")
+        except (ProcessCrash, Exception) as exc:  # one broken sample is an error row
+            self._harness = self._built = self._rewinds = None  # the environment saw it die
+            return self._error(sample, describe(exc))
         violations = (tuple(sorted({v.invariant for v in check(record)}))
                       if self.check_invariants else ())
         return Outcome(self.index, sample, _v(record.intent), record.run_state.value,
@@ -148,8 +152,16 @@ class GridPoint:
                        record.usage.model_calls, record.usage.tokens, violations, record.error)
 
     def record(self, sample: int) -> RunRecord:
-        """Play sample ``sample`` and return its full record (for kept samples)."""
-        return self._play(sample)
+        """Play sample ``sample`` and return its full record (for kept samples).
+
+        A sample that crashes or raises re-raises here, after the shared harness and
+        components are dropped, so the next sample builds them again as :meth:`run` does.
+        """
+        try:
+            return self._play(sample)
+        except (ProcessCrash, Exception):
+            self._harness = self._built = self._rewinds = None
+            raise
 
     def _play(self, sample: int) -> RunRecord:
         sc = self.scenario

@@ -60,3 +60,34 @@ def test_a_second_sweep_into_the_same_database_is_refused_with_the_reason(
     capsys.readouterr()
     assert main(args) == 2
     assert "already holds run run-g0-s0000000 of this sweep" in capsys.readouterr().err
+
+
+def test_a_grid_of_distributions_is_tabulated_and_every_sample_written(
+        tmp_path: Path, sweep_data: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    grid = {"sweep.latency.tool": [{"uniform": [0.2, 1.0]}, {"uniform": [2.0, 6.0]}]}
+    path = tmp_path / "dist.yaml"
+    path.write_text(yaml.safe_dump(dict(sweep_data, sweep={**sweep_data["sweep"],
+                                                           "grid": grid})), encoding="utf-8")
+    out = tmp_path / "samples.csv"
+    assert main(["sweep", str(path), "--samples", "6", "--out", str(out),
+                 "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["sweep.latency.tool"] for r in rows} == {'{"uniform":[0.2,1.0]}',
+                                                       '{"uniform":[2.0,6.0]}'}
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1 + 12
+
+
+def test_the_sweep_command_groups_by_every_grid_key(
+        tmp_path: Path, sweep_data: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    grid = {"config.deadline_s": [5, 30], "sweep.faults.tool_error_p": [0.0, 0.9]}
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(dict(sweep_data, sweep={**sweep_data["sweep"],
+                                                           "grid": grid})), encoding="utf-8")
+    plot = tmp_path / "plot.png"
+    assert main(["sweep", str(path), "--samples", "8", "--format", "csv", "--column",
+                 "run_state", "--plot", str(plot), "--value", "TIMED_OUT"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    pairs = {(r["config.deadline_s"], r["sweep.faults.tool_error_p"]) for r in rows}
+    assert pairs == {("5", "0.0"), ("5", "0.9"), ("30", "0.0"), ("30", "0.9")}
+    assert {r["n"] for r in rows} == {"8"}
+    assert plot.read_bytes().startswith(b"\x89PNG")

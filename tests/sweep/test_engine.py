@@ -56,7 +56,7 @@ def test_a_crash_inside_one_sample_becomes_an_error_row_and_the_sweep_goes_on(
     data = dict(sweep_data, faults=[{"kind": "crash", "at": {"call": "tool", "n": 2}}])
     result = Sweep(data, samples=10, seed=1, overrides={"config.deadline_s": 30}).run()
     errors = result.frame["error"].dropna()
-    assert len(result.frame) == 20
+    assert len(result.frame) == 10
     assert errors.str.startswith("crash: injected crash").sum() >= 1
     assert result.failures and result.failures[0]["error"].startswith("crash:")
 
@@ -66,7 +66,8 @@ def test_an_interrupted_sweep_keeps_every_completed_chunk(sweep_data: dict[str, 
                                                           ) -> None:
     sweep = Sweep(sweep_data, samples=10, seed=1, chunk_size=5)
 
-    def interrupted(chunks: list[Any]) -> Iterator[ChunkResult]:
+    def interrupted(chunks: list[Any], parallelism: int, client: Any
+                    ) -> Iterator[ChunkResult]:
         g, point, start, stop = chunks[0]
         yield run_chunk(sweep_data, g, point, 1, start, stop)
         raise KeyboardInterrupt

@@ -31,7 +31,7 @@ def test_a_load_run_with_unlimited_providers_takes_the_plain_latencies(
     assert set(point.frame["duration_s"].round(9)) == {5.0}
 
 
-def test_the_load_command_prints_one_curve_row_per_capacity_and_rate(
+def test_the_load_command_prints_one_curve_row_per_grid_point_capacity_and_rate(
         tmp_path: Any, capsys: Any) -> None:
     import csv
     import io
@@ -48,8 +48,10 @@ def test_the_load_command_prints_one_curve_row_per_capacity_and_rate(
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     assert main(["sweep", str(path), "--load", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [(r["capacity"], r["arrival_rate"]) for r in rows] == [
-        ("model=1", "0.2"), ("model=1", "1.0"), ("model=8", "0.2"), ("model=8", "1.0")]
+    assert [(r["config.deadline_s"], r["capacity"], r["arrival_rate"]) for r in rows] == [
+        ("5", "model=1", "0.2"), ("5", "model=1", "1.0"), ("5", "model=8", "0.2"),
+        ("5", "model=8", "1.0"), ("30", "model=1", "0.2"), ("30", "model=1", "1.0"),
+        ("30", "model=8", "0.2"), ("30", "model=8", "1.0")]
 
 
 def test_every_arriving_run_plays_a_scripted_router_sequence_from_its_first_step(

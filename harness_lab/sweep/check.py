@@ -1,0 +1,100 @@
+"""Checks a sweep makes before any sample runs: every override and every grid value.
+
+A grid value or an override that the scenario does not accept would otherwise fail inside the
+first chunk of its grid point, after other points had already run; here each one is tried
+alone (and every grid point whole) and reported as ``file:line: field: message``, with the
+scenario loader's :class:`~harness_lab.scenarios.ScenarioError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness_lab.scenarios.loader import Problem, ScenarioError
+from harness_lab.sweep.sample import GridPoint, apply_overrides
+
+__all__ = ["check_sweep", "point_problems"]
+
+
+def point_problems(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[str]:
+    """What is wrong with scenario ``data`` under ``overrides`` (empty: a valid grid point)."""
+    try:
+        GridPoint(apply_overrides(dict(data), overrides), 0, 0)
+    except ValidationError as exc:
+        return [f"{'.'.join(str(x) for x in err['loc']) or '<document>'}: {err['msg']}"
+                for err in exc.errors()]
+    except Exception as exc:  # a path that cannot be set, a value the harness cannot build
+        return [f"{type(exc).__name__}: {exc}"]
+    return []
+
+
+def check_sweep(data: Mapping[str, Any], *, grid: Mapping[str, Sequence[Any]],
+                axes: Sequence[str], overrides: Mapping[str, Any],
+                points: Sequence[Mapping[str, Any]], path: str) -> None:
+    """Raise ScenarioError naming every override and grid value the scenario rejects.
+
+    ``path`` is the scenario file (its grid's lines are looked up for the messages); the
+    overrides are named as such, having no line. Nothing runs when any problem is found.
+    """
+    problems = [Problem(path, None, "", m) for m in point_problems(data, {})]
+    if problems:
+        raise ScenarioError(problems)
+    for key, value in overrides.items():
+        problems.extend(Problem(path, None, f"override {key}", f"{value!r}: {m}")
+                        for m in point_problems(data, {key: value}))
+    if problems:  # the grid's values are tried with the overrides: name only the overrides
+        raise ScenarioError(problems)
+    lines = grid_lines(path)
+    for key in axes:
+        problems.extend(_axis_problems(data, key, list(grid[key]), overrides, path,
+                                       lines.get(key, [])))
+    if not problems:
+        for g, point in enumerate(points):
+            problems.extend(Problem(path, None, "sweep.grid", f"grid point {g} {dict(point)}: "
+                                    f"{m}") for m in point_problems(data, point))
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _axis_problems(data: Mapping[str, Any], key: str, values: list[Any],
+                   overrides: Mapping[str, Any], path: str, lines: list[int | None]
+                   ) -> list[Problem]:
+    """The problems of each value of grid key ``key`` (each tried alone, with the overrides)."""
+    out: list[Problem] = []
+    for j, value in enumerate(values):
+        line = lines[j] if j < len(lines) else (lines[0] if lines else None)
+        if value in values[:j]:
+            out.append(Problem(path, line, f"sweep.grid.{key}",
+                               f"value {j} ({value!r}) repeats value {values.index(value)}"))
+        out.extend(Problem(path, line, f"sweep.grid.{key}", f"value {j} ({value!r}): {m}")
+                   for m in point_problems(data, {**overrides, key: value}))
+    return out
+
+
+def grid_lines(path: str) -> dict[str, list[int | None]]:
+    """Per grid key of the file at ``path``: the key's line, then each of its values' lines."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return {}
+    grid = _child(_child(node, "sweep"), "grid")
+    if not isinstance(grid, yaml.MappingNode):
+        return {}
+    out: dict[str, list[int | None]] = {}
+    for key, value in grid.value:
+        items = value.value if isinstance(value, yaml.SequenceNode) else []
+        out[str(key.value)] = ([i.start_mark.line + 1 for i in items]
+                               or [key.start_mark.line + 1])
+    return out
+
+
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key),
+                None)
