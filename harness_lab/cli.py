@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from harness_lab.scenarios.results import ResultSet
     from harness_lab.scenarios.runner import ScenarioResult
     from harness_lab.sse import SseEvent
     from harness_lab.trace import TraceEvent
 
 __all__ = ["EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED", "EXIT_NO_SCENARIOS", "EXIT_USAGE",
-           "format_rows", "main", "no_scenarios_message", "usage_problem"]
+           "format_rows", "main", "no_scenarios_message", "selected_results", "usage_problem"]
 
 DEFAULT_PATHS = ("scenarios",)
 
@@ -132,19 +133,30 @@ def _emit(text: str, out: str | None, stream: TextIO) -> int:
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import ROW_COLUMNS, run_paths
+def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
+                     out: str | None) -> ResultSet | int:
+    """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
+    with: a usage error before anything runs, or nothing selected."""
+    from harness_lab.scenarios import run_paths
 
-    paths = args.paths or list(DEFAULT_PATHS)
-    tags = args.tag or ()
-    problem = usage_problem("run", paths, args.out)
+    problem = usage_problem(command, paths, out)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
     results = run_paths(paths, tags=tags)
     if not results:
-        print(no_scenarios_message("run", paths, tags), file=sys.stderr)
+        print(no_scenarios_message(command, paths, tags), file=sys.stderr)
         return EXIT_NO_SCENARIOS
+    return results
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from harness_lab.scenarios import ROW_COLUMNS
+
+    results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
+                               args.out)
+    if isinstance(results, int):
+        return results
     written = _emit(format_rows(results.rows(), ROW_COLUMNS, args.format), args.out, sys.stdout)
     failed = [r for r in results if not r.ok]
     if args.format == "table" and not args.out:

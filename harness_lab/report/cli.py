@@ -10,26 +10,12 @@ __all__ = ["register"]
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness_lab.cli import (
-        EXIT_FAILED,
-        EXIT_NO_SCENARIOS,
-        EXIT_USAGE,
-        no_scenarios_message,
-        usage_problem,
-    )
+    from harness_lab.cli import EXIT_FAILED, EXIT_USAGE, selected_results
     from harness_lab.report.html import write_html_report
-    from harness_lab.scenarios import run_paths
 
-    paths = args.paths or ["scenarios"]
-    tags = args.tag or ()
-    problem = usage_problem("report", paths, args.out)
-    if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_USAGE
-    results = run_paths(paths, tags=tags)
-    if not results:
-        print(no_scenarios_message("report", paths, tags), file=sys.stderr)
-        return EXIT_NO_SCENARIOS
+    results = selected_results("report", args.paths or ["scenarios"], args.tag or (), args.out)
+    if isinstance(results, int):
+        return results
     kept = [r for r in results if r.record is not None]
     records = [r.record for r in kept if r.record is not None]
     try:

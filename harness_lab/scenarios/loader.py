@@ -448,14 +448,20 @@ def _merge_expect(current: Any, override: Expect) -> dict[str, Any]:
     return merged
 
 
-def _matrix_problems(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
-    """Variant names given twice, repeated axis values, and ``expect_when`` matching nothing."""
+def _collector(where: _Locator, path: str) -> tuple[list[Problem], _Add]:
+    """A list of problems and the function adding one at a validation location."""
     problems: list[Problem] = []
 
     def add(loc: Loc, message: str) -> None:
         field, line = where.locate(loc)
         problems.append(Problem(path, line, field, message))
 
+    return problems, add
+
+
+def _matrix_problems(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
+    """Variant names given twice, repeated axis values, and ``expect_when`` matching nothing."""
+    problems, add = _collector(where, path)
     _check_variant_names(sc, add)
     _check_axes(sc, add)
     for i, when in enumerate(sc.expect_when):
@@ -550,12 +556,7 @@ def _kind(value: Any) -> str:
 
 
 def _semantic(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
-    problems: list[Problem] = []
-
-    def add(loc: Loc, message: str) -> None:
-        field, line = where.locate(loc)
-        problems.append(Problem(path, line, field, message))
-
+    problems, add = _collector(where, path)
     _check_tools(sc, add)
     _check_recorded(sc, add)
     _check_names(sc, add)

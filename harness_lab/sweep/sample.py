@@ -142,7 +142,7 @@ class GridPoint:
         try:
             record = self._play(sample)
         except (ProcessCrash, Exception) as exc:  # one broken sample is an error row
-            self._harness = self._built = self._rewinds = None  # the environment saw it die
+            self._drop()
             return self._error(sample, describe(exc))
         violations = (tuple(sorted({v.invariant for v in check(record)}))
                       if self.check_invariants else ())
@@ -160,8 +160,12 @@ class GridPoint:
         try:
             return self._play(sample)
         except (ProcessCrash, Exception):
-            self._harness = self._built = self._rewinds = None
+            self._drop()
             raise
+
+    def _drop(self) -> None:
+        """Forget the shared harness and components: the environment saw a sample die."""
+        self._harness = self._built = self._rewinds = None
 
     def _play(self, sample: int) -> RunRecord:
         sc = self.scenario

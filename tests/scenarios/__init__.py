@@ -1,0 +1,20 @@
+"""Tests of the scenario package, and the scenario text several of them start from."""
+
+TWO_TOOL_DIAGNOSIS = """\
+name: base
+description: a two-tool diagnosis with a conclusion
+tools:
+  logs: {latency_s: 2.0}
+  metrics: {latency_s: 1.0}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - tool: metrics
+    scope: {service: checkout}
+    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
+  - draft:
+      conclusion: pool exhausted
+      evidence: [{invocation_id: inv-1, claim: timeouts}]
+    progress: {assessment: GAINED}
+"""
+"""A scenario file: two tools, a verified fact and a conclusion that passes both guards."""

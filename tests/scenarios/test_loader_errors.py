@@ -11,6 +11,7 @@ import yaml
 from harness_lab.scenarios import ScenarioError, load_file, load_text, run_paths, run_scenario
 from harness_lab.scenarios.loader import DuplicateKeyError, PathError, UniqueKeyLoader, set_path
 from harness_lab.scenarios.spec import Scenario
+from tests.scenarios import TWO_TOOL_DIAGNOSIS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,24 +22,6 @@ tools:
   logs: {}
 model:
   - draft: {missing_info: ['which region']}
-"""
-
-TWO_TOOLS = """\
-name: base
-description: a two-tool diagnosis with a conclusion
-tools:
-  logs: {latency_s: 2.0}
-  metrics: {latency_s: 1.0}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - tool: metrics
-    scope: {service: checkout}
-    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
-  - draft:
-      conclusion: pool exhausted
-      evidence: [{invocation_id: inv-1, claim: timeouts}]
-    progress: {assessment: GAINED}
 """
 
 RECORDED = "recorded: {base_url: 'http://127.0.0.1:18765/v1'}\n"
@@ -257,7 +240,7 @@ def test_an_expect_when_value_that_no_variant_has_is_refused() -> None:
 
 
 def test_a_fault_that_never_fired_lists_only_the_calls_at_can_address() -> None:
-    text = TWO_TOOLS + ("faults:\n  - kind: crash\n"
+    text = TWO_TOOL_DIAGNOSIS + ("faults:\n  - kind: crash\n"
                         "    at: {when: before, call: tool, tool: logs, n: 2}\n")
     [loaded] = load_text(text, "s.yaml")
     error = run_scenario(loaded).error

@@ -5,24 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_lab.scenarios import load_text, run_paths, run_scenario
-
-BASE = """\
-name: base
-description: a two-tool diagnosis with a conclusion
-tools:
-  logs: {latency_s: 2.0}
-  metrics: {latency_s: 1.0}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - tool: metrics
-    scope: {service: checkout}
-    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
-  - draft:
-      conclusion: pool exhausted
-      evidence: [{invocation_id: inv-1, claim: timeouts}]
-    progress: {assessment: GAINED}
-"""
+from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
 
 
 def run_text(text: str) -> object:
