@@ -99,6 +99,19 @@ def sqlite_floor(db: Path, every: int = 256) -> float:
     return len(runs) / elapsed
 
 
+def pure_core(runs: int, repeat: int) -> float:
+    """Runs per second without SQL or invariants in a process running the pure-Python core."""
+    import os
+    import subprocess
+
+    from harness_lab.native import PURE_ENV
+
+    out = subprocess.run([sys.executable, __file__, "--core-only", "--runs", str(runs),
+                          "--repeat", str(repeat)], env={**os.environ, PURE_ENV: "1"},
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process and its finished children, in MiB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -113,10 +126,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="also the 1,000,000-run sweep")
     parser.add_argument("--repeat", type=int, default=3,
                         help="repetitions of each one-core measurement; the best is printed")
+    parser.add_argument("--core-only", action="store_true",
+                        help="print only the no-SQL figure (the pure-core comparison uses it)")
     args = parser.parse_args(argv)
     rep = max(args.repeat, 1)
     n = args.runs
+    from harness_lab.native import core_build
+
+    if args.core_only:
+        r = max((_sweep(n, invariants=False) for _ in range(rep)),
+                key=lambda x: x.runs_per_second)
+        print(f"{r.runs_per_second:.1f}")
+        return 0
     bounds = boundaries_per_run()
+    print(f"run core: {core_build()}")
     print(f"canonical run: {bounds} timed boundaries per run")
     figures: dict[str, float] = {}
     for label, invariants in (("no SQL, invariants checked", True),
@@ -145,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     harness = figures["no SQL, invariants off"]
     print(f"{'bare simpy loop (the floor)':<36} {floor:>9,.0f} runs/s  "
           f"(harness / floor = 1 : {floor / harness:.1f})")
+    if core_build().compiled:
+        pure = pure_core(n, rep)
+        print(f"{'no SQL, invariants off, pure core':<36} {pure:>9,.0f} runs/s on 1 core  "
+              f"({1e6 / pure:.0f} us/run; the compiled core is {harness / pure:.2f}x)")
     if args.full:
         for samples in (10_000, 100_000, 1_000_000):
             r = _sweep(samples, workers=2)

@@ -6,6 +6,11 @@ clock. Scenario files, reports, sweeps and the fault explorer live in the subpac
 ``scenarios``, ``report``, ``sweep`` and ``explore``.
 """
 
+# first: it decides whether the compiled or the pure-Python run core serves this process
+import harness_lab.native  # noqa: F401
+
+# isort: split
+
 from harness_lab.application.components import Components
 from harness_lab.config import HarnessConfig, Policy, UserCancelNotice
 from harness_lab.core import BudgetLimits, RunBudget, RunCancellation, RunLifecycle

@@ -20,6 +20,7 @@ __all__ = [
     "RunAborted",
     "SchemaInvalidDraft",
     "ScriptExhausted",
+    "SseProtocolError",
     "ToolExecutionError",
 ]
 
@@ -131,3 +132,7 @@ class ScriptExhausted(HarnessError):
 
 class ProcessCrash(BaseException):  # noqa: N818 - models a process dying, not an error to handle
     """Simulates the host process dying mid-run: nothing in the harness catches it."""
+
+
+class SseProtocolError(RuntimeError):
+    """The application tried an SSE event the public protocol forbids."""

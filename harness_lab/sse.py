@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness_lab.errors import SseProtocolError
 from harness_lab.frozen import quick_init
 from harness_lab.states import (
     SSE_TRANSITIONS,
@@ -24,10 +25,6 @@ from harness_lab.states import (
 __all__ = ["ChatSseSession", "SseEvent", "SseProtocolError"]
 
 K = SseEventKind
-
-
-class SseProtocolError(RuntimeError):
-    """The application tried an event the public protocol forbids."""
 
 
 @quick_init

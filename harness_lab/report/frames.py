@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 from sqlalchemy import Engine, create_engine, select
@@ -64,7 +64,7 @@ __all__ = [
     "trace_frame",
 ]
 
-Source = str | URL | Engine | SqlRunStore
+Source: TypeAlias = str | URL | Engine | SqlRunStore
 """Where the ``read_*`` functions read from: a SQLAlchemy URL, an Engine or a SqlRunStore."""
 
 

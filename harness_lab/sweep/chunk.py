@@ -75,6 +75,11 @@ class ChunkResult:
     def __len__(self) -> int:
         return len(self.columns["sample"])
 
+    def __reduce__(self) -> tuple[type[ChunkResult], tuple[Any, ...]]:
+        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
+        return (ChunkResult, (self.grid, self.start, self.columns, self.failures, self.kept,
+                              self.lost))
+
     @property
     def outcomes(self) -> tuple[Outcome, ...]:
         """The chunk's outcomes as :class:`Outcome` objects again."""

@@ -81,6 +81,13 @@ class Outcome:
         """True when the sample errored or broke an invariant."""
         return self.error is not None or bool(self.violations)
 
+    def __reduce__(self) -> tuple[type[Outcome], tuple[Any, ...]]:
+        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
+        return (Outcome, (self.grid, self.sample, self.intent, self.run_state,
+                          self.release_outcome, self.fallback_type, self.db_status,
+                          self.duration_s, self.tool_calls, self.model_calls, self.tokens,
+                          self.violations, self.error))
+
 
 def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy of scenario ``data`` with dotted-path ``overrides`` set."""

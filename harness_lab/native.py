@@ -1,0 +1,201 @@
+"""Which build of the run core serves this process: compiled by mypyc, or pure Python.
+
+The modules listed in ``_compiled.txt`` (everything a simulated run executes) are compiled to
+C extension modules from the same source when the package is built (``setup.py``), and
+the build records the hash of each source it compiled in ``_compiled.lock``. The package
+imports this module first; it decides once per process:
+
+- ``HARNESS_LAB_PURE=1`` in the environment: the pure-Python modules, for cProfile, a
+  debugger, monkeypatching or the full docstrings of functions and methods;
+- a compiled module whose source changed since it was built (an editable install edited
+  afterwards): the pure-Python modules for all of them, with a warning to rebuild, since
+  compiled modules call each other directly and cannot be mixed with changed source;
+- otherwise the compiled modules when they were built, else the pure-Python ones.
+
+Both builds run the same code: the test suite compares their outcomes scenario by scenario.
+mypyc keeps no docstrings; the compiled modules get their module and class docstrings back
+from the source as they are imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["PURE_ENV", "CoreBuild", "compiled_module_names", "core_build", "decide_build",
+           "source_hashes"]
+
+PURE_ENV = "HARNESS_LAB_PURE"
+"""The environment variable that makes a process (or a build) use the pure-Python core."""
+
+_PACKAGE = Path(__file__).resolve().parent
+_LISTING = _PACKAGE / "_compiled.txt"
+_LOCK_NAME = "_compiled.lock"
+
+
+@dataclass(frozen=True)
+class CoreBuild:
+    """The run core's build in this process, and why."""
+
+    compiled: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{'compiled' if self.compiled else 'pure Python'} ({self.reason})"
+
+
+@functools.cache
+def compiled_module_names() -> tuple[str, ...]:
+    """The dotted names of the modules the build compiles, from ``_compiled.txt``."""
+    lines = (line.split("#", 1)[0].strip() for line in _LISTING.read_text().splitlines())
+    return tuple("harness_lab." + line.removesuffix(".py").replace("/", ".")
+                 for line in lines if line)
+
+
+def _source_of(name: str, package: Path = _PACKAGE) -> Path:
+    return package.joinpath(*name.split(".")[1:]).with_suffix(".py")
+
+
+def source_hashes(names: Sequence[str] | None = None, package: Path = _PACKAGE
+                  ) -> dict[str, str]:
+    """The SHA-256 of each compiled module's source, as the build records them."""
+    return {name: hashlib.sha256(_source_of(name, package).read_bytes()).hexdigest()
+            for name in (compiled_module_names() if names is None else names)}
+
+
+def _extension_of(name: str, package: Path = _PACKAGE) -> Path | None:
+    base = _source_of(name, package).with_suffix("")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidate = base.with_name(base.name + suffix)
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def decide_build(names: Sequence[str], package: Path = _PACKAGE,
+                 environ: Mapping[str, str] = os.environ) -> CoreBuild:
+    """Which build of the modules ``names`` of ``package`` should serve, and why."""
+    if environ.get(PURE_ENV, "") not in ("", "0"):
+        return CoreBuild(False, f"{PURE_ENV} is set")
+    built = [n for n in names if _extension_of(n, package) is not None]
+    if not built:
+        return CoreBuild(False, "the install compiled nothing")
+    if len(built) < len(names):
+        missing = sorted(set(names) - set(built))
+        return CoreBuild(False, f"the build is incomplete: {missing[0]} was not compiled")
+    try:
+        recorded = json.loads((package / _LOCK_NAME).read_text())
+    except (OSError, ValueError):
+        return CoreBuild(True, "mypyc; the build recorded no source hashes")
+    changed = sorted(n for n, digest in source_hashes(names, package).items()
+                     if recorded.get(n) != digest)
+    if changed:
+        source = _source_of(changed[0], package).relative_to(package.parent)
+        return CoreBuild(False, f"{source} changed since it was compiled; reinstall to "
+                                "compile it again")
+    return CoreBuild(True, "mypyc")
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Serves the pure-Python source of the compiled modules, shadowing their extensions."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """The source's spec for a compiled module's name; None for any other."""
+        if fullname not in self.names:
+            return None
+        return importlib.util.spec_from_file_location(fullname, _source_of(fullname))
+
+
+class _DocumentingLoader(importlib.machinery.ExtensionFileLoader):
+    """Loads a compiled module, then gives compiled modules their source docstrings.
+
+    Compiled modules import each other inside the compiled group, past the import system,
+    so after each load every compiled module now loaded is documented (once).
+    """
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Execute the extension module, then restore the docstrings mypyc dropped."""
+        super().exec_module(module)
+        _document_loaded()
+
+
+class _DocumentingFinder(importlib.abc.MetaPathFinder):
+    """Finds the compiled modules through :class:`_DocumentingLoader`."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """The extension's spec with the documenting loader, for a compiled module's name."""
+        if fullname not in self.names:
+            return None
+        extension = _extension_of(fullname)
+        if extension is None:
+            return None
+        loader = _DocumentingLoader(fullname, str(extension))
+        return importlib.util.spec_from_file_location(fullname, extension, loader=loader)
+
+
+_documented: set[str] = set()
+
+
+def _document_loaded() -> None:
+    for name in compiled_module_names():
+        module = sys.modules.get(name)
+        if module is not None and name not in _documented:
+            _documented.add(name)
+            _restore_docstrings(module, _source_of(name))
+
+
+def _restore_docstrings(module: ModuleType, source: Path) -> None:
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (OSError, SyntaxError):
+        return
+    module.__doc__ = ast.get_docstring(tree)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node)):
+            cls = getattr(module, node.name, None)
+            if isinstance(cls, type):
+                try:
+                    cls.__doc__ = doc
+                except (AttributeError, TypeError):  # an immutable type keeps its own
+                    pass
+
+
+def _install() -> CoreBuild:
+    names = compiled_module_names()
+    build = decide_build(names)
+    if build.compiled:
+        sys.meta_path.insert(0, _DocumentingFinder(names))
+    elif any(_extension_of(n) is not None for n in names):
+        sys.meta_path.insert(0, _SourceFinder(names))
+        if not build.reason.startswith(PURE_ENV):
+            warnings.warn(f"harness_lab runs its pure-Python core: {build.reason}",
+                          RuntimeWarning, stacklevel=3)
+    return build
+
+
+_BUILD = _install()
+
+
+def core_build() -> CoreBuild:
+    """The run core's build serving this process (decided when the package was imported)."""
+    return _BUILD
