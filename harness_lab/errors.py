@@ -21,6 +21,7 @@ __all__ = [
     "SchemaInvalidDraft",
     "ScriptExhausted",
     "SseProtocolError",
+    "StoreError",
     "ToolExecutionError",
 ]
 
@@ -136,3 +137,11 @@ class ProcessCrash(BaseException):  # noqa: N818 - models a process dying, not a
 
 class SseProtocolError(RuntimeError):
     """The application tried an SSE event the public protocol forbids."""
+
+
+class StoreError(HarnessError):
+    """A run store refused a write; ``run_id`` names the run it concerned."""
+
+    def __init__(self, message: str, run_id: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness_lab.errors import HarnessError
+from harness_lab.errors import StoreError
 from harness_lab.json_text import dumps
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.states import (
@@ -44,14 +44,6 @@ __all__ = [
     "to_json",
     "turn_from_row",
 ]
-
-
-class StoreError(HarnessError):
-    """A run store refused a write; ``run_id`` names the run it concerned."""
-
-    def __init__(self, message: str, run_id: str | None = None) -> None:
-        self.run_id = run_id
-        super().__init__(message)
 
 
 def to_json(value: Any, run_id: str, what: str | Callable[[], str]) -> str:

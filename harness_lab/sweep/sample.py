@@ -19,7 +19,7 @@ from harness_lab.application.components import Components
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import quick_init
 from harness_lab.harness import Harness
-from harness_lab.invariants import check
+from harness_lab.invariant_rules import breaches
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.scenarios.build import ScenarioLatency, build_config, build_tools
@@ -151,10 +151,10 @@ class GridPoint:
         except (ProcessCrash, Exception) as exc:  # one broken sample is an error row
             self._drop()
             return self._error(sample, describe(exc))
-        violations = (tuple(sorted({v.invariant for v in check(record)}))
+        violations = (tuple(sorted({name for name, _ in breaches(record)}))
                       if self.check_invariants else ())
-        return Outcome(self.index, sample, _v(record.intent), record.run_state.value,
-                       record.release_outcome.value, _v(record.fallback_type),
+        return Outcome(self.index, sample, _v(record.intent), record.run_state._value_,
+                       record.release_outcome._value_, _v(record.fallback_type),
                        _v(record.stored_status), record.duration_s, record.tool_calls,
                        record.usage.model_calls, record.usage.tokens, violations, record.error)
 
@@ -233,4 +233,4 @@ def _rewinds(components: Components) -> list[Callable[[], None]] | None:
 
 
 def _v(x: Any) -> Any:
-    return None if x is None else x.value
+    return None if x is None else x._value_

@@ -1,0 +1,233 @@
+"""The rules behind :mod:`harness_lab.invariants`: one check per invariant, on a record.
+
+Each check reads only a :class:`RunRecord` and yields a message per breach; :func:`breaches`
+runs them all. This module is part of the compiled run core (every sampled run is checked);
+:mod:`harness_lab.invariants` is the public face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from harness_lab.record import RunRecord
+from harness_lab.states import (
+    EvidenceStatus,
+    IntentType,
+    InvocationStatus,
+    ReleaseOutcome,
+    RunState,
+    SseEventKind,
+    SseState,
+    StoredRunStatus,
+    TraceEventStatus,
+    TraceEventType,
+)
+
+__all__ = ["INVARIANTS", "Check", "breaches"]
+
+TT = TraceEventType
+K = SseEventKind
+
+# The members the per-event loops compare against, read once: on CPython 3.11 each
+# ``Enum.MEMBER`` read goes through the enum metaclass's attribute hook, several times the
+# cost of a module global, and the checks below make hundreds of them a run.
+_CONTENT, _FAILURE, _DONE, _METADATA = K.CONTENT, K.FAILURE, K.DONE, K.METADATA
+_COLLECTION_STOP, _TOOL_INVOCATION, _STARTED = (TT.COLLECTION_STOP, TT.TOOL_INVOCATION,
+                                                TraceEventStatus.STARTED)
+_RELEASE_DECISION, _OK = TT.RELEASE_DECISION, TraceEventStatus.OK
+_REPAIR, _SEMANTIC_ATTEMPT = TT.EVIDENCE_REPAIR, TT.SEMANTIC_GUARD_ATTEMPT
+_GUARD_INITIAL, _SEMANTIC_DECISION = TT.EVIDENCE_GUARD_INITIAL, TT.SEMANTIC_GUARD_DECISION
+_READY, _PROJECTING = InvocationStatus.READY, InvocationStatus.PROJECTING
+
+
+Check = Callable[[RunRecord], Iterable[str]]
+
+
+def _single_termination(r: RunRecord) -> Iterable[str]:
+    """1. A run has exactly one RunTermination (and one RUN_FINISHED)."""
+    if r.run_state is RunState.RUNNING:
+        yield "the run finished without a terminal RunState"
+    if len(r.terminations) > 1:
+        states = " -> ".join(t[0] for t in r.terminations)
+        yield f"{len(r.terminations)} terminal transitions ({states}): first terminal must win"
+    finished = r.events_of(TT.RUN_FINISHED)
+    if len(finished) != 1:
+        yield f"{len(finished)} RUN_FINISHED events"
+    elif finished[0].detail.get("run_state") != r.run_state._value_:
+        yield (f"RUN_FINISHED says {finished[0].detail.get('run_state')}, the run is "
+               f"{r.run_state._value_}")
+
+
+def _sse_protocol(r: RunRecord) -> Iterable[str]:
+    """2. At most one content/failure and one done, in the public order, identity matching."""
+    kinds = [e.kind for e in r.sse_events]
+    results = kinds.count(K.CONTENT) + kinds.count(K.FAILURE)
+    if results > 1:
+        yield f"{results} content/failure events"
+    dones = kinds.count(K.DONE)
+    if dones > 1:
+        yield f"{dones} done events"
+    if kinds and kinds[0] is not K.METADATA:
+        yield f"the first event is {kinds[0]._value_}, not metadata"
+    ranks = [_SSE_RANK[k] for k in kinds]
+    if ranks != sorted(ranks) or kinds.count(K.METADATA) > 1:
+        yield "events out of the order metadata -> status* -> content|failure -> done"
+    identity = (r.session_id, r.run_id)
+    for e in r.sse_events:
+        kind = e.kind
+        if kind is _CONTENT or kind is _FAILURE:
+            if (e.data.get("sessionId"), e.data.get("runId")) != identity:
+                yield "a result's identity does not match the metadata"
+        elif kind is _DONE:
+            if e.data.get("outcome") == ReleaseOutcome.CANCELLED._value_:
+                yield "CANCELLED was sent as a public done outcome"
+            elif e.data.get("outcome") != r.release_outcome._value_:
+                yield (f"done says {e.data.get('outcome')}, the release outcome is "
+                       f"{r.release_outcome._value_}")
+    if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
+        yield "a cancelled run sent done"
+
+
+_SSE_RANK = {K.METADATA: 0, K.STATUS: 1, K.CONTENT: 2, K.FAILURE: 2, K.DONE: 3}
+
+
+def _cited_ready(r: RunRecord) -> Iterable[str]:
+    """3. Only READY invocations are cited in published content."""
+    status = {i.invocation_id: i.status for i in r.invocations}
+    for cid in _citations(r):
+        if status.get(cid) is not _READY:
+            yield f"published content cites {cid}, which is not a READY invocation"
+
+
+def _ready_has_evidence(r: RunRecord) -> Iterable[str]:
+    """4. A READY record has EVIDENCE_FOUND or NO_EVIDENCE."""
+    ok = (EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE)
+    for i in r.invocations:
+        if i.status is _READY and i.evidence_status not in ok:
+            yield f"{i.invocation_id} is READY with evidence status {i.evidence_status}"
+        if i.status is _PROJECTING:
+            yield f"{i.invocation_id} was left PROJECTING"
+
+
+def _no_evidence_not_promoted(r: RunRecord) -> Iterable[str]:
+    """5. NO_EVIDENCE never supports a published conclusion."""
+    if r.content is None or r.content.get("contentType") != "diagnosis_report":
+        return
+    evidence = {i.invocation_id: i.evidence_status for i in r.invocations}
+    for ref in r.content.get("evidence", ()):
+        if evidence.get(ref.get("invocation_id")) is EvidenceStatus.NO_EVIDENCE:
+            yield f"the conclusion rests on NO_EVIDENCE invocation {ref.get('invocation_id')}"
+
+
+def _no_tool_after_saturation(r: RunRecord) -> Iterable[str]:
+    """6. No new evidence tool runs after SATURATED."""
+    stopped = False
+    for e in r.trace:
+        type_ = e.type
+        if type_ is _COLLECTION_STOP:
+            stopped = True
+        elif (stopped and type_ is _TOOL_INVOCATION and e.status is _STARTED
+              and e.detail.get("evidence_tool", True)):
+            yield f"evidence tool {e.detail.get('tool')} ran after COLLECTION_STOP"
+
+
+def _release_decides_content(r: RunRecord) -> Iterable[str]:
+    """7. A diagnosis publishes content only through a RELEASE_DECISION."""
+    if r.intent is not IntentType.DIAGNOSIS or r.content is None:
+        return
+    for e in r.trace:
+        if e.type is _RELEASE_DECISION and e.status is _OK:
+            return
+    yield "diagnosis content was published without a RELEASE_DECISION"
+
+
+def _guard_chain_needs_conclusion(r: RunRecord) -> Iterable[str]:
+    """8. The full EvidenceGuard / Repair / SemanticGuard chain runs only for a conclusion."""
+    chain = conclusion_checked = supported = False
+    for e in r.trace:
+        type_ = e.type
+        if type_ is _REPAIR or type_ is _SEMANTIC_ATTEMPT:
+            chain = True
+        elif type_ is _GUARD_INITIAL:
+            conclusion_checked = conclusion_checked or e.detail.get("mode") == "conclusion"
+        elif type_ is _SEMANTIC_DECISION:
+            supported = supported or e.detail.get("verdict") == "SUPPORTED"
+    if chain and not conclusion_checked:
+        yield "repair or semantic guard ran without a conclusion check"
+    if (r.content is not None and r.content.get("contentType") == "diagnosis_report"
+            and not supported):
+        yield "a diagnosis report was published without a SUPPORTED semantic verdict"
+
+
+def _fallback_is_not_failure(r: RunRecord) -> Iterable[str]:
+    """9. FALLBACK is a normal release: never with RunState FAILED, always with safe content."""
+    if r.release_outcome is ReleaseOutcome.FALLBACK:
+        if r.run_state in (RunState.FAILED, RunState.CANCELLED):
+            yield f"FALLBACK with RunState {r.run_state._value_}"
+        if r.fallback_type is None or r.content is None:
+            yield "FALLBACK without a FallbackType and its safe content"
+        elif r.content.get("fallbackType") != r.fallback_type._value_:
+            yield "the published fallback type differs from the release decision"
+        if r.content is not None and "conclusion" in r.content:
+            yield "a fallback published a conclusion"
+    elif r.fallback_type is not None:
+        yield f"FallbackType {r.fallback_type._value_} with outcome {r.release_outcome._value_}"
+    if r.run_state is RunState.SUCCESS and r.release_outcome not in (ReleaseOutcome.SUCCESS,
+                                                                     ReleaseOutcome.FALLBACK):
+        yield f"RunState SUCCESS with outcome {r.release_outcome._value_}"
+
+
+def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
+    """10. Stored status, ReleaseOutcome and RunState are kept apart and mapped per §12.2."""
+    row = r.stored_row
+    if row is None:
+        yield "no stored diagnosis_run row"
+        return
+    want = StoredRunStatus.for_outcome(r.release_outcome)._value_
+    if row.get("status") != want:
+        yield f"stored status {row.get('status')}, §12.2 maps {r.release_outcome._value_} to {want}"
+    if row.get("release_outcome") != r.release_outcome._value_:
+        yield "stored release_outcome differs from the run's"
+    if row.get("termination_state") != r.run_state._value_:
+        yield "stored termination_state differs from the RunState"
+    published = row.get("published_result")
+    if published is not None and not (r.intent is IntentType.DIAGNOSIS
+                                      and r.release_outcome is ReleaseOutcome.SUCCESS):
+        yield "published_result stored for a run that is not DIAGNOSIS + SUCCESS"
+
+
+def _late_content_refused(r: RunRecord) -> Iterable[str]:
+    """SSE: nothing is sent after TERMINAL or DISCONNECTED; a disconnected run has no done."""
+    if r.sse_state is SseState.DISCONNECTED and any(e.kind is _DONE for e in r.sse_events):
+        yield "done was sent on a connection that ended DISCONNECTED"
+    if r.run_state in (RunState.CANCELLED,) and any(
+            e.kind is _CONTENT for e in r.sse_events):
+        yield "content was published for a cancelled run"
+
+
+def _citations(r: RunRecord) -> list[str]:
+    content = r.content or {}
+    ids = [ref.get("invocation_id") for ref in content.get("evidence", ())]
+    for fact in list(content.get("findings", ())) + list(content.get("facts", ())):
+        ids.extend(fact.get("citations", ()))
+    return [i for i in ids if isinstance(i, str)]
+
+
+INVARIANTS: dict[str, Check] = {
+    "single_termination": _single_termination,
+    "sse_protocol": _sse_protocol,
+    "cited_ready_only": _cited_ready,
+    "ready_has_evidence_status": _ready_has_evidence,
+    "no_evidence_not_promoted": _no_evidence_not_promoted,
+    "no_evidence_tool_after_saturation": _no_tool_after_saturation,
+    "release_decides_content": _release_decides_content,
+    "guard_chain_needs_conclusion": _guard_chain_needs_conclusion,
+    "fallback_is_not_failure": _fallback_is_not_failure,
+    "stored_axes_distinct": _store_axes_distinct,
+    "late_content_refused": _late_content_refused,
+}
+
+
+def breaches(record: RunRecord) -> list[tuple[str, str]]:
+    """Every breach on one run, as (invariant, message) pairs in doc §16 order."""
+    return [(name, msg) for name, fn in INVARIANTS.items() for msg in fn(record)]
