@@ -36,8 +36,7 @@ EVENT_PHASE: dict[TraceEventType, TracePhase] = {
 }
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TraceEvent:
     """One trace event; ``detail`` holds small, JSON-ready facts (outcome, tool, reason...)."""
 
@@ -49,11 +48,26 @@ class TraceEvent:
     status: TraceEventStatus
     detail: Mapping[str, Any]
 
+    def __init__(self,
+                 run_id: str, seq: int, t: float, type: TraceEventType, phase: TracePhase,
+                 status: TraceEventStatus, detail: Mapping[str, Any]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "detail", detail)
+
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of this event."""
         return {"run_id": self.run_id, "seq": self.seq, "t": self.t, "type": self.type._value_,
                 "phase": self.phase._value_, "status": self.status._value_,
                 "detail": dict(self.detail)}
+
+
+quick_init(TraceEvent)  # pure Python: a faster __init__ (frozen.py)
 
 
 _EMPTY: Mapping[str, Any] = {}

@@ -91,3 +91,57 @@ def test_a_class_that_is_not_a_frozen_dataclass_is_refused() -> None:
 
     with pytest.raises(TypeError, match="not a frozen dataclass"):
         quick_init(Mutable)
+
+
+def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple[str, str | None]],
+                                   list[str]]]:
+    """Each ``init=False`` frozen dataclass of the package: its fields, its ``__init__``'s
+    parameters (name and default, as source text) and the fields that ``__init__`` sets."""
+    import ast
+    from pathlib import Path
+
+    import harness_lab
+
+    found = []
+    for path in sorted(Path(harness_lab.__file__).parent.rglob("*.py")):
+        src = path.read_text()
+        for node in ast.walk(ast.parse(src)):
+            if not isinstance(node, ast.ClassDef) or "init=False" not in "".join(
+                    ast.get_source_segment(src, d) or "" for d in node.decorator_list):
+                continue
+            fields = [(i.target.id, ast.get_source_segment(src, i.value) if i.value else None)
+                      for i in node.body
+                      if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)]
+            init = next(i for i in node.body
+                        if isinstance(i, ast.FunctionDef) and i.name == "__init__")
+            args = init.args.args[1:]
+            defaults = [None] * (len(args) - len(init.args.defaults)) + [
+                ast.get_source_segment(src, d) for d in init.args.defaults]
+            params = [(a.arg, d) for a, d in zip(args, defaults, strict=True)]
+            sets = [c.args[1].value for c in ast.walk(init)
+                    if isinstance(c, ast.Call) and ast.unparse(c.func) == "object.__setattr__"
+                    and isinstance(c.args[1], ast.Constant)]
+            found.append((node.name, fields, params, sets))
+    return found
+
+
+def test_the_written_inits_of_the_compiled_value_classes_take_and_set_exactly_their_fields(
+        ) -> None:
+    classes = _written_inits()
+    assert {"TraceEvent", "SseEvent", "CanonicalInvocation"} <= {c[0] for c in classes}
+    for name, fields, params, sets in classes:
+        assert params == fields, name
+        assert sets == [f for f, _ in fields], name
+
+
+def test_a_compiled_or_written_init_builds_the_same_value_as_the_dataclass_would() -> None:
+    from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+    from harness_lab.trace import TraceEvent
+
+    event = TraceEvent("run-1", 3, 1.5, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                       TraceEventStatus.OK, {"a": 1})
+    assert dataclasses.astuple(event) == ("run-1", 3, 1.5, TraceEventType.RUN_STARTED,
+                                          TracePhase.RUN, TraceEventStatus.OK, {"a": 1})
+    assert dataclasses.replace(event, seq=4).seq == 4
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        event.seq = 5  # type: ignore[misc]

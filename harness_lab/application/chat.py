@@ -67,8 +67,7 @@ A = ChatApplicationStatus
 _ANSWER_JSON = json_writer(sort_keys=True)  # json.dumps(body, sort_keys=True)
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Published:
     """What the run ends with publicly: an outcome and its content or failure body."""
 
@@ -76,6 +75,19 @@ class Published:
     content: Mapping[str, Any] | None = None
     failure: Mapping[str, Any] | None = None
     decision: ReleaseDecision | None = None
+
+    def __init__(self,
+                 outcome: ReleaseOutcome, content: Mapping[str, Any] | None = None,
+                 failure: Mapping[str, Any] | None = None,
+                 decision: ReleaseDecision | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "outcome", outcome)
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "failure", failure)
+        object.__setattr__(self, "decision", decision)
+
+
+quick_init(Published)  # pure Python: a faster __init__ (frozen.py)
 
 
 class ChatApplication:

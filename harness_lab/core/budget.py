@@ -22,8 +22,7 @@ class BudgetLimits:
     bytes: int | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Usage:
     """What a run consumed, by budget kind, plus the token split."""
 
@@ -33,6 +32,20 @@ class Usage:
     bytes: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+
+    def __init__(self,
+                 model_calls: int = 0, tool_calls: int = 0, tokens: int = 0, bytes: int = 0,
+                 input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "model_calls", model_calls)
+        object.__setattr__(self, "tool_calls", tool_calls)
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "bytes", bytes)
+        object.__setattr__(self, "input_tokens", input_tokens)
+        object.__setattr__(self, "output_tokens", output_tokens)
+
+
+quick_init(Usage)  # pure Python: a faster __init__ (frozen.py)
 
 
 class RunBudget:

@@ -11,14 +11,22 @@ from harness_lab.states import RUN_TRANSITIONS, RunState, advance
 __all__ = ["RunLifecycle", "RunTermination"]
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RunTermination:
     """The single terminal fact of a run: its state, why, and when (virtual seconds)."""
 
     state: RunState
     reason: str
     at: float
+
+    def __init__(self, state: RunState, reason: str, at: float) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "at", at)
+
+
+quick_init(RunTermination)  # pure Python: a faster __init__ (frozen.py)
 
 
 class RunLifecycle:

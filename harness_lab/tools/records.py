@@ -25,8 +25,7 @@ __all__ = ["CanonicalInvocation", "ToolRejection"]
 _READY = InvocationStatus.READY
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class CanonicalInvocation:
     """One canonical invocation; a new instance replaces the old on every transition."""
 
@@ -46,6 +45,31 @@ class CanonicalInvocation:
     information_gain: InformationGain | None = None
     finished_at: float | None = None
     call_id: str | None = None
+
+    def __init__(self,
+                 invocation_id: str, run_id: str, seq: int, tool: str, scope: Mapping[str, Any],
+                 normalized_scope: str, status: InvocationStatus, started_at: float,
+                 evidence_status: EvidenceStatus | None = None,
+                 error_code: ToolErrorCode | None = None, error: str | None = None, items: int = 0,
+                 size_bytes: int = 0, information_gain: InformationGain | None = None,
+                 finished_at: float | None = None, call_id: str | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "invocation_id", invocation_id)
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "normalized_scope", normalized_scope)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "started_at", started_at)
+        object.__setattr__(self, "evidence_status", evidence_status)
+        object.__setattr__(self, "error_code", error_code)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "size_bytes", size_bytes)
+        object.__setattr__(self, "information_gain", information_gain)
+        object.__setattr__(self, "finished_at", finished_at)
+        object.__setattr__(self, "call_id", call_id)
 
     @property
     def citable(self) -> bool:
@@ -95,6 +119,9 @@ class CanonicalInvocation:
             "information_gain": _v(self.information_gain), "started_at": self.started_at,
             "finished_at": self.finished_at, "call_id": self.call_id,
         }
+
+
+quick_init(CanonicalInvocation)  # pure Python: a faster __init__ (frozen.py)
 
 
 @dataclass(frozen=True, slots=True)
