@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-__all__ = ["quick_init"]
+__all__ = ["quick_init", "reduce_by_fields"]
 
 C = TypeVar("C", bound=type)
 
@@ -82,3 +82,12 @@ def quick_init(cls: C) -> C:
                             "return": None}
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+def reduce_by_fields(value: Any) -> tuple[type, tuple[Any, ...]]:
+    """A ``__reduce__`` result rebuilding the frozen dataclass ``value`` by its constructor.
+
+    Pickle's default path sets attributes one by one, which a frozen class compiled by mypyc
+    refuses; rebuilding by the fields, in the constructor's order, works in both cores.
+    """
+    return type(value), tuple(getattr(value, f.name) for f in dataclasses.fields(value))

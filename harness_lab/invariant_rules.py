@@ -53,9 +53,9 @@ def _single_termination(r: RunRecord) -> Iterable[str]:
     finished = r.events_of(TT.RUN_FINISHED)
     if len(finished) != 1:
         yield f"{len(finished)} RUN_FINISHED events"
-    elif finished[0].detail.get("run_state") != r.run_state._value_:
+    elif finished[0].detail.get("run_state") != r.run_state.value:
         yield (f"RUN_FINISHED says {finished[0].detail.get('run_state')}, the run is "
-               f"{r.run_state._value_}")
+               f"{r.run_state.value}")
 
 
 def _sse_protocol(r: RunRecord) -> Iterable[str]:
@@ -68,7 +68,7 @@ def _sse_protocol(r: RunRecord) -> Iterable[str]:
     if dones > 1:
         yield f"{dones} done events"
     if kinds and kinds[0] is not K.METADATA:
-        yield f"the first event is {kinds[0]._value_}, not metadata"
+        yield f"the first event is {kinds[0].value}, not metadata"
     ranks = [_SSE_RANK[k] for k in kinds]
     if ranks != sorted(ranks) or kinds.count(K.METADATA) > 1:
         yield "events out of the order metadata -> status* -> content|failure -> done"
@@ -79,11 +79,11 @@ def _sse_protocol(r: RunRecord) -> Iterable[str]:
             if (e.data.get("sessionId"), e.data.get("runId")) != identity:
                 yield "a result's identity does not match the metadata"
         elif kind is _DONE:
-            if e.data.get("outcome") == ReleaseOutcome.CANCELLED._value_:
+            if e.data.get("outcome") == ReleaseOutcome.CANCELLED.value:
                 yield "CANCELLED was sent as a public done outcome"
-            elif e.data.get("outcome") != r.release_outcome._value_:
+            elif e.data.get("outcome") != r.release_outcome.value:
                 yield (f"done says {e.data.get('outcome')}, the release outcome is "
-                       f"{r.release_outcome._value_}")
+                       f"{r.release_outcome.value}")
     if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
         yield "a cancelled run sent done"
 
@@ -163,18 +163,18 @@ def _fallback_is_not_failure(r: RunRecord) -> Iterable[str]:
     """9. FALLBACK is a normal release: never with RunState FAILED, always with safe content."""
     if r.release_outcome is ReleaseOutcome.FALLBACK:
         if r.run_state in (RunState.FAILED, RunState.CANCELLED):
-            yield f"FALLBACK with RunState {r.run_state._value_}"
+            yield f"FALLBACK with RunState {r.run_state.value}"
         if r.fallback_type is None or r.content is None:
             yield "FALLBACK without a FallbackType and its safe content"
-        elif r.content.get("fallbackType") != r.fallback_type._value_:
+        elif r.content.get("fallbackType") != r.fallback_type.value:
             yield "the published fallback type differs from the release decision"
         if r.content is not None and "conclusion" in r.content:
             yield "a fallback published a conclusion"
     elif r.fallback_type is not None:
-        yield f"FallbackType {r.fallback_type._value_} with outcome {r.release_outcome._value_}"
+        yield f"FallbackType {r.fallback_type.value} with outcome {r.release_outcome.value}"
     if r.run_state is RunState.SUCCESS and r.release_outcome not in (ReleaseOutcome.SUCCESS,
                                                                      ReleaseOutcome.FALLBACK):
-        yield f"RunState SUCCESS with outcome {r.release_outcome._value_}"
+        yield f"RunState SUCCESS with outcome {r.release_outcome.value}"
 
 
 def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
@@ -183,12 +183,12 @@ def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
     if row is None:
         yield "no stored diagnosis_run row"
         return
-    want = StoredRunStatus.for_outcome(r.release_outcome)._value_
+    want = StoredRunStatus.for_outcome(r.release_outcome).value
     if row.get("status") != want:
-        yield f"stored status {row.get('status')}, §12.2 maps {r.release_outcome._value_} to {want}"
-    if row.get("release_outcome") != r.release_outcome._value_:
+        yield f"stored status {row.get('status')}, §12.2 maps {r.release_outcome.value} to {want}"
+    if row.get("release_outcome") != r.release_outcome.value:
         yield "stored release_outcome differs from the run's"
-    if row.get("termination_state") != r.run_state._value_:
+    if row.get("termination_state") != r.run_state.value:
         yield "stored termination_state differs from the RunState"
     published = row.get("published_result")
     if published is not None and not (r.intent is IntentType.DIAGNOSIS

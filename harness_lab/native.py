@@ -108,20 +108,6 @@ def decide_build(names: Sequence[str], package: Path = _PACKAGE,
     return CoreBuild(True, "mypyc")
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Serves the pure-Python source of the compiled modules, shadowing their extensions."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = frozenset(names)
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        """The source's spec for a compiled module's name; None for any other."""
-        if fullname not in self.names:
-            return None
-        return importlib.util.spec_from_file_location(fullname, _source_of(fullname))
-
-
 class _DocumentingLoader(importlib.machinery.ExtensionFileLoader):
     """Loads a compiled module, then gives compiled modules their source docstrings.
 
@@ -135,17 +121,24 @@ class _DocumentingLoader(importlib.machinery.ExtensionFileLoader):
         _document_loaded()
 
 
-class _DocumentingFinder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules through :class:`_DocumentingLoader`."""
+class _CoreFinder(importlib.abc.MetaPathFinder):
+    """Finds the run core's modules in the build this process runs.
 
-    def __init__(self, names: Sequence[str]) -> None:
+    Compiled: the extension, through :class:`_DocumentingLoader`. Pure: the ``.py`` source,
+    shadowing any extension beside it.
+    """
+
+    def __init__(self, names: Sequence[str], compiled: bool) -> None:
         self.names = frozenset(names)
+        self.compiled = compiled
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        """The extension's spec with the documenting loader, for a compiled module's name."""
+        """The spec of a run core module in this process's build; None for any other."""
         if fullname not in self.names:
             return None
+        if not self.compiled:
+            return importlib.util.spec_from_file_location(fullname, _source_of(fullname))
         extension = _extension_of(fullname)
         if extension is None:
             return None
@@ -183,13 +176,11 @@ def _restore_docstrings(module: ModuleType, source: Path) -> None:
 def _install() -> CoreBuild:
     names = compiled_module_names()
     build = decide_build(names)
-    if build.compiled:
-        sys.meta_path.insert(0, _DocumentingFinder(names))
-    elif any(_extension_of(n) is not None for n in names):
-        sys.meta_path.insert(0, _SourceFinder(names))
-        if not build.reason.startswith(PURE_ENV):
-            warnings.warn(f"harness_lab runs its pure-Python core: {build.reason}",
-                          RuntimeWarning, stacklevel=3)
+    sys.meta_path.insert(0, _CoreFinder(names, build.compiled))
+    if (not build.compiled and not build.reason.startswith(PURE_ENV)
+            and any(_extension_of(n) is not None for n in names)):
+        warnings.warn(f"harness_lab runs its pure-Python core: {build.reason}",
+                      RuntimeWarning, stacklevel=3)
     return build
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.errors import ProcessCrash
+from harness_lab.frozen import reduce_by_fields
 from harness_lab.sweep.sample import (
     GridPoint,
     Outcome,
@@ -75,10 +76,9 @@ class ChunkResult:
     def __len__(self) -> int:
         return len(self.columns["sample"])
 
-    def __reduce__(self) -> tuple[type[ChunkResult], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return (ChunkResult, (self.grid, self.start, self.columns, self.failures, self.kept,
-                              self.lost))
+        return reduce_by_fields(self)
 
     @property
     def outcomes(self) -> tuple[Outcome, ...]:

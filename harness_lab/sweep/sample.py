@@ -17,7 +17,7 @@ import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.errors import ProcessCrash
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import quick_init, reduce_by_fields
 from harness_lab.harness import Harness
 from harness_lab.invariant_rules import breaches
 from harness_lab.ports import CallKind
@@ -100,12 +100,9 @@ class Outcome:
         """True when the sample errored or broke an invariant."""
         return self.error is not None or bool(self.violations)
 
-    def __reduce__(self) -> tuple[type[Outcome], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return (Outcome, (self.grid, self.sample, self.intent, self.run_state,
-                          self.release_outcome, self.fallback_type, self.db_status,
-                          self.duration_s, self.tool_calls, self.model_calls, self.tokens,
-                          self.violations, self.error))
+        return reduce_by_fields(self)
 
 
 quick_init(Outcome)  # pure Python: a faster __init__ (frozen.py)
@@ -175,8 +172,8 @@ class GridPoint:
             return self._error(sample, describe(exc))
         violations = (tuple(sorted({name for name, _ in breaches(record)}))
                       if self.check_invariants else ())
-        return Outcome(self.index, sample, _v(record.intent), record.run_state._value_,
-                       record.release_outcome._value_, _v(record.fallback_type),
+        return Outcome(self.index, sample, _v(record.intent), record.run_state.value,
+                       record.release_outcome.value, _v(record.fallback_type),
                        _v(record.stored_status), record.duration_s, record.tool_calls,
                        record.usage.model_calls, record.usage.tokens, violations, record.error)
 
@@ -255,4 +252,4 @@ def _rewinds(components: Components) -> list[Callable[[], None]] | None:
 
 
 def _v(x: Any) -> Any:
-    return None if x is None else x._value_
+    return None if x is None else x.value

@@ -7,20 +7,13 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.scenarios import TWO_TOOL_MODEL
+
 SWEEP = """\
 name: sweep-fixture
 description: a two-tool diagnosis under sampled latencies and faults
 tools: {logs: {}, metrics: {}}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - tool: metrics
-    scope: {service: checkout}
-    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
-  - draft:
-      conclusion: pool exhausted
-      evidence: [{invocation_id: inv-1, claim: timeouts}]
-    progress: {assessment: GAINED}
+""" + TWO_TOOL_MODEL + """\
 sweep:
   latency:
     model: {lognormal: {median: 1.0, sigma: 0.6}}
