@@ -19,7 +19,7 @@ from harness_lab.application.chat import ChatApplication
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig
-from harness_lab.core.context import BoundaryProbe, LatencyModel
+from harness_lab.core.context import BoundaryProbe, LatencyModel, clock_of
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
@@ -101,7 +101,7 @@ class Harness:
         """
         self._runs += 1
         env = self.env
-        sse = ChatSseSession(lambda: env.now, self.before_send)
+        sse = ChatSseSession(clock_of(env), self.before_send)
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
         process = env.process(self._process(live, env.now if at is None else at))

@@ -2,18 +2,37 @@
 
 Scripted fakes (``harness_lab.fakes``) and recorded adapters implement the same protocols,
 so the harness cannot tell them apart. Every reply carries its token usage and, optionally,
-its virtual latency in seconds (``None`` lets the run's latency model decide).
+its virtual latency in seconds (``None`` lets the run's latency model decide). The requests
+and replies are defined in :mod:`harness_lab.messages` (compiled with the run core) and
+re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from harness_lab.frozen import quick_init
-from harness_lab.states import EvidenceStatus, IntentType, InvocationStatus
+from harness_lab.messages import (
+    AgentRequest,
+    AnswerReply,
+    AnswerRequest,
+    GuardReply,
+    GuardRequest,
+    ModelReply,
+    Observation,
+    PreviousTurn,
+    RepairRequest,
+    RetrievalReply,
+    RetrievalRequest,
+    RouteReply,
+    RouteRequest,
+    TokenUsage,
+    ToolCallRequest,
+    ToolInput,
+    ToolOutput,
+    Turn,
+)
 
 __all__ = [
     "AgentRequest",
@@ -55,209 +74,6 @@ class CallKind(StrEnum):
     TOOL = "tool"
     REPAIR = "repair"
     GUARD = "guard"
-
-
-@dataclass(frozen=True, slots=True)
-class TokenUsage:
-    """Tokens one call consumed."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-NO_USAGE = TokenUsage()
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One earlier turn of the session, as routing history."""
-
-    run_id: str
-    query: str
-    intent: IntentType | None
-    answer: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class PreviousTurn:
-    """The last published DIAGNOSIS success of the session (doc §12.2); never a fallback."""
-
-    run_id: str
-    query: str
-    conclusion: str | None
-    published_result: Mapping[str, Any]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class RouteRequest:
-    """What the router sees: the query and bounded history."""
-
-    query: str
-    history: tuple[Turn, ...]
-    previous_turn: PreviousTurn | None
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class RouteReply:
-    """The router's intent."""
-
-    intent: IntentType
-    usage: TokenUsage = NO_USAGE
-    latency_s: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerRequest:
-    """A single controlled answer for the SYSTEM_CHAT or KNOWLEDGE_QUERY path."""
-
-    intent: IntentType
-    query: str
-    history: tuple[Turn, ...]
-    passages: tuple[str, ...] = ()
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class AnswerReply:
-    """The answer text."""
-
-    text: str
-    usage: TokenUsage = NO_USAGE
-    latency_s: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievalRequest:
-    """One knowledge retrieval."""
-
-    query: str
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievalReply:
-    """Retrieved passages."""
-
-    passages: tuple[str, ...]
-    usage: TokenUsage = NO_USAGE
-    latency_s: float | None = None
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class ToolCallRequest:
-    """A tool request as the model wrote it."""
-
-    name: str
-    scope: Mapping[str, Any]
-    call_id: str | None = None
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """What the agent is shown of one tool request's outcome."""
-
-    call_id: str | None
-    tool: str
-    scope: Mapping[str, Any]
-    invocation_id: str | None  # None when rejected before any canonical record
-    status: InvocationStatus | None
-    evidence_status: EvidenceStatus | None
-    items: tuple[Mapping[str, Any], ...] = ()
-    error: str | None = None
-    needs_assessment: bool = False  # the agent must judge GAINED / NO_GAIN in its next report
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class AgentRequest:
-    """One ReAct step's input to the diagnosis model."""
-
-    run_id: str
-    query: str
-    step: int
-    observations: tuple[Observation, ...]
-    tools: tuple[str, ...]
-    stop_required: bool = False
-    previous_turn: PreviousTurn | None = None
-    notice: str | None = None  # harness feedback, e.g. a protocol violation
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class ModelReply:
-    """One model response: JSON content (progress and/or draft) and/or one tool request.
-
-    ``payload`` is the already-parsed JSON object when the producer has one (fakes do); the
-    harness parses ``content`` only when ``payload`` is absent.
-    """
-
-    content: str | None = None
-    payload: Mapping[str, Any] | None = None
-    tool_call: ToolCallRequest | None = None
-    usage: TokenUsage = NO_USAGE
-    latency_s: float | None = None
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class GuardRequest:
-    """SemanticGuard input: the conclusion and the READY records it cites."""
-
-    run_id: str
-    query: str
-    draft: Mapping[str, Any]
-    evidence: tuple[Mapping[str, Any], ...]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class GuardReply:
-    """SemanticGuard's verdict: ``True`` for SUPPORTED."""
-
-    supported: bool
-    rationale: str = ""
-    usage: TokenUsage = NO_USAGE
-    latency_s: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RepairRequest:
-    """EvidenceRepair input: the draft and what EvidenceGuard found wrong."""
-
-    run_id: str
-    query: str
-    draft: Mapping[str, Any]
-    problems: tuple[str, ...]
-    citable: tuple[str, ...]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class ToolInput:
-    """An admitted tool invocation as the backend receives it."""
-
-    run_id: str
-    invocation_id: str
-    tool: str
-    scope: Mapping[str, Any]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
-    """What a tool backend returned; an empty ``items`` is NO_EVIDENCE.
-
-    ``projectable=False`` models a backend answer the projection cannot read.
-    """
-
-    items: tuple[Mapping[str, Any], ...]
-    size_bytes: int = 0
-    latency_s: float | None = None
-    projectable: bool = True
-    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Router(Protocol):

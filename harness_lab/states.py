@@ -14,6 +14,7 @@ constants once (a sweep makes hundreds of such reads a run).
 from __future__ import annotations
 
 from enum import StrEnum
+from operator import attrgetter
 from typing import TypeVar
 
 __all__ = [
@@ -47,7 +48,20 @@ __all__ = [
 ]
 
 
-class RunState(StrEnum):
+class _Axis(StrEnum):
+    """Base of the state enums: a member's ``value`` read by a C-level getter.
+
+    ``Enum.value`` is a descriptor written in Python (``enum.property``), some three times the
+    cost of reading the member's ``_value_``; a run reads two dozen values into its trace,
+    SSE events and stored row. The getter set below gives the same string.
+    """
+
+
+_Axis.value = property(attrgetter("_value_"),  # type: ignore[assignment,method-assign]
+                       doc="The member's string value.")
+
+
+class RunState(_Axis):
     """In-memory execution state of one run (owner: ``RunLifecycle``)."""
 
     RUNNING = "RUNNING"  # no RunTermination yet
@@ -58,7 +72,7 @@ class RunState(StrEnum):
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a hard budget was exceeded
 
 
-class CancellationReason(StrEnum):
+class CancellationReason(_Axis):
     """Why a run was cancelled (owner: ``RunCancellation``, first reason wins)."""
 
     CLIENT_DISCONNECTED = "CLIENT_DISCONNECTED"
@@ -82,7 +96,7 @@ _REASON_TO_STATE = {
 }
 
 
-class ChatApplicationStatus(StrEnum):
+class ChatApplicationStatus(_Axis):
     """User-visible processing phase, sent only as SSE ``status`` events (doc §5)."""
 
     ROUTING = "ROUTING"
@@ -93,7 +107,7 @@ class ChatApplicationStatus(StrEnum):
     SAFETY_VALIDATING = "SAFETY_VALIDATING"
 
 
-class IntentType(StrEnum):
+class IntentType(_Axis):
     """The intent the router chose."""
 
     SYSTEM_CHAT = "SYSTEM_CHAT"
@@ -101,7 +115,7 @@ class IntentType(StrEnum):
     DIAGNOSIS = "DIAGNOSIS"
 
 
-class InvocationStatus(StrEnum):
+class InvocationStatus(_Axis):
     """Status of one canonical tool invocation record (owner: the tool boundary)."""
 
     PROJECTING = "PROJECTING"  # created, no citable result yet
@@ -109,7 +123,7 @@ class InvocationStatus(StrEnum):
     ERROR = "ERROR"  # failed; never citable
 
 
-class EvidenceStatus(StrEnum):
+class EvidenceStatus(_Axis):
     """Objective result of a tool invocation, an axis of its own (doc §7.2)."""
 
     EVIDENCE_FOUND = "EVIDENCE_FOUND"
@@ -117,7 +131,7 @@ class EvidenceStatus(StrEnum):
     ERROR = "ERROR"
 
 
-class PreflightReason(StrEnum):
+class PreflightReason(_Axis):
     """Why the tool boundary rejected a request before any canonical record (doc §7.1)."""
 
     RUN = "RUN"  # the run is no longer active
@@ -130,7 +144,7 @@ class PreflightReason(StrEnum):
     SATURATED = "SATURATED"  # collection is saturated: no new evidence tool may run
 
 
-class ToolErrorCode(StrEnum):
+class ToolErrorCode(_Axis):
     """Why a canonical record ended in ERROR (doc §7.1 PROJECTING -> ERROR)."""
 
     EXECUTION = "EXECUTION"
@@ -141,14 +155,14 @@ class ToolErrorCode(StrEnum):
     ABORTED = "ABORTED"  # the run ended while the call was in flight; the late result is dropped
 
 
-class CollectionState(StrEnum):
+class CollectionState(_Axis):
     """Whether evidence may still be collected (owner: ``CollectionController``)."""
 
     COLLECTING = "COLLECTING"
     SATURATED = "SATURATED"  # terminal for collection, not for the run
 
 
-class DiagnosisStopReason(StrEnum):
+class DiagnosisStopReason(_Axis):
     """Internal reason the tool loop stopped (doc §8.3)."""
 
     INFORMATION_SATURATED = "INFORMATION_SATURATED"
@@ -156,14 +170,14 @@ class DiagnosisStopReason(StrEnum):
     BUDGET_LIMIT_REACHED = "BUDGET_LIMIT_REACHED"
 
 
-class InformationGain(StrEnum):
+class InformationGain(_Axis):
     """Whether one tool result added information (doc §8.2)."""
 
     GAINED = "GAINED"
     NO_GAIN = "NO_GAIN"
 
 
-class SemanticVerdict(StrEnum):
+class SemanticVerdict(_Axis):
     """SemanticGuard's verdict; technical unavailability is a separate outcome."""
 
     SUPPORTED = "SUPPORTED"
@@ -171,7 +185,7 @@ class SemanticVerdict(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"  # the guard could not judge (technical failure)
 
 
-class ReleaseOutcome(StrEnum):
+class ReleaseOutcome(_Axis):
     """The final publication result (owner: release pipeline / application)."""
 
     SUCCESS = "SUCCESS"
@@ -180,7 +194,7 @@ class ReleaseOutcome(StrEnum):
     CANCELLED = "CANCELLED"
 
 
-class FallbackType(StrEnum):
+class FallbackType(_Axis):
     """Why a safe fallback was released instead of a report."""
 
     MISSING_REQUIRED_CONTEXT = "MISSING_REQUIRED_CONTEXT"
@@ -190,7 +204,7 @@ class FallbackType(StrEnum):
     SEMANTIC_UNAVAILABLE = "SEMANTIC_UNAVAILABLE"
 
 
-class SseState(StrEnum):
+class SseState(_Axis):
     """Connection state of one chat SSE session (owner: ``ChatSseSession``)."""
 
     NEW = "NEW"
@@ -199,7 +213,7 @@ class SseState(StrEnum):
     DISCONNECTED = "DISCONNECTED"
 
 
-class SseEventKind(StrEnum):
+class SseEventKind(_Axis):
     """Kinds of public SSE events, in their legal order."""
 
     METADATA = "metadata"
@@ -209,7 +223,7 @@ class SseEventKind(StrEnum):
     DONE = "done"
 
 
-class StoredRunStatus(StrEnum):
+class StoredRunStatus(_Axis):
     """The generic ``diagnosis_run.status`` column (doc §12.2)."""
 
     RUNNING = "RUNNING"
@@ -231,7 +245,7 @@ _OUTCOME_TO_STORED = {
 }
 
 
-class TracePhase(StrEnum):
+class TracePhase(_Axis):
     """Which stage of the run a trace event belongs to."""
 
     RUN = "RUN"
@@ -244,7 +258,7 @@ class TracePhase(StrEnum):
     RELEASE = "RELEASE"
 
 
-class TraceEventStatus(StrEnum):
+class TraceEventStatus(_Axis):
     """How the traced step ended."""
 
     STARTED = "STARTED"
@@ -254,7 +268,7 @@ class TraceEventStatus(StrEnum):
     DISCARDED = "DISCARDED"  # a late result dropped because the run was no longer active
 
 
-class TraceEventType(StrEnum):
+class TraceEventType(_Axis):
     """Trace event types of doc §13, and those its rules imply."""
 
     RUN_STARTED = "RUN_STARTED"

@@ -24,7 +24,7 @@ from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 from harness_lab.trace import Tracer
 
-__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext"]
+__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext", "clock_of", "virtual_now"]
 
 R = TypeVar("R")
 
@@ -71,9 +71,21 @@ class LatencyModel(Protocol):
         ...
 
 
-def _clock_of(env: simpy.Environment) -> Callable[[], float]:
-    """The virtual clock of ``env`` as a function."""
-    return lambda: env.now
+def virtual_now(env: simpy.Environment) -> float:
+    """``env.now``, read without a call into Python.
+
+    simpy's ``Environment.now`` is a property returning the ``_now`` the environment
+    advances; a run reads the clock some eighty times (every boundary, record and trace
+    event), and from the compiled core the property's Python frame costs more than the rest
+    of the read. The equality with ``env.now`` is held by a test.
+    """
+    now: float = env._now
+    return now
+
+
+def clock_of(env: simpy.Environment) -> Callable[[], float]:
+    """The virtual clock of ``env`` as a function (not a bound method: it holds no cycle)."""
+    return lambda: virtual_now(env)
 
 
 class RunContext:
@@ -96,7 +108,7 @@ class RunContext:
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
         self.lifecycle = RunLifecycle(run_id, allow_override=late)
         self.discard_late = not late
-        clock = _clock_of(env)  # not a bound method: a run's objects hold no cycle through it
+        clock = clock_of(env)
         self.cancellation = RunCancellation(self.lifecycle, clock)
         self.budget = RunBudget(config.budget)
         self.tracer = Tracer(run_id, clock)
@@ -110,7 +122,7 @@ class RunContext:
     @property
     def now(self) -> float:
         """Virtual seconds since the environment started."""
-        return self.env.now
+        return virtual_now(self.env)
 
     def calls(self, kind: CallKind) -> int:
         """How many calls of ``kind`` this run has started."""
@@ -118,21 +130,21 @@ class RunContext:
 
     def check_active(self, boundary: str) -> None:
         """Raise RunAborted if the run is terminal; a passed deadline terminates it first."""
-        if self.lifecycle.termination is None and self.env.now >= self.deadline_at:
+        if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary)
         if self.lifecycle.termination is not None:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
     def certainly_active(self) -> bool:
         """True when the run is certainly active: no termination and the deadline ahead."""
-        return self.lifecycle.termination is None and self.env.now < self.deadline_at
+        return self.lifecycle.termination is None and virtual_now(self.env) < self.deadline_at
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
 
         A deadline already passed in virtual time wins first, as it happened first.
         """
-        if self.lifecycle.termination is None and self.env.now >= self.deadline_at:
+        if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline")
         return self.cancellation.cancel(reason, detail)
 

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from harness_lab.core.context import RunContext
 from harness_lab.diagnosis.collection import CollectionController
 from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, parse_json_object
+from harness_lab.diagnosis.schema import DiagnosisDraft, validator_of
 from harness_lab.errors import (
     BudgetExceeded,
     EmptyDraft,
@@ -58,6 +58,7 @@ TT = TraceEventType
 # members read once (see harness_lab.states): a model step runs several times a run
 _MODEL, _MODEL_STEP, _OK = CallKind.MODEL, TT.AGENT_MODEL_STEP, TraceEventStatus.OK
 _ENVELOPE_KEYS = frozenset({"progress", "draft"})
+_parse_draft = validator_of(DiagnosisDraft)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -252,7 +253,7 @@ class DiagnosisAgent:
     def _complete(self, raw: Any) -> DiagnosisAgentExecution:
         snap = self.snapshot()
         try:
-            draft = parse_json_object(DiagnosisDraft, raw)
+            draft = _parse_draft(raw)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "draft"

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness_lab.diagnosis.schema import Fact, ProgressReport, parse_json_object
+from harness_lab.diagnosis.schema import Fact, ProgressReport, validator_of
 from harness_lab.frozen import quick_init
 
 __all__ = ["ProgressSnapshot", "ProgressTracker", "check_report"]
@@ -50,6 +50,8 @@ class ProgressSnapshot:
 
 quick_init(ProgressSnapshot)  # pure Python: a faster __init__ (frozen.py)
 
+_parse_report = validator_of(ProgressReport)
+
 
 def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
                  ) -> tuple[ProgressReport | None, str | None]:
@@ -57,7 +59,7 @@ def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
     if raw is None:
         return None, "a progress report is required after a tool observation"
     try:
-        report = parse_json_object(ProgressReport, raw)
+        report = _parse_report(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "progress"

@@ -8,14 +8,15 @@ reply may instead carry one tool request, optionally with a ``progress`` report 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints
 
 from harness_lab.states import InformationGain
 
 __all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
-           "parse_json_object"]
+           "parse_json_object", "validator_of"]
 
 NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1, strip_whitespace=True)]
 # Unknown keys are refused and every string must be a JSON string (no number for a string);
@@ -100,3 +101,12 @@ def parse_json_object(model: type[M], raw: Any) -> M:
     text sent by a real provider are judged alike.
     """
     return model.model_validate(raw)
+
+
+def validator_of(model: type[M]) -> Callable[[Any], M]:
+    """:func:`parse_json_object` for ``model``, bound once: the model's own core validator.
+
+    The run core validates a progress report at every model step; calling the validator
+    itself skips two Python frames a call (this function and ``model_validate``).
+    """
+    return cast("Callable[[Any], M]", model.__pydantic_validator__.validate_python)

@@ -36,12 +36,16 @@ def fallback_content(kind: FallbackType, facts: Sequence[Fact] = (),
     }
 
 
+_CITED = {"evidence", "findings"}
+
+
 def report_content(draft: DiagnosisDraft) -> dict[str, Any]:
     """The public diagnosis report of a draft that passed every guard."""
+    cited = draft.model_dump(mode="json", include=_CITED)  # one serializer call, not one a ref
     return {
         "contentType": "diagnosis_report",
         "conclusion": draft.conclusion,
-        "evidence": [e.model_dump(mode="json") for e in draft.evidence],
-        "findings": [f.model_dump(mode="json") for f in draft.findings],
+        "evidence": cited["evidence"],
+        "findings": cited["findings"],
         "recommendations": list(draft.recommendations),
     }

@@ -27,7 +27,12 @@ from harness_lab.scenarios.spec import Scenario
 from harness_lab.store.null import NullRunStore
 from harness_lab.sweep.result import wilson
 from harness_lab.sweep.sample import apply_overrides
-from harness_lab.sweep.stochastic import SampleLatency, compile_distribution, wrap_stochastic
+from harness_lab.sweep.stochastic import (
+    SampleLatency,
+    SampleStream,
+    compile_distribution,
+    wrap_stochastic,
+)
 
 __all__ = ["LoadPoint", "run_load"]
 
@@ -143,6 +148,7 @@ def run_load(data: Mapping[str, Any], arrival_rate: float, *, capacity: Mapping[
     raw.pop("expect_when", None)
     sc = Scenario.model_validate(raw)
     rng = random.Random(f"harness_lab/load/{seed}/{arrival_rate}")
+    stream = SampleStream.wrapping(rng)
     block = sc.sweep
     samplers = ({CallKind(k): compile_distribution(d) for k, d in block.latency.items()}
                 if block is not None else {})
@@ -150,7 +156,7 @@ def run_load(data: Mapping[str, Any], arrival_rate: float, *, capacity: Mapping[
 
     def factory(run_id: str) -> Components:
         c = build_components(sc, build_tools(sc.tools))
-        return wrap_stochastic(c, block.faults, rng) if block is not None else c
+        return wrap_stochastic(c, block.faults, stream) if block is not None else c
 
     per = _PerRun(factory)
     template = factory("template")
@@ -160,7 +166,7 @@ def run_load(data: Mapping[str, Any], arrival_rate: float, *, capacity: Mapping[
                             repair=_Repair(per), responder=_Responder(by),
                             retriever=_Retriever(by), tools=tools)
     harness = Harness(components, build_config(sc.config), store=NullRunStore(),
-                      latency=SampleLatency(rng, samplers, defaults),
+                      latency=SampleLatency(stream, samplers, defaults),
                       capacity={CallKind(k): n for k, n in capacity.items()})
     by.env = harness.env
     t = 0.0

@@ -31,8 +31,8 @@ from harness_lab.store.base import RunStore
 from harness_lab.store.null import NullRunStore
 from harness_lab.sweep.stochastic import (
     SampleLatency,
+    SampleStream,
     compile_distribution,
-    sample_rng,
     wrap_stochastic,
 )
 from harness_lab.tools.ledger import InvocationLedger
@@ -197,7 +197,7 @@ class GridPoint:
         sc = self.scenario
         harness = self.harness()
         app = harness.app
-        rng = sample_rng(self.seed, self.index, sample)
+        rng = SampleStream(self.seed, self.index, sample)
         components = self._components()
         if self.stochastic is not None:
             components = wrap_stochastic(components, self.stochastic, rng)

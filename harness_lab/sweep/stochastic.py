@@ -1,7 +1,10 @@
 """Per-sample randomness: latency distributions and stochastic faults, from one seeded stream.
 
 Each sample owns a ``random.Random`` seeded from ``(seed, grid point, sample index)``, so a
-sample's draws do not depend on which worker runs it or in which order.
+sample's draws do not depend on which worker runs it or in which order. Seeding a Mersenne
+Twister costs more than many whole runs' draws, so a :class:`SampleStream` seeds its
+generator on the first draw: a sample that draws nothing (fixed latencies, no sampled
+faults) never pays for it, and one that draws gets the very same stream.
 """
 
 from __future__ import annotations
@@ -10,21 +13,85 @@ import dataclasses
 import math
 import random
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from harness_lab.application.components import Components
 from harness_lab.errors import ProviderError, ToolExecutionError
 from harness_lab.ports import CallKind, ToolInput, ToolOutput
 from harness_lab.sweep.spec import Distribution, StochasticFaults
 
-__all__ = ["SampleLatency", "compile_distribution", "sample_rng", "wrap_stochastic"]
+__all__ = ["Draws", "SampleLatency", "SampleStream", "compile_distribution", "sample_rng",
+           "wrap_stochastic"]
 
-Sampler = Callable[[random.Random], float]
+class Draws(Protocol):
+    """What a distribution draws from: a ``random.Random`` or a :class:`SampleStream`."""
+
+    def random(self) -> float:
+        """The next float in [0, 1)."""
+        ...
+
+    def uniform(self, a: float, b: float) -> float:
+        """A float between ``a`` and ``b``."""
+        ...
+
+    def lognormvariate(self, mu: float, sigma: float) -> float:
+        """A log-normal draw."""
+        ...
+
+
+Sampler = Callable[[Draws], float]
 
 
 def sample_rng(seed: int, grid_index: int, sample_index: int) -> random.Random:
     """The independent random stream of one sample (string seeding is stable across runs)."""
     return random.Random(f"harness_lab/{seed}/{grid_index}/{sample_index}")
+
+
+class SampleStream:
+    """One sample's random stream, its generator made on the first draw.
+
+    ``SampleStream(seed, grid, sample)`` gives :func:`sample_rng`'s stream of that sample;
+    :meth:`wrapping` adopts a generator that already exists (the load model shares one).
+    """
+
+    __slots__ = ("_seed", "_grid", "_sample", "_rng")
+
+    def __init__(self, seed: int, grid_index: int, sample_index: int) -> None:
+        self._seed = seed
+        self._grid = grid_index
+        self._sample = sample_index
+        self._rng: random.Random | None = None
+
+    @classmethod
+    def wrapping(cls, rng: random.Random) -> SampleStream:
+        """A stream that draws from ``rng``."""
+        stream = cls(0, 0, 0)
+        stream._rng = rng
+        return stream
+
+    def rng(self) -> random.Random:
+        """The generator, seeded now if nothing has drawn from it yet."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = sample_rng(self._seed, self._grid, self._sample)
+        return rng
+
+    @property
+    def seeded(self) -> bool:
+        """True once the generator exists (something drew from the stream)."""
+        return self._rng is not None
+
+    def random(self) -> float:
+        """The next float in [0, 1)."""
+        return self.rng().random()
+
+    def uniform(self, a: float, b: float) -> float:
+        """A float uniformly drawn between ``a`` and ``b``."""
+        return self.rng().uniform(a, b)
+
+    def lognormvariate(self, mu: float, sigma: float) -> float:
+        """A log-normal draw (``mu`` and ``sigma`` of the underlying normal)."""
+        return self.rng().lognormvariate(mu, sigma)
 
 
 def compile_distribution(d: Distribution) -> Sampler:
@@ -46,11 +113,11 @@ def compile_distribution(d: Distribution) -> Sampler:
 class SampleLatency:
     """LatencyModel: draws from the sweep's distribution of a call kind, else the defaults."""
 
-    __slots__ = ("rng", "samplers", "defaults")
+    __slots__ = ("stream", "samplers", "defaults")
 
-    def __init__(self, rng: random.Random, samplers: Mapping[CallKind, Sampler],
+    def __init__(self, stream: SampleStream, samplers: Mapping[CallKind, Sampler],
                  defaults: Mapping[CallKind, float]) -> None:
-        self.rng = rng
+        self.stream = stream
         self.samplers = samplers
         self.defaults = defaults
 
@@ -58,7 +125,7 @@ class SampleLatency:
         """One call's virtual latency."""
         sampler = self.samplers.get(kind)
         if sampler is not None:
-            return sampler(self.rng)
+            return sampler(self.stream)  # a fixed value draws nothing
         if reply_latency is not None:
             return reply_latency
         return self.defaults.get(kind, 0.0)
@@ -69,7 +136,7 @@ class _Flaky:
 
     __slots__ = ("inner", "rng", "p", "kind")
 
-    def __init__(self, inner: Any, rng: random.Random, p: float, kind: str) -> None:
+    def __init__(self, inner: Any, rng: SampleStream, p: float, kind: str) -> None:
         self.inner, self.rng, self.p, self.kind = inner, rng, p, kind
 
     def _maybe_fail(self) -> None:
@@ -124,7 +191,7 @@ class _FlakyTool:
 
     __slots__ = ("inner", "rng", "error_p", "no_gain_p", "name", "read_only", "evidence")
 
-    def __init__(self, inner: Any, rng: random.Random, error_p: float, no_gain_p: float
+    def __init__(self, inner: Any, rng: SampleStream, error_p: float, no_gain_p: float
                  ) -> None:
         self.inner, self.rng, self.error_p, self.no_gain_p = inner, rng, error_p, no_gain_p
         self.name, self.read_only, self.evidence = inner.name, inner.read_only, inner.evidence
@@ -142,7 +209,7 @@ class _FlakyTool:
         return output
 
 
-def wrap_stochastic(c: Components, faults: StochasticFaults, rng: random.Random) -> Components:
+def wrap_stochastic(c: Components, faults: StochasticFaults, rng: SampleStream) -> Components:
     """``c`` with the sampled faults wrapped around the components they concern."""
     fields: dict[str, Any] = {}
     for kind, p in faults.provider_error_p.items():

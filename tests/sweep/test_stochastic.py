@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 from harness_lab.ports import CallKind
 from harness_lab.sweep.spec import Distribution
-from harness_lab.sweep.stochastic import SampleLatency, compile_distribution, sample_rng
+from harness_lab.sweep.stochastic import (
+    SampleLatency,
+    SampleStream,
+    compile_distribution,
+    sample_rng,
+)
 
 
 def test_a_fixed_distribution_always_draws_its_value() -> None:
@@ -38,10 +45,34 @@ def test_the_same_seed_grid_point_and_sample_give_the_same_stream() -> None:
 
 
 def test_the_sample_latency_prefers_a_distribution_then_the_reply_then_the_default() -> None:
-    latency = SampleLatency(sample_rng(0, 0, 0),
+    latency = SampleLatency(SampleStream(0, 0, 0),
                             {CallKind.TOOL: compile_distribution(Distribution(fixed=9.0))},
                             {CallKind.MODEL: 1.0})
     assert latency.latency(CallKind.TOOL, "logs", 0.2) == 9.0
     assert latency.latency(CallKind.MODEL, "diagnosis", 0.3) == 0.3
     assert latency.latency(CallKind.MODEL, "diagnosis", None) == 1.0
     assert latency.latency(CallKind.GUARD, "semantic_guard", None) == 0.0
+
+
+def test_a_stream_draws_exactly_what_the_seeded_generator_of_its_sample_draws() -> None:
+    stream, reference = SampleStream(5, 2, 9), sample_rng(5, 2, 9)
+    drawn = [stream.random(), stream.uniform(1.0, 2.0), stream.lognormvariate(0.0, 1.0)]
+    assert drawn == [reference.random(), reference.uniform(1.0, 2.0),
+                     reference.lognormvariate(0.0, 1.0)]
+
+
+def test_a_stream_is_seeded_only_when_something_draws_from_it() -> None:
+    stream = SampleStream(0, 0, 0)
+    latency = SampleLatency(stream, {CallKind.TOOL: compile_distribution(Distribution(fixed=2.0))},
+                            {CallKind.MODEL: 1.0})
+    assert latency.latency(CallKind.TOOL, "logs", None) == 2.0
+    assert latency.latency(CallKind.MODEL, "diagnosis", None) == 1.0
+    assert not stream.seeded
+    stream.random()
+    assert stream.seeded
+
+
+def test_a_wrapping_stream_draws_from_the_generator_it_was_given() -> None:
+    stream = SampleStream.wrapping(random.Random(3))
+    assert stream.seeded
+    assert stream.random() == random.Random(3).random()

@@ -1,0 +1,452 @@
+"""The requests and replies that cross the ports: values the harness and its providers exchange.
+
+Every one is a frozen dataclass. They live apart from the protocols in
+:mod:`harness_lab.ports` (which re-exports them, and is where to import them from) so the
+compiled run core builds and reads them natively; the protocols stay interpreted, where
+``runtime_checkable`` works.
+"""
+
+from __future__ import annotations
+
+import copyreg
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.states import EvidenceStatus, IntentType, InvocationStatus
+
+__all__ = [
+    "AgentRequest",
+    "AnswerReply",
+    "AnswerRequest",
+    "GuardReply",
+    "GuardRequest",
+    "ModelReply",
+    "Observation",
+    "PreviousTurn",
+    "RepairRequest",
+    "RetrievalReply",
+    "RetrievalRequest",
+    "RouteReply",
+    "RouteRequest",
+    "TokenUsage",
+    "ToolCallRequest",
+    "ToolInput",
+    "ToolOutput",
+    "Turn",
+]
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class TokenUsage:
+    """Tokens one call consumed."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __init__(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "input_tokens", input_tokens)
+        object.__setattr__(self, "output_tokens", output_tokens)
+
+
+quick_init(TokenUsage)  # pure Python: a faster __init__ (frozen.py)
+
+
+NO_USAGE = TokenUsage()
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Turn:
+    """One earlier turn of the session, as routing history."""
+
+    run_id: str
+    query: str
+    intent: IntentType | None
+    answer: str | None
+
+    def __init__(self,
+                 run_id: str, query: str, intent: IntentType | None, answer: str | None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "intent", intent)
+        object.__setattr__(self, "answer", answer)
+
+
+quick_init(Turn)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class PreviousTurn:
+    """The last published DIAGNOSIS success of the session (doc §12.2); never a fallback."""
+
+    run_id: str
+    query: str
+    conclusion: str | None
+    published_result: Mapping[str, Any]
+
+    def __init__(self,
+                 run_id: str, query: str, conclusion: str | None,
+                 published_result: Mapping[str, Any]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "conclusion", conclusion)
+        object.__setattr__(self, "published_result", published_result)
+
+
+quick_init(PreviousTurn)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RouteRequest:
+    """What the router sees: the query and bounded history."""
+
+    query: str
+    history: tuple[Turn, ...]
+    previous_turn: PreviousTurn | None
+
+    def __init__(self,
+                 query: str, history: tuple[Turn, ...],
+                 previous_turn: PreviousTurn | None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "history", history)
+        object.__setattr__(self, "previous_turn", previous_turn)
+
+
+quick_init(RouteRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RouteReply:
+    """The router's intent."""
+
+    intent: IntentType
+    usage: TokenUsage = NO_USAGE
+    latency_s: float | None = None
+
+    def __init__(self,
+                 intent: IntentType, usage: TokenUsage = NO_USAGE,
+                 latency_s: float | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "intent", intent)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "latency_s", latency_s)
+
+
+quick_init(RouteReply)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class AnswerRequest:
+    """A single controlled answer for the SYSTEM_CHAT or KNOWLEDGE_QUERY path."""
+
+    intent: IntentType
+    query: str
+    history: tuple[Turn, ...]
+    passages: tuple[str, ...] = ()
+
+    def __init__(self,
+                 intent: IntentType, query: str, history: tuple[Turn, ...],
+                 passages: tuple[str, ...] = ()) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "intent", intent)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "history", history)
+        object.__setattr__(self, "passages", passages)
+
+
+quick_init(AnswerRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class AnswerReply:
+    """The answer text."""
+
+    text: str
+    usage: TokenUsage = NO_USAGE
+    latency_s: float | None = None
+
+    def __init__(self,
+                 text: str, usage: TokenUsage = NO_USAGE, latency_s: float | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "latency_s", latency_s)
+
+
+quick_init(AnswerReply)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RetrievalRequest:
+    """One knowledge retrieval."""
+
+    query: str
+
+    def __init__(self, query: str) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "query", query)
+
+
+quick_init(RetrievalRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RetrievalReply:
+    """Retrieved passages."""
+
+    passages: tuple[str, ...]
+    usage: TokenUsage = NO_USAGE
+    latency_s: float | None = None
+
+    def __init__(self,
+                 passages: tuple[str, ...], usage: TokenUsage = NO_USAGE,
+                 latency_s: float | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "passages", passages)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "latency_s", latency_s)
+
+
+quick_init(RetrievalReply)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolCallRequest:
+    """A tool request as the model wrote it."""
+
+    name: str
+    scope: Mapping[str, Any]
+    call_id: str | None = None
+
+    def __init__(self, name: str, scope: Mapping[str, Any], call_id: str | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "call_id", call_id)
+
+
+quick_init(ToolCallRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Observation:
+    """What the agent is shown of one tool request's outcome."""
+
+    call_id: str | None
+    tool: str
+    scope: Mapping[str, Any]
+    invocation_id: str | None  # None when rejected before any canonical record
+    status: InvocationStatus | None
+    evidence_status: EvidenceStatus | None
+    items: tuple[Mapping[str, Any], ...] = ()
+    error: str | None = None
+    needs_assessment: bool = False  # the agent must judge GAINED / NO_GAIN in its next report
+
+    def __init__(self,
+                 call_id: str | None, tool: str, scope: Mapping[str, Any],
+                 invocation_id: str | None, status: InvocationStatus | None,
+                 evidence_status: EvidenceStatus | None, items: tuple[Mapping[str, Any], ...] = (),
+                 error: str | None = None, needs_assessment: bool = False) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "call_id", call_id)
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "invocation_id", invocation_id)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "evidence_status", evidence_status)
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "needs_assessment", needs_assessment)
+
+
+quick_init(Observation)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class AgentRequest:
+    """One ReAct step's input to the diagnosis model."""
+
+    run_id: str
+    query: str
+    step: int
+    observations: tuple[Observation, ...]
+    tools: tuple[str, ...]
+    stop_required: bool = False
+    previous_turn: PreviousTurn | None = None
+    notice: str | None = None  # harness feedback, e.g. a protocol violation
+
+    def __init__(self,
+                 run_id: str, query: str, step: int, observations: tuple[Observation, ...],
+                 tools: tuple[str, ...], stop_required: bool = False,
+                 previous_turn: PreviousTurn | None = None, notice: str | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "step", step)
+        object.__setattr__(self, "observations", observations)
+        object.__setattr__(self, "tools", tools)
+        object.__setattr__(self, "stop_required", stop_required)
+        object.__setattr__(self, "previous_turn", previous_turn)
+        object.__setattr__(self, "notice", notice)
+
+
+quick_init(AgentRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ModelReply:
+    """One model response: JSON content (progress and/or draft) and/or one tool request.
+
+    ``payload`` is the already-parsed JSON object when the producer has one (fakes do); the
+    harness parses ``content`` only when ``payload`` is absent.
+    """
+
+    content: str | None = None
+    payload: Mapping[str, Any] | None = None
+    tool_call: ToolCallRequest | None = None
+    usage: TokenUsage = NO_USAGE
+    latency_s: float | None = None
+
+    def __init__(self,
+                 content: str | None = None, payload: Mapping[str, Any] | None = None,
+                 tool_call: ToolCallRequest | None = None, usage: TokenUsage = NO_USAGE,
+                 latency_s: float | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "payload", payload)
+        object.__setattr__(self, "tool_call", tool_call)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "latency_s", latency_s)
+
+
+quick_init(ModelReply)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class GuardRequest:
+    """SemanticGuard input: the conclusion and the READY records it cites."""
+
+    run_id: str
+    query: str
+    draft: Mapping[str, Any]
+    evidence: tuple[Mapping[str, Any], ...]
+
+    def __init__(self,
+                 run_id: str, query: str, draft: Mapping[str, Any],
+                 evidence: tuple[Mapping[str, Any], ...]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "draft", draft)
+        object.__setattr__(self, "evidence", evidence)
+
+
+quick_init(GuardRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class GuardReply:
+    """SemanticGuard's verdict: ``True`` for SUPPORTED."""
+
+    supported: bool
+    rationale: str = ""
+    usage: TokenUsage = NO_USAGE
+    latency_s: float | None = None
+
+    def __init__(self,
+                 supported: bool, rationale: str = "", usage: TokenUsage = NO_USAGE,
+                 latency_s: float | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "supported", supported)
+        object.__setattr__(self, "rationale", rationale)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "latency_s", latency_s)
+
+
+quick_init(GuardReply)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RepairRequest:
+    """EvidenceRepair input: the draft and what EvidenceGuard found wrong."""
+
+    run_id: str
+    query: str
+    draft: Mapping[str, Any]
+    problems: tuple[str, ...]
+    citable: tuple[str, ...]
+
+    def __init__(self,
+                 run_id: str, query: str, draft: Mapping[str, Any], problems: tuple[str, ...],
+                 citable: tuple[str, ...]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "draft", draft)
+        object.__setattr__(self, "problems", problems)
+        object.__setattr__(self, "citable", citable)
+
+
+quick_init(RepairRequest)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolInput:
+    """An admitted tool invocation as the backend receives it."""
+
+    run_id: str
+    invocation_id: str
+    tool: str
+    scope: Mapping[str, Any]
+
+    def __init__(self,
+                 run_id: str, invocation_id: str, tool: str, scope: Mapping[str, Any]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "invocation_id", invocation_id)
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "scope", scope)
+
+
+quick_init(ToolInput)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolOutput:
+    """What a tool backend returned; an empty ``items`` is NO_EVIDENCE.
+
+    ``projectable=False`` models a backend answer the projection cannot read.
+    """
+
+    items: tuple[Mapping[str, Any], ...]
+    size_bytes: int = 0
+    latency_s: float | None = None
+    projectable: bool = True
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self,
+                 items: tuple[Mapping[str, Any], ...], size_bytes: int = 0,
+                 latency_s: float | None = None, projectable: bool = True,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        """Set every field (a native setter each, once compiled); no ``meta`` is ``{}``."""
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "size_bytes", size_bytes)
+        object.__setattr__(self, "latency_s", latency_s)
+        object.__setattr__(self, "projectable", projectable)
+        object.__setattr__(self, "meta", {} if meta is None else meta)
+
+
+quick_init(ToolOutput)  # pure Python: a faster __init__ (frozen.py)
+
+
+for _value_class in (TokenUsage, Turn, PreviousTurn, RouteRequest, RouteReply, AnswerRequest,
+                     AnswerReply, RetrievalRequest, RetrievalReply, ToolCallRequest, Observation,
+                     AgentRequest, ModelReply, GuardRequest, GuardReply, RepairRequest, ToolInput,
+                     ToolOutput):
+    # pickled by constructor: a compiled frozen class refuses pickle's attribute-by-attribute path
+    copyreg.pickle(_value_class, reduce_by_fields)
