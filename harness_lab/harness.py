@@ -104,7 +104,7 @@ class Harness:
         sse = ChatSseSession(clock_of(env), self.before_send)
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
-        process = env.process(self._process(live, env.now if at is None else at))
+        process = env.process(self.app.handle_at(live, env, env.now if at is None else at))
         handle = RunHandle(live, process)
         for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
             if t is not None:
@@ -122,12 +122,6 @@ class Harness:
         """Run the environment until every submitted run finished; records in submit order."""
         self.env.run()
         return [h.record for h in self.handles]
-
-    def _process(self, live: LiveRun, at: float) -> Generator[simpy.Event, Any, RunRecord]:
-        if at > self.env.now:
-            yield self.env.timeout(at - self.env.now)
-        record: RunRecord = yield from self.app.handle(live, self.env)
-        return record
 
     def at(self, handle: RunHandle, t: float, action: Callable[[], Any]) -> None:
         """Do ``action`` at virtual time ``t`` unless the run has finished by then.

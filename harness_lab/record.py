@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_lab.core.budget import Usage
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import quick_init, reduce_by_fields
 from harness_lab.sse import SseEvent
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -39,8 +39,7 @@ def _v(e: Any) -> Any:
     return None if e is None else e.value
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RunRecord:
     """Everything one run did and ended as; frozen, cheap to keep, one call to a dict."""
 
@@ -80,6 +79,63 @@ class RunRecord:
     error: str | None = None
     draft_error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self,
+                 run_id: str, session_id: str, query: str, intent: IntentType | None,
+                 run_state: RunState, termination_reason: str | None,
+                 release_outcome: ReleaseOutcome, fallback_type: FallbackType | None,
+                 stored_status: StoredRunStatus | None, sse_state: SseState,
+                 collection_state: CollectionState | None, stop_reason: DiagnosisStopReason | None,
+                 semantic_verdict: SemanticVerdict | None,
+                 statuses: tuple[ChatApplicationStatus, ...], usage: Usage,
+                 headroom: Mapping[str, int | None], started_at: float, finished_at: float,
+                 agent_steps: int, content: Mapping[str, Any] | None,
+                 failure: Mapping[str, Any] | None, sse_events: tuple[SseEvent, ...],
+                 sse_refused: tuple[SseEventKind, ...], trace: tuple[TraceEvent, ...],
+                 invocations: tuple[CanonicalInvocation, ...],
+                 rejections: tuple[ToolRejection, ...], gains: tuple[InformationGain, ...],
+                 stop_required_delivered: bool, evidence_repaired: bool, deadline_at: float,
+                 discarded: tuple[tuple[str, str, float], ...],
+                 stored_row: Mapping[str, Any] | None,
+                 terminations: tuple[tuple[str, str, float], ...] = (), error: str | None = None,
+                 draft_error: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "session_id", session_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "intent", intent)
+        object.__setattr__(self, "run_state", run_state)
+        object.__setattr__(self, "termination_reason", termination_reason)
+        object.__setattr__(self, "release_outcome", release_outcome)
+        object.__setattr__(self, "fallback_type", fallback_type)
+        object.__setattr__(self, "stored_status", stored_status)
+        object.__setattr__(self, "sse_state", sse_state)
+        object.__setattr__(self, "collection_state", collection_state)
+        object.__setattr__(self, "stop_reason", stop_reason)
+        object.__setattr__(self, "semantic_verdict", semantic_verdict)
+        object.__setattr__(self, "statuses", statuses)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "headroom", headroom)
+        object.__setattr__(self, "started_at", started_at)
+        object.__setattr__(self, "finished_at", finished_at)
+        object.__setattr__(self, "agent_steps", agent_steps)
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "failure", failure)
+        object.__setattr__(self, "sse_events", sse_events)
+        object.__setattr__(self, "sse_refused", sse_refused)
+        object.__setattr__(self, "trace", trace)
+        object.__setattr__(self, "invocations", invocations)
+        object.__setattr__(self, "rejections", rejections)
+        object.__setattr__(self, "gains", gains)
+        object.__setattr__(self, "stop_required_delivered", stop_required_delivered)
+        object.__setattr__(self, "evidence_repaired", evidence_repaired)
+        object.__setattr__(self, "deadline_at", deadline_at)
+        object.__setattr__(self, "discarded", discarded)
+        object.__setattr__(self, "stored_row", stored_row)
+        object.__setattr__(self, "terminations", terminations)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "draft_error", draft_error)
+        object.__setattr__(self, "extra", {} if extra is None else extra)
 
     @property
     def duration_s(self) -> float:
@@ -152,3 +208,10 @@ class RunRecord:
                        f"<td>{html.escape(str(v))}</td></tr>"
                        for k, v in self.summary().items())
         return f"<table><caption>RunRecord {html.escape(self.run_id)}</caption>{rows}</table>"
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
+        return reduce_by_fields(self)
+
+
+quick_init(RunRecord)  # pure Python: a faster __init__ (frozen.py)

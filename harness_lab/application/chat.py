@@ -19,7 +19,7 @@ from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig, UserCancelNotice
 from harness_lab.core.budget import Usage
-from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext
+from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext, virtual_now
 from harness_lab.defects import Defect
 from harness_lab.diagnosis.agent import DiagnosisAgent
 from harness_lab.diagnosis.collection import CollectionController
@@ -106,6 +106,15 @@ class ChatApplication:
         self.capacity = capacity
 
     # -- the run --------------------------------------------------------------------------------
+
+    def handle_at(self, live: LiveRun, env: simpy.Environment, at: float
+                  ) -> Generator[simpy.Event, Any, RunRecord]:
+        """:meth:`handle`, started at virtual time ``at`` (now, or later); a simpy process."""
+        wait = at - virtual_now(env)
+        if wait > 0:
+            yield env.timeout(wait)
+        record: RunRecord = yield from self.handle(live, env)
+        return record
 
     def handle(self, live: LiveRun, env: simpy.Environment
                ) -> Generator[simpy.Event, Any, RunRecord]:

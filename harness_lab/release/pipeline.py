@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import simpy
@@ -19,7 +19,7 @@ from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
 from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import quick_init, reduce_by_fields
 from harness_lab.ports import (
     CallKind,
     EvidenceRepair,
@@ -49,8 +49,7 @@ TT = TraceEventType
 S = TraceEventStatus
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ReleaseDecision:
     """What release publishes: SUCCESS with a report, or FALLBACK with a safe content."""
 
@@ -60,13 +59,34 @@ class ReleaseDecision:
     verdict: SemanticVerdict | None = None
     repaired: bool = False
     draft: DiagnosisDraft | None = None
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
+
+    def __init__(self,
+                 outcome: ReleaseOutcome, fallback_type: FallbackType | None,
+                 content: Mapping[str, Any], verdict: SemanticVerdict | None = None,
+                 repaired: bool = False, draft: DiagnosisDraft | None = None,
+                 problems: tuple[str, ...] = ()) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "outcome", outcome)
+        object.__setattr__(self, "fallback_type", fallback_type)
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "verdict", verdict)
+        object.__setattr__(self, "repaired", repaired)
+        object.__setattr__(self, "draft", draft)
+        object.__setattr__(self, "problems", problems)
 
     @property
     def conclusion(self) -> str | None:
         """The published conclusion (only a SUCCESS has one)."""
         value = self.content.get("conclusion")
         return value if isinstance(value, str) else None
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
+        return reduce_by_fields(self)
+
+
+quick_init(ReleaseDecision)  # pure Python: a faster __init__ (frozen.py)
 
 
 class ReleasePipeline:
