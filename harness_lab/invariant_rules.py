@@ -38,6 +38,8 @@ _RELEASE_DECISION, _OK = TT.RELEASE_DECISION, TraceEventStatus.OK
 _REPAIR, _SEMANTIC_ATTEMPT = TT.EVIDENCE_REPAIR, TT.SEMANTIC_GUARD_ATTEMPT
 _GUARD_INITIAL, _SEMANTIC_DECISION = TT.EVIDENCE_GUARD_INITIAL, TT.SEMANTIC_GUARD_DECISION
 _READY, _PROJECTING = InvocationStatus.READY, InvocationStatus.PROJECTING
+_CANCELLED = ReleaseOutcome.CANCELLED
+_CANCELLED_VALUE = _CANCELLED.value
 
 
 Check = Callable[[RunRecord], Iterable[str]]
@@ -60,31 +62,43 @@ def _single_termination(r: RunRecord) -> Iterable[str]:
 
 def _sse_protocol(r: RunRecord) -> Iterable[str]:
     """2. At most one content/failure and one done, in the public order, identity matching."""
-    kinds = [e.kind for e in r.sse_events]
-    results = kinds.count(K.CONTENT) + kinds.count(K.FAILURE)
+    events = r.sse_events
+    results = dones = metadata = 0
+    ordered = True
+    last = 0
+    for e in events:  # one pass: the counts and whether the ranks never go down
+        kind = e.kind
+        rank = _SSE_RANK[kind]
+        if rank < last:
+            ordered = False
+        last = rank
+        if kind is _CONTENT or kind is _FAILURE:
+            results += 1
+        elif kind is _DONE:
+            dones += 1
+        elif kind is _METADATA:
+            metadata += 1
     if results > 1:
         yield f"{results} content/failure events"
-    dones = kinds.count(K.DONE)
     if dones > 1:
         yield f"{dones} done events"
-    if kinds and kinds[0] is not K.METADATA:
-        yield f"the first event is {kinds[0].value}, not metadata"
-    ranks = [_SSE_RANK[k] for k in kinds]
-    if ranks != sorted(ranks) or kinds.count(K.METADATA) > 1:
+    if events and events[0].kind is not _METADATA:
+        yield f"the first event is {events[0].kind.value}, not metadata"
+    if not ordered or metadata > 1:
         yield "events out of the order metadata -> status* -> content|failure -> done"
     identity = (r.session_id, r.run_id)
-    for e in r.sse_events:
+    for e in events:
         kind = e.kind
         if kind is _CONTENT or kind is _FAILURE:
             if (e.data.get("sessionId"), e.data.get("runId")) != identity:
                 yield "a result's identity does not match the metadata"
         elif kind is _DONE:
-            if e.data.get("outcome") == ReleaseOutcome.CANCELLED.value:
+            if e.data.get("outcome") == _CANCELLED_VALUE:
                 yield "CANCELLED was sent as a public done outcome"
             elif e.data.get("outcome") != r.release_outcome.value:
                 yield (f"done says {e.data.get('outcome')}, the release outcome is "
                        f"{r.release_outcome.value}")
-    if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
+    if r.release_outcome is _CANCELLED and dones:
         yield "a cancelled run sent done"
 
 

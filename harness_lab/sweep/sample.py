@@ -224,13 +224,11 @@ class GridPoint:
                                   (sto.cancel, handle.live.user_cancel)):
                 if timed is not None and rng.random() < timed.p:
                     harness.at(handle, compile_distribution(timed.at_s)(rng), action)
-        env = harness.env
-        env.run(until=handle.process)
-        # let the environment finish what is still scheduled (the finished process's own
-        # event, timers of faults that can no longer act): a simpy Environment holds itself
-        # in a reference cycle, so anything left in its queue would keep the whole run alive
-        # until the garbage collector's next full pass, instead of freeing it now
-        env.run()
+        # run until nothing is scheduled: the run, then what outlives it (the finished
+        # process's own event, timers of faults that can no longer act). A simpy Environment
+        # holds itself in a reference cycle, so anything left in its queue would keep the
+        # whole run alive until the garbage collector's next full pass, instead of freeing it
+        harness.env.run()
         if plan is not None:
             plan.live = None  # the run's context holds the plan as its probe: break the loop
         harness.handles.clear()  # a sweep keeps outcomes, not every run's live objects
