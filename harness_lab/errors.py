@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
-from harness_lab.states import RunState
+if TYPE_CHECKING:  # the states module imports IllegalTransition from here
+    from harness_lab.states import RunState
 
 __all__ = [
     "BudgetExceeded",
     "DraftContractError",
     "EmptyDraft",
     "HarnessError",
+    "IllegalTransition",
     "InvalidDraftJson",
     "ModelFailure",
     "ProcessCrash",
@@ -145,3 +148,16 @@ class StoreError(HarnessError):
     def __init__(self, message: str, run_id: str | None = None) -> None:
         self.run_id = run_id
         super().__init__(message)
+
+
+class IllegalTransition(RuntimeError):
+    """An owner tried a move its axis's transition table does not allow."""
+
+    def __init__(self, owner: str, current: StrEnum, target: StrEnum) -> None:
+        self.owner = owner
+        self.current = current
+        self.target = target
+        super().__init__(
+            f"{owner}: illegal {type(current).__name__} transition "
+            f"{current.value} -> {target.value}"
+        )

@@ -25,21 +25,8 @@ from harness_lab.states import (
 
 __all__ = ["INVARIANTS", "Check", "breaches"]
 
-TT = TraceEventType
-K = SseEventKind
 
-# The members the per-event loops compare against, read once: on CPython 3.11 each
-# ``Enum.MEMBER`` read goes through the enum metaclass's attribute hook, several times the
-# cost of a module global, and the checks below make hundreds of them a run.
-_CONTENT, _FAILURE, _DONE, _METADATA = K.CONTENT, K.FAILURE, K.DONE, K.METADATA
-_COLLECTION_STOP, _TOOL_INVOCATION, _STARTED = (TT.COLLECTION_STOP, TT.TOOL_INVOCATION,
-                                                TraceEventStatus.STARTED)
-_RELEASE_DECISION, _OK = TT.RELEASE_DECISION, TraceEventStatus.OK
-_REPAIR, _SEMANTIC_ATTEMPT = TT.EVIDENCE_REPAIR, TT.SEMANTIC_GUARD_ATTEMPT
-_GUARD_INITIAL, _SEMANTIC_DECISION = TT.EVIDENCE_GUARD_INITIAL, TT.SEMANTIC_GUARD_DECISION
-_READY, _PROJECTING = InvocationStatus.READY, InvocationStatus.PROJECTING
-_CANCELLED = ReleaseOutcome.CANCELLED
-_CANCELLED_VALUE = _CANCELLED.value
+_CANCELLED_VALUE = ReleaseOutcome.CANCELLED.value
 
 
 Check = Callable[[RunRecord], Iterable[str]]
@@ -52,7 +39,7 @@ def _single_termination(r: RunRecord) -> Iterable[str]:
     if len(r.terminations) > 1:
         states = " -> ".join(t[0] for t in r.terminations)
         yield f"{len(r.terminations)} terminal transitions ({states}): first terminal must win"
-    finished = r.events_of(TT.RUN_FINISHED)
+    finished = r.events_of(TraceEventType.RUN_FINISHED)
     if len(finished) != 1:
         yield f"{len(finished)} RUN_FINISHED events"
     elif finished[0].detail.get("run_state") != r.run_state.value:
@@ -72,44 +59,45 @@ def _sse_protocol(r: RunRecord) -> Iterable[str]:
         if rank < last:
             ordered = False
         last = rank
-        if kind is _CONTENT or kind is _FAILURE:
+        if kind is SseEventKind.CONTENT or kind is SseEventKind.FAILURE:
             results += 1
-        elif kind is _DONE:
+        elif kind is SseEventKind.DONE:
             dones += 1
-        elif kind is _METADATA:
+        elif kind is SseEventKind.METADATA:
             metadata += 1
     if results > 1:
         yield f"{results} content/failure events"
     if dones > 1:
         yield f"{dones} done events"
-    if events and events[0].kind is not _METADATA:
+    if events and events[0].kind is not SseEventKind.METADATA:
         yield f"the first event is {events[0].kind.value}, not metadata"
     if not ordered or metadata > 1:
         yield "events out of the order metadata -> status* -> content|failure -> done"
     identity = (r.session_id, r.run_id)
     for e in events:
         kind = e.kind
-        if kind is _CONTENT or kind is _FAILURE:
+        if kind is SseEventKind.CONTENT or kind is SseEventKind.FAILURE:
             if (e.data.get("sessionId"), e.data.get("runId")) != identity:
                 yield "a result's identity does not match the metadata"
-        elif kind is _DONE:
+        elif kind is SseEventKind.DONE:
             if e.data.get("outcome") == _CANCELLED_VALUE:
                 yield "CANCELLED was sent as a public done outcome"
             elif e.data.get("outcome") != r.release_outcome.value:
                 yield (f"done says {e.data.get('outcome')}, the release outcome is "
                        f"{r.release_outcome.value}")
-    if r.release_outcome is _CANCELLED and dones:
+    if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
         yield "a cancelled run sent done"
 
 
-_SSE_RANK = {K.METADATA: 0, K.STATUS: 1, K.CONTENT: 2, K.FAILURE: 2, K.DONE: 3}
+_SSE_RANK = {SseEventKind.METADATA: 0, SseEventKind.STATUS: 1, SseEventKind.CONTENT: 2,
+             SseEventKind.FAILURE: 2, SseEventKind.DONE: 3}
 
 
 def _cited_ready(r: RunRecord) -> Iterable[str]:
     """3. Only READY invocations are cited in published content."""
     status = {i.invocation_id: i.status for i in r.invocations}
     for cid in _citations(r):
-        if status.get(cid) is not _READY:
+        if status.get(cid) is not InvocationStatus.READY:
             yield f"published content cites {cid}, which is not a READY invocation"
 
 
@@ -117,9 +105,9 @@ def _ready_has_evidence(r: RunRecord) -> Iterable[str]:
     """4. A READY record has EVIDENCE_FOUND or NO_EVIDENCE."""
     ok = (EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE)
     for i in r.invocations:
-        if i.status is _READY and i.evidence_status not in ok:
+        if i.status is InvocationStatus.READY and i.evidence_status not in ok:
             yield f"{i.invocation_id} is READY with evidence status {i.evidence_status}"
-        if i.status is _PROJECTING:
+        if i.status is InvocationStatus.PROJECTING:
             yield f"{i.invocation_id} was left PROJECTING"
 
 
@@ -138,9 +126,10 @@ def _no_tool_after_saturation(r: RunRecord) -> Iterable[str]:
     stopped = False
     for e in r.trace:
         type_ = e.type
-        if type_ is _COLLECTION_STOP:
+        if type_ is TraceEventType.COLLECTION_STOP:
             stopped = True
-        elif (stopped and type_ is _TOOL_INVOCATION and e.status is _STARTED
+        elif (stopped and type_ is TraceEventType.TOOL_INVOCATION
+              and e.status is TraceEventStatus.STARTED
               and e.detail.get("evidence_tool", True)):
             yield f"evidence tool {e.detail.get('tool')} ran after COLLECTION_STOP"
 
@@ -150,7 +139,7 @@ def _release_decides_content(r: RunRecord) -> Iterable[str]:
     if r.intent is not IntentType.DIAGNOSIS or r.content is None:
         return
     for e in r.trace:
-        if e.type is _RELEASE_DECISION and e.status is _OK:
+        if e.type is TraceEventType.RELEASE_DECISION and e.status is TraceEventStatus.OK:
             return
     yield "diagnosis content was published without a RELEASE_DECISION"
 
@@ -160,11 +149,12 @@ def _guard_chain_needs_conclusion(r: RunRecord) -> Iterable[str]:
     chain = conclusion_checked = supported = False
     for e in r.trace:
         type_ = e.type
-        if type_ is _REPAIR or type_ is _SEMANTIC_ATTEMPT:
+        if (type_ is TraceEventType.EVIDENCE_REPAIR
+                or type_ is TraceEventType.SEMANTIC_GUARD_ATTEMPT):
             chain = True
-        elif type_ is _GUARD_INITIAL:
+        elif type_ is TraceEventType.EVIDENCE_GUARD_INITIAL:
             conclusion_checked = conclusion_checked or e.detail.get("mode") == "conclusion"
-        elif type_ is _SEMANTIC_DECISION:
+        elif type_ is TraceEventType.SEMANTIC_GUARD_DECISION:
             supported = supported or e.detail.get("verdict") == "SUPPORTED"
     if chain and not conclusion_checked:
         yield "repair or semantic guard ran without a conclusion check"
@@ -212,10 +202,11 @@ def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
 
 def _late_content_refused(r: RunRecord) -> Iterable[str]:
     """SSE: nothing is sent after TERMINAL or DISCONNECTED; a disconnected run has no done."""
-    if r.sse_state is SseState.DISCONNECTED and any(e.kind is _DONE for e in r.sse_events):
+    if r.sse_state is SseState.DISCONNECTED and any(e.kind is SseEventKind.DONE
+                                                    for e in r.sse_events):
         yield "done was sent on a connection that ended DISCONNECTED"
     if r.run_state in (RunState.CANCELLED,) and any(
-            e.kind is _CONTENT for e in r.sse_events):
+            e.kind is SseEventKind.CONTENT for e in r.sse_events):
         yield "content was published for a cancelled run"
 
 

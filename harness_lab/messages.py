@@ -1,4 +1,4 @@
-"""The requests and replies that cross the ports: values the harness and its providers exchange.
+"""The requests and replies that cross the ports, and the kinds of call that carry them.
 
 Every one is a frozen dataclass. They live apart from the protocols in
 :mod:`harness_lab.ports` (which re-exports them, and is where to import them from) so the
@@ -11,6 +11,7 @@ from __future__ import annotations
 import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from harness_lab.frozen import quick_init, reduce_by_fields
@@ -18,6 +19,7 @@ from harness_lab.states import EvidenceStatus, IntentType, InvocationStatus
 
 __all__ = [
     "AgentRequest",
+    "CallKind",
     "AnswerReply",
     "AnswerRequest",
     "GuardReply",
@@ -36,6 +38,18 @@ __all__ = [
     "ToolOutput",
     "Turn",
 ]
+
+
+class CallKind(StrEnum):
+    """The kinds of external call a run makes; each is a boundary with virtual latency."""
+
+    ROUTER = "router"
+    RESPONDER = "responder"
+    RETRIEVER = "retriever"
+    MODEL = "model"
+    TOOL = "tool"
+    REPAIR = "repair"
+    GUARD = "guard"
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -10,13 +10,13 @@ re-exported here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from harness_lab.messages import (
     AgentRequest,
     AnswerReply,
     AnswerRequest,
+    CallKind,
     GuardReply,
     GuardRequest,
     ModelReply,
@@ -62,18 +62,6 @@ __all__ = [
     "ToolOutput",
     "Turn",
 ]
-
-
-class CallKind(StrEnum):
-    """The kinds of external call a run makes; each is a boundary with virtual latency."""
-
-    ROUTER = "router"
-    RESPONDER = "responder"
-    RETRIEVER = "retriever"
-    MODEL = "model"
-    TOOL = "tool"
-    REPAIR = "repair"
-    GUARD = "guard"
 
 
 class Router(Protocol):

@@ -24,7 +24,6 @@ from harness_lab.states import (
 
 __all__ = ["ChatSseSession", "SseEvent", "SseProtocolError"]
 
-K = SseEventKind
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -85,36 +84,36 @@ class ChatSseSession:
     def open(self, session_id: str, run_id: str) -> bool:
         """Send ``metadata`` with the exact session and run id: NEW -> OPEN."""
         if self.state is not SseState.NEW:
-            return self._refuse(K.METADATA)
+            return self._refuse(SseEventKind.METADATA)
         self.session_id, self.run_id = session_id, run_id
         self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, SseState.OPEN)
-        return self._send(K.METADATA, {"sessionId": session_id, "runId": run_id})
+        return self._send(SseEventKind.METADATA, {"sessionId": session_id, "runId": run_id})
 
     def status(self, status: str) -> bool:
         """Send a ``status`` event (OPEN -> OPEN)."""
         if self.state is not SseState.OPEN:
-            return self._refuse(K.STATUS)
+            return self._refuse(SseEventKind.STATUS)
         if self._result_sent:
             raise SseProtocolError("status after the result breaks the public order")
-        return self._send(K.STATUS, {"status": status})
+        return self._send(SseEventKind.STATUS, {"status": status})
 
     def content(self, session_id: str, run_id: str, body: Mapping[str, Any]) -> bool:
         """Send the one ``content`` event; refused after TERMINAL or DISCONNECTED."""
-        return self._result(K.CONTENT, session_id, run_id, body)
+        return self._result(SseEventKind.CONTENT, session_id, run_id, body)
 
     def failure(self, session_id: str, run_id: str, body: Mapping[str, Any]) -> bool:
         """Send the one ``failure`` event; refused after TERMINAL or DISCONNECTED."""
-        return self._result(K.FAILURE, session_id, run_id, body)
+        return self._result(SseEventKind.FAILURE, session_id, run_id, body)
 
     def done(self, outcome: ReleaseOutcome) -> bool:
         """Send ``done`` with the ReleaseOutcome: OPEN -> TERMINAL. CANCELLED is never public."""
         if outcome is ReleaseOutcome.CANCELLED:
             raise SseProtocolError("ReleaseOutcome.CANCELLED is never a public done outcome")
         if self.state is not SseState.OPEN:
-            return self._refuse(K.DONE)
+            return self._refuse(SseEventKind.DONE)
         if not self._result_sent:
             raise SseProtocolError("done before content or failure breaks the public order")
-        if not self._send(K.DONE, {"outcome": outcome.value}):
+        if not self._send(SseEventKind.DONE, {"outcome": outcome.value}):
             return False
         self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, SseState.TERMINAL)
         return True

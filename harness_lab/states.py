@@ -5,10 +5,10 @@ changes it. Where an axis is a state machine its legal moves are written once, h
 table; :func:`advance` is the only way an owner moves one, and an illegal move raises
 :class:`IllegalTransition` naming the object at once.
 
-On CPython 3.11 reading a member through its class (``RunState.SUCCESS``) goes through the
-enum metaclass's ``__getattr__`` hook and costs several times a module global; the code that
-runs per trace event or per tool call reads the few members it compares against into module
-constants once (a sweep makes hundreds of such reads a run).
+This module is compiled with the run core: there mypyc makes each member a constant, so the
+compiled modules read ``RunState.SUCCESS`` as a C static. (Interpreted, a member read
+through its class goes through the enum metaclass's ``__getattr__`` hook on CPython 3.11, and
+costs several times a module global.) Write the member itself, not an alias of its enum.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from __future__ import annotations
 from enum import StrEnum
 from operator import attrgetter
 from typing import TypeVar
+
+from harness_lab.errors import IllegalTransition
 
 __all__ = [
     "SSE_TRANSITIONS",
@@ -291,19 +293,6 @@ class TraceEventType(_Axis):
     RELEASE_DECISION = "RELEASE_DECISION"
     RUN_CANCELLED = "RUN_CANCELLED"
     RUN_FINISHED = "RUN_FINISHED"
-
-
-class IllegalTransition(RuntimeError):
-    """An owner tried a move its axis's transition table does not allow."""
-
-    def __init__(self, owner: str, current: StrEnum, target: StrEnum) -> None:
-        self.owner = owner
-        self.current = current
-        self.target = target
-        super().__init__(
-            f"{owner}: illegal {type(current).__name__} transition "
-            f"{current.value} -> {target.value}"
-        )
 
 
 RUN_TRANSITIONS: dict[RunState, frozenset[RunState]] = {

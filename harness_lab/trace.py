@@ -11,28 +11,27 @@ from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 
 __all__ = ["EVENT_PHASE", "TraceEvent", "Tracer"]
 
-T = TraceEventType
 EVENT_PHASE: dict[TraceEventType, TracePhase] = {
-    T.RUN_STARTED: TracePhase.RUN,
-    T.ROUTING_ATTEMPT: TracePhase.ROUTING,
-    T.ROUTING_DECISION: TracePhase.ROUTING,
-    T.SYSTEM_RESPONSE: TracePhase.RESPONSE,
-    T.KNOWLEDGE_RETRIEVAL: TracePhase.RESPONSE,
-    T.KNOWLEDGE_ANSWER: TracePhase.RESPONSE,
-    T.AGENT_MODEL_STEP: TracePhase.AGENT,
-    T.TOOL_REQUEST_REJECTED: TracePhase.TOOL,
-    T.TOOL_INVOCATION: TracePhase.TOOL,
-    T.TOOL_PROGRESS: TracePhase.TOOL,
-    T.COLLECTION_STOP: TracePhase.COLLECTION,
-    T.BUDGET_EXHAUSTED: TracePhase.COLLECTION,
-    T.EVIDENCE_GUARD_INITIAL: TracePhase.GUARD,
-    T.EVIDENCE_REPAIR: TracePhase.GUARD,
-    T.EVIDENCE_GUARD_RECHECK: TracePhase.GUARD,
-    T.SEMANTIC_GUARD_ATTEMPT: TracePhase.GUARD,
-    T.SEMANTIC_GUARD_DECISION: TracePhase.GUARD,
-    T.RELEASE_DECISION: TracePhase.RELEASE,
-    T.RUN_CANCELLED: TracePhase.RUN,
-    T.RUN_FINISHED: TracePhase.RUN,
+    TraceEventType.RUN_STARTED: TracePhase.RUN,
+    TraceEventType.ROUTING_ATTEMPT: TracePhase.ROUTING,
+    TraceEventType.ROUTING_DECISION: TracePhase.ROUTING,
+    TraceEventType.SYSTEM_RESPONSE: TracePhase.RESPONSE,
+    TraceEventType.KNOWLEDGE_RETRIEVAL: TracePhase.RESPONSE,
+    TraceEventType.KNOWLEDGE_ANSWER: TracePhase.RESPONSE,
+    TraceEventType.AGENT_MODEL_STEP: TracePhase.AGENT,
+    TraceEventType.TOOL_REQUEST_REJECTED: TracePhase.TOOL,
+    TraceEventType.TOOL_INVOCATION: TracePhase.TOOL,
+    TraceEventType.TOOL_PROGRESS: TracePhase.TOOL,
+    TraceEventType.COLLECTION_STOP: TracePhase.COLLECTION,
+    TraceEventType.BUDGET_EXHAUSTED: TracePhase.COLLECTION,
+    TraceEventType.EVIDENCE_GUARD_INITIAL: TracePhase.GUARD,
+    TraceEventType.EVIDENCE_REPAIR: TracePhase.GUARD,
+    TraceEventType.EVIDENCE_GUARD_RECHECK: TracePhase.GUARD,
+    TraceEventType.SEMANTIC_GUARD_ATTEMPT: TracePhase.GUARD,
+    TraceEventType.SEMANTIC_GUARD_DECISION: TracePhase.GUARD,
+    TraceEventType.RELEASE_DECISION: TracePhase.RELEASE,
+    TraceEventType.RUN_CANCELLED: TracePhase.RUN,
+    TraceEventType.RUN_FINISHED: TracePhase.RUN,
 }
 
 

@@ -61,9 +61,6 @@ from harness_lab.tools.ledger import InvocationLedger
 
 __all__ = ["ChatApplication", "Published"]
 
-TT = TraceEventType
-S = TraceEventStatus
-A = ChatApplicationStatus
 _ANSWER_JSON = json_writer(sort_keys=True)  # json.dumps(body, sort_keys=True)
 
 
@@ -123,7 +120,7 @@ class ChatApplication:
         ctx = RunContext(live.run_id, live.session_id, env, self.config, probe=self.probe,
                          latency=self.latency, capacity=self.capacity)
         live.ctx = ctx
-        started = ctx.tracer.emit(TT.RUN_STARTED, S.OK,
+        started = ctx.tracer.emit(TraceEventType.RUN_STARTED, TraceEventStatus.OK,
                                   {"session_id": live.session_id, "query": live.query})
         self.store.insert_running(RunStart(live.run_id, live.session_id, live.query, ctx.now),
                                   started)
@@ -163,22 +160,25 @@ class ChatApplication:
 
     def _route(self, live: LiveRun, ctx: RunContext, session: SessionContext
                ) -> Generator[simpy.Event, Any, IntentType]:
-        self._status(live, A.ROUTING)
+        self._status(live, ChatApplicationStatus.ROUTING)
         history = session.history[-self.config.history_limit:] if self.config.history_limit else ()
         request = RouteRequest(live.query, tuple(history), session.previous_turn)
-        ctx.tracer.emit(TT.ROUTING_ATTEMPT, S.STARTED, {"history": len(history)})
+        ctx.tracer.emit(TraceEventType.ROUTING_ATTEMPT, TraceEventStatus.STARTED,
+                        {"history": len(history)})
         router = self.components.router
         try:
             reply: RouteReply = yield from ctx.call(CallKind.ROUTER, "router",
                                                     lambda: router.route(request),
-                                                    TT.ROUTING_DECISION)
+                                                    TraceEventType.ROUTING_DECISION)
         except ProviderError as exc:
-            ctx.tracer.emit(TT.ROUTING_DECISION, S.FAILED, {"error": str(exc)})
+            ctx.tracer.emit(TraceEventType.ROUTING_DECISION, TraceEventStatus.FAILED,
+                            {"error": str(exc)})
             raise RouterUnavailable(f"router unavailable: {exc}") from exc
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         intent = IntentType(reply.intent)
         live.intent = intent
-        ctx.tracer.emit(TT.ROUTING_DECISION, S.OK, {"intent": intent.value})
+        ctx.tracer.emit(TraceEventType.ROUTING_DECISION, TraceEventStatus.OK,
+                        {"intent": intent.value})
         self.store.record_intent(live.run_id, intent.value)
         return intent
 
@@ -189,45 +189,47 @@ class ChatApplication:
             reply: AnswerReply = yield from ctx.call(CallKind.RESPONDER, "responder",
                                                      lambda: responder.answer(request), trace)
         except ProviderError as exc:
-            ctx.tracer.emit(trace, S.FAILED, {"error": str(exc)})
+            ctx.tracer.emit(trace, TraceEventStatus.FAILED, {"error": str(exc)})
             raise ModelFailure(f"answer model failed: {exc}") from exc
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        ctx.tracer.emit(trace, S.OK, {"chars": len(reply.text)})
+        ctx.tracer.emit(trace, TraceEventStatus.OK, {"chars": len(reply.text)})
         return reply
 
     def _system_chat(self, live: LiveRun, ctx: RunContext, session: SessionContext
                      ) -> Generator[simpy.Event, Any, Published]:
-        self._status(live, A.SYSTEM_RESPONDING)
+        self._status(live, ChatApplicationStatus.SYSTEM_RESPONDING)
         request = AnswerRequest(IntentType.SYSTEM_CHAT, live.query, session.history)
-        reply = yield from self._answer(ctx, request, TT.SYSTEM_RESPONSE)
+        reply = yield from self._answer(ctx, request, TraceEventType.SYSTEM_RESPONSE)
         return Published(ReleaseOutcome.SUCCESS,
                          content={"contentType": "system_answer", "text": reply.text})
 
     def _knowledge(self, live: LiveRun, ctx: RunContext, session: SessionContext
                    ) -> Generator[simpy.Event, Any, Published]:
-        self._status(live, A.KNOWLEDGE_SEARCHING)
+        self._status(live, ChatApplicationStatus.KNOWLEDGE_SEARCHING)
         retriever = self.components.retriever
         request = RetrievalRequest(live.query)
         try:
             found: RetrievalReply = yield from ctx.call(
                 CallKind.RETRIEVER, "retriever", lambda: retriever.retrieve(request),
-                TT.KNOWLEDGE_RETRIEVAL)
+                TraceEventType.KNOWLEDGE_RETRIEVAL)
         except ProviderError as exc:
-            ctx.tracer.emit(TT.KNOWLEDGE_RETRIEVAL, S.FAILED, {"error": str(exc)})
+            ctx.tracer.emit(TraceEventType.KNOWLEDGE_RETRIEVAL, TraceEventStatus.FAILED,
+                            {"error": str(exc)})
             raise ModelFailure(f"retrieval failed: {exc}") from exc
         ctx.budget.add_tokens(found.usage.input_tokens, found.usage.output_tokens)
-        ctx.tracer.emit(TT.KNOWLEDGE_RETRIEVAL, S.OK, {"passages": len(found.passages)})
-        self._status(live, A.KNOWLEDGE_ANSWERING)
+        ctx.tracer.emit(TraceEventType.KNOWLEDGE_RETRIEVAL, TraceEventStatus.OK,
+                        {"passages": len(found.passages)})
+        self._status(live, ChatApplicationStatus.KNOWLEDGE_ANSWERING)
         answer = AnswerRequest(IntentType.KNOWLEDGE_QUERY, live.query, session.history,
                                tuple(found.passages))
-        reply = yield from self._answer(ctx, answer, TT.KNOWLEDGE_ANSWER)
+        reply = yield from self._answer(ctx, answer, TraceEventType.KNOWLEDGE_ANSWER)
         return Published(ReleaseOutcome.SUCCESS,
                          content={"contentType": "knowledge_answer", "text": reply.text,
                                   "sources": len(found.passages)})
 
     def _diagnosis(self, live: LiveRun, ctx: RunContext, session: SessionContext
                    ) -> Generator[simpy.Event, Any, Published]:
-        self._status(live, A.DIAGNOSIS_RUNNING)
+        self._status(live, ChatApplicationStatus.DIAGNOSIS_RUNNING)
         cfg = self.config
         comps = self.components
         collection = CollectionController(cfg.no_gain_threshold, cfg.protocol_violation_threshold)
@@ -241,7 +243,8 @@ class ChatApplication:
         except DraftContractError as exc:
             # an invalid draft is discarded; only verified progress may still be released
             live.draft_error = f"{exc.kind}: {exc}"
-            self._status(live, A.SAFETY_VALIDATING)  # may see the client go: check after
+            # the status may see the client go: check after it
+            self._status(live, ChatApplicationStatus.SAFETY_VALIDATING)
             ctx.check_active("release")
             decision = pipeline.snapshot_fallback(exc.progress or agent.snapshot())
             live.decision = decision
@@ -250,7 +253,7 @@ class ChatApplication:
         if execution.stop_reason is not None and ctx.state not in (RunState.RUNNING,
                                                                     RunState.BUDGET_EXHAUSTED):
             raise RunAborted(ctx.run_id, ctx.state, "after the agent loop")
-        self._status(live, A.SAFETY_VALIDATING)
+        self._status(live, ChatApplicationStatus.SAFETY_VALIDATING)
         decision = yield from pipeline.release(execution)
         live.decision = decision
         return Published(decision.outcome, content=decision.content, decision=decision)
@@ -296,13 +299,14 @@ class ChatApplication:
                                   failure={"code": "CANCELLED", "reason": _reason(ctx)})
             outcome = published.outcome
         if term.state is RunState.CANCELLED:
-            ctx.tracer.emit(TT.RUN_CANCELLED, S.OK, {"reason": _reason(ctx)})
+            ctx.tracer.emit(TraceEventType.RUN_CANCELLED, TraceEventStatus.OK,
+                            {"reason": _reason(ctx)})
         decision = published.decision
         fallback = decision.fallback_type if decision is not None else None
         usage = ctx.budget.usage()
-        ctx.tracer.emit(TT.RUN_FINISHED,
-                        S.OK if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
-                        else S.FAILED,
+        released = outcome is ReleaseOutcome.SUCCESS or outcome is ReleaseOutcome.FALLBACK
+        ctx.tracer.emit(TraceEventType.RUN_FINISHED,
+                        TraceEventStatus.OK if released else TraceEventStatus.FAILED,
                         {"outcome": outcome.value, "run_state": term.state.value,
                          "fallback_type": fallback.value if fallback else None,
                          "model_calls": usage.model_calls, "tool_calls": usage.tool_calls,

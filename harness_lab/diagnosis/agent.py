@@ -53,10 +53,7 @@ from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["DiagnosisAgent", "DiagnosisAgentExecution"]
 
-TT = TraceEventType
 
-# members read once (see harness_lab.states): a model step runs several times a run
-_MODEL, _MODEL_STEP, _OK = CallKind.MODEL, TT.AGENT_MODEL_STEP, TraceEventStatus.OK
 _ENVELOPE_KEYS = frozenset({"progress", "draft"})
 _parse_draft = validator_of(DiagnosisDraft)
 
@@ -162,14 +159,15 @@ class DiagnosisAgent:
         self._observations = []
         try:
             reply: ModelReply = yield from ctx.call(
-                _MODEL, "diagnosis", lambda: self.model.step(request), _MODEL_STEP)
+                CallKind.MODEL, "diagnosis", lambda: self.model.step(request),
+                TraceEventType.AGENT_MODEL_STEP)
         except ProviderError as exc:
-            ctx.tracer.emit(TT.AGENT_MODEL_STEP, TraceEventStatus.FAILED,
+            ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.FAILED,
                             {"step": self.steps, "error": str(exc)})
             raise ModelFailure(f"diagnosis model failed at step {self.steps}: {exc}") from exc
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         action = ("tool" if reply.tool_call is not None else "reply")
-        ctx.tracer.emit(_MODEL_STEP, _OK,
+        ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.OK,
                         {"step": self.steps, "action": action,
                          "tool": reply.tool_call.name if reply.tool_call else None,
                          "stop_required": stop_required})
@@ -243,7 +241,7 @@ class DiagnosisAgent:
 
     def _collection_stop(self) -> None:
         c = self.collection
-        self.ctx.tracer.emit(TT.COLLECTION_STOP, TraceEventStatus.OK,
+        self.ctx.tracer.emit(TraceEventType.COLLECTION_STOP, TraceEventStatus.OK,
                              {"reason": c.stop_reason.value if c.stop_reason else None,
                               "no_gain_streak": c.no_gain_streak,
                               "violation_streak": c.violation_streak})
@@ -279,7 +277,7 @@ class DiagnosisAgent:
         ctx = self.ctx
         ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
         self.collection.budget_reached()
-        ctx.tracer.emit(TT.BUDGET_EXHAUSTED, TraceEventStatus.OK,
+        ctx.tracer.emit(TraceEventType.BUDGET_EXHAUSTED, TraceEventStatus.OK,
                         {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
         return DiagnosisAgentExecution(None, DiagnosisStopReason.BUDGET_LIMIT_REACHED,
                                        self.snapshot())

@@ -14,11 +14,6 @@ from harness_lab.states import (
 __all__ = ["CollectionController"]
 
 
-# read once: on CPython 3.11 each ``Enum.MEMBER`` read goes through the enum metaclass's
-# attribute hook, several times the cost of a module global (see harness_lab.states)
-_SATURATED = CollectionState.SATURATED
-
-
 class CollectionController:
     """Decides when evidence collection is saturated.
 
@@ -46,7 +41,7 @@ class CollectionController:
     @property
     def saturated(self) -> bool:
         """True once collection is SATURATED."""
-        return self.state is _SATURATED
+        return self.state is CollectionState.SATURATED
 
     def seen(self, tool: str, normalized_scope: str) -> bool:
         """Record a request's ``tool_name + normalized_scope``; True if it was seen before."""

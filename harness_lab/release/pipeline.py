@@ -45,8 +45,6 @@ from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["ReleaseDecision", "ReleasePipeline"]
 
-TT = TraceEventType
-S = TraceEventStatus
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -131,7 +129,7 @@ class ReleasePipeline:
         ctx = self.ctx
         ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
         self.boundary.collection.budget_reached()
-        ctx.tracer.emit(TT.BUDGET_EXHAUSTED, S.OK,
+        ctx.tracer.emit(TraceEventType.BUDGET_EXHAUSTED, TraceEventStatus.OK,
                         {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
         facts = verified(snapshot.facts, self.boundary.ready_ids())
         if not facts:
@@ -142,7 +140,8 @@ class ReleasePipeline:
     def snapshot_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
         """Controlled stop or draft-contract error: verified facts -> INSUFFICIENT_EVIDENCE."""
         facts = verified(snapshot.facts, self.boundary.ready_ids())
-        self.ctx.tracer.emit(TT.EVIDENCE_GUARD_INITIAL, S.OK if facts else S.FAILED,
+        self.ctx.tracer.emit(TraceEventType.EVIDENCE_GUARD_INITIAL,
+                             TraceEventStatus.OK if facts else TraceEventStatus.FAILED,
                              {"mode": "snapshot", "verified_facts": len(facts)})
         if not facts:
             self._failed("no verified facts in the ProgressSnapshot")
@@ -153,7 +152,8 @@ class ReleasePipeline:
         ready = self.boundary.ready_ids()
         check = EvidenceGuard(self.boundary.record).check_references(draft)
         facts = _merge(verified(draft.findings, ready), verified(snapshot.facts, ready))
-        self.ctx.tracer.emit(TT.EVIDENCE_GUARD_INITIAL, S.OK if check.valid else S.FAILED,
+        self.ctx.tracer.emit(TraceEventType.EVIDENCE_GUARD_INITIAL,
+                             TraceEventStatus.OK if check.valid else TraceEventStatus.FAILED,
                              {"mode": "references", "problems": list(check.problems),
                               "verified_facts": len(facts)})
         missing = draft.missing_info or snapshot.missing_info
@@ -167,14 +167,14 @@ class ReleasePipeline:
                      ) -> Generator[simpy.Event, Any, ReleaseDecision]:
         guard = EvidenceGuard(self.boundary.record)
         check = guard.check_conclusion(draft)
-        self._trace_check(TT.EVIDENCE_GUARD_INITIAL, check)
+        self._trace_check(TraceEventType.EVIDENCE_GUARD_INITIAL, check)
         repaired = False
         if not check.valid:
             fixed = yield from self._repair(draft, check)
             repaired = True
             if fixed is not None:
                 check = guard.check_conclusion(fixed)
-                self._trace_check(TT.EVIDENCE_GUARD_RECHECK, check)
+                self._trace_check(TraceEventType.EVIDENCE_GUARD_RECHECK, check)
             if fixed is None or not check.valid:
                 return self._decide(FallbackType.EVIDENCE_VALIDATION_FAILED,
                                     self._facts(draft, snapshot),
@@ -196,17 +196,20 @@ class ReleasePipeline:
         ctx = self.ctx
         request = RepairRequest(ctx.run_id, self.query, draft.public(), check.problems,
                                 tuple(sorted(self.boundary.ready_ids())))
-        ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.STARTED, {"problems": list(check.problems)})
+        ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.STARTED,
+                        {"problems": list(check.problems)})
         try:
             reply: ModelReply = yield from ctx.call(
                 CallKind.REPAIR, "evidence_repair", lambda: self.repairer.repair(request),
-                TT.EVIDENCE_REPAIR)
+                TraceEventType.EVIDENCE_REPAIR)
         except ProviderError as exc:
-            ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.FAILED, {"error": str(exc)})
+            ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.FAILED,
+                            {"error": str(exc)})
             return None
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         fixed, problem = _repaired_draft(reply)
-        ctx.tracer.emit(TT.EVIDENCE_REPAIR, S.OK if fixed is not None else S.FAILED,
+        ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR,
+                        TraceEventStatus.OK if fixed is not None else TraceEventStatus.FAILED,
                         {"error": problem} if problem else {})
         ctx.budget.check_tokens()  # a hard limit holds at every diagnosis boundary
         return fixed
@@ -220,19 +223,19 @@ class ReleasePipeline:
             if rec is not None:
                 cited.append(rec.to_dict())
         request = GuardRequest(ctx.run_id, self.query, draft.public(), tuple(cited))
-        ctx.tracer.emit(TT.SEMANTIC_GUARD_ATTEMPT, S.STARTED, {})
+        ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_ATTEMPT, TraceEventStatus.STARTED, {})
         try:
             reply: GuardReply = yield from ctx.call(
                 CallKind.GUARD, "semantic_guard", lambda: self.guard.judge(request),
-                TT.SEMANTIC_GUARD_DECISION)
+                TraceEventType.SEMANTIC_GUARD_DECISION)
         except ProviderError as exc:
             verdict = SemanticVerdict.UNAVAILABLE
-            ctx.tracer.emit(TT.SEMANTIC_GUARD_DECISION, S.FAILED,
+            ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_DECISION, TraceEventStatus.FAILED,
                             {"verdict": verdict.value, "error": str(exc)})
             return verdict
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         verdict = SemanticVerdict.SUPPORTED if reply.supported else SemanticVerdict.UNSUPPORTED
-        ctx.tracer.emit(TT.SEMANTIC_GUARD_DECISION, S.OK,
+        ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_DECISION, TraceEventStatus.OK,
                         {"verdict": verdict.value, "rationale": reply.rationale})
         ctx.budget.check_tokens()
         return verdict
@@ -242,7 +245,7 @@ class ReleasePipeline:
         return _merge(verified(draft.findings, ready), verified(snapshot.facts, ready))
 
     def _trace_check(self, type_: TraceEventType, check: EvidenceCheck) -> None:
-        self.ctx.tracer.emit(type_, S.OK if check.valid else S.FAILED,
+        self.ctx.tracer.emit(type_, TraceEventStatus.OK if check.valid else TraceEventStatus.FAILED,
                              {"mode": "conclusion", "problems": list(check.problems)})
 
     def _decide(self, kind: FallbackType | None, facts: tuple[Fact, ...],
@@ -254,13 +257,13 @@ class ReleasePipeline:
             outcome, content = ReleaseOutcome.SUCCESS, report_content(draft)
         else:
             outcome, content = ReleaseOutcome.FALLBACK, fallback_content(kind, facts, missing)
-        self.ctx.tracer.emit(TT.RELEASE_DECISION, S.OK,
+        self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.OK,
                              {"outcome": outcome.value,
                               "fallback_type": kind.value if kind else None})
         return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems)
 
     def _failed(self, why: str) -> NoReturn:
-        self.ctx.tracer.emit(TT.RELEASE_DECISION, S.FAILED,
+        self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.FAILED,
                              {"outcome": ReleaseOutcome.FAILED.value, "reason": why})
         raise ReleaseFailed(why)
 

@@ -26,16 +26,6 @@ from harness_lab.tools.scope import normalize_scope
 
 __all__ = ["ToolBoundary", "normalize_scope"]
 
-TT = TraceEventType
-
-# members read once (see harness_lab.states): this module runs for every tool call
-_PROJECTING, _STARTED, _OK = (InvocationStatus.PROJECTING, TraceEventStatus.STARTED,
-                              TraceEventStatus.OK)
-_TOOL, _TOOL_INVOCATION, _TOOL_PROGRESS = CallKind.TOOL, TT.TOOL_INVOCATION, TT.TOOL_PROGRESS
-_FOUND, _NO_EVIDENCE = EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE
-
-
-
 
 class ToolBoundary:
     """The one way a run reaches a tool. Only READY records it produced may be cited."""
@@ -87,7 +77,7 @@ class ToolBoundary:
         seq = len(self.records)
         norm = normalize_scope(request.scope)
         rec = CanonicalInvocation(f"{ctx.run_id}-inv-{seq + 1}", ctx.run_id, seq, request.name,
-                                  request.scope, norm, _PROJECTING, ctx.now,
+                                  request.scope, norm, InvocationStatus.PROJECTING, ctx.now,
                                   call_id=request.call_id)
         if not self.ledger.begin(rec):
             ctx.budget.tool_calls -= 1  # nothing was admitted
@@ -97,13 +87,14 @@ class ToolBoundary:
             self._call_ids.add(request.call_id)
         self._by_id[rec.invocation_id] = seq
         self.records.append(rec)
-        ctx.tracer.emit(_TOOL_INVOCATION, _STARTED,
+        ctx.tracer.emit(TraceEventType.TOOL_INVOCATION, TraceEventStatus.STARTED,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence_tool": tool.evidence})
         tool_input = ToolInput(ctx.run_id, rec.invocation_id, request.name, request.scope)
         try:
             output: ToolOutput = yield from ctx.call(
-                _TOOL, request.name, lambda: tool.invoke(tool_input), _TOOL_PROGRESS)
+                CallKind.TOOL, request.name, lambda: tool.invoke(tool_input),
+                TraceEventType.TOOL_PROGRESS)
         except ToolExecutionError as exc:
             return self._finish_error(seq, request, ToolErrorCode.EXECUTION, str(exc), 0)
         except RunAborted:
@@ -153,7 +144,7 @@ class ToolBoundary:
         ctx = self.ctx
         self.rejections.append(ToolRejection(ctx.run_id, request.name, request.scope, reason,
                                              message, ctx.now, request.call_id))
-        ctx.tracer.emit(TT.TOOL_REQUEST_REJECTED, TraceEventStatus.REJECTED,
+        ctx.tracer.emit(TraceEventType.TOOL_REQUEST_REJECTED, TraceEventStatus.REJECTED,
                         {"tool": request.name, "reason": reason.value})
         return Observation(request.call_id, request.name, request.scope, None, None, None,
                            error=f"{reason.value}: {message}")
@@ -175,15 +166,15 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.SIZE,
                                       f"result of {size} bytes exceeds {limit}", size)
         items = output.items[: ctx.config.projection_max_items]
-        evidence = _FOUND if items else _NO_EVIDENCE
+        evidence = EvidenceStatus.EVIDENCE_FOUND if items else EvidenceStatus.NO_EVIDENCE
         rec = self.records[seq].ready(evidence, len(items), size, ctx.now)
         if not self.ledger.complete(rec):
             return self._finish_error(seq, request, ToolErrorCode.STORE,
                                       "canonical store refused completion", size)
         self.records[seq] = rec
         self.collection.seen(request.name, rec.normalized_scope)
-        needs = evidence is _FOUND and not duplicate
-        ctx.tracer.emit(_TOOL_PROGRESS, _OK,
+        needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
+        ctx.tracer.emit(TraceEventType.TOOL_PROGRESS, TraceEventStatus.OK,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence": evidence.value, "bytes": size, "duplicate": duplicate})
         return Observation(request.call_id, request.name, request.scope, rec.invocation_id,
@@ -194,7 +185,7 @@ class ToolBoundary:
         ctx = self.ctx
         rec = self.records[seq].failed(code, message, size, ctx.now)
         self.records[seq] = rec
-        ctx.tracer.emit(TT.TOOL_PROGRESS, TraceEventStatus.FAILED,
+        ctx.tracer.emit(TraceEventType.TOOL_PROGRESS, TraceEventStatus.FAILED,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "error_code": code.value})
         return Observation(request.call_id, request.name, request.scope, rec.invocation_id,

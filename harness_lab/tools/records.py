@@ -20,11 +20,6 @@ from harness_lab.states import (
 __all__ = ["CanonicalInvocation", "ToolRejection"]
 
 
-# read once: on CPython 3.11 each ``Enum.MEMBER`` read goes through the enum metaclass's
-# attribute hook, several times the cost of a module global (see harness_lab.states)
-_READY = InvocationStatus.READY
-
-
 @dataclass(frozen=True, slots=True, init=False)
 class CanonicalInvocation:
     """One canonical invocation; a new instance replaces the old on every transition."""
@@ -74,7 +69,7 @@ class CanonicalInvocation:
     @property
     def citable(self) -> bool:
         """Only READY records may be cited (invariant 3)."""
-        return self.status is _READY
+        return self.status is InvocationStatus.READY
 
     def ready(self, evidence: EvidenceStatus, items: int, size: int, at: float
               ) -> CanonicalInvocation:
