@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copyreg
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import quick_init, reduce_by_fields
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
@@ -15,7 +16,7 @@ __all__ = ["COMPLETION_COLUMNS", "RUN_COLUMNS", "RunCompletion", "RunStart", "Ru
            "SessionContext"]
 
 # Every column of diagnosis_run, in table order.
-RUN_COLUMNS = (
+RUN_COLUMNS: tuple[str, ...] = (
     "run_id", "session_id", "query", "intent", "status", "release_outcome", "fallback_type",
     "answer_json", "conclusion", "published_result", "termination_state",
     "termination_reason", "duration_ms", "input_tokens", "output_tokens", "total_tokens",
@@ -24,21 +25,28 @@ RUN_COLUMNS = (
 
 # The columns the completion transaction writes (every column a RUNNING row leaves empty,
 # plus the status).
-COMPLETION_COLUMNS = tuple(name for name in RUN_COLUMNS
+COMPLETION_COLUMNS: tuple[str, ...] = tuple(name for name in RUN_COLUMNS
                            if name not in ("run_id", "session_id", "query", "intent",
                                            "created_at"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SessionContext:
     """What a new turn reads before its run starts (doc §2): history and PreviousTurn."""
 
     history: tuple[Turn, ...]
     previous_turn: PreviousTurn | None
 
+    def __init__(self, history: tuple[Turn, ...], previous_turn: PreviousTurn | None) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "history", history)
+        object.__setattr__(self, "previous_turn", previous_turn)
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+
+quick_init(SessionContext)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class RunStart:
     """The RUNNING row written when a run starts (doc §12.1)."""
 
@@ -47,9 +55,18 @@ class RunStart:
     query: str
     created_at: float
 
+    def __init__(self, run_id: str, session_id: str, query: str, created_at: float) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "session_id", session_id)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "created_at", created_at)
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+
+quick_init(RunStart)  # pure Python: a faster __init__ (frozen.py)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class RunCompletion:
     """Everything written in the completion transaction (doc §12.2, plus §12.3's gap)."""
 
@@ -71,6 +88,41 @@ class RunCompletion:
     finished_at: float
     invocations: Sequence[CanonicalInvocation]
     trace: Sequence[TraceEvent]  # the events not yet stored (all but RUN_STARTED)
+
+    def __init__(self,
+                 run_id: str, status: str, release_outcome: str, fallback_type: str | None,
+                 answer_json: str | None, conclusion: str | None, published_result: str | None,
+                 termination_state: str, termination_reason: str | None, duration_ms: float,
+                 input_tokens: int, output_tokens: int, total_tokens: int, agent_steps: int,
+                 tool_calls: int, finished_at: float, invocations: Sequence[CanonicalInvocation],
+                 trace: Sequence[TraceEvent]) -> None:
+        """Set every field (a native setter each, once compiled)."""
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "release_outcome", release_outcome)
+        object.__setattr__(self, "fallback_type", fallback_type)
+        object.__setattr__(self, "answer_json", answer_json)
+        object.__setattr__(self, "conclusion", conclusion)
+        object.__setattr__(self, "published_result", published_result)
+        object.__setattr__(self, "termination_state", termination_state)
+        object.__setattr__(self, "termination_reason", termination_reason)
+        object.__setattr__(self, "duration_ms", duration_ms)
+        object.__setattr__(self, "input_tokens", input_tokens)
+        object.__setattr__(self, "output_tokens", output_tokens)
+        object.__setattr__(self, "total_tokens", total_tokens)
+        object.__setattr__(self, "agent_steps", agent_steps)
+        object.__setattr__(self, "tool_calls", tool_calls)
+        object.__setattr__(self, "finished_at", finished_at)
+        object.__setattr__(self, "invocations", invocations)
+        object.__setattr__(self, "trace", trace)
+
+
+quick_init(RunCompletion)  # pure Python: a faster __init__ (frozen.py)
+
+
+for _row_class in (SessionContext, RunStart, RunCompletion):
+    # pickled by constructor: a compiled frozen class refuses pickle's attribute-by-attribute path
+    copyreg.pickle(_row_class, reduce_by_fields)
 
 
 class RunStore(Protocol):
