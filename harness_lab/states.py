@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from operator import attrgetter
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from harness_lab.errors import IllegalTransition
 
@@ -239,7 +239,7 @@ class StoredRunStatus(_Axis):
         return _OUTCOME_TO_STORED[outcome]
 
 
-_OUTCOME_TO_STORED = {
+_OUTCOME_TO_STORED: Final[dict[ReleaseOutcome, StoredRunStatus]] = {
     ReleaseOutcome.SUCCESS: StoredRunStatus.SUCCESS,
     ReleaseOutcome.FALLBACK: StoredRunStatus.SUCCESS,
     ReleaseOutcome.FAILED: StoredRunStatus.FAILED,
@@ -295,26 +295,26 @@ class TraceEventType(_Axis):
     RUN_FINISHED = "RUN_FINISHED"
 
 
-RUN_TRANSITIONS: dict[RunState, frozenset[RunState]] = {
+RUN_TRANSITIONS: Final[dict[RunState, frozenset[RunState]]] = {
     RunState.RUNNING: frozenset(s for s in RunState if s is not RunState.RUNNING),
     **{s: frozenset() for s in RunState if s is not RunState.RUNNING},
 }
-INVOCATION_TRANSITIONS: dict[InvocationStatus, frozenset[InvocationStatus]] = {
+INVOCATION_TRANSITIONS: Final[dict[InvocationStatus, frozenset[InvocationStatus]]] = {
     InvocationStatus.PROJECTING: frozenset({InvocationStatus.READY, InvocationStatus.ERROR}),
     InvocationStatus.READY: frozenset(),
     InvocationStatus.ERROR: frozenset(),
 }
-COLLECTION_TRANSITIONS: dict[CollectionState, frozenset[CollectionState]] = {
+COLLECTION_TRANSITIONS: Final[dict[CollectionState, frozenset[CollectionState]]] = {
     CollectionState.COLLECTING: frozenset({CollectionState.COLLECTING, CollectionState.SATURATED}),
     CollectionState.SATURATED: frozenset({CollectionState.SATURATED}),
 }
-SSE_TRANSITIONS: dict[SseState, frozenset[SseState]] = {
+SSE_TRANSITIONS: Final[dict[SseState, frozenset[SseState]]] = {
     SseState.NEW: frozenset({SseState.OPEN, SseState.DISCONNECTED}),
     SseState.OPEN: frozenset({SseState.OPEN, SseState.TERMINAL, SseState.DISCONNECTED}),
     SseState.TERMINAL: frozenset(),
     SseState.DISCONNECTED: frozenset(),
 }
-STORED_STATUS_TRANSITIONS: dict[StoredRunStatus, frozenset[StoredRunStatus]] = {
+STORED_STATUS_TRANSITIONS: Final[dict[StoredRunStatus, frozenset[StoredRunStatus]]] = {
     StoredRunStatus.RUNNING: frozenset(
         {StoredRunStatus.SUCCESS, StoredRunStatus.FAILED, StoredRunStatus.CANCELLED}
     ),

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from harness_lab.frozen import quick_init
 from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 
 __all__ = ["EVENT_PHASE", "TraceEvent", "Tracer"]
 
-EVENT_PHASE: dict[TraceEventType, TracePhase] = {
+EVENT_PHASE: Final[dict[TraceEventType, TracePhase]] = {
     TraceEventType.RUN_STARTED: TracePhase.RUN,
     TraceEventType.ROUTING_ATTEMPT: TracePhase.ROUTING,
     TraceEventType.ROUTING_DECISION: TracePhase.ROUTING,
@@ -69,7 +69,7 @@ class TraceEvent:
 quick_init(TraceEvent)  # pure Python: a faster __init__ (frozen.py)
 
 
-_EMPTY: Mapping[str, Any] = {}
+_EMPTY: Final[Mapping[str, Any]] = {}
 
 
 class Tracer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness_lab.diagnosis.schema import DiagnosisDraft, Fact
+from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, json_dumper_of
 from harness_lab.states import FallbackType
 
 __all__ = ["FALLBACK_MESSAGES", "fallback_content", "report_content"]
@@ -37,11 +37,12 @@ def fallback_content(kind: FallbackType, facts: Sequence[Fact] = (),
 
 
 _CITED = {"evidence", "findings"}
+_dump_draft = json_dumper_of(DiagnosisDraft)
 
 
 def report_content(draft: DiagnosisDraft) -> dict[str, Any]:
     """The public diagnosis report of a draft that passed every guard."""
-    cited = draft.model_dump(mode="json", include=_CITED)  # one serializer call, not one a ref
+    cited = _dump_draft(draft, mode="json", include=_CITED)  # one call, not one a reference
     return {
         "contentType": "diagnosis_report",
         "conclusion": draft.conclusion,
