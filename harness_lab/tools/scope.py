@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from harness_lab.json_text import json_writer
@@ -18,15 +17,7 @@ def normalize_scope(scope: Mapping[str, Any]) -> str:
     """Canonical text of a scope: keys sorted, no whitespace (duplicate detection key).
 
     The text ``json.dumps(scope, sort_keys=True, separators=(",", ":"), default=str)`` gives.
-    A flat object of strings (most scopes) is written directly, the same text at a fraction
-    of the encoder's cost; anything else goes through the encoder.
     """
-    if type(scope) is dict:
-        items = sorted(scope.items()) if all(
-            type(k) is str and type(v) is str for k, v in scope.items()) else None
-        if items is not None:
-            return "{" + ",".join([encode_basestring_ascii(k) + ":" + encode_basestring_ascii(v)
-                                   for k, v in items]) + "}"
     return _CANONICAL(scope)
 
 
