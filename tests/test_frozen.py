@@ -106,8 +106,10 @@ def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple
     for path in sorted(Path(harness_lab.__file__).parent.rglob("*.py")):
         src = path.read_text()
         for node in ast.walk(ast.parse(src)):
-            if not isinstance(node, ast.ClassDef) or "init=False" not in "".join(
-                    ast.get_source_segment(src, d) or "" for d in node.decorator_list):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            decorators = "".join(ast.get_source_segment(src, d) or "" for d in node.decorator_list)
+            if "init=False" not in decorators or "frozen=True" not in decorators:
                 continue
             fields = [(i.target.id, ast.get_source_segment(src, i.value) if i.value else None)
                       for i in node.body
@@ -157,3 +159,18 @@ def test_a_written_init_makes_a_fresh_default_for_a_field_with_a_default_factory
     assert first.meta == {} and second.meta == {}
     assert first.meta is not second.meta
     assert ToolOutput((), meta={"http_status": 200}).meta == {"http_status": 200}
+
+
+def test_a_live_run_starts_with_every_field_at_its_declared_default() -> None:
+    from harness_lab.application.live import LiveRun
+    from harness_lab.sse import ChatSseSession
+
+    sse = ChatSseSession(lambda: 0.0)
+    first, second = LiveRun("run-1", "s-1", "why?", sse), LiveRun("run-2", "s-1", "why?", sse)
+    declared = {f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                         else f.default)
+                for f in dataclasses.fields(LiveRun) if f.name not in ("run_id", "session_id",
+                                                                       "query", "sse")}
+    assert {name: getattr(first, name) for name in declared} == declared
+    assert (first.run_id, first.session_id, first.query, first.sse) == ("run-1", "s-1", "why?", sse)
+    assert first.statuses is not second.statuses and first.extra is not second.extra

@@ -175,7 +175,7 @@ class ChatApplication:
                             {"error": str(exc)})
             raise RouterUnavailable(f"router unavailable: {exc}") from exc
         ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        intent = IntentType(reply.intent)
+        intent = reply.intent if type(reply.intent) is IntentType else IntentType(reply.intent)
         live.intent = intent
         ctx.tracer.emit(TraceEventType.ROUTING_DECISION, TraceEventStatus.OK,
                         {"intent": intent.value})

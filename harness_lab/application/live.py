@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["LiveRun"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class LiveRun:
     """One submitted request and the live state of its run.
 
@@ -42,6 +42,26 @@ class LiveRun:
     draft_error: str | None = None
     pending_cancel: CancellationReason | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, run_id: str, session_id: str, query: str, sse: ChatSseSession) -> None:
+        """A run not started yet: only its request and SSE session (compiled: native stores;
+        dataclasses' generated ``__init__`` runs as Python even in a compiled class)."""
+        self.run_id = run_id
+        self.session_id = session_id
+        self.query = query
+        self.sse = sse
+        self.ctx = None
+        self.intent = None
+        self.statuses = []
+        self.collection = None
+        self.boundary = None
+        self.agent = None
+        self.execution = None
+        self.decision = None
+        self.error = None
+        self.draft_error = None
+        self.pending_cancel = None
+        self.extra = {}
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel the run now; before it started, the cancel applies at its start."""

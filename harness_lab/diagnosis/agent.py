@@ -189,7 +189,9 @@ class DiagnosisAgent:
             if reply.tool_call is None:
                 raise EmptyDraft(f"step {self.steps}: neither a draft nor an action", snap())
             return {}
-        if not isinstance(payload, Mapping) or not set(payload) <= _ENVELOPE_KEYS:
+        # a dict is tested first: isinstance against the Mapping ABC runs Python code
+        if (type(payload) is not dict and not isinstance(payload, Mapping)
+                or not set(payload) <= _ENVELOPE_KEYS):
             raise SchemaInvalidDraft(
                 f"step {self.steps}: output must be an object with keys progress/draft", snap())
         if "draft" in payload and reply.tool_call is not None:

@@ -31,7 +31,7 @@ class ToolBoundary:
     """The one way a run reaches a tool. Only READY records it produced may be cited."""
 
     __slots__ = ("ctx", "tools", "ledger", "collection", "records", "rejections", "_call_ids",
-                 "_by_id")
+                 "_by_id", "_ready")
 
     def __init__(self, ctx: RunContext, tools: Mapping[str, Tool], ledger: InvocationLedger,
                  collection: CollectionController) -> None:
@@ -43,6 +43,7 @@ class ToolBoundary:
         self.rejections: list[ToolRejection] = []
         self._call_ids: set[str] = set()
         self._by_id: dict[str, int] = {}
+        self._ready: set[str] = set()  # READY is terminal: an id, once in, stays
 
     def record(self, invocation_id: str) -> CanonicalInvocation | None:
         """The current canonical record with this id, if any."""
@@ -51,7 +52,7 @@ class ToolBoundary:
 
     def ready_ids(self) -> frozenset[str]:
         """Ids of every READY record of this run."""
-        return frozenset(r.invocation_id for r in self.records if r.citable)
+        return frozenset(self._ready)
 
     def set_gain(self, invocation_id: str, gain: Any) -> None:
         """Store the decided InformationGain on a record."""
@@ -172,6 +173,7 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.STORE,
                                       "canonical store refused completion", size)
         self.records[seq] = rec
+        self._ready.add(rec.invocation_id)
         self.collection.seen(request.name, rec.normalized_scope)
         needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
         ctx.tracer.emit(TraceEventType.TOOL_PROGRESS, TraceEventStatus.OK,

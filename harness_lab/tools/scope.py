@@ -23,7 +23,7 @@ def normalize_scope(scope: Mapping[str, Any]) -> str:
 
 def scope_problem(tool: str, scope: Any, required: Iterable[str]) -> str | None:
     """Why ``scope`` is not a valid request of ``tool``: not an object, or missing keys."""
-    if not isinstance(scope, Mapping):
+    if type(scope) is not dict and not isinstance(scope, Mapping):  # dict first: no ABC check
         return f"tool {tool!r}: scope must be an object, not {type(scope).__name__}"
     missing = [key for key in required if key not in scope]
     if missing:
