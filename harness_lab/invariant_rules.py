@@ -1,6 +1,6 @@
 """The rules behind :mod:`harness_lab.invariants`: one check per invariant, on a record.
 
-Each check reads only a :class:`RunRecord` and yields a message per breach; :func:`breaches`
+Each check reads only a :class:`RunRecord` and returns a message per breach; :func:`breaches`
 runs them all. This module is part of the compiled run core (every sampled run is checked);
 :mod:`harness_lab.invariants` is the public face.
 """
@@ -32,23 +32,27 @@ _CANCELLED_VALUE = ReleaseOutcome.CANCELLED.value
 Check = Callable[[RunRecord], Iterable[str]]
 
 
-def _single_termination(r: RunRecord) -> Iterable[str]:
+def _single_termination(r: RunRecord) -> list[str]:
     """1. A run has exactly one RunTermination (and one RUN_FINISHED)."""
+    out: list[str] = []
     if r.run_state is RunState.RUNNING:
-        yield "the run finished without a terminal RunState"
+        out.append("the run finished without a terminal RunState")
     if len(r.terminations) > 1:
         states = " -> ".join(t[0] for t in r.terminations)
-        yield f"{len(r.terminations)} terminal transitions ({states}): first terminal must win"
+        out.append(f"{len(r.terminations)} terminal transitions ({states}): "
+                   "first terminal must win")
     finished = r.events_of(TraceEventType.RUN_FINISHED)
     if len(finished) != 1:
-        yield f"{len(finished)} RUN_FINISHED events"
+        out.append(f"{len(finished)} RUN_FINISHED events")
     elif finished[0].detail.get("run_state") != r.run_state.value:
-        yield (f"RUN_FINISHED says {finished[0].detail.get('run_state')}, the run is "
-               f"{r.run_state.value}")
+        out.append(f"RUN_FINISHED says {finished[0].detail.get('run_state')}, the run is "
+                   f"{r.run_state.value}")
+    return out
 
 
-def _sse_protocol(r: RunRecord) -> Iterable[str]:
+def _sse_protocol(r: RunRecord) -> list[str]:
     """2. At most one content/failure and one done, in the public order, identity matching."""
+    out: list[str] = []
     events = r.sse_events
     results = dones = metadata = 0
     ordered = True
@@ -66,63 +70,71 @@ def _sse_protocol(r: RunRecord) -> Iterable[str]:
         elif kind is SseEventKind.METADATA:
             metadata += 1
     if results > 1:
-        yield f"{results} content/failure events"
+        out.append(f"{results} content/failure events")
     if dones > 1:
-        yield f"{dones} done events"
+        out.append(f"{dones} done events")
     if events and events[0].kind is not SseEventKind.METADATA:
-        yield f"the first event is {events[0].kind.value}, not metadata"
+        out.append(f"the first event is {events[0].kind.value}, not metadata")
     if not ordered or metadata > 1:
-        yield "events out of the order metadata -> status* -> content|failure -> done"
+        out.append("events out of the order metadata -> status* -> content|failure -> done")
     identity = (r.session_id, r.run_id)
     for e in events:
         kind = e.kind
         if kind is SseEventKind.CONTENT or kind is SseEventKind.FAILURE:
             if (e.data.get("sessionId"), e.data.get("runId")) != identity:
-                yield "a result's identity does not match the metadata"
+                out.append("a result's identity does not match the metadata")
         elif kind is SseEventKind.DONE:
             if e.data.get("outcome") == _CANCELLED_VALUE:
-                yield "CANCELLED was sent as a public done outcome"
+                out.append("CANCELLED was sent as a public done outcome")
             elif e.data.get("outcome") != r.release_outcome.value:
-                yield (f"done says {e.data.get('outcome')}, the release outcome is "
-                       f"{r.release_outcome.value}")
+                out.append(f"done says {e.data.get('outcome')}, the release outcome is "
+                           f"{r.release_outcome.value}")
     if r.release_outcome is ReleaseOutcome.CANCELLED and dones:
-        yield "a cancelled run sent done"
+        out.append("a cancelled run sent done")
+    return out
 
 
 _SSE_RANK = {SseEventKind.METADATA: 0, SseEventKind.STATUS: 1, SseEventKind.CONTENT: 2,
              SseEventKind.FAILURE: 2, SseEventKind.DONE: 3}
 
 
-def _cited_ready(r: RunRecord) -> Iterable[str]:
+def _cited_ready(r: RunRecord) -> list[str]:
     """3. Only READY invocations are cited in published content."""
+    out: list[str] = []
     status = {i.invocation_id: i.status for i in r.invocations}
     for cid in _citations(r):
         if status.get(cid) is not InvocationStatus.READY:
-            yield f"published content cites {cid}, which is not a READY invocation"
+            out.append(f"published content cites {cid}, which is not a READY invocation")
+    return out
 
 
-def _ready_has_evidence(r: RunRecord) -> Iterable[str]:
+def _ready_has_evidence(r: RunRecord) -> list[str]:
     """4. A READY record has EVIDENCE_FOUND or NO_EVIDENCE."""
+    out: list[str] = []
     ok = (EvidenceStatus.EVIDENCE_FOUND, EvidenceStatus.NO_EVIDENCE)
     for i in r.invocations:
         if i.status is InvocationStatus.READY and i.evidence_status not in ok:
-            yield f"{i.invocation_id} is READY with evidence status {i.evidence_status}"
+            out.append(f"{i.invocation_id} is READY with evidence status {i.evidence_status}")
         if i.status is InvocationStatus.PROJECTING:
-            yield f"{i.invocation_id} was left PROJECTING"
+            out.append(f"{i.invocation_id} was left PROJECTING")
+    return out
 
 
-def _no_evidence_not_promoted(r: RunRecord) -> Iterable[str]:
+def _no_evidence_not_promoted(r: RunRecord) -> list[str]:
     """5. NO_EVIDENCE never supports a published conclusion."""
+    out: list[str] = []
     if r.content is None or r.content.get("contentType") != "diagnosis_report":
-        return
+        return out
     evidence = {i.invocation_id: i.evidence_status for i in r.invocations}
     for ref in r.content.get("evidence", ()):
         if evidence.get(ref.get("invocation_id")) is EvidenceStatus.NO_EVIDENCE:
-            yield f"the conclusion rests on NO_EVIDENCE invocation {ref.get('invocation_id')}"
+            out.append(f"the conclusion rests on NO_EVIDENCE invocation {ref.get('invocation_id')}")
+    return out
 
 
-def _no_tool_after_saturation(r: RunRecord) -> Iterable[str]:
+def _no_tool_after_saturation(r: RunRecord) -> list[str]:
     """6. No new evidence tool runs after SATURATED."""
+    out: list[str] = []
     stopped = False
     for e in r.trace:
         type_ = e.type
@@ -131,21 +143,25 @@ def _no_tool_after_saturation(r: RunRecord) -> Iterable[str]:
         elif (stopped and type_ is TraceEventType.TOOL_INVOCATION
               and e.status is TraceEventStatus.STARTED
               and e.detail.get("evidence_tool", True)):
-            yield f"evidence tool {e.detail.get('tool')} ran after COLLECTION_STOP"
+            out.append(f"evidence tool {e.detail.get('tool')} ran after COLLECTION_STOP")
+    return out
 
 
-def _release_decides_content(r: RunRecord) -> Iterable[str]:
+def _release_decides_content(r: RunRecord) -> list[str]:
     """7. A diagnosis publishes content only through a RELEASE_DECISION."""
+    out: list[str] = []
     if r.intent is not IntentType.DIAGNOSIS or r.content is None:
-        return
+        return out
     for e in r.trace:
         if e.type is TraceEventType.RELEASE_DECISION and e.status is TraceEventStatus.OK:
-            return
-    yield "diagnosis content was published without a RELEASE_DECISION"
+            return out
+    out.append("diagnosis content was published without a RELEASE_DECISION")
+    return out
 
 
-def _guard_chain_needs_conclusion(r: RunRecord) -> Iterable[str]:
+def _guard_chain_needs_conclusion(r: RunRecord) -> list[str]:
     """8. The full EvidenceGuard / Repair / SemanticGuard chain runs only for a conclusion."""
+    out: list[str] = []
     chain = conclusion_checked = supported = False
     for e in r.trace:
         type_ = e.type
@@ -157,57 +173,65 @@ def _guard_chain_needs_conclusion(r: RunRecord) -> Iterable[str]:
         elif type_ is TraceEventType.SEMANTIC_GUARD_DECISION:
             supported = supported or e.detail.get("verdict") == "SUPPORTED"
     if chain and not conclusion_checked:
-        yield "repair or semantic guard ran without a conclusion check"
+        out.append("repair or semantic guard ran without a conclusion check")
     if (r.content is not None and r.content.get("contentType") == "diagnosis_report"
             and not supported):
-        yield "a diagnosis report was published without a SUPPORTED semantic verdict"
+        out.append("a diagnosis report was published without a SUPPORTED semantic verdict")
+    return out
 
 
-def _fallback_is_not_failure(r: RunRecord) -> Iterable[str]:
+def _fallback_is_not_failure(r: RunRecord) -> list[str]:
     """9. FALLBACK is a normal release: never with RunState FAILED, always with safe content."""
+    out: list[str] = []
     if r.release_outcome is ReleaseOutcome.FALLBACK:
         if r.run_state in (RunState.FAILED, RunState.CANCELLED):
-            yield f"FALLBACK with RunState {r.run_state.value}"
+            out.append(f"FALLBACK with RunState {r.run_state.value}")
         if r.fallback_type is None or r.content is None:
-            yield "FALLBACK without a FallbackType and its safe content"
+            out.append("FALLBACK without a FallbackType and its safe content")
         elif r.content.get("fallbackType") != r.fallback_type.value:
-            yield "the published fallback type differs from the release decision"
+            out.append("the published fallback type differs from the release decision")
         if r.content is not None and "conclusion" in r.content:
-            yield "a fallback published a conclusion"
+            out.append("a fallback published a conclusion")
     elif r.fallback_type is not None:
-        yield f"FallbackType {r.fallback_type.value} with outcome {r.release_outcome.value}"
+        out.append(f"FallbackType {r.fallback_type.value} with outcome {r.release_outcome.value}")
     if r.run_state is RunState.SUCCESS and r.release_outcome not in (ReleaseOutcome.SUCCESS,
                                                                      ReleaseOutcome.FALLBACK):
-        yield f"RunState SUCCESS with outcome {r.release_outcome.value}"
+        out.append(f"RunState SUCCESS with outcome {r.release_outcome.value}")
+    return out
 
 
-def _store_axes_distinct(r: RunRecord) -> Iterable[str]:
+def _store_axes_distinct(r: RunRecord) -> list[str]:
     """10. Stored status, ReleaseOutcome and RunState are kept apart and mapped per §12.2."""
+    out: list[str] = []
     row = r.stored_row
     if row is None:
-        yield "no stored diagnosis_run row"
-        return
+        out.append("no stored diagnosis_run row")
+        return out
     want = StoredRunStatus.for_outcome(r.release_outcome).value
     if row.get("status") != want:
-        yield f"stored status {row.get('status')}, §12.2 maps {r.release_outcome.value} to {want}"
+        out.append(f"stored status {row.get('status')}, §12.2 maps {r.release_outcome.value} "
+                   f"to {want}")
     if row.get("release_outcome") != r.release_outcome.value:
-        yield "stored release_outcome differs from the run's"
+        out.append("stored release_outcome differs from the run's")
     if row.get("termination_state") != r.run_state.value:
-        yield "stored termination_state differs from the RunState"
+        out.append("stored termination_state differs from the RunState")
     published = row.get("published_result")
     if published is not None and not (r.intent is IntentType.DIAGNOSIS
                                       and r.release_outcome is ReleaseOutcome.SUCCESS):
-        yield "published_result stored for a run that is not DIAGNOSIS + SUCCESS"
+        out.append("published_result stored for a run that is not DIAGNOSIS + SUCCESS")
+    return out
 
 
-def _late_content_refused(r: RunRecord) -> Iterable[str]:
+def _late_content_refused(r: RunRecord) -> list[str]:
     """SSE: nothing is sent after TERMINAL or DISCONNECTED; a disconnected run has no done."""
+    out: list[str] = []
     if r.sse_state is SseState.DISCONNECTED and any(e.kind is SseEventKind.DONE
                                                     for e in r.sse_events):
-        yield "done was sent on a connection that ended DISCONNECTED"
+        out.append("done was sent on a connection that ended DISCONNECTED")
     if r.run_state in (RunState.CANCELLED,) and any(
             e.kind is SseEventKind.CONTENT for e in r.sse_events):
-        yield "content was published for a cancelled run"
+        out.append("content was published for a cancelled run")
+    return out
 
 
 def _citations(r: RunRecord) -> list[str]:
