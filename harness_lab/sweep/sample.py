@@ -16,6 +16,7 @@ from typing import Any
 import simpy
 
 from harness_lab.application.components import Components
+from harness_lab.core.context import restart_clock
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import quick_init, reduce_by_fields
 from harness_lab.harness import Harness
@@ -213,7 +214,8 @@ class GridPoint:
             plan.install(harness, components)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
-        harness.env = simpy.Environment()
+        if not restart_clock(harness.env):
+            harness.env = simpy.Environment()
         handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
                                 run_id=run_id_of(self.index, sample))
         if plan is not None:
