@@ -23,7 +23,11 @@ BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "ins
 
 
 def _compiled_modules() -> list[str]:
-    """The source files of the run core, one path per line of ``_compiled.txt``."""
+    """The source files of the run core, one path per line of ``_compiled.txt``.
+
+    ``harness_lab.native`` reads the same listing at run time; the build cannot import the
+    package (its dependencies are not in the build environment), so it reads it here too.
+    """
     listing = PACKAGE / "_compiled.txt"
     lines = (line.split("#", 1)[0].strip() for line in listing.read_text().splitlines())
     return [f"harness_lab/{line}" for line in lines if line]

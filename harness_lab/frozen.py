@@ -7,14 +7,19 @@ of a sweep's time. :func:`quick_init` swaps in an ``__init__`` with the same sig
 defaults, default factories and ``__post_init__`` call that writes each slot straight
 through its member descriptor, about three times faster. The class stays frozen: assigning
 to a field afterwards still raises :class:`dataclasses.FrozenInstanceError`.
+
+The frozen value classes of the run core are prepared by :func:`value_class`, in either core:
+the pure-Python one gets this faster ``__init__``, and both are pickled (and deep-copied) by
+constructor, which a class compiled by mypyc needs.
 """
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 from typing import Any, TypeVar
 
-__all__ = ["quick_init", "reduce_by_fields"]
+__all__ = ["quick_init", "reduce_by_fields", "value_class"]
 
 C = TypeVar("C", bound=type)
 
@@ -30,7 +35,9 @@ def quick_init(cls: C) -> C:
     native store, some twenty times faster than a frozen dataclass's generated ``__init__``),
     and call ``quick_init(Cls)`` after the class rather than decorating it: mypyc leaves a
     class with an unknown decorator interpreted. In the pure-Python core, this call replaces
-    that ``__init__`` with the faster one built here.
+    that ``__init__`` with the faster one built here, of the same signature: where a written
+    ``__init__`` takes ``None`` for a field with a default factory (a compiled ``__init__``
+    cannot hold a mutable default), so does the replacement.
     """
     if "__mypyc_attrs__" in cls.__dict__:
         return cls
@@ -39,6 +46,8 @@ def quick_init(cls: C) -> C:
     if any(f._field_type is dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
            for f in cls.__dataclass_fields__.values()):  # type: ignore[attr-defined]
         raise TypeError(f"{cls.__qualname__} has an InitVar, which quick_init does not take")
+    # a written __init__ (init=False) takes None where a default factory's value is wanted
+    not_given = "_FACTORY" if cls.__dataclass_params__.init else "None"  # type: ignore[attr-defined]
     namespace: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
     params: list[str] = []
     keyword: list[str] = []
@@ -61,8 +70,8 @@ def quick_init(cls: C) -> C:
             body.append(write.format(value))
             continue
         if has_factory:
-            param = f"{f.name}=_FACTORY"
-            value = f"_f_{f.name}() if {f.name} is _FACTORY else {f.name}"
+            param = f"{f.name}={not_given}"
+            value = f"_f_{f.name}() if {f.name} is {not_given} else {f.name}"
         elif f.default is not dataclasses.MISSING:
             param, value = f"{f.name}=_d_{f.name}", f.name
         else:
@@ -91,3 +100,16 @@ def reduce_by_fields(value: Any) -> tuple[type, tuple[Any, ...]]:
     refuses; rebuilding by the fields, in the constructor's order, works in both cores.
     """
     return type(value), tuple(getattr(value, f.name) for f in dataclasses.fields(value))
+
+
+def value_class(cls: C) -> C:
+    """Ready the frozen value class ``cls`` of the run core for the core this process runs.
+
+    Call it after the class (``value_class(Cls)``), not as a decorator: mypyc leaves a class
+    with an unknown decorator interpreted. Pure Python: :func:`quick_init`'s faster
+    ``__init__``. Both cores: pickled and deep-copied by constructor (:func:`reduce_by_fields`
+    registered with :mod:`copyreg`, which pickle, copy, loky and dask all consult), since
+    pickle's default path sets attributes one by one and a compiled frozen class refuses it.
+    """
+    copyreg.pickle(cls, reduce_by_fields)
+    return quick_init(cls)

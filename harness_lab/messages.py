@@ -8,13 +8,12 @@ compiled run core builds and reads them natively; the protocols stay interpreted
 
 from __future__ import annotations
 
-import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.states import EvidenceStatus, IntentType, InvocationStatus
 
 __all__ = [
@@ -65,7 +64,7 @@ class TokenUsage:
         object.__setattr__(self, "output_tokens", output_tokens)
 
 
-quick_init(TokenUsage)  # pure Python: a faster __init__ (frozen.py)
+value_class(TokenUsage)  # see frozen.py
 
 
 NO_USAGE = TokenUsage()
@@ -89,7 +88,7 @@ class Turn:
         object.__setattr__(self, "answer", answer)
 
 
-quick_init(Turn)  # pure Python: a faster __init__ (frozen.py)
+value_class(Turn)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -111,7 +110,7 @@ class PreviousTurn:
         object.__setattr__(self, "published_result", published_result)
 
 
-quick_init(PreviousTurn)  # pure Python: a faster __init__ (frozen.py)
+value_class(PreviousTurn)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -131,7 +130,7 @@ class RouteRequest:
         object.__setattr__(self, "previous_turn", previous_turn)
 
 
-quick_init(RouteRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(RouteRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -151,7 +150,7 @@ class RouteReply:
         object.__setattr__(self, "latency_s", latency_s)
 
 
-quick_init(RouteReply)  # pure Python: a faster __init__ (frozen.py)
+value_class(RouteReply)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -173,7 +172,7 @@ class AnswerRequest:
         object.__setattr__(self, "passages", passages)
 
 
-quick_init(AnswerRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(AnswerRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -192,7 +191,7 @@ class AnswerReply:
         object.__setattr__(self, "latency_s", latency_s)
 
 
-quick_init(AnswerReply)  # pure Python: a faster __init__ (frozen.py)
+value_class(AnswerReply)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -206,7 +205,7 @@ class RetrievalRequest:
         object.__setattr__(self, "query", query)
 
 
-quick_init(RetrievalRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(RetrievalRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -226,7 +225,7 @@ class RetrievalReply:
         object.__setattr__(self, "latency_s", latency_s)
 
 
-quick_init(RetrievalReply)  # pure Python: a faster __init__ (frozen.py)
+value_class(RetrievalReply)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -244,7 +243,7 @@ class ToolCallRequest:
         object.__setattr__(self, "call_id", call_id)
 
 
-quick_init(ToolCallRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(ToolCallRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -278,7 +277,7 @@ class Observation:
         object.__setattr__(self, "needs_assessment", needs_assessment)
 
 
-quick_init(Observation)  # pure Python: a faster __init__ (frozen.py)
+value_class(Observation)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -309,7 +308,7 @@ class AgentRequest:
         object.__setattr__(self, "notice", notice)
 
 
-quick_init(AgentRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(AgentRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -338,7 +337,7 @@ class ModelReply:
         object.__setattr__(self, "latency_s", latency_s)
 
 
-quick_init(ModelReply)  # pure Python: a faster __init__ (frozen.py)
+value_class(ModelReply)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -360,7 +359,7 @@ class GuardRequest:
         object.__setattr__(self, "evidence", evidence)
 
 
-quick_init(GuardRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(GuardRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -382,7 +381,7 @@ class GuardReply:
         object.__setattr__(self, "latency_s", latency_s)
 
 
-quick_init(GuardReply)  # pure Python: a faster __init__ (frozen.py)
+value_class(GuardReply)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -406,7 +405,7 @@ class RepairRequest:
         object.__setattr__(self, "citable", citable)
 
 
-quick_init(RepairRequest)  # pure Python: a faster __init__ (frozen.py)
+value_class(RepairRequest)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -427,7 +426,7 @@ class ToolInput:
         object.__setattr__(self, "scope", scope)
 
 
-quick_init(ToolInput)  # pure Python: a faster __init__ (frozen.py)
+value_class(ToolInput)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -455,12 +454,4 @@ class ToolOutput:
         object.__setattr__(self, "meta", {} if meta is None else meta)
 
 
-quick_init(ToolOutput)  # pure Python: a faster __init__ (frozen.py)
-
-
-for _value_class in (TokenUsage, Turn, PreviousTurn, RouteRequest, RouteReply, AnswerRequest,
-                     AnswerReply, RetrievalRequest, RetrievalReply, ToolCallRequest, Observation,
-                     AgentRequest, ModelReply, GuardRequest, GuardReply, RepairRequest, ToolInput,
-                     ToolOutput):
-    # pickled by constructor: a compiled frozen class refuses pickle's attribute-by-attribute path
-    copyreg.pickle(_value_class, reduce_by_fields)
+value_class(ToolOutput)  # see frozen.py

@@ -127,4 +127,3 @@ class Tool(Protocol):
     def invoke(self, request: ToolInput) -> ToolOutput:
         """Execute, or raise ToolExecutionError."""
         ...
-

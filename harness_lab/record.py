@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_lab.core.budget import Usage
-from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.sse import SseEvent
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -209,9 +209,5 @@ class RunRecord:
                        for k, v in self.summary().items())
         return f"<table><caption>RunRecord {html.escape(self.run_id)}</caption>{rows}</table>"
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return reduce_by_fields(self)
 
-
-quick_init(RunRecord)  # pure Python: a faster __init__ (frozen.py)
+value_class(RunRecord)  # see frozen.py

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_lab.errors import SseProtocolError
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.states import (
     SSE_TRANSITIONS,
     ReleaseOutcome,
@@ -23,7 +23,6 @@ from harness_lab.states import (
 )
 
 __all__ = ["ChatSseSession", "SseEvent", "SseProtocolError"]
-
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -47,7 +46,7 @@ class SseEvent:
         return {"seq": self.seq, "t": self.t, "kind": self.kind.value, "data": dict(self.data)}
 
 
-quick_init(SseEvent)  # pure Python: a faster __init__ (frozen.py)
+value_class(SseEvent)  # see frozen.py
 
 
 SendHook = Callable[["ChatSseSession", int, SseEventKind], None]

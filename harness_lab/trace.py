@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 
 __all__ = ["EVENT_PHASE", "TraceEvent", "Tracer"]
@@ -66,7 +66,7 @@ class TraceEvent:
                 "detail": dict(self.detail)}
 
 
-quick_init(TraceEvent)  # pure Python: a faster __init__ (frozen.py)
+value_class(TraceEvent)  # see frozen.py
 
 
 _EMPTY: Final[Mapping[str, Any]] = {}

@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -94,9 +95,10 @@ def test_a_class_that_is_not_a_frozen_dataclass_is_refused() -> None:
 
 
 def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple[str, str | None]],
-                                   list[str]]]:
+                                   list[str], bool, bool]]:
     """Each ``init=False`` frozen dataclass of the package: its fields, its ``__init__``'s
-    parameters (name and default, as source text) and the fields that ``__init__`` sets."""
+    parameters (name and default, as source text), the fields that ``__init__`` sets, whether
+    the class has a ``__post_init__`` and whether the ``__init__`` calls it."""
     import ast
     from pathlib import Path
 
@@ -123,7 +125,12 @@ def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple
             sets = [c.args[1].value for c in ast.walk(init)
                     if isinstance(c, ast.Call) and ast.unparse(c.func) == "object.__setattr__"
                     and isinstance(c.args[1], ast.Constant)]
-            found.append((node.name, fields, params, sets))
+            has_post = any(isinstance(i, ast.FunctionDef) and i.name == "__post_init__"
+                           for i in node.body)
+            calls_post = any(isinstance(c, ast.Call)
+                             and ast.unparse(c.func) == "self.__post_init__"
+                             for c in ast.walk(init))
+            found.append((node.name, fields, params, sets, has_post, calls_post))
     return found
 
 
@@ -131,12 +138,25 @@ def test_the_written_inits_of_the_compiled_value_classes_take_and_set_exactly_th
         ) -> None:
     classes = _written_inits()
     assert {"TraceEvent", "SseEvent", "CanonicalInvocation"} <= {c[0] for c in classes}
-    for name, fields, params, sets in classes:
+    for name, fields, params, sets, has_post, calls_post in classes:
         # a field with a default factory is taken as None for "not given"
         wanted = [(f, "None" if d is not None and d.startswith("field(default_factory=") else d)
                   for f, d in fields]
         assert params == wanted, name
         assert sets == [f for f, _ in fields], name
+        assert calls_post == has_post, name  # as dataclasses' own __init__ would
+
+
+def test_a_written_init_runs_the_classs_post_init_checks() -> None:
+    from harness_lab.diagnosis.agent import DiagnosisAgentExecution
+    from harness_lab.diagnosis.progress import ProgressSnapshot
+    from harness_lab.states import DiagnosisStopReason
+
+    with pytest.raises(ValueError, match="xor"):
+        DiagnosisAgentExecution(None, None, ProgressSnapshot())
+    stopped = DiagnosisAgentExecution(None, DiagnosisStopReason.INFORMATION_SATURATED,
+                                      ProgressSnapshot())
+    assert not stopped.completed
 
 
 def test_a_compiled_or_written_init_builds_the_same_value_as_the_dataclass_would() -> None:
@@ -159,6 +179,21 @@ def test_a_written_init_makes_a_fresh_default_for_a_field_with_a_default_factory
     assert first.meta == {} and second.meta == {}
     assert first.meta is not second.meta
     assert ToolOutput((), meta={"http_status": 200}).meta == {"http_status": 200}
+    assert ToolOutput((), meta=None).meta == {}  # in either core
+
+
+def test_a_played_run_record_pickles_and_deep_copies_to_an_equal_record() -> None:
+    import copy
+
+    import yaml
+
+    from harness_lab.sweep.sample import GridPoint
+
+    canonical = Path(__file__).resolve().parents[1] / "benchmarks" / "canonical.yaml"
+    record = GridPoint(yaml.safe_load(canonical.read_text()), 0, 1).record(0)
+    assert record.trace and record.invocations and record.sse_events
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert copy.deepcopy(record) == record
 
 
 def test_a_live_run_starts_with_every_field_at_its_declared_default() -> None:

@@ -32,7 +32,7 @@ from harness_lab.errors import (
     RouterUnavailable,
     RunAborted,
 )
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.json_text import json_writer
 from harness_lab.ports import (
     AnswerReply,
@@ -84,7 +84,7 @@ class Published:
         object.__setattr__(self, "decision", decision)
 
 
-quick_init(Published)  # pure Python: a faster __init__ (frozen.py)
+value_class(Published)  # see frozen.py
 
 
 class ChatApplication:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness_lab.errors import BudgetExceeded
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 
 __all__ = ["BUDGET_KINDS", "BudgetLimits", "RunBudget", "Usage"]
 
@@ -45,7 +45,7 @@ class Usage:
         object.__setattr__(self, "output_tokens", output_tokens)
 
 
-quick_init(Usage)  # pure Python: a faster __init__ (frozen.py)
+value_class(Usage)  # see frozen.py
 
 
 class RunBudget:

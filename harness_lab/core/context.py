@@ -20,7 +20,7 @@ from harness_lab.core.cancellation import RunCancellation
 from harness_lab.core.lifecycle import RunLifecycle
 from harness_lab.defects import Defect
 from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 from harness_lab.trace import Tracer
@@ -54,7 +54,7 @@ class Boundary:
         object.__setattr__(self, "t", t)
 
 
-quick_init(Boundary)  # pure Python: a faster __init__ (frozen.py)
+value_class(Boundary)  # see frozen.py
 
 
 class BoundaryProbe(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.states import RUN_TRANSITIONS, RunState, advance
 
 __all__ = ["RunLifecycle", "RunTermination"]
@@ -26,7 +26,7 @@ class RunTermination:
         object.__setattr__(self, "at", at)
 
 
-quick_init(RunTermination)  # pure Python: a faster __init__ (frozen.py)
+value_class(RunTermination)  # see frozen.py
 
 
 class RunLifecycle:

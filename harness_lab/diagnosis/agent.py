@@ -29,7 +29,7 @@ from harness_lab.errors import (
     ProviderError,
     SchemaInvalidDraft,
 )
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.ports import (
     AgentRequest,
     CallKind,
@@ -73,6 +73,7 @@ class DiagnosisAgentExecution:
         object.__setattr__(self, "draft", draft)
         object.__setattr__(self, "stop_reason", stop_reason)
         object.__setattr__(self, "snapshot", snapshot)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if (self.draft is None) == (self.stop_reason is None):
@@ -85,7 +86,7 @@ class DiagnosisAgentExecution:
         return self.draft is not None
 
 
-quick_init(DiagnosisAgentExecution)  # pure Python: a faster __init__ (frozen.py)
+value_class(DiagnosisAgentExecution)  # see frozen.py
 
 
 class DiagnosisAgent:

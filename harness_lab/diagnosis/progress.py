@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness_lab.diagnosis.schema import Fact, ProgressReport, validator_of
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 
 __all__ = ["ProgressSnapshot", "ProgressTracker", "check_report"]
 
@@ -48,7 +48,7 @@ class ProgressSnapshot:
                 "missing_info": list(self.missing_info), "steps": self.steps}
 
 
-quick_init(ProgressSnapshot)  # pure Python: a faster __init__ (frozen.py)
+value_class(ProgressSnapshot)  # see frozen.py
 
 _parse_report = validator_of(ProgressReport)
 

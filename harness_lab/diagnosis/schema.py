@@ -79,10 +79,7 @@ class DiagnosisDraft(BaseModel):
 
     def public(self) -> dict[str, Any]:
         """The draft as JSON-ready data."""
-        return _dump_draft(self, mode="json")
-
-
-_dump_draft = DiagnosisDraft.__pydantic_serializer__.to_python
+        return self.model_dump(mode="json")
 
 
 class AgentEnvelope(BaseModel):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness_lab.diagnosis.schema import DiagnosisDraft
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.states import EvidenceStatus
 from harness_lab.tools.records import CanonicalInvocation
 
@@ -33,7 +33,7 @@ class EvidenceCheck:
         return not self.problems
 
 
-quick_init(EvidenceCheck)  # pure Python: a faster __init__ (frozen.py)
+value_class(EvidenceCheck)  # see frozen.py
 
 
 class EvidenceGuard:

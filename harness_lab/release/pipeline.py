@@ -19,7 +19,7 @@ from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, json_dumper_of, parse_json_object
 from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
-from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.ports import (
     CallKind,
     EvidenceRepair,
@@ -45,9 +45,8 @@ from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["ReleaseDecision", "ReleasePipeline"]
 
-
-
 _dump_draft = json_dumper_of(DiagnosisDraft)
+
 
 @dataclass(frozen=True, slots=True, init=False)
 class ReleaseDecision:
@@ -81,12 +80,8 @@ class ReleaseDecision:
         value = self.content.get("conclusion")
         return value if isinstance(value, str) else None
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return reduce_by_fields(self)
 
-
-quick_init(ReleaseDecision)  # pure Python: a faster __init__ (frozen.py)
+value_class(ReleaseDecision)  # see frozen.py
 
 
 class ReleasePipeline:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import copyreg
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
@@ -25,9 +24,9 @@ RUN_COLUMNS: tuple[str, ...] = (
 
 # The columns the completion transaction writes (every column a RUNNING row leaves empty,
 # plus the status).
-COMPLETION_COLUMNS: tuple[str, ...] = tuple(name for name in RUN_COLUMNS
-                           if name not in ("run_id", "session_id", "query", "intent",
-                                           "created_at"))
+COMPLETION_COLUMNS: tuple[str, ...] = tuple(
+    name for name in RUN_COLUMNS
+    if name not in ("run_id", "session_id", "query", "intent", "created_at"))
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -43,7 +42,7 @@ class SessionContext:
         object.__setattr__(self, "previous_turn", previous_turn)
 
 
-quick_init(SessionContext)  # pure Python: a faster __init__ (frozen.py)
+value_class(SessionContext)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -63,7 +62,7 @@ class RunStart:
         object.__setattr__(self, "created_at", created_at)
 
 
-quick_init(RunStart)  # pure Python: a faster __init__ (frozen.py)
+value_class(RunStart)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -117,12 +116,7 @@ class RunCompletion:
         object.__setattr__(self, "trace", trace)
 
 
-quick_init(RunCompletion)  # pure Python: a faster __init__ (frozen.py)
-
-
-for _row_class in (SessionContext, RunStart, RunCompletion):
-    # pickled by constructor: a compiled frozen class refuses pickle's attribute-by-attribute path
-    copyreg.pickle(_row_class, reduce_by_fields)
+value_class(RunCompletion)  # see frozen.py
 
 
 class RunStore(Protocol):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.errors import ProcessCrash
-from harness_lab.frozen import reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.sweep.sample import (
     GridPoint,
     Outcome,
@@ -76,10 +76,6 @@ class ChunkResult:
     def __len__(self) -> int:
         return len(self.columns["sample"])
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return reduce_by_fields(self)
-
     @property
     def outcomes(self) -> tuple[Outcome, ...]:
         """The chunk's outcomes as :class:`Outcome` objects again."""
@@ -90,6 +86,9 @@ class ChunkResult:
             row["violations"] = tuple(row["violations"].split(",")) if row["violations"] else ()
             out.append(Outcome(**row))
         return tuple(out)
+
+
+value_class(ChunkResult)  # see frozen.py
 
 
 def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,

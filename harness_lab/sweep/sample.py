@@ -18,7 +18,7 @@ import simpy
 from harness_lab.application.components import Components
 from harness_lab.core.context import restart_clock
 from harness_lab.errors import ProcessCrash
-from harness_lab.frozen import quick_init, reduce_by_fields
+from harness_lab.frozen import value_class
 from harness_lab.harness import Harness
 from harness_lab.invariant_rules import breaches
 from harness_lab.ports import CallKind
@@ -101,12 +101,8 @@ class Outcome:
         """True when the sample errored or broke an invariant."""
         return self.error is not None or bool(self.violations)
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        """Pickle by the constructor's arguments (a compiled frozen class has no setattr)."""
-        return reduce_by_fields(self)
 
-
-quick_init(Outcome)  # pure Python: a faster __init__ (frozen.py)
+value_class(Outcome)  # see frozen.py
 
 
 def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,16 +194,16 @@ class GridPoint:
         sc = self.scenario
         harness = self.harness()
         app = harness.app
-        rng = SampleStream(self.seed, self.index, sample)
+        stream = SampleStream(self.seed, self.index, sample)
         components = self._components()
         if self.stochastic is not None:
-            components = wrap_stochastic(components, self.stochastic, rng)
+            components = wrap_stochastic(components, self.stochastic, stream)
         plan = FaultPlan(sc.faults) if sc.faults else None
         app.components = components
         app.config = self.config
         app.probe = None
         app.ledger = self._ledger
-        app.latency = SampleLatency(rng, self.samplers, self.defaults)
+        app.latency = SampleLatency(stream, self.samplers, self.defaults)
         harness.before_send = None
         if plan is not None:
             app.config = plan.configure(self.config, list(components.tools))
@@ -224,8 +220,8 @@ class GridPoint:
         if sto is not None:
             for timed, action in ((sto.disconnect, handle.live.disconnect),
                                   (sto.cancel, handle.live.user_cancel)):
-                if timed is not None and rng.random() < timed.p:
-                    harness.at(handle, compile_distribution(timed.at_s)(rng), action)
+                if timed is not None and stream.random() < timed.p:
+                    harness.at(handle, compile_distribution(timed.at_s)(stream), action)
         # run until nothing is scheduled: the run, then what outlives it (the finished
         # process's own event, timers of faults that can no longer act). A simpy Environment
         # holds itself in a reference cycle, so anything left in its queue would keep the

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.states import (
     INVOCATION_TRANSITIONS,
     EvidenceStatus,
@@ -116,7 +116,7 @@ class CanonicalInvocation:
         }
 
 
-quick_init(CanonicalInvocation)  # pure Python: a faster __init__ (frozen.py)
+value_class(CanonicalInvocation)  # see frozen.py
 
 
 @dataclass(frozen=True, slots=True)
