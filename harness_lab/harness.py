@@ -19,7 +19,8 @@ from harness_lab.application.chat import ChatApplication
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig
-from harness_lab.core.context import BoundaryProbe, LatencyModel, clock_of
+from harness_lab.core.context import BoundaryProbe, LatencyModel, clock_of, virtual_now
+from harness_lab.core.stepping import run_to_idle
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
@@ -84,6 +85,7 @@ class Harness:
         self.app = ChatApplication(components, self.config, store, ledger=ledger, probe=probe,
                                    latency=latency, capacity=resources)
         self.handles: list[RunHandle] = []
+        self.submit_hooks: list[Callable[[Harness], None]] = []
         self._runs = 0
         self._sessions = 0
 
@@ -97,14 +99,20 @@ class Harness:
                run_id: str | None = None) -> RunHandle:
         """Schedule one request at virtual time ``at`` (default now); returns its handle.
 
-        Run ids count ``run-000001``, ``run-000002``... unless ``run_id`` is given.
+        Run ids count ``run-000001``, ``run-000002``... unless ``run_id`` is given. Each of
+        ``submit_hooks`` is called first with the harness, before the run's SSE session and
+        process are built from its ``before_send`` and its application's probe: a place to
+        compose a probe or a send hook with whatever the harness holds at that moment.
         """
+        for hook in self.submit_hooks:
+            hook(self)
         self._runs += 1
         env = self.env
         sse = ChatSseSession(clock_of(env), self.before_send)
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
-        process = env.process(self.app.handle_at(live, env, env.now if at is None else at))
+        start = virtual_now(env) if at is None else at
+        process = env.process(self.app.handle_at(live, env, start))
         handle = RunHandle(live, process)
         for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
             if t is not None:
@@ -120,7 +128,7 @@ class Harness:
 
     def run_all(self) -> list[RunRecord]:
         """Run the environment until every submitted run finished; records in submit order."""
-        self.env.run()
+        run_to_idle(self.env)
         return [h.record for h in self.handles]
 
     def at(self, handle: RunHandle, t: float, action: Callable[[], Any]) -> None:
@@ -128,13 +136,13 @@ class Harness:
 
         A time that is now (or past) acts at once, before the run has sent anything.
         """
-        if t <= self.env.now:
+        if t <= virtual_now(self.env):
             action()
         else:
             self.env.process(self._at(t, handle, action))
 
     def _at(self, t: float, handle: RunHandle, action: Callable[[], Any]
             ) -> Generator[simpy.Event, Any, None]:
-        yield self.env.timeout(t - self.env.now) | handle.process
+        yield self.env.timeout(t - virtual_now(self.env)) | handle.process
         if not handle.process.triggered:
             action()

@@ -152,25 +152,34 @@ _documented: set[str] = set()
 def _document_loaded() -> None:
     for name in compiled_module_names():
         module = sys.modules.get(name)
-        if module is not None and name not in _documented:
+        if (module is not None and name not in _documented
+                and _restore_docstrings(module, _source_of(name))):
             _documented.add(name)
-            _restore_docstrings(module, _source_of(name))
 
 
-def _restore_docstrings(module: ModuleType, source: Path) -> None:
+def _restore_docstrings(module: ModuleType, source: Path) -> bool:
+    """Give ``module`` and its classes their source docstrings; False if it is still loading.
+
+    A compiled module imported by another is in ``sys.modules`` while its body runs; a class
+    its body has not defined yet is missing, and the module is documented on a later call.
+    """
     try:
         tree = ast.parse(source.read_bytes())
     except (OSError, SyntaxError):
-        return
+        return True
+    complete = True
     module.__doc__ = ast.get_docstring(tree)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node)):
             cls = getattr(module, node.name, None)
-            if isinstance(cls, type):
-                try:
-                    cls.__doc__ = doc
-                except (AttributeError, TypeError):  # an immutable type keeps its own
-                    pass
+            if not isinstance(cls, type):
+                complete = False
+                continue
+            try:
+                cls.__doc__ = doc
+            except (AttributeError, TypeError):  # an immutable type keeps its own
+                pass
+    return complete
 
 
 def _install() -> CoreBuild:

@@ -133,6 +133,27 @@ def test_compiled_modules_and_classes_get_their_source_docstrings_back() -> None
     assert harness_lab.record.__doc__ == ast.get_docstring(tree)
 
 
+@compiled_only
+def test_every_class_of_every_compiled_module_has_its_source_docstring() -> None:
+    # a fresh interpreter, so the order the modules load in is the package's own
+    script = """
+import ast, importlib, pathlib, sys
+import harness_lab
+from harness_lab.native import compiled_module_names
+for name in compiled_module_names():
+    module = importlib.import_module(name)
+    path = pathlib.Path(harness_lab.__file__).parent.parent / (name.replace(".", "/") + ".py")
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ClassDef) and ast.get_docstring(node):
+            if getattr(module, node.name).__doc__ != ast.get_docstring(node):
+                print(name, node.name)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
 def _outcomes_in(env: dict[str, str], *args: str) -> str:
     return subprocess.run([sys.executable, "-m", "harness_lab.cli", *args],
                           capture_output=True, text=True, env=env, cwd=ROOT).stdout

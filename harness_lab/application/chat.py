@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import simpy
 
@@ -377,7 +377,7 @@ class ChatApplication:
             intent=live.intent, run_state=term.state, termination_reason=_reason(ctx),
             release_outcome=published.outcome,
             fallback_type=decision.fallback_type if decision is not None else None,
-            stored_status=StoredRunStatus(stored) if stored else None,
+            stored_status=_stored_status(stored),
             sse_state=live.sse.state,
             collection_state=collection.state if collection is not None else None,
             stop_reason=collection.stop_reason if collection is not None else None,
@@ -400,6 +400,17 @@ class ChatApplication:
             terminations=tuple((t.state.value, t.reason, t.at)
                                for t in ctx.lifecycle.history),
             extra=dict(live.extra))
+
+
+_STORED_STATUS: Final[dict[str, StoredRunStatus]] = {s.value: s for s in StoredRunStatus}
+
+
+def _stored_status(value: Any) -> StoredRunStatus | None:
+    """``StoredRunStatus(value)`` for a stored value (None for none), without the enum's call."""
+    if not value:
+        return None
+    status = _STORED_STATUS.get(value)
+    return status if status is not None else StoredRunStatus(value)  # ValueError naming it
 
 
 def _reason(ctx: RunContext) -> str | None:

@@ -126,8 +126,8 @@ class RunContext:
         self.session_id = session_id
         self.env = env
         self.config = config
-        self.started_at = env.now
-        self.deadline_at = env.now + config.deadline_s
+        self.started_at = virtual_now(env)
+        self.deadline_at = virtual_now(env) + config.deadline_s
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
         self.lifecycle = RunLifecycle(run_id, allow_override=late)
         self.discard_late = not late
@@ -190,7 +190,7 @@ class RunContext:
         self._name_counts[key] = m
         probe = self.probe
         if probe is not None:
-            probe.at_boundary(self, Boundary(kind, "before", n, name, m, self.env.now))
+            probe.at_boundary(self, Boundary(kind, "before", n, name, m, virtual_now(self.env)))
         if not self.certainly_active():  # the boundary text is only built when the check fails
             self.check_active(f"before {kind}:{name}")
         error: ProviderError | ToolExecutionError | None = None
@@ -216,12 +216,12 @@ class RunContext:
             yield self.env.timeout(latency)
         try:
             if probe is not None:
-                probe.at_boundary(self, Boundary(kind, "after", n, name, m, self.env.now))
+                probe.at_boundary(self, Boundary(kind, "after", n, name, m, virtual_now(self.env)))
             try:
                 if self.discard_late and not self.certainly_active():
                     self.check_active(f"after {kind}:{name}")
             except RunAborted:
-                self.discarded.append((kind, name, self.env.now))
+                self.discarded.append((kind, name, virtual_now(self.env)))
                 self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,
                                  {"call": kind.value, "name": name, "state": self.state.value})
                 raise

@@ -277,22 +277,24 @@ class _Recorder:
         self._live: dict[str, LiveRun] = {}
 
     def install(self) -> None:
-        """Wrap ``harness.submit`` so every run is recorded (composed with the runner's)."""
-        original = self.harness.submit
+        """Record every run the harness is given (composed with the runner's probe and hook)."""
+        self.harness.submit_hooks.append(self._compose)
 
-        def submit(*args: Any, **kwargs: Any) -> Any:
-            """Compose the recorder with the probe and hook set now, then submit."""
-            app = self.harness.app
-            if app.probe is not self:
-                self.inner, app.probe = app.probe, self
-            if self.harness.before_send is not self.send_hook:
-                self.inner_send, self.harness.before_send = (self.harness.before_send,
-                                                             self.send_hook)
-            handle = original(*args, **kwargs)
-            self._live[handle.run_id] = handle.live
-            return handle
+    def _compose(self, harness: Harness) -> None:
+        """Put the recorder in front of the probe and send hook set now, once per run."""
+        app = harness.app
+        if app.probe is not self:
+            self.inner, app.probe = app.probe, self
+        if harness.before_send is not self.send_hook:
+            self.inner_send, harness.before_send = harness.before_send, self.send_hook
 
-        self.harness.submit = submit  # type: ignore[method-assign]
+    def _live_run(self, run_id: str) -> LiveRun | None:
+        """The live objects of a submitted run (looked up among the harness's handles)."""
+        live = self._live.get(run_id)
+        if live is None:
+            self._live = {h.run_id: h.live for h in self.harness.handles}
+            live = self._live.get(run_id)
+        return live
 
     def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
         """Let the inner probe act first, then record the boundary and the run's state.
@@ -314,7 +316,7 @@ class _Recorder:
         if self.inner_send is not None:
             self.inner_send(session, k, kind)
         run_id = session.run_id or ""
-        live = self._live.get(run_id)
+        live = self._live_run(run_id)
         ctx = live.ctx if live is not None else None
         active = ctx.lifecycle.is_active if ctx is not None else True
         past = ctx.now >= ctx.deadline_at if ctx is not None else False
@@ -322,7 +324,7 @@ class _Recorder:
         self.sends.append((run_id, k, kind, now, active, past))
 
     def _facts(self, run_id: str) -> int:
-        live = self._live.get(run_id)
+        live = self._live_run(run_id)
         if live is None or live.agent is None or live.boundary is None:
             return 0
         return len(verified(live.agent.snapshot().facts, live.boundary.ready_ids()))

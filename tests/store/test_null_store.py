@@ -36,3 +36,21 @@ def test_a_run_in_flight_reads_as_running_and_is_forgotten_once_completed() -> N
     assert (row["status"], row["intent"], row["fallback_type"]) == (
         "SUCCESS", "DIAGNOSIS", "MISSING_REQUIRED_CONTEXT")
     assert store.get_run("r1") is None
+
+
+def test_every_completed_column_comes_from_the_start_or_the_completion_by_its_name() -> None:
+    store = NullRunStore()
+    store.insert_running(RunStart("r9", "s9", "why so slow?", 2.25), STARTED)
+    store.record_intent("r9", "DIAGNOSIS")
+    done = RunCompletion(
+        run_id="r9", status="SUCCESS", release_outcome="SUCCESS", fallback_type="ft",
+        answer_json='{"a": 1}', conclusion="the pool", published_result='{"p": 2}',
+        termination_state="SUCCESS", termination_reason="completed", duration_ms=1250.0,
+        input_tokens=11, output_tokens=13, total_tokens=24, agent_steps=5, tool_calls=4,
+        finished_at=3.5, invocations=(), trace=())
+    row = store.complete(done)
+    started = {"run_id": "r9", "session_id": "s9", "query": "why so slow?",
+               "intent": "DIAGNOSIS", "created_at": 2.25}
+    assert row == {name: started[name] if name in started else getattr(done, name)
+                   for name in RUN_COLUMNS}
+    assert list(row) == list(RUN_COLUMNS)

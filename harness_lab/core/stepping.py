@@ -1,0 +1,63 @@
+"""simpy's stepping loop, run by the compiled run core: ``env.run()`` to idle.
+
+A simulated run passes some sixteen simpy events, and ``Environment.run`` hands each to
+``Environment.step``: two Python frames around a heap pop and the event's callbacks, which
+cost more than the work they do when everything around them is compiled. :func:`run_to_idle`
+is that loop itself, over the same environment: it pops events in the queue's order, sets the
+clock, calls each event's callbacks and crashes on an undefused failure exactly as ``step``
+does, and stops where ``run()`` stops. The events, their ordering and ties, and every
+process's resumption stay simpy's own; tests run the same processes both ways and compare
+the timelines, values and errors.
+
+Any environment that is not exactly ``simpy.Environment`` (a ``RealtimeEnvironment`` paces
+its steps against the wall clock) is run by its own ``run()``.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop
+from typing import Any, Final
+
+import simpy
+from simpy.core import StopSimulation
+from simpy.events import EventPriority
+
+__all__ = ["run_to_idle"]
+
+_ENVIRONMENT: Final[Any] = simpy.Environment
+_STOP: Final[Any] = StopSimulation
+_POP: Final[Any] = heappop
+_FIRST: Final[Any] = EventPriority(-1)
+
+
+def run_to_idle(env: simpy.Environment) -> Any:
+    """``env.run()``: process events until none is scheduled (or one stops the simulation).
+
+    Returns what ``env.run()`` returns: None, or the value a ``StopSimulation`` carries.
+    """
+    if type(env) is not _ENVIRONMENT:
+        return env.run()
+    queue: list[Any] = env._queue
+    while queue:
+        now, _, _, event = _POP(queue)
+        env._now = now
+        callbacks = event.callbacks
+        event.callbacks = None
+        done = 0
+        try:
+            for callback in callbacks:
+                done += 1
+                callback(event)
+        except _STOP as stop:
+            # as Environment.step: the callbacks not yet called stay with the event, which is
+            # scheduled again to be processed first when the simulation resumes
+            event.callbacks = callbacks[done:]
+            env.schedule(event, _FIRST)
+            return stop.args[0] if stop.args else None
+        if not event._ok and not hasattr(event, "_defused"):
+            # an undefused failure crashes the environment with a copy of the exception
+            failure = event._value
+            exc = type(failure)(*failure.args)
+            exc.__cause__ = failure
+            raise exc
+    return None
