@@ -25,7 +25,7 @@ from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
 from harness_lab.store.base import RunStore
-from harness_lab.tools.ledger import InvocationLedger
+from harness_lab.tools.ledger import Ledger
 
 __all__ = ["Harness", "RunHandle"]
 
@@ -70,7 +70,7 @@ class Harness:
                  store: RunStore | None = None, env: simpy.Environment | None = None,
                  probe: BoundaryProbe | None = None, latency: LatencyModel | None = None,
                  capacity: dict[CallKind, int] | None = None,
-                 ledger: InvocationLedger | None = None,
+                 ledger: Ledger | None = None,
                  before_send: SendHook | None = None) -> None:
         if store is None:
             from harness_lab.store.sql import SqlRunStore

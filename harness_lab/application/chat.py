@@ -57,7 +57,7 @@ from harness_lab.states import (
 )
 from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
 from harness_lab.tools.boundary import ToolBoundary
-from harness_lab.tools.ledger import InvocationLedger
+from harness_lab.tools.ledger import InvocationLedger, Ledger
 
 __all__ = ["ChatApplication", "Published"]
 
@@ -91,7 +91,7 @@ class ChatApplication:
     """Handles chat requests; one instance serves every run of a harness."""
 
     def __init__(self, components: Components, config: HarnessConfig, store: RunStore, *,
-                 ledger: InvocationLedger | None = None, probe: BoundaryProbe | None = None,
+                 ledger: Ledger | None = None, probe: BoundaryProbe | None = None,
                  latency: LatencyModel | None = None,
                  capacity: dict[CallKind, simpy.Resource] | None = None) -> None:
         self.components = components

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness_lab.diagnosis.data import fact_data
 from harness_lab.diagnosis.schema import Fact, ProgressReport, validator_of
 from harness_lab.frozen import value_class
 
@@ -44,7 +45,7 @@ class ProgressSnapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data."""
-        return {"facts": [f.model_dump(mode="json") for f in self.facts],
+        return {"facts": [fact_data(f) for f in self.facts],
                 "missing_info": list(self.missing_info), "steps": self.steps}
 
 

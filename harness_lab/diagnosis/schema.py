@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints
 from harness_lab.states import InformationGain
 
 __all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
-           "json_dumper_of", "parse_json_object", "validator_of"]
+           "parse_json_object", "validator_of"]
 
 NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1, strip_whitespace=True)]
 # Unknown keys are refused and every string must be a JSON string (no number for a string);
@@ -110,12 +110,3 @@ def validator_of(model: type[M]) -> Callable[[Any], M]:
     itself skips two Python frames a call (this function and ``model_validate``).
     """
     return cast("Callable[[Any], M]", model.__pydantic_validator__.validate_python)
-
-
-def json_dumper_of(model: type[BaseModel]) -> Callable[..., dict[str, Any]]:
-    """``model_dump(mode="json")`` of ``model``'s instances, bound once: its core serializer.
-
-    Call it as ``dump(value, mode="json")`` (and ``include=...`` where wanted); it skips
-    ``model_dump``'s Python frame, as :func:`validator_of` skips ``model_validate``'s.
-    """
-    return cast("Callable[..., dict[str, Any]]", model.__pydantic_serializer__.to_python)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, json_dumper_of
+from harness_lab.diagnosis.data import evidence_data, fact_data
+from harness_lab.diagnosis.schema import DiagnosisDraft, Fact
 from harness_lab.states import FallbackType
 
 __all__ = ["FALLBACK_MESSAGES", "fallback_content", "report_content"]
@@ -31,22 +32,17 @@ def fallback_content(kind: FallbackType, facts: Sequence[Fact] = (),
         "contentType": "fallback",
         "fallbackType": kind.value,
         "message": FALLBACK_MESSAGES[kind],
-        "facts": [f.model_dump(mode="json") for f in facts],
+        "facts": [fact_data(f) for f in facts],
         "missingInfo": list(missing_info),
     }
 
 
-_CITED = {"evidence", "findings"}
-_dump_draft = json_dumper_of(DiagnosisDraft)
-
-
 def report_content(draft: DiagnosisDraft) -> dict[str, Any]:
     """The public diagnosis report of a draft that passed every guard."""
-    cited = _dump_draft(draft, mode="json", include=_CITED)  # one call, not one a reference
     return {
         "contentType": "diagnosis_report",
         "conclusion": draft.conclusion,
-        "evidence": cited["evidence"],
-        "findings": cited["findings"],
+        "evidence": [evidence_data(e) for e in draft.evidence],
+        "findings": [fact_data(f) for f in draft.findings],
         "recommendations": list(draft.recommendations),
     }

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 
 from harness_lab.core.context import RunContext
 from harness_lab.diagnosis.agent import DiagnosisAgentExecution
+from harness_lab.diagnosis.data import draft_data
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, json_dumper_of, parse_json_object
+from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
 from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
 from harness_lab.frozen import value_class
 from harness_lab.ports import (
@@ -44,9 +45,6 @@ from harness_lab.states import (
 from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["ReleaseDecision", "ReleasePipeline"]
-
-_dump_draft = json_dumper_of(DiagnosisDraft)
-
 
 @dataclass(frozen=True, slots=True, init=False)
 class ReleaseDecision:
@@ -191,7 +189,7 @@ class ReleasePipeline:
                 ) -> Generator[simpy.Event, Any, DiagnosisDraft | None]:
         """Exactly one EvidenceRepair; None when it fails or returns no valid draft."""
         ctx = self.ctx
-        request = RepairRequest(ctx.run_id, self.query, _dump_draft(draft, mode="json"),
+        request = RepairRequest(ctx.run_id, self.query, draft_data(draft),
                                 check.problems, tuple(sorted(self.boundary.ready_ids())))
         ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.STARTED,
                         {"problems": list(check.problems)})
@@ -219,7 +217,7 @@ class ReleasePipeline:
             rec = self.boundary.record(ref.invocation_id)
             if rec is not None:
                 cited.append(rec.to_dict())
-        request = GuardRequest(ctx.run_id, self.query, _dump_draft(draft, mode="json"),
+        request = GuardRequest(ctx.run_id, self.query, draft_data(draft),
                                tuple(cited))
         ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_ATTEMPT, TraceEventStatus.STARTED, {})
         try:

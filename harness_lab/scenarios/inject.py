@@ -42,7 +42,7 @@ from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.faults import describe
 from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
-from harness_lab.tools.ledger import InvocationLedger
+from harness_lab.tools.ledger import Ledger
 from harness_lab.tools.records import CanonicalInvocation
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class FaultPlan:
                           responder=_FaultyResponder(c.responder, self),
                           retriever=_FaultyRetriever(c.retriever, self), tools=tools)
 
-    def ledger(self) -> InvocationLedger:
+    def ledger(self) -> Ledger:
         """A canonical ledger refusing the begins and completions the faults ask for."""
         return _FaultyLedger(self)
 
@@ -383,9 +383,10 @@ class _FaultyTool:
         return output if spike is None else dataclasses.replace(output, latency_s=spike)
 
 
-class _FaultyLedger(InvocationLedger):
+class _FaultyLedger:
+    """A Ledger refusing the begins and completions the plan's faults ask for."""
+
     def __init__(self, plan: FaultPlan) -> None:
-        super().__init__()
         self.plan = plan
 
     def begin(self, record: CanonicalInvocation) -> bool:

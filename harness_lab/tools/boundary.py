@@ -20,7 +20,7 @@ from harness_lab.states import (
     TraceEventStatus,
     TraceEventType,
 )
-from harness_lab.tools.ledger import InvocationLedger
+from harness_lab.tools.ledger import Ledger
 from harness_lab.tools.records import CanonicalInvocation, ToolRejection
 from harness_lab.tools.scope import normalize_scope
 
@@ -33,7 +33,7 @@ class ToolBoundary:
     __slots__ = ("ctx", "tools", "ledger", "collection", "records", "rejections", "_call_ids",
                  "_by_id", "_ready")
 
-    def __init__(self, ctx: RunContext, tools: Mapping[str, Tool], ledger: InvocationLedger,
+    def __init__(self, ctx: RunContext, tools: Mapping[str, Tool], ledger: Ledger,
                  collection: CollectionController) -> None:
         self.ctx = ctx
         self.tools = tools

@@ -1,12 +1,25 @@
-"""InvocationLedger: the canonical invocation store of one harness."""
+"""The canonical invocation store of one harness: the Ledger protocol and InvocationLedger."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from harness_lab.tools.records import CanonicalInvocation
 
-__all__ = ["InvocationLedger"]
+__all__ = ["InvocationLedger", "Ledger"]
+
+
+class Ledger(Protocol):
+    """Where the tool boundary keeps canonical records; it may refuse to keep one."""
+
+    def begin(self, record: CanonicalInvocation) -> bool:
+        """Keep a new PROJECTING record; False when the store refuses it."""
+        ...
+
+    def complete(self, record: CanonicalInvocation) -> bool:
+        """Keep a finished record; False when the store refuses it."""
+        ...
 
 
 class InvocationLedger:
