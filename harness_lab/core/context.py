@@ -88,22 +88,22 @@ def virtual_now(env: simpy.Environment) -> float:
 def restart_clock(env: simpy.Environment) -> bool:
     """Put an idle ``env`` back at virtual time 0 with its event counter reset; False if busy.
 
-    An environment whose queue is empty and that runs no process holds nothing but its clock
-    and event counter (simpy's ``_now`` and ``_eid``); reset, it schedules, orders and times
-    events exactly as a new ``simpy.Environment()`` would (a test compares them), without the
-    cost of building one and binding its event classes, and without leaving the old one to
-    the garbage collector (it holds itself in a cycle). An environment with anything
-    scheduled, or state this helper does not know, is left alone and the caller makes a new
-    one.
+    A ``simpy.Environment`` whose queue is empty and that runs no process holds nothing but
+    its clock and event counter (simpy's ``_now`` and ``_eid``); reset, it schedules, orders
+    and times events exactly as a new ``simpy.Environment()`` would (a test compares them),
+    without the cost of building one and binding its event classes, and without leaving the
+    old one to the garbage collector (it holds itself in a cycle). An environment with
+    anything scheduled, or of another kind (a subclass may keep state of its own), is left
+    alone and the caller makes a new one.
     """
-    if env._queue or env._active_proc is not None or vars(env).keys() != _ENV_STATE:
+    if type(env) is not _ENVIRONMENT or env._queue or env._active_proc is not None:
         return False
     env._now = 0
     env._eid = itertools.count()
     return True
 
 
-_ENV_STATE: Final = simpy.Environment().__dict__.keys()
+_ENVIRONMENT: Final[Any] = simpy.Environment
 
 
 def clock_of(env: simpy.Environment) -> Callable[[], float]:

@@ -39,9 +39,12 @@ def run_to_idle(env: simpy.Environment) -> Any:
         return env.run()
     queue: list[Any] = env._queue
     while queue:
-        now, _, _, event = _POP(queue)
-        env._now = now
-        callbacks = event.callbacks
+        # typed, so the entry is read by index and the callbacks as a list (not iterated
+        # through Python's iterator protocol); ``schedule`` makes both
+        entry: tuple[Any, Any, Any, Any] = _POP(queue)
+        env._now = entry[0]
+        event = entry[3]
+        callbacks: list[Any] = event.callbacks
         event.callbacks = None
         done = 0
         try:

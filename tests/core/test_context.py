@@ -60,3 +60,13 @@ def test_an_environment_with_something_scheduled_is_not_restarted() -> None:
     env.run(until=2.0)
     assert not restart_clock(env)
     assert env.now == 2.0
+
+
+def test_an_environment_of_another_kind_is_not_restarted() -> None:
+    class Paced(simpy.Environment):
+        pass
+
+    env = Paced()
+    env.run(until=3.0)
+    assert not restart_clock(env)
+    assert env.now == 3.0
