@@ -185,11 +185,12 @@ class RunContext:
         """
         n = self._counts.get(kind, 0) + 1
         self._counts[kind] = n
-        key = (kind, name)
-        m = self._name_counts.get(key, 0) + 1
-        self._name_counts[key] = m
         probe = self.probe
-        if probe is not None:
+        m = 0
+        if probe is not None:  # the ordinal per name only locates boundaries for a probe
+            key = (kind, name)
+            m = self._name_counts.get(key, 0) + 1
+            self._name_counts[key] = m
             probe.at_boundary(self, Boundary(kind, "before", n, name, m, virtual_now(self.env)))
         if not self.certainly_active():  # the boundary text is only built when the check fails
             self.check_active(f"before {kind}:{name}")

@@ -52,8 +52,8 @@ class Evidence:
 
     def output(self, request: ToolInput) -> ToolOutput:
         """A ToolOutput holding a fresh copy of the items."""
-        return ToolOutput(tuple(map(dict, self.items)), size_bytes=self.size_bytes or 0,
-                          latency_s=self.latency_s)
+        return ToolOutput(tuple([dict(item) for item in self.items]),
+                          size_bytes=self.size_bytes or 0, latency_s=self.latency_s)
 
 
 @dataclass(frozen=True)

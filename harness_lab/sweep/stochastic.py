@@ -118,8 +118,12 @@ class SampleLatency:
     def __init__(self, stream: SampleStream, samplers: Mapping[CallKind, Sampler],
                  defaults: Mapping[CallKind, float]) -> None:
         self.stream = stream
-        self.samplers = samplers
-        self.defaults = defaults
+        # kept as dicts: a dict's lookup is a direct call in the compiled core, a Mapping's a
+        # method call
+        self.samplers: dict[CallKind, Sampler] = (samplers if type(samplers) is dict
+                                                  else dict(samplers))
+        self.defaults: dict[CallKind, float] = (defaults if type(defaults) is dict
+                                                else dict(defaults))
 
     def latency(self, kind: CallKind, name: str, reply_latency: float | None) -> float:
         """One call's virtual latency."""
