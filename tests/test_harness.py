@@ -419,3 +419,19 @@ def test_an_exact_repeat_of_a_ready_call_is_no_gain_by_the_harness() -> None:
         draft(findings=[("timeouts", [INV1])], progress=progress()),
     ]).run("why is checkout slow?")
     assert [g.value for g in r.gains] == ["GAINED", "NO_GAIN"]
+
+
+def test_a_submit_hook_composes_a_send_hook_that_sees_every_event_of_the_run() -> None:
+    harness = build(SUCCESS_STEPS)
+    sent: list[str] = []
+    calls: list[int] = []
+
+    def hook(h: Any) -> None:
+        calls.append(len(h.handles))  # called before the run's handle exists
+        h.before_send = lambda session, k, kind: sent.append(str(kind))
+
+    harness.submit_hooks.append(hook)
+    r = harness.run("why is checkout slow?")
+    assert calls == [0]
+    assert sent == [str(e.kind) for e in r.sse_events]
+    assert len(sent) >= 2
