@@ -29,6 +29,13 @@ from harness_lab.tools.ledger import Ledger
 
 __all__ = ["Harness", "RunHandle"]
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the compiler reads the decorator; at run time it need not be installed
+    def mypyc_attr(*_: object, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        """No effect: the class decorator mypyc reads when it compiles the module."""
+        return lambda cls: cls
+
 
 class RunHandle:
     """A submitted run: its live objects now, its record once it finished."""
@@ -59,11 +66,13 @@ class RunHandle:
         return value
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Harness:
     """One harness instance: components, configuration, a store and a simpy environment.
 
     ``capacity`` limits concurrent calls per call kind across every run of the environment
-    (a provider's concurrency as a ``simpy.Resource``).
+    (a provider's concurrency as a ``simpy.Resource``). Compiled with the run core, it can
+    still be subclassed (a subclass's methods are interpreted).
     """
 
     def __init__(self, components: Components, config: HarnessConfig | None = None, *,

@@ -20,6 +20,7 @@ from harness_lab.fakes import (
     provider_error,
     report,
 )
+from harness_lab.harness import Harness
 from harness_lab.invariants import check
 from harness_lab.ports import AgentRequest, CallKind, ModelReply, TokenUsage
 from harness_lab.states import (
@@ -435,3 +436,16 @@ def test_a_submit_hook_composes_a_send_hook_that_sees_every_event_of_the_run() -
     assert calls == [0]
     assert sent == [str(e.kind) for e in r.sse_events]
     assert len(sent) >= 2
+
+
+def test_a_subclass_of_the_harness_overrides_what_its_runs_use() -> None:
+    base = build(SUCCESS_STEPS)
+
+    class NamedSessions(Harness):
+        def new_session_id(self) -> str:
+            return "session-of-the-subclass"
+
+    harness = NamedSessions(base.app.components, base.config, store=base.store)
+    r = harness.run("why is checkout slow?")
+    assert r.session_id == "session-of-the-subclass"
+    assert r.release_outcome is ReleaseOutcome.SUCCESS
