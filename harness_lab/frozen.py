@@ -33,11 +33,11 @@ def quick_init(cls: C) -> C:
     run core are declared ``@dataclass(frozen=True, slots=True, init=False)`` with an
     ``__init__`` that sets each field with ``object.__setattr__`` (which mypyc turns into a
     native store, some twenty times faster than a frozen dataclass's generated ``__init__``),
-    and call ``quick_init(Cls)`` after the class rather than decorating it: mypyc leaves a
-    class with an unknown decorator interpreted. In the pure-Python core, this call replaces
-    that ``__init__`` with the faster one built here, of the same signature: where a written
-    ``__init__`` takes ``None`` for a field with a default factory (a compiled ``__init__``
-    cannot hold a mutable default), so does the replacement.
+    and are followed by ``value_class(Cls)``, which calls this, rather than decorated: mypyc
+    leaves a class with an unknown decorator interpreted. In the pure-Python core, this call
+    replaces that ``__init__`` with the faster one built here, of the same signature: where a
+    written ``__init__`` takes ``None`` for a field with a default factory (a compiled
+    ``__init__`` cannot hold a mutable default), so does the replacement.
     """
     if "__mypyc_attrs__" in cls.__dict__:
         return cls

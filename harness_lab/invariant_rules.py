@@ -26,9 +26,6 @@ from harness_lab.states import (
 __all__ = ["INVARIANTS", "Check", "breaches"]
 
 
-_CANCELLED_VALUE = ReleaseOutcome.CANCELLED.value
-
-
 Check = Callable[[RunRecord], Iterable[str]]
 
 
@@ -84,7 +81,7 @@ def _sse_protocol(r: RunRecord) -> list[str]:
             if (e.data.get("sessionId"), e.data.get("runId")) != identity:
                 out.append("a result's identity does not match the metadata")
         elif kind is SseEventKind.DONE:
-            if e.data.get("outcome") == _CANCELLED_VALUE:
+            if e.data.get("outcome") == ReleaseOutcome.CANCELLED.value:
                 out.append("CANCELLED was sent as a public done outcome")
             elif e.data.get("outcome") != r.release_outcome.value:
                 out.append(f"done says {e.data.get('outcome')}, the release outcome is "

@@ -163,23 +163,35 @@ def _restore_docstrings(module: ModuleType, source: Path) -> bool:
     A compiled module imported by another is in ``sys.modules`` while its body runs; a class
     its body has not defined yet is missing, and the module is documented on a later call.
     """
+    docs = _source_docstrings(source)
+    if docs is None:
+        return True
+    module_doc, class_docs = docs
+    module.__doc__ = module_doc
+    complete = True
+    for name, doc in class_docs:
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            complete = False
+            continue
+        try:
+            cls.__doc__ = doc
+        except (AttributeError, TypeError):  # an immutable type keeps its own
+            pass
+    return complete
+
+
+@functools.cache
+def _source_docstrings(source: Path) -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
+    """The module docstring and the docstring of each top-level class of ``source``, parsed
+    once however often a half-loaded module is visited; None when it cannot be read."""
     try:
         tree = ast.parse(source.read_bytes())
     except (OSError, SyntaxError):
-        return True
-    complete = True
-    module.__doc__ = ast.get_docstring(tree)
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node)):
-            cls = getattr(module, node.name, None)
-            if not isinstance(cls, type):
-                complete = False
-                continue
-            try:
-                cls.__doc__ = doc
-            except (AttributeError, TypeError):  # an immutable type keeps its own
-                pass
-    return complete
+        return None
+    return ast.get_docstring(tree), tuple(
+        (node.name, doc) for node in tree.body
+        if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node)))
 
 
 def _install() -> CoreBuild:

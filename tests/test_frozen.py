@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import pickle
@@ -99,9 +100,6 @@ def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple
     """Each ``init=False`` frozen dataclass of the package: its fields, its ``__init__``'s
     parameters (name and default, as source text), the fields that ``__init__`` sets, whether
     the class has a ``__post_init__`` and whether the ``__init__`` calls it."""
-    import ast
-    from pathlib import Path
-
     import harness_lab
 
     found = []

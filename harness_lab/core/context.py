@@ -7,10 +7,9 @@ clock, and discards a late result when the run ended while the call was in fligh
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import simpy
 
@@ -25,8 +24,7 @@ from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 from harness_lab.trace import Tracer
 
-__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext", "clock_of", "restart_clock",
-           "virtual_now"]
+__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext", "clock_of", "virtual_now"]
 
 R = TypeVar("R")
 
@@ -83,27 +81,6 @@ def virtual_now(env: simpy.Environment) -> float:
     """
     now: float = env._now
     return now
-
-
-def restart_clock(env: simpy.Environment) -> bool:
-    """Put an idle ``env`` back at virtual time 0 with its event counter reset; False if busy.
-
-    A ``simpy.Environment`` whose queue is empty and that runs no process holds nothing but
-    its clock and event counter (simpy's ``_now`` and ``_eid``); reset, it schedules, orders
-    and times events exactly as a new ``simpy.Environment()`` would (a test compares them),
-    without the cost of building one and binding its event classes, and without leaving the
-    old one to the garbage collector (it holds itself in a cycle). An environment with
-    anything scheduled, or of another kind (a subclass may keep state of its own), is left
-    alone and the caller makes a new one.
-    """
-    if type(env) is not _ENVIRONMENT or env._queue or env._active_proc is not None:
-        return False
-    env._now = 0
-    env._eid = itertools.count()
-    return True
-
-
-_ENVIRONMENT: Final[Any] = simpy.Environment
 
 
 def clock_of(env: simpy.Environment) -> Callable[[], float]:

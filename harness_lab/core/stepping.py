@@ -1,4 +1,4 @@
-"""simpy's stepping loop, run by the compiled run core: ``env.run()`` to idle.
+"""simpy's environment as the compiled run core drives it: run to idle, restarted at 0.
 
 A simulated run passes some sixteen simpy events, and ``Environment.run`` hands each to
 ``Environment.step``: two Python frames around a heap pop and the event's callbacks, which
@@ -10,11 +10,12 @@ process's resumption stay simpy's own; tests run the same processes both ways an
 the timelines, values and errors.
 
 Any environment that is not exactly ``simpy.Environment`` (a ``RealtimeEnvironment`` paces
-its steps against the wall clock) is run by its own ``run()``.
+its steps against the wall clock) is run by its own ``run()``, and never restarted.
 """
 
 from __future__ import annotations
 
+import itertools
 from heapq import heappop
 from typing import Any, Final
 
@@ -22,7 +23,7 @@ import simpy
 from simpy.core import StopSimulation
 from simpy.events import EventPriority
 
-__all__ = ["run_to_idle"]
+__all__ = ["restart_clock", "run_to_idle"]
 
 _ENVIRONMENT: Final[Any] = simpy.Environment
 _STOP: Final[Any] = StopSimulation
@@ -64,3 +65,21 @@ def run_to_idle(env: simpy.Environment) -> Any:
             exc.__cause__ = failure
             raise exc
     return None
+
+
+def restart_clock(env: simpy.Environment) -> bool:
+    """Put an idle ``env`` back at virtual time 0 with its event counter reset; False if busy.
+
+    A ``simpy.Environment`` whose queue is empty and that runs no process holds nothing but
+    its clock and event counter (simpy's ``_now`` and ``_eid``); reset, it schedules, orders
+    and times events exactly as a new ``simpy.Environment()`` would (a test compares them),
+    without the cost of building one and binding its event classes, and without leaving the
+    old one to the garbage collector (it holds itself in a cycle). An environment with
+    anything scheduled, or of another kind (a subclass may keep state of its own), is left
+    alone and the caller makes a new one.
+    """
+    if type(env) is not _ENVIRONMENT or env._queue or env._active_proc is not None:
+        return False
+    env._now = 0
+    env._eid = itertools.count()
+    return True

@@ -78,8 +78,10 @@ class DiagnosisDraft(BaseModel):
         return not (self.conclusion or self.evidence or self.findings or self.missing_info)
 
     def public(self) -> dict[str, Any]:
-        """The draft as JSON-ready data."""
-        return self.model_dump(mode="json")
+        """The draft as JSON-ready data: ``model_dump(mode="json")``, read field by field."""
+        from harness_lab.diagnosis.data import draft_data  # data imports this module
+
+        return draft_data(self)
 
 
 class AgentEnvelope(BaseModel):

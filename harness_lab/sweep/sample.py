@@ -16,8 +16,7 @@ from typing import Any
 import simpy
 
 from harness_lab.application.components import Components
-from harness_lab.core.context import restart_clock
-from harness_lab.core.stepping import run_to_idle
+from harness_lab.core.stepping import restart_clock, run_to_idle
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import value_class
 from harness_lab.harness import Harness

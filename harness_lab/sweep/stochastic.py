@@ -23,6 +23,7 @@ from harness_lab.sweep.spec import Distribution, StochasticFaults
 __all__ = ["Draws", "SampleLatency", "SampleStream", "compile_distribution", "sample_rng",
            "wrap_stochastic"]
 
+
 class Draws(Protocol):
     """What a distribution draws from: a ``random.Random`` or a :class:`SampleStream`."""
 

@@ -10,7 +10,7 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_lab.core.stepping import run_to_idle
+from harness_lab.core.stepping import restart_clock, run_to_idle
 
 # one action of a process: wait, fail, interrupt / join another process, wait for any or all
 # of two timeouts, hold a shared resource, fire or await a shared signal
@@ -150,3 +150,45 @@ def test_an_idle_environment_is_left_as_it_is() -> None:
     env = simpy.Environment(initial_time=7.0)
     assert run_to_idle(env) is None
     assert env.now == 7.0
+
+
+def _timeline(env: simpy.Environment) -> list[tuple[float, str]]:
+    """Three processes whose timeouts meet at the same instants; the order they fire in."""
+    fired: list[tuple[float, str]] = []
+
+    def proc(name: str, delays: tuple[float, ...]) -> simpy.events.ProcessGenerator:
+        for delay in delays:
+            yield env.timeout(delay)
+            fired.append((env.now, name))
+
+    for name, delays in (("a", (0.1, 0.2, 0.7)), ("b", (0.3, 0.7)), ("c", (1.0,))):
+        env.process(proc(name, delays))
+    env.run()
+    return fired
+
+
+def test_a_restarted_idle_environment_runs_as_a_new_one_does() -> None:
+    env = simpy.Environment()
+    first = _timeline(env)
+    assert env.now > 0
+    assert restart_clock(env)
+    assert env.now == 0
+    assert _timeline(env) == first == _timeline(simpy.Environment())
+
+
+def test_an_environment_with_something_scheduled_is_not_restarted() -> None:
+    env = simpy.Environment()
+    env.timeout(5.0)
+    env.run(until=2.0)
+    assert not restart_clock(env)
+    assert env.now == 2.0
+
+
+def test_an_environment_of_another_kind_is_not_restarted() -> None:
+    class Paced(simpy.Environment):
+        pass
+
+    env = Paced()
+    env.run(until=3.0)
+    assert not restart_clock(env)
+    assert env.now == 3.0

@@ -40,6 +40,7 @@ def test_a_drafts_data_is_its_json_dump(raw: dict[str, Any]) -> None:
     data = draft_data(draft)
     assert data == draft.model_dump(mode="json")
     assert list(data) == list(draft.model_dump(mode="json"))
+    assert draft.public() == data
 
 
 @settings(max_examples=100, deadline=None)

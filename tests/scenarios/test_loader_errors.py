@@ -241,7 +241,7 @@ def test_an_expect_when_value_that_no_variant_has_is_refused() -> None:
 
 def test_a_fault_that_never_fired_lists_only_the_calls_at_can_address() -> None:
     text = TWO_TOOL_DIAGNOSIS + ("faults:\n  - kind: crash\n"
-                        "    at: {when: before, call: tool, tool: logs, n: 2}\n")
+                                 "    at: {when: before, call: tool, tool: logs, n: 2}\n")
     [loaded] = load_text(text, "s.yaml")
     error = run_scenario(loaded).error
     assert error == ("s.yaml:17: faults.0: fault 0 crash(before tool:logs#2) never fired: it "
