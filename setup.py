@@ -4,17 +4,26 @@ The modules a simulated run executes (listed in ``harness_lab/_compiled.txt``) a
 to C extension modules by mypyc from the same, type-checked source, when a C compiler is
 there. The compiled core is optional: without a compiler, or with ``HARNESS_LAB_PURE=1`` in
 the environment at install time, the package installs as pure Python and behaves the same.
+
+A build reuses the extension modules of an earlier build in the same tree (an editable
+install builds them in place) when every compiled source is unchanged since then, as
+``_compiled.lock`` records: installing again, for instance with the test extra after the first
+install, then takes seconds instead of a minute of compiling.
 """
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import json
 import os
+import shutil
 import sys
+import sysconfig
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "harness_lab"
@@ -33,15 +42,58 @@ def _compiled_modules() -> list[str]:
     return [f"harness_lab/{line}" for line in lines if line]
 
 
+def _digests(paths: list[str]) -> dict[str, str]:
+    """The SHA-256 of each source, keyed by its module's dotted name."""
+    return {path.removesuffix(".py").replace("/", "."):
+            hashlib.sha256((HERE / path).read_bytes()).hexdigest() for path in paths}
+
+
 def _record_sources(paths: list[str]) -> None:
     """Write the hash of every compiled source to ``_compiled.lock``.
 
     At import, ``harness_lab.native`` compares them with the sources beside the compiled
     modules and runs the pure-Python core when one changed since this build.
     """
-    digests = {path.removesuffix(".py").replace("/", "."):
-               hashlib.sha256((HERE / path).read_bytes()).hexdigest() for path in paths}
-    (PACKAGE / "_compiled.lock").write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(_digests(paths), indent=1, sort_keys=True) + "\n"
+    (PACKAGE / "_compiled.lock").write_text(text)
+
+
+def _built_in_place(paths: list[str]) -> dict[str, Path] | None:
+    """The extension file of each module of an earlier in-place build of these very sources.
+
+    None unless every source hashes as ``_compiled.lock`` recorded and every extension
+    (the module shims and mypyc's shared library) exists for this Python.
+    """
+    try:
+        recorded = json.loads((PACKAGE / "_compiled.lock").read_text())
+    except (OSError, ValueError):
+        return None
+    if recorded != _digests(paths):
+        return None
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    files = {name: HERE.joinpath(*name.split(".")).with_suffix(suffix) for name in recorded}
+    files["harness_lab__mypyc"] = HERE / f"harness_lab__mypyc{suffix}"
+    return files if all(f.is_file() for f in files.values()) else None
+
+
+class _ReusingBuildExt(build_ext):
+    """Copies the extensions of an earlier in-place build instead of compiling them."""
+
+    reused: dict[str, Path] = {}
+
+    def build_extension(self, ext: Extension) -> None:
+        """Copy the earlier build's file of ``ext`` into the build directory."""
+        target = Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(self.reused[ext.name], target)
+
+    def copy_extensions_to_source(self) -> None:
+        """Leave in place the files that are already there (loaded by running processes)."""
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            inplace, regular = self._get_inplace_equivalent(build_py, ext)
+            if not (os.path.exists(inplace) and filecmp.cmp(inplace, regular, shallow=False)):
+                self.copy_file(regular, inplace, level=self.verbose)
 
 
 def _extensions() -> list[object]:
@@ -58,6 +110,13 @@ def _extensions() -> list[object]:
     options = ["--config-file=", "--no-site-packages", "--ignore-missing-imports",
                "--python-version=3.11"]
     paths = _compiled_modules()
+    reused = _built_in_place(paths)
+    if reused is not None:
+        print("harness_lab: the run core is unchanged since it was compiled; reusing it",
+              file=sys.stderr)
+        _ReusingBuildExt.reused = reused
+        CMDCLASS["build_ext"] = _ReusingBuildExt
+        return [Extension(name, sources=[]) for name in reused]
     try:
         extensions = mypycify([*options, *paths], opt_level="3", debug_level="0",
                               group_name="harness_lab")
@@ -71,4 +130,5 @@ def _extensions() -> list[object]:
     return extensions
 
 
-setup(ext_modules=_extensions())
+CMDCLASS: dict[str, type] = {}
+setup(ext_modules=_extensions(), cmdclass=CMDCLASS)
