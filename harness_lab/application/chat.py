@@ -31,6 +31,7 @@ from harness_lab.errors import (
     ReleaseFailed,
     RouterUnavailable,
     RunAborted,
+    StoreError,
 )
 from harness_lab.frozen import value_class
 from harness_lab.json_text import json_writer
@@ -56,6 +57,7 @@ from harness_lab.states import (
     TraceEventType,
 )
 from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
+from harness_lab.store.errors import STORE_INT_MAX, storable_int, unstorable
 from harness_lab.tools.boundary import ToolBoundary
 from harness_lab.tools.ledger import InvocationLedger, Ledger
 
@@ -122,8 +124,13 @@ class ChatApplication:
         live.ctx = ctx
         started = ctx.tracer.emit(TraceEventType.RUN_STARTED, TraceEventStatus.OK,
                                   {"session_id": live.session_id, "query": live.query})
-        self.store.insert_running(RunStart(live.run_id, live.session_id, live.query, ctx.now),
-                                  started)
+        try:
+            self.store.insert_running(RunStart(live.run_id, live.session_id, live.query,
+                                               ctx.now), started)
+        except StoreError as exc:  # no RUNNING row, so the run may not start (doc §12.1)
+            live.error = f"StoreError: {exc}"
+            return self._finish(live, ctx, self._failed(live, ctx, "STORE_FAILURE", str(exc)),
+                                stored=False)
         def disconnected() -> None:
             ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
 
@@ -287,7 +294,17 @@ class ChatApplication:
                              failure={"code": "CANCELLED", "reason": _reason(ctx)})
         return Published(ReleaseOutcome.FAILED, failure={"code": code, "message": message})
 
-    def _finish(self, live: LiveRun, ctx: RunContext, published: Published) -> RunRecord:
+    def _finish(self, live: LiveRun, ctx: RunContext, published: Published, *,
+                stored: bool = True) -> RunRecord:
+        """End the run: terminal state, RUN_FINISHED, the completion, then SSE (doc §2).
+
+        ``stored=False``: the RUNNING row could not be written, so no completion is either.
+        """
+        usage = ctx.budget.usage()
+        problem = _unstorable(usage, published)
+        if problem is not None:  # what no store can hold ends the run FAILED, whatever store
+            live.error = f"StoreError: run {live.run_id}: {problem}"
+            published = self._failed(live, ctx, "STORE_FAILURE", live.error)
         outcome = published.outcome
         if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK):
             ctx.lifecycle.finish(RunState.SUCCESS, "completed", ctx.now)  # budget case keeps
@@ -303,7 +320,6 @@ class ChatApplication:
                             {"reason": _reason(ctx)})
         decision = published.decision
         fallback = decision.fallback_type if decision is not None else None
-        usage = ctx.budget.usage()
         released = outcome is ReleaseOutcome.SUCCESS or outcome is ReleaseOutcome.FALLBACK
         ctx.tracer.emit(TraceEventType.RUN_FINISHED,
                         TraceEventStatus.OK if released else TraceEventStatus.FAILED,
@@ -311,12 +327,18 @@ class ChatApplication:
                          "fallback_type": fallback.value if fallback else None,
                          "model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
                          "tokens": usage.tokens, "bytes": usage.bytes})
-        row = self._persist(live, ctx, published, usage)
+        row = self._persist(live, ctx, published, usage) if stored else None
+        if row is None and outcome is not ReleaseOutcome.FAILED and (
+                outcome is not ReleaseOutcome.CANCELLED):
+            # the completion was not stored: the result is not released as if it were
+            published = Published(ReleaseOutcome.FAILED,
+                                  failure={"code": "STORE_FAILURE", "message": live.error})
         self._publish(live, ctx, published)
         return self._record(live, ctx, published, row, usage)
 
     def _persist(self, live: LiveRun, ctx: RunContext, published: Published, usage: Usage
-                 ) -> Mapping[str, Any]:
+                 ) -> Mapping[str, Any] | None:
+        """Write the completion; None (and ``live.error``) when the store refuses it."""
         term = ctx.lifecycle.termination
         assert term is not None
         outcome = published.outcome
@@ -328,6 +350,11 @@ class ChatApplication:
                 and outcome is ReleaseOutcome.FALLBACK))
         records = live.boundary.records if live.boundary is not None else []
         answer = None if body is None else _ANSWER_JSON(body)
+        tokens: tuple[int | None, int | None, int | None] = (
+            usage.input_tokens, usage.output_tokens, usage.tokens)
+        if not usage.tokens <= STORE_INT_MAX:  # the run failed for it: the column stays empty
+            tokens = (storable_int(usage.input_tokens), storable_int(usage.output_tokens),
+                      storable_int(usage.tokens))
         completion = RunCompletion(
             run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
             release_outcome=outcome.value,
@@ -339,12 +366,16 @@ class ChatApplication:
             published_result=answer if publish and published.content is not None else None,
             termination_state=term.state.value, termination_reason=_reason(ctx),
             duration_ms=(ctx.now - ctx.started_at) * 1000.0,
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            total_tokens=usage.tokens,
+            input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=tokens[2],
             agent_steps=live.agent.steps if live.agent is not None else 0,
             tool_calls=len(records), finished_at=ctx.now, invocations=tuple(records),
             trace=tuple(ctx.tracer.events[1:]))
-        return self.store.complete(completion)
+        try:
+            return self.store.complete(completion)
+        except StoreError as exc:  # never escapes the run: the record says it was not stored
+            error = f"StoreError: {exc}"
+            live.error = error if live.error is None else f"{live.error}; {error}"
+            return None
 
     def _publish(self, live: LiveRun, ctx: RunContext, published: Published) -> None:
         sse = live.sse
@@ -365,13 +396,13 @@ class ChatApplication:
             sse.done(ReleaseOutcome.FAILED)
 
     def _record(self, live: LiveRun, ctx: RunContext, published: Published,
-                row: Mapping[str, Any], usage: Usage) -> RunRecord:
+                row: Mapping[str, Any] | None, usage: Usage) -> RunRecord:
         term = ctx.lifecycle.termination
         assert term is not None
         decision = published.decision
         boundary = live.boundary
         collection = live.collection
-        stored = row.get("status")
+        stored = row.get("status") if row is not None else None
         return RunRecord(
             run_id=live.run_id, session_id=live.session_id, query=live.query,
             intent=live.intent, run_state=term.state, termination_reason=_reason(ctx),
@@ -411,6 +442,18 @@ def _stored_status(value: Any) -> StoredRunStatus | None:
         return None
     status = _STORED_STATUS.get(value)
     return status if status is not None else StoredRunStatus(value)  # ValueError naming it
+
+
+def _unstorable(usage: Usage, published: Published) -> str | None:
+    """Why the run's completion could not be stored (see ``store.errors.unstorable``)."""
+    decision = published.decision
+    conclusion = decision.conclusion if decision is not None else None
+    if (usage.tokens <= STORE_INT_MAX and usage.input_tokens <= STORE_INT_MAX
+            and usage.output_tokens <= STORE_INT_MAX
+            and (conclusion is None or conclusion.isascii())):
+        return None  # the common case, decided without building a mapping
+    return unstorable({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                       "total_tokens": usage.tokens, "conclusion": conclusion})
 
 
 def _reason(ctx: RunContext) -> str | None:

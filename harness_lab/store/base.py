@@ -79,9 +79,9 @@ class RunCompletion:
     termination_state: str  # RunState value
     termination_reason: str | None
     duration_ms: float
-    input_tokens: int
-    output_tokens: int
-    total_tokens: int
+    input_tokens: int | None  # None: a count beyond what the store holds (the run FAILED)
+    output_tokens: int | None
+    total_tokens: int | None
     agent_steps: int
     tool_calls: int
     finished_at: float
@@ -92,7 +92,8 @@ class RunCompletion:
                  run_id: str, status: str, release_outcome: str, fallback_type: str | None,
                  answer_json: str | None, conclusion: str | None, published_result: str | None,
                  termination_state: str, termination_reason: str | None, duration_ms: float,
-                 input_tokens: int, output_tokens: int, total_tokens: int, agent_steps: int,
+                 input_tokens: int | None, output_tokens: int | None,
+                 total_tokens: int | None, agent_steps: int,
                  tool_calls: int, finished_at: float, invocations: Sequence[CanonicalInvocation],
                  trace: Sequence[TraceEvent]) -> None:
         """Set every field (a native setter each, once compiled)."""

@@ -26,6 +26,7 @@ from harness_lab.trace import TraceEvent
 
 __all__ = [
     "EVENT_COLUMNS",
+    "STORE_INT_MAX",
     "StoreError",
     "as_float",
     "check_completion",
@@ -41,9 +42,40 @@ __all__ = [
     "previous_turn_from_row",
     "refuse_duplicates",
     "running_row",
+    "storable_int",
     "to_json",
     "turn_from_row",
+    "unstorable",
 ]
+
+STORE_INT_MAX = 2**63 - 1
+"""The largest integer a store holds (a signed 64-bit column, as SQLite and PostgreSQL have)."""
+
+
+def storable_int(value: int) -> int | None:
+    """``value`` when a store's integer column holds it, else None (the column left empty)."""
+    return value if -STORE_INT_MAX - 1 <= value <= STORE_INT_MAX else None
+
+
+def unstorable(values: Mapping[str, Any]) -> str | None:
+    """Why one of ``values`` (column name to value) cannot be stored, or None when all can.
+
+    The one rule of what a store holds: integers within a signed 64-bit column and text that
+    is valid Unicode (encodable as UTF-8: a lone surrogate is not). Every store applies it,
+    the ones that write nothing included, so a run ends the same whichever store it has.
+    """
+    for name, value in values.items():
+        if type(value) is int:
+            if not -STORE_INT_MAX - 1 <= value <= STORE_INT_MAX:
+                return (f"{name} is {len(str(abs(value)))} digits long, beyond the 64-bit "
+                        "integer a store holds")
+        elif type(value) is str and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return (f"{name} holds {value[exc.start:exc.end]!a} at character {exc.start}, "
+                        "which is not valid Unicode text (a lone surrogate)")
+    return None
 
 
 def to_json(value: Any, run_id: str, what: str | Callable[[], str]) -> str:
@@ -60,7 +92,12 @@ def to_json(value: Any, run_id: str, what: str | Callable[[], str]) -> str:
 
 
 def check_start(start: RunStart, started: TraceEvent) -> None:
-    """Refuse a RUN_STARTED event that is not this run's or not RUN_STARTED."""
+    """Refuse a RUN_STARTED event that is not this run's or not RUN_STARTED, and a start
+    whose ids or query the store cannot hold."""
+    problem = unstorable({"run_id": start.run_id, "session_id": start.session_id,
+                          "query": start.query})
+    if problem is not None:
+        raise StoreError(f"run {start.run_id!a}: {problem}", start.run_id)
     if started.run_id != start.run_id:
         raise StoreError(
             f"run {start.run_id}: the start event belongs to run {started.run_id}", start.run_id
@@ -89,6 +126,9 @@ def check_history_limit(history_limit: int) -> None:
 def check_completion(completion: RunCompletion) -> None:
     """Refuse a completion whose values the store could not read back faithfully."""
     run_id = completion.run_id
+    problem = unstorable({name: getattr(completion, name) for name in COMPLETION_COLUMNS})
+    if problem is not None:
+        raise StoreError(f"run {run_id}: {problem}", run_id)
     try:
         status = StoredRunStatus(completion.status)
         ReleaseOutcome(completion.release_outcome)

@@ -36,7 +36,6 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
@@ -59,7 +58,14 @@ from harness_lab.store.errors import (
     refuse_duplicates,
     running_row,
 )
-from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, trace_event
+from harness_lab.store.sql import (
+    DRIVER_REFUSALS,
+    SqlRunStore,
+    diagnosis_run,
+    one_line,
+    tool_invocation,
+    trace_event,
+)
 from harness_lab.trace import TraceEvent
 
 __all__ = ["GroupCommitStore"]
@@ -161,7 +167,7 @@ class GroupCommitStore:
         self._events_sql = _DriverSql(_INSERT_EVENTS, dialect)
         self._any_sql = _DriverSql(_ANY_OF_SESSION, dialect)
         self._errors: tuple[type[BaseException], ...] = (dialect.loaded_dbapi.Error,
-                                                         SQLAlchemyError)
+                                                         *DRIVER_REFUSALS)
         self._connection: Any = None  # the driver connection, checked out on first use
 
     def _driver(self) -> Any:
@@ -272,7 +278,7 @@ class GroupCommitStore:
                 try:
                     self._write(group, [run_id])
                 except self._errors as exc:
-                    failed[run_id] = f"run {run_id}: group commit failed: {exc}"
+                    failed[run_id] = f"run {run_id}: group commit failed: {one_line(exc)}"
             self.failures.update(failed)
             return failed
 

@@ -62,10 +62,12 @@ from harness_lab.store.errors import (
 from harness_lab.trace import TraceEvent
 
 __all__ = [
+    "DRIVER_REFUSALS",
     "SqlRunStore",
     "StoreError",
     "diagnosis_run",
     "metadata",
+    "one_line",
     "tool_invocation",
     "trace_event",
 ]
@@ -127,6 +129,20 @@ trace_event = Table(
     Column("detail", Text, nullable=False),
 )
 """One row per TraceEvent; the columns are the keys of ``to_dict()``."""
+
+DRIVER_REFUSALS: tuple[type[Exception], ...] = (SQLAlchemyError, OverflowError,
+                                                UnicodeEncodeError)
+"""What a write can fail with: the database's errors, and a driver refusing a value it
+cannot bind (an integer beyond 64 bits, a lone surrogate), which SQLAlchemy does not wrap."""
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, without SQLAlchemy's statement and links."""
+    orig = getattr(exc, "orig", None)
+    cause = orig if isinstance(orig, BaseException) else exc
+    lines = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {lines[0] if lines else ''}"
+
 
 _RUN_SELECT = [diagnosis_run.c[name] for name in RUN_COLUMNS]
 _RUNNING = StoredRunStatus.RUNNING.value
@@ -209,8 +225,9 @@ class SqlRunStore:
         try:
             with self.engine.begin() as conn:
                 yield conn
-        except SQLAlchemyError as exc:
-            raise StoreError(f"run {run_id}: {action} failed: {exc}", run_id) from exc
+        except DRIVER_REFUSALS as exc:
+            raise StoreError(f"run {run_id!a}: {action} failed: {one_line(exc)}",
+                             run_id) from exc
 
     def insert_running(self, start: RunStart, started: TraceEvent) -> None:
         """Commit the RUNNING row and the RUN_STARTED event in one transaction."""

@@ -186,3 +186,47 @@ def test_a_draft_and_a_tool_request_in_one_reply_is_schema_invalid() -> None:
                       tool_call=ToolCallRequest("logs", {"service": "a"}))
     r = build([both]).run("why?")
     assert r.draft_error is not None and "not both" in r.draft_error
+
+
+def test_usage_the_store_cannot_hold_ends_the_run_failed_with_the_reason() -> None:
+    from harness_lab.ports import TokenUsage
+
+    h = build(SUCCESS_STEPS, config=HarnessConfig().with_(budget={"tokens": None}))
+    h.app.components.model.usage = TokenUsage(10**30, 5)
+    r = h.run("why is checkout slow?")
+    assert (r.run_state, r.release_outcome) == (RunState.FAILED, ReleaseOutcome.FAILED)
+    assert r.error == ("StoreError: run run-000001: input_tokens is 31 digits long, beyond "
+                       "the 64-bit integer a store holds")
+    assert r.failure == {"code": "STORE_FAILURE", "message": r.error}
+    assert r.stored_row is not None
+    assert (r.stored_row["status"], r.stored_row["input_tokens"]) == ("FAILED", None)
+    assert r.usage.input_tokens == 3 * 10**30  # three model calls
+    assert check(r) == []
+
+
+def test_a_query_that_is_not_valid_unicode_ends_the_run_failed_before_it_starts() -> None:
+    r = build(SUCCESS_STEPS).run("why \ud800 slow?")
+    assert (r.run_state, r.release_outcome) == (RunState.FAILED, ReleaseOutcome.FAILED)
+    assert r.error is not None and r.error.startswith(
+        "StoreError: run 'run-000001': query holds '\\ud800' at character 4")
+    assert r.stored_row is None
+    assert r.sse_events == ()
+    assert r.trace_types() == ["RUN_STARTED", "RUN_FINISHED"]
+
+
+def test_a_completion_the_store_refuses_is_not_released_as_if_it_were_stored() -> None:
+    from harness_lab.fakes import Evidence, ScriptedTool, call_tool
+
+    odd = "logs\udc00"  # a tool name no store can write: the completion's invocation row fails
+    tools = standard_tools(logs=ScriptedTool(odd, default=Evidence(({"line": "timeout"},))))
+    steps = [call_tool(odd, {"service": "checkout"}), *SUCCESS_STEPS[1:]]
+    r = build(steps, tools=tools).run("why is checkout slow?")
+    assert r.error is not None and "StoreError: run 'run-000001': complete failed: " \
+                                   "UnicodeEncodeError" in r.error
+    assert r.release_outcome is ReleaseOutcome.FAILED
+    assert r.failure is not None and r.failure["code"] == "STORE_FAILURE"
+    assert "content" not in r.sse_kinds()
+    assert r.stored_row is None
+    # the RunState was SUCCESS before the write failed: the checks report both facts
+    assert {v.message for v in check(r)} >= {"no stored diagnosis_run row",
+                                             "RunState SUCCESS with outcome FAILED"}

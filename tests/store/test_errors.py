@@ -57,3 +57,33 @@ def test_an_invocation_scope_that_is_not_json_names_the_invocation() -> None:
                               InvocationStatus.PROJECTING, 0)
     with pytest.raises(StoreError, match=r"run r1: invocation r1-inv-1 scope is not JSON"):
         invocation_row(inv)
+
+
+def test_every_value_a_store_holds_is_storable() -> None:
+    from harness_lab.store.errors import unstorable
+
+    assert unstorable({"tokens": 2**63 - 1, "low": -(2**63), "query": "caf\u00e9 \U0001f600",
+                       "none": None, "ratio": 0.5}) is None
+
+
+def test_an_integer_beyond_64_bits_is_named_with_its_length() -> None:
+    from harness_lab.store.errors import unstorable
+
+    assert unstorable({"query": "ok", "total_tokens": 10**30}) == (
+        "total_tokens is 31 digits long, beyond the 64-bit integer a store holds")
+    assert unstorable({"input_tokens": -(2**63) - 1}) is not None
+
+
+def test_a_lone_surrogate_is_named_with_its_position() -> None:
+    from harness_lab.store.errors import unstorable
+
+    assert unstorable({"query": "why \ud800 slow?"}) == (
+        "query holds '\\ud800' at character 4, which is not valid Unicode text "
+        "(a lone surrogate)")
+
+
+def test_a_count_the_store_cannot_hold_becomes_an_empty_column() -> None:
+    from harness_lab.store.errors import storable_int
+
+    assert storable_int(2**63 - 1) == 2**63 - 1
+    assert storable_int(2**63) is None

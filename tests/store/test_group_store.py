@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,24 @@ def test_a_failed_group_is_rolled_back_before_its_runs_are_retried_alone() -> No
     assert list(store.failures) == ["r1"]
     assert [ev["seq"] for ev in inner.trace("r0")] == [0, 1]  # written once, not twice
     assert inner.trace("r1") == []
+
+
+def test_a_run_the_driver_refuses_is_kept_as_a_failure_and_the_others_are_written(
+        tmp_path: Path) -> None:
+    from harness_lab.states import InvocationStatus
+    from harness_lab.tools.records import CanonicalInvocation
+
+    store = GroupCommitStore(SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}"), every=10)
+    for run_id in ("r1", "r2", "r3"):
+        start(store, run_id)
+    broken = CanonicalInvocation(
+        "inv-1", "r2", 0, "logs", {"service": "checkout"}, "logs|service=checkout",
+        InvocationStatus.ERROR, 0.5, error="backend said \ud800")
+    store.complete(completion("r1"))
+    store.complete(dataclasses.replace(completion("r2"), invocations=(broken,), tool_calls=1))
+    store.complete(completion("r3"))
+    failed = store.flush()
+    assert list(failed) == ["r2"]
+    assert "UnicodeEncodeError" in failed["r2"]
+    assert [r["run_id"] for r in store.runs()] == ["r1", "r3"]
+    store.close()

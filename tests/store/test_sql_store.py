@@ -190,3 +190,35 @@ def test_opening_a_store_indexes_the_ordinal_even_on_a_table_made_without_it(
     SqlRunStore(engine=engine)
     indexed = {tuple(ix["column_names"]) for ix in inspect(engine).get_indexes("diagnosis_run")}
     assert ("ordinal",) in indexed
+
+
+def test_a_start_the_store_cannot_hold_is_refused_and_writes_nothing() -> None:
+    store = SqlRunStore()
+    started = TraceEvent("r1", 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                         TraceEventStatus.OK, {})
+    with pytest.raises(StoreError, match="query holds '\\\\udc80' at character 3"):
+        store.insert_running(RunStart("r1", "s1", "why\udc80", 0.0), started)
+    assert store.runs() == []
+
+
+def test_a_completion_with_a_count_beyond_64_bits_is_refused_and_the_run_stays_running(
+        ) -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    with pytest.raises(StoreError, match="total_tokens is 31 digits long"):
+        store.complete(completion("r1", total_tokens=10**30))
+    row = store.get_run("r1")
+    assert row is not None and row["status"] == "RUNNING"
+
+
+def test_a_value_the_driver_refuses_is_a_store_error_and_rolls_back_the_completion() -> None:
+    store = SqlRunStore()
+    start(store, "r1")
+    broken = CanonicalInvocation(
+        "inv-1", "r1", 0, "logs", {"service": "checkout"}, "logs|service=checkout",
+        InvocationStatus.ERROR, 0.5, error="backend said \ud800")
+    with pytest.raises(StoreError, match="run 'r1': complete failed: UnicodeEncodeError"):
+        store.complete(completion("r1", invocations=(broken,)))
+    assert store.invocations() == []
+    row = store.get_run("r1")
+    assert row is not None and row["status"] == "RUNNING"

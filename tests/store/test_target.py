@@ -1,0 +1,128 @@
+"""The database a command writes to, tried before any work: each refusal is one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+
+from harness_lab.store.errors import StoreError
+from harness_lab.store.target import open_writable, sqlite_path
+
+
+def refusal(url: str, **kw: bool) -> str:
+    """The one-line message ``open_writable(url)`` refuses ``url`` with."""
+    with pytest.raises(StoreError) as caught:
+        open_writable(url, **kw)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_writable_file_database_is_opened_with_its_tables(tmp_path: Path) -> None:
+    store = open_writable(f"sqlite:///{tmp_path / 'runs.db'}", in_memory=False)
+    tables = set(inspect(store.engine).get_table_names())
+    store.close()
+    assert {"diagnosis_run", "tool_invocation", "trace_event"} <= tables
+
+
+def test_an_unparsable_url_is_refused_saying_what_a_url_looks_like() -> None:
+    message = refusal("runs.db")
+    assert message.startswith("'runs.db' is not a database URL (e.g. sqlite:///runs.db")
+
+
+def test_an_unknown_dialect_is_refused_by_name() -> None:
+    assert refusal("nosuchdb://host/db") == "nosuchdb://host/db: no SQLAlchemy dialect named " \
+                                            "'nosuchdb'"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("psycopg") is not None,
+                    reason="the PostgreSQL driver is installed here")
+def test_postgresql_without_its_driver_is_refused_naming_the_driver() -> None:
+    message = refusal("postgresql://user@localhost/runs")
+    assert message.startswith("postgresql://user@localhost/runs: the postgresql driver is not "
+                              "installed (No module named 'psycopg')")
+
+
+def test_a_database_in_a_missing_directory_is_refused_naming_the_directory(
+        tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    assert refusal(f"sqlite:///{missing / 'runs.db'}") == (
+        f"sqlite:///{missing / 'runs.db'}: the directory {missing} does not exist")
+    assert not missing.exists()
+
+
+def test_a_directory_as_database_is_refused(tmp_path: Path) -> None:
+    assert refusal(f"sqlite:///{tmp_path}") == (
+        f"sqlite:///{tmp_path}: {tmp_path} is a directory, not a database file")
+
+
+def test_a_fifo_as_database_is_refused_without_opening_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "runs.db"
+    os.mkfifo(fifo)
+    assert refusal(f"sqlite:///{fifo}").endswith(f"{fifo} is not a regular file")
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.db"
+    notes.write_bytes(b"not a database, " * 512)
+    assert refusal(f"sqlite:///{notes}") == (
+        f"cannot open sqlite:///{notes}: DatabaseError: file is not a database")
+    assert notes.read_bytes() == b"not a database, " * 512
+
+
+def a_database(path: Path) -> Path:
+    """A SQLite file holding the run tables."""
+    open_writable(f"sqlite:///{path}").close()
+    return path
+
+
+def test_a_database_opened_read_only_is_refused_before_anything_is_written(
+        tmp_path: Path) -> None:
+    db = a_database(tmp_path / "runs.db")
+    message = refusal(f"sqlite:///file:{db}?mode=ro&uri=true")
+    assert message.endswith("OperationalError: attempt to write a readonly database")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to a read-only file")
+def test_a_read_only_database_file_is_refused(tmp_path: Path) -> None:
+    db = a_database(tmp_path / "runs.db")
+    db.chmod(0o444)
+    assert "readonly database" in refusal(f"sqlite:///{db}")
+
+
+@pytest.fixture
+def locked(tmp_path: Path) -> Iterator[Path]:
+    """A database another connection holds an exclusive lock on."""
+    db = a_database(tmp_path / "runs.db")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    yield db
+    holder.rollback()
+    holder.close()
+
+
+def test_a_locked_database_is_refused_once_the_drivers_wait_is_over(locked: Path) -> None:
+    assert refusal(f"sqlite:///{locked}").endswith("OperationalError: database is locked")
+
+
+def test_an_in_memory_database_is_refused_where_work_spans_processes() -> None:
+    assert refusal("sqlite://", in_memory=False).startswith(
+        "sqlite:// is an in-memory database: each worker would write its own")
+    open_writable("sqlite://").close()
+
+
+def test_the_file_of_a_sqlite_url_is_found_in_each_spelling(tmp_path: Path) -> None:
+    from sqlalchemy.engine import make_url
+
+    db = tmp_path / "runs.db"
+    assert sqlite_path(make_url(f"sqlite:///{db}")) == db
+    assert sqlite_path(make_url(f"sqlite:///file:{db}?mode=ro&uri=true")) == db
+    assert sqlite_path(make_url("sqlite://")) is None
+    assert sqlite_path(make_url("sqlite:///:memory:")) is None
+    assert sqlite_path(make_url("postgresql://h/db")) is None
