@@ -12,20 +12,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from harness_lab.ports import CallKind
+from harness_lab.scenarios.limits import INT_MAX
+from harness_lab.scenarios.model_base import SpecModel
 
 __all__ = ["FAULT_KINDS", "At", "Fault", "describe"]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
-Positive = Annotated[int, Field(ge=1)]
+Positive = Annotated[int, Field(ge=1, le=INT_MAX)]
 
 
-class At(BaseModel):
+class At(SpecModel):
     """A lifecycle point: ``when`` the ``n``-th call of ``call`` (of ``tool`` when given)."""
 
-    model_config = _STRICT
     when: Literal["before", "after"] = "before"
     call: CallKind
     n: Positive = 1
@@ -51,8 +51,7 @@ def _named_tool(tool: str | None, info: ValidationInfo) -> str | None:
     return tool
 
 
-class _Fault(BaseModel):
-    model_config = _STRICT
+class _Fault(SpecModel):
     note: str | None = None
 
 

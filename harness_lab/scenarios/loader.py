@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +18,19 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from harness_lab.scenarios.checks import check_document
+from harness_lab.scenarios.limits import MAX_PROBLEMS, MAX_VARIANT_NODES, MAX_VARIANTS
+from harness_lab.scenarios.safe_yaml import (
+    DocumentError,
+    DuplicateKeyError,
+    Issue,
+    LimitError,
+    SourceError,
+    UniqueKeyLoader,
+    read_source,
+)
 from harness_lab.scenarios.spec import Expect, Scenario, Variant
+from harness_lab.scenarios.suggest import accepted_keys, did_you_mean
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
            "UniqueKeyLoader", "discover", "load_file", "load_text", "set_path"]
@@ -65,121 +79,79 @@ class PathError(ValueError):
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
-    """The scenario files under ``paths`` (files as given, directories searched recursively)."""
+    """The scenario files under ``paths`` (files as given, directories searched recursively).
+
+    A directory below that cannot be listed is returned too, among the files: loading it
+    fails with a problem saying so, so it is never skipped silently.
+    """
     out: list[Path] = []
     for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(x for x in p.rglob("*") if x.suffix in (".yaml", ".yml")))
-        else:
+        if not p.is_dir():
             out.append(p)
+            continue
+        found: list[Path] = []
+
+        def unreadable(exc: OSError, found: list[Path] = found, top: Path = p) -> None:
+            found.append(Path(exc.filename) if exc.filename else top)
+
+        for root, _, names in os.walk(p, onerror=unreadable):
+            found.extend(Path(root) / n for n in names if n.endswith((".yaml", ".yml")))
+        out.extend(sorted(found))
     return out
 
 
 def load_file(path: str | Path) -> list[LoadedScenario]:
-    """The scenarios of one file (one per matrix variant); raise ScenarioError."""
+    """The scenarios of one file (one per matrix variant); raise ScenarioError.
+
+    The file must be a regular UTF-8 file within the limits of
+    :mod:`harness_lab.scenarios.limits`; anything else is one problem naming the file.
+    """
     p = Path(path)
+    if p.is_dir():
+        raise ScenarioError([Problem(str(p), None, "", _directory_problem(p))])
     try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ScenarioError([Problem(str(p), None, "", f"cannot read file: {exc}")]) from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        message = (f"the file is not UTF-8: byte 0x{data[exc.start]:02x} at column {column} "
-                   f"cannot be decoded; save the file as UTF-8")
-        raise ScenarioError([Problem(str(p), line, "", message)]) from exc
+        text = read_source(p)
+    except SourceError as exc:
+        raise ScenarioError([Problem(str(p), exc.line, "", str(exc))]) from exc
     return load_text(text, str(p))
+
+
+def _directory_problem(path: Path) -> str:
+    try:
+        os.listdir(path)
+    except OSError as exc:
+        return (f"cannot list this directory ({exc.strerror or exc}): the scenario files "
+                f"inside it were not searched")
+    return "a directory, not a scenario file; give its path to search the files inside it"
 
 
 # -- YAML -----------------------------------------------------------------------------------------
 
 
-class DuplicateKeyError(yaml.constructor.ConstructorError):
-    """A mapping gives the same key twice; ``pairs`` holds (first, repeated) key nodes."""
-
-    def __init__(self, pairs: Sequence[tuple[yaml.Node, yaml.Node]]) -> None:
-        first, again = pairs[0]
-        super().__init__(None, None, f"duplicate key {again.value!r} (first given at line "
-                                     f"{first.start_mark.line + 1})", again.start_mark)
-        self.pairs = list(pairs)
-
-
-class UniqueKeyLoader(yaml.SafeLoader):
-    """The safe YAML loader, refusing a mapping that gives a key twice (instead of last wins).
-
-    Every repeated key of the document is collected; :class:`DuplicateKeyError` is raised once
-    the document is constructed.
-    """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[tuple[yaml.Node, yaml.Node]] = []
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """The mapping of ``node``, recording each key it gives twice."""
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node)
-            except TypeError:
-                continue  # an unhashable key: the base constructor refuses it
-            if first is not key_node:
-                self.duplicates.append((first, key_node))
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        """The document's data; raise DuplicateKeyError when a key was given twice."""
-        data = super().construct_document(node)
-        if self.duplicates:
-            raise DuplicateKeyError(self.duplicates)
-        return data
-
-
-def _parse(text: str, path: str) -> tuple[yaml.Node | None, Any]:
-    """The document's node tree and data."""
-    node: yaml.Node | None = None
+def _parse(text: str, path: str) -> tuple[yaml.Node | None, Any, int]:
+    """The document's node tree, its data and its number of values (aliases expanded)."""
     try:
         loader = UniqueKeyLoader(text)  # the reader refuses control characters here
         try:
             node = loader.get_single_node()
-            return node, (loader.construct_document(node) if node is not None else None)
+            data = loader.construct_document(node) if node is not None else None
+            return node, data, loader.nodes
         finally:
             loader.dispose()
-    except DuplicateKeyError as exc:
-        raise ScenarioError([_duplicate(node, first, again, path)
-                             for first, again in exc.pairs]) from exc
+    except LimitError as exc:
+        raise ScenarioError([_from_issue(exc.issue, path)]) from exc
+    except DocumentError as exc:
+        issues = sorted(exc.issues, key=lambda i: i.line)
+        raise ScenarioError(_capped([_from_issue(i, path) for i in issues])) from exc
     except yaml.YAMLError as exc:
         raise ScenarioError([_malformed(exc, text, path)]) from exc
+    except RecursionError as exc:  # a limit should stop first; never a traceback regardless
+        raise ScenarioError([Problem(path, None, "", "the document nests too deeply to be "
+                                                     "read")]) from exc
 
 
-def _duplicate(root: yaml.Node | None, first: yaml.Node, again: yaml.Node,
-               path: str) -> Problem:
-    field = ".".join(_key_path(root, again) or [str(again.value)])
-    return Problem(path, again.start_mark.line + 1, field,
-                   f"duplicate key {again.value!r}: given at line {first.start_mark.line + 1} "
-                   f"and again at line {again.start_mark.line + 1}")
-
-
-def _key_path(node: yaml.Node | None, key: yaml.Node) -> list[str] | None:
-    """The field path of the mapping key ``key`` inside ``node``."""
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if k is key:
-                return [str(k.value)]
-            below = _key_path(v, key)
-            if below is not None:
-                return [str(k.value), *below]
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            below = _key_path(item, key)
-            if below is not None:
-                return [str(i), *below]
-    return None
+def _from_issue(issue: Issue, path: str) -> Problem:
+    return Problem(path, issue.line, issue.field, issue.message)
 
 
 def _malformed(exc: yaml.YAMLError, text: str, path: str) -> Problem:
@@ -193,17 +165,34 @@ def _malformed(exc: yaml.YAMLError, text: str, path: str) -> Problem:
     return Problem(path, line, "", f"malformed YAML: {problem}")
 
 
+def _capped(problems: Sequence[Problem]) -> list[Problem]:
+    """At most MAX_PROBLEMS problems, then one saying how many more there are."""
+    unique = list(dict.fromkeys(problems))
+    if len(unique) <= MAX_PROBLEMS:
+        return unique
+    last = unique[MAX_PROBLEMS - 1]
+    more = Problem(last.path, None, "", f"... and {len(unique) - MAX_PROBLEMS + 1:,} more "
+                                        f"problem(s) not listed")
+    return [*unique[:MAX_PROBLEMS - 1], more]
+
+
 # -- loading --------------------------------------------------------------------------------------
 
 
 def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
-    """The scenarios of one YAML document."""
-    node, raw = _parse(text, path)
+    """The scenarios of one YAML document; raise ScenarioError listing every problem."""
+    node, raw, size = _parse(text, path)
     if not isinstance(raw, dict):
         raise ScenarioError([Problem(path, 1, "", "a scenario file holds one mapping")])
-    where = _Locator(node, raw)
-    base = _validate(raw, where, path)
+    where = _Locator(_NodeIndex(node), raw)
+    try:
+        base = _validate(raw, where, path)
+    except ScenarioError as exc:  # the checks beyond the schema still say what they find
+        raise ScenarioError(_capped(exc.problems + _semantic(raw, where, path))) from exc
     problems = _matrix_problems(base, where, path)
+    too_many = _matrix_size_problem(base, size, where, path)
+    if too_many is not None:
+        raise ScenarioError(_capped([*problems, too_many]))
     variants, expansion = _variants(raw, base, where, path)
     problems += expansion
     out: list[LoadedScenario] = []
@@ -214,12 +203,52 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
             problems += [Problem(p.path, p.line, p.field, f"[{variant.name}] {p.message}")
                          for p in exc.problems]
             continue
-        problems += _semantic(sc, variant.where, path)
+        problems += _semantic(variant.data, variant.where, path)
         lines = tuple(variant.where.locate(("faults", i))[1] for i in range(len(sc.faults)))
         out.append(LoadedScenario(sc, path, lines))
     if problems:
-        raise ScenarioError(list(dict.fromkeys(problems)))
+        raise ScenarioError(_capped(problems))
     return out
+
+
+class _NodeIndex:
+    """Lines of the document's fields; each mapping's keys are indexed once, when first asked
+    (locating many errors costs time linear in their number, not in the document's size)."""
+
+    __slots__ = ("_keys", "root")
+
+    def __init__(self, root: yaml.Node | None) -> None:
+        self.root = root
+        self._keys: dict[int, dict[str, tuple[yaml.Node, yaml.Node]]] = {}
+
+    def line(self, parts: Sequence[str]) -> int | None:
+        """The line of the deepest node of the document along ``parts``."""
+        node = self.root
+        line = node.start_mark.line + 1 if node is not None else None
+        for part in parts:
+            if isinstance(node, yaml.MappingNode):
+                child = self._children(node).get(part)
+                if child is None:
+                    break
+                line = child[0].start_mark.line + 1
+                node = child[1]
+            elif isinstance(node, yaml.SequenceNode) and part.isdigit() \
+                    and int(part) < len(node.value):
+                node = node.value[int(part)]
+                line = node.start_mark.line + 1
+            else:
+                break
+        return line
+
+    def _children(self, node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        keys = self._keys.get(id(node))
+        if keys is None:
+            keys = {}
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    keys.setdefault(k.value, (k, v))
+            self._keys[id(node)] = keys
+        return keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +259,7 @@ class _Locator:
     matrix entry: an error at, under or above such a path is reported at that entry.
     """
 
-    node: yaml.Node | None
+    index: _NodeIndex
     data: Any
     origins: Mapping[tuple[str, ...], int | None] = field(default_factory=dict)
 
@@ -245,7 +274,7 @@ class _Locator:
             n = min(len(origin), len(parts))
             if tuple(parts[:n]) == origin[:n]:
                 return line
-        return _node_line(self.node, parts)
+        return self.index.line(parts)
 
 
 def _data_path(data: Any, loc: Loc) -> list[str]:
@@ -271,41 +300,24 @@ def _data_path(data: Any, loc: Loc) -> list[str]:
     return parts
 
 
-def _node_line(node: yaml.Node | None, parts: Sequence[str]) -> int | None:
-    """The line of the deepest node of the document along ``parts``."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in parts:
-        if isinstance(node, yaml.MappingNode):
-            child = next(((k, v) for k, v in node.value
-                          if isinstance(k, yaml.ScalarNode) and k.value == part), None)
-            if child is None:
-                break
-            line = child[0].start_mark.line + 1
-            node = child[1]
-        elif isinstance(node, yaml.SequenceNode) and part.isdigit() \
-                and int(part) < len(node.value):
-            node = node.value[int(part)]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
 def _validate(data: dict[str, Any], where: _Locator, path: str) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        problems = [_problem(err, where, path) for err in errors
-                    if not _other_branch(err, errors, data)]
-        raise ScenarioError(list(dict.fromkeys(problems))) from exc
+        errors = _reported(exc.errors(include_url=False, include_input=False), data)
+        problems = [_problem(err, where, path, hint=i < MAX_PROBLEMS)
+                    for i, err in enumerate(errors)]
+        raise ScenarioError(_capped(problems)) from exc
 
 
-def _problem(err: Any, where: _Locator, path: str) -> Problem:
+def _problem(err: Any, where: _Locator, path: str, *, hint: bool) -> Problem:
     field, line = where.locate(err["loc"])
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
+        key = err["loc"][-1]
         msg = "unknown key"
+        if hint and isinstance(key, str):
+            msg += did_you_mean(key, accepted_keys(Scenario, err["loc"][:-1]))
     elif err["type"] == "missing":
         field = ".".join(x for x in (field, str(err["loc"][-1])) if x)
         msg = "required field is missing"
@@ -351,19 +363,29 @@ def _wrong_shape(err: Any, data: Any) -> bool:
     return wanted != _shape(value)
 
 
-def _other_branch(err: Any, errors: Sequence[Any], data: Any) -> bool:
-    """True for a union member's "not this shape" error when a member of the input's shape failed.
+def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
+    """The errors worth reporting: a union member's "not this shape" error is dropped when a
+    member of the input's shape failed at the same place.
 
     ``router: {intent: DIAGNOSIS, latency_s: -1}`` fails the intent member ("should be
     'SYSTEM_CHAT', ...") and the list member ("should be a valid list"); the mapping member's
     error (``router.latency_s``) is the one that says what is wrong, so only it is reported.
+    Each location is indexed once, so this is linear in the number of errors.
     """
-    if not _wrong_shape(err, data):
-        return False
-    loc = err["loc"]
-    n = len(loc) - 1
-    return any(len(e["loc"]) > n and tuple(e["loc"][:n]) == tuple(loc[:n])
-               and e["loc"][n] != loc[n] and not _wrong_shape(e, data) for e in errors)
+    wrong = [_wrong_shape(e, data) for e in errors]
+    branches: dict[tuple[Any, ...], set[Any]] = {}
+    for err, shape_only in zip(errors, wrong, strict=True):
+        if not shape_only:
+            loc = tuple(err["loc"])
+            for n in range(len(loc)):
+                branches.setdefault(loc[:n], set()).add(loc[n])
+    out = []
+    for err, shape_only in zip(errors, wrong, strict=True):
+        loc = tuple(err["loc"])
+        if shape_only and branches.get(loc[:-1], set()) - {loc[-1]}:
+            continue
+        out.append(err)
+    return out
 
 
 # -- matrix ---------------------------------------------------------------------------------------
@@ -426,7 +448,7 @@ def _variants(raw: dict[str, Any], base: Scenario, where: _Locator, path: str
         data["name"] = plan.name
         for expect in plan.expects:
             data["expect"] = _merge_expect(data.get("expect"), expect)
-        variants.append(_Variant(plan.name, data, _Locator(where.node, data, origins)))
+        variants.append(_Variant(plan.name, data, _Locator(where.index, data, origins)))
     return variants, problems
 
 
@@ -485,10 +507,32 @@ def _check_variant_names(sc: Scenario, add: _Add) -> None:
 def _check_axes(sc: Scenario, add: _Add) -> None:
     """No axis of a product matrix gives a value twice (the variants would share a name)."""
     for key, values in (sc.matrix.items() if isinstance(sc.matrix, dict) else ()):
-        labels = [str(v) for v in values]
-        for j, label in enumerate(labels):
-            if label in labels[:j]:
+        seen: set[str] = set()
+        for j, label in enumerate(str(v) for v in values):
+            if label in seen:
                 add(("matrix", key, j), f"value {label} appears twice in the axis")
+            seen.add(label)
+
+
+def _matrix_size_problem(sc: Scenario, size: int, where: _Locator, path: str
+                         ) -> Problem | None:
+    """Why the matrix is too large to expand (see :mod:`~harness_lab.scenarios.limits`)."""
+    matrix = sc.matrix
+    if not matrix:
+        return None
+    count = len(matrix) if isinstance(matrix, list) else math.prod(map(len, matrix.values()))
+    field, line = where.locate(("matrix",))
+    if count > MAX_VARIANTS:
+        return Problem(path, line, field, f"the matrix expands to {count:,} variants; a "
+                                          f"scenario file has at most {MAX_VARIANTS:,} (see "
+                                          f"Limits in docs/scenarios.md)")
+    if count * size > MAX_VARIANT_NODES:
+        return Problem(path, line, field, f"the matrix's {count:,} variants of this "
+                                          f"{size:,}-value document make {count * size:,} "
+                                          f"values to validate; at most "
+                                          f"{MAX_VARIANT_NODES:,} (see Limits in "
+                                          f"docs/scenarios.md)")
+    return None
 
 
 def _when_problem(matrix: Any, key: str, value: Any) -> str | None:
@@ -555,55 +599,7 @@ def _kind(value: Any) -> str:
 # -- checks pydantic cannot make alone ------------------------------------------------------------
 
 
-def _semantic(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
+def _semantic(data: dict[str, Any], where: _Locator, path: str) -> list[Problem]:
     problems, add = _collector(where, path)
-    _check_tools(sc, add)
-    _check_recorded(sc, add)
-    _check_names(sc, add)
+    check_document(data, add)
     return problems
-
-
-def _check_tools(sc: Scenario, add: _Add) -> None:
-    """Every tool a model step or a fault names is a tool of the scenario."""
-    tools = set(sc.tools)
-    for i, step in enumerate(sc.model):
-        if step.tool is not None and step.tool not in tools:
-            add(("model", i, "tool"), f"unknown tool {step.tool!r}; the scenario's tools are "
-                                      f"{sorted(tools) or 'none'}")
-    for t, turn in enumerate(sc.turns):
-        for i, step in enumerate(turn.model):
-            if step.tool is not None and step.tool not in tools:
-                add(("turns", t, "model", i, "tool"), f"unknown tool {step.tool!r}")
-    for i, fault in enumerate(sc.faults):
-        tool = getattr(fault, "tool", None)
-        at = getattr(fault, "at", None)
-        for name, loc in ((tool, ("faults", i, "tool")),
-                          (at.tool if at is not None else None, ("faults", i, "at", "tool"))):
-            if name is not None and name not in tools:
-                add(loc, f"unknown tool {name!r}; the scenario's tools are {sorted(tools)}")
-
-
-def _check_recorded(sc: Scenario, add: _Add) -> None:
-    """``recorded`` and ``cassette`` go together: a replay never touches the network."""
-    if sc.recorded is not None and sc.cassette is None:
-        add(("recorded",), "recorded components need a `cassette:` to replay from; without "
-                           "one the run would call the network (record it with "
-                           "`harness-lab record`)")
-    if sc.cassette is not None and sc.recorded is None:
-        add(("cassette",), "a cassette is replayed for `recorded:` components, and this "
-                           "scenario has no `recorded:` block")
-
-
-def _check_names(sc: Scenario, add: _Add) -> None:
-    """Invariant names and the outcome-table case exist."""
-    from harness_lab.invariants import invariant_names
-
-    known = set(invariant_names())
-    for name in sc.expect.violations:
-        if name not in known:
-            add(("expect", "violations"), f"unknown invariant {name!r}; known: {sorted(known)}")
-    if sc.case is not None:
-        from harness_lab.scenarios.cases import CASES
-
-        if sc.case not in CASES:
-            add(("case",), f"unknown case {sc.case!r}; known: {sorted(CASES)}")

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness_lab.config import UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
+from harness_lab.scenarios.limits import INT_MAX
+from harness_lab.scenarios.model_base import SpecModel
 from harness_lab.states import (
     CollectionState,
     DiagnosisStopReason,
@@ -39,48 +41,51 @@ __all__ = [
     "PYTEST_MARKERS", "Tag", "ToolSpec", "TurnSpec", "UsageSpec", "Variant", "check_tag",
 ]
 
-Strict = ConfigDict(extra="forbid", frozen=True)
 Seconds = Annotated[float, Field(ge=0)]
+"""Virtual seconds: finite (every model refuses ``.inf`` and ``.nan``) and not negative."""
+Count = Annotated[int, Field(ge=0, le=INT_MAX)]
+"""A count of tokens, bytes or calls: not negative, within the store's signed 64 bits."""
+
+MATCHERS = ("method", "uri", "scheme", "host", "port", "path", "query", "raw_body", "body",
+            "headers", "json_body")
+"""The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
+Matcher = Literal["method", "uri", "scheme", "host", "port", "path", "query", "raw_body",
+                  "body", "headers", "json_body"]
 
 
-class UsageSpec(BaseModel):
+class UsageSpec(SpecModel):
     """Tokens one call consumes."""
 
-    model_config = Strict
-    input: int = Field(0, ge=0)
-    output: int = Field(0, ge=0)
+    input: Count = 0
+    output: Count = 0
 
 
-class FactSpec(BaseModel):
+class FactSpec(SpecModel):
     """A fact citing invocation ids (``inv-N`` or full ids)."""
 
-    model_config = Strict
     statement: str
     citations: list[str] = Field(min_length=1)
 
 
-class EvidenceSpec(BaseModel):
+class EvidenceSpec(SpecModel):
     """One evidence reference of a conclusion."""
 
-    model_config = Strict
     invocation_id: str
     claim: str
 
 
-class ProgressSpec(BaseModel):
+class ProgressSpec(SpecModel):
     """A progress report (see ``docs/protocol.md``)."""
 
-    model_config = Strict
     assessment: Literal["GAINED", "NO_GAIN"] | None = None
     facts: list[FactSpec] = []
     missing_info: list[str] = []
     next: str | None = None
 
 
-class DraftSpec(BaseModel):
+class DraftSpec(SpecModel):
     """A DiagnosisDraft."""
 
-    model_config = Strict
     conclusion: str | None = None
     evidence: list[EvidenceSpec] = []
     findings: list[FactSpec] = []
@@ -91,7 +96,7 @@ class DraftSpec(BaseModel):
 _MODEL_ACTIONS = ("tool", "draft", "report", "invalid_json", "schema_invalid", "empty", "error")
 
 
-class ModelStepSpec(BaseModel):
+class ModelStepSpec(SpecModel):
     """One diagnosis-model step: exactly one of the action keys.
 
     ``tool`` (+ ``scope``, ``call_id``, optional ``progress``), ``draft`` (+ optional
@@ -101,7 +106,6 @@ class ModelStepSpec(BaseModel):
     carrying both, which the draft contract refuses (a reply is a draft or an action).
     """
 
-    model_config = Strict
     tool: str | None = None
     scope: dict[str, Any] = {}
     call_id: str | None = None
@@ -129,10 +133,9 @@ class ModelStepSpec(BaseModel):
         return self
 
 
-class RepairStepSpec(BaseModel):
+class RepairStepSpec(SpecModel):
     """One EvidenceRepair reply: a repaired draft, invalid JSON, or a provider error."""
 
-    model_config = Strict
     draft: DraftSpec | None = None
     invalid_json: str | None = None
     error: str | None = None
@@ -147,10 +150,9 @@ class RepairStepSpec(BaseModel):
         return self
 
 
-class RouteStepSpec(BaseModel):
+class RouteStepSpec(SpecModel):
     """One router reply: an intent or an error."""
 
-    model_config = Strict
     intent: IntentType | None = None
     error: str | None = None
     latency_s: Seconds | None = None
@@ -163,45 +165,41 @@ class RouteStepSpec(BaseModel):
         return self
 
 
-class GuardStepSpec(BaseModel):
+class GuardStepSpec(SpecModel):
     """One SemanticGuard verdict (UNAVAILABLE is a provider error)."""
 
-    model_config = Strict
     verdict: SemanticVerdict
     rationale: str = ""
     latency_s: Seconds | None = None
     usage: UsageSpec | None = None
 
 
-class AnswerSpec(BaseModel):
+class AnswerSpec(SpecModel):
     """The responder (SYSTEM_CHAT and KNOWLEDGE_QUERY answers)."""
 
-    model_config = Strict
     text: str = "A scripted answer."
     error: str | None = None
     latency_s: Seconds | None = None
     usage: UsageSpec | None = None
 
 
-class RetrieverSpec(BaseModel):
+class RetrieverSpec(SpecModel):
     """The knowledge retriever."""
 
-    model_config = Strict
     passages: list[str] = ["A scripted knowledge passage."]
     error: str | None = None
     latency_s: Seconds | None = None
 
 
-class ToolResultSpec(BaseModel):
+class ToolResultSpec(SpecModel):
     """One tool result: exactly one of the kinds."""
 
-    model_config = Strict
     evidence: list[dict[str, Any]] | None = None
     no_evidence: bool = False
     error: str | None = None
-    oversize: int | None = Field(None, gt=0)
+    oversize: int | None = Field(None, gt=0, le=INT_MAX)
     unprojectable: bool = False
-    bytes: int | None = Field(None, ge=0)
+    bytes: Count | None = None
     latency_s: Seconds | None = None
 
     @model_validator(mode="after")
@@ -214,18 +212,16 @@ class ToolResultSpec(BaseModel):
         return self
 
 
-class ScopedResultSpec(BaseModel):
+class ScopedResultSpec(SpecModel):
     """Results for one exact scope."""
 
-    model_config = Strict
     scope: dict[str, Any]
     result: ToolResultSpec | list[ToolResultSpec]
 
 
-class ToolSpec(BaseModel):
+class ToolSpec(SpecModel):
     """A scripted read-only tool."""
 
-    model_config = Strict
     evidence: bool = True
     read_only: bool = True
     required: list[str] = []
@@ -235,45 +231,41 @@ class ToolSpec(BaseModel):
     by_scope: list[ScopedResultSpec] = []
 
 
-class BudgetSpec(BaseModel):
+class BudgetSpec(SpecModel):
     """Hard limits; ``null`` is unlimited."""
 
-    model_config = Strict
-    model_calls: int | None = Field(16, ge=0)
-    tool_calls: int | None = Field(8, ge=0)
-    tokens: int | None = Field(64_000, ge=0)
-    bytes: int | None = Field(1_000_000, ge=0)
+    model_calls: Count | None = 16
+    tool_calls: Count | None = 8
+    tokens: Count | None = 64_000
+    bytes: Count | None = 1_000_000
 
 
-class PolicySpec(BaseModel):
+class PolicySpec(SpecModel):
     """The SPEC §5 policy settings."""
 
-    model_config = Strict
     timeout_progress_fallback: bool = False
     user_cancel_notice: UserCancelNotice = UserCancelNotice.FAILURE
     require_progress_reports: bool = True
 
 
-class ConfigSpec(BaseModel):
+class ConfigSpec(SpecModel):
     """The harness configuration of the scenario."""
 
-    model_config = Strict
     deadline_s: float = Field(60.0, gt=0)
     budget: BudgetSpec = BudgetSpec()
-    no_gain_threshold: int = Field(3, ge=1)
-    protocol_violation_threshold: int = Field(3, ge=1)
-    history_limit: int = Field(6, ge=0)
-    projection_max_items: int = Field(50, ge=1)
-    projection_max_bytes: int = Field(65_536, ge=1)
+    no_gain_threshold: int = Field(3, ge=1, le=INT_MAX)
+    protocol_violation_threshold: int = Field(3, ge=1, le=INT_MAX)
+    history_limit: Count = 6
+    projection_max_items: int = Field(50, ge=1, le=INT_MAX)
+    projection_max_bytes: int = Field(65_536, ge=1, le=INT_MAX)
     authorized_tools: list[str] | None = None
     policy: PolicySpec = PolicySpec()
     defects: list[Defect] = []  # test-only seeded bugs, see harness_lab.defects
 
 
-class LatencySpec(BaseModel):
+class LatencySpec(SpecModel):
     """Default virtual latency (seconds) per call kind, when a step does not give one."""
 
-    model_config = Strict
     router: Seconds = 0.0
     responder: Seconds = 0.0
     retriever: Seconds = 0.0
@@ -287,10 +279,9 @@ RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]
 GuardField = SemanticVerdict | GuardStepSpec | list[GuardStepSpec]
 
 
-class RecordedToolSpec(BaseModel):
+class RecordedToolSpec(SpecModel):
     """A tool backed by an HTTP JSON API, as the recorded model sees it."""
 
-    model_config = Strict
     description: str
     parameters: dict[str, Any] = {"type": "object"}
     url: str
@@ -299,7 +290,7 @@ class RecordedToolSpec(BaseModel):
     evidence: bool = True
 
 
-class RecordedSpec(BaseModel):
+class RecordedSpec(SpecModel):
     """Recorded (or live) OpenAI-compatible components instead of the scripted ones.
 
     The cassette (``cassette:``, relative to the scenario file) is replayed strictly with
@@ -307,18 +298,16 @@ class RecordedSpec(BaseModel):
     every call takes the scenario's ``latency`` defaults.
     """
 
-    model_config = Strict
     base_url: str
     model: str = "gpt-4o-mini"
     api_key_env: str = "OPENAI_API_KEY"
     tools: dict[str, RecordedToolSpec] = {}
-    match_on: list[str] = ["method", "path", "query", "json_body"]
+    match_on: list[Matcher] = ["method", "path", "query", "json_body"]
 
 
-class TurnSpec(BaseModel):
+class TurnSpec(SpecModel):
     """An earlier turn of the same session, run through the harness before the scenario's."""
 
-    model_config = Strict
     query: str
     router: RouterField = IntentType.DIAGNOSIS
     model: list[ModelStepSpec] = []
@@ -327,10 +316,9 @@ class TurnSpec(BaseModel):
     expect: Expect | None = None  # what this earlier turn must show
 
 
-class Expect(BaseModel):
+class Expect(SpecModel):
     """What the run must show; every field is optional."""
 
-    model_config = Strict
     run_state: RunState | None = None
     release_outcome: ReleaseOutcome | None = None
     fallback_type: FallbackType | Literal["none"] | None = None
@@ -345,11 +333,11 @@ class Expect(BaseModel):
     trace: list[TraceEventType] | None = None
     trace_contains: list[TraceEventType] | None = None
     trace_excludes: list[TraceEventType] | None = None
-    tool_calls: int | None = Field(None, ge=0)
+    tool_calls: Count | None = None
     tool_calls_by_name: dict[str, int] | None = None
-    model_calls: int | None = Field(None, ge=0)
+    model_calls: Count | None = None
     rejections: list[PreflightReason] | None = None
-    discarded: int | None = Field(None, ge=0)
+    discarded: Count | None = None
     previous_turn: str | Literal["none"] | None = None
     published_result: bool | None = None
     crashed: bool | None = None
@@ -360,19 +348,17 @@ class Expect(BaseModel):
     violations: list[str] = []
 
 
-class Variant(BaseModel):
+class Variant(SpecModel):
     """One named variant of a ``matrix`` list: dotted-path overrides and expectations."""
 
-    model_config = Strict
     name: str
     set: dict[str, Any] = {}
     expect: Expect | None = None
 
 
-class WhenSpec(BaseModel):
+class WhenSpec(SpecModel):
     """Expectations applying to the product-matrix variants whose values match ``when``."""
 
-    model_config = Strict
     when: dict[str, Any]
     expect: Expect
 
@@ -403,10 +389,12 @@ Tag = Annotated[str, AfterValidator(check_tag)]
 Axis = Annotated[list[Any], Field(min_length=1)]
 
 
-class Scenario(BaseModel):
+class Scenario(SpecModel):
     """One scenario file (or one variant of it, after matrix expansion)."""
 
-    model_config = Strict
+    model_config = ConfigDict(populate_by_name=True)
+    schema_url: str | None = Field(None, alias="$schema")
+    """The JSON Schema of the file, for editors (``harness-lab schema``); not read by runs."""
     name: str
     description: str
     tags: list[Tag] = []
@@ -430,6 +418,16 @@ class Scenario(BaseModel):
     matrix: list[Variant] | dict[str, Axis] | None = None
     expect_when: list[WhenSpec] = []
     sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
+
+    @field_validator("faults", mode="before")
+    @classmethod
+    def _fault_kinds(cls, faults: Any) -> Any:
+        """Fault kinds in any case, like every other enum value of the file."""
+        if not isinstance(faults, list):
+            return faults
+        return [{**f, "kind": f["kind"].lower()}
+                if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
+                for f in faults]
 
 
 TurnSpec.model_rebuild()

@@ -35,12 +35,12 @@ def test_a_valid_file_loads_one_scenario() -> None:
 
 def test_malformed_yaml_names_the_file_and_line() -> None:
     assert problems_of("name: x\ndescription: [unclosed\n") == [
-        "bad.yaml:3: <document>: malformed YAML: expected ',' or ']', but got '<stream end>'"]
+        "bad.yaml:3: <document>: malformed YAML: did not find expected ',' or ']'"]
 
 
 def test_an_unknown_key_names_its_field_path_and_line() -> None:
     text = GOOD.replace("  - tool: logs\n", "  - tool: logs\n    scop: {}\n")
-    assert problems_of(text) == ["bad.yaml:7: model.0.scop: unknown key"]
+    assert problems_of(text) == ["bad.yaml:7: model.0.scop: unknown key; did you mean 'scope'?"]
 
 
 def test_a_wrong_type_names_its_field() -> None:

@@ -78,7 +78,7 @@ def test_a_file_that_is_not_utf8_names_the_file_and_line(tmp_path: Path) -> None
 
 def test_a_control_character_names_the_file_and_line() -> None:
     assert problems_of('name: x\ndescription: "a\x07"\n') == [
-        "m.yaml:2: <document>: malformed YAML: unacceptable character #x0007: special "
+        "m.yaml:2: <document>: malformed YAML: unacceptable character #x0007: control "
         "characters are not allowed"]
 
 
@@ -129,7 +129,7 @@ def test_set_path_raises_a_path_error_and_leaves_good_paths_working() -> None:
 
 def test_an_unknown_key_set_by_a_variant_names_the_key_at_the_set_line() -> None:
     assert problems_of(BASE + "matrix:\n  - name: a\n    set: {config.deadlin_s: 3}\n") == [
-        "m.yaml:9: config.deadlin_s: [x[a]] unknown key"]
+        "m.yaml:9: config.deadlin_s: [x[a]] unknown key; did you mean 'deadline_s'?"]
 
 
 def test_a_bad_axis_value_names_the_field_at_the_line_of_the_value() -> None:

@@ -1,0 +1,79 @@
+"""The base of every scenario-file model: strict keys, finite numbers, any-case enum values.
+
+- ``extra="forbid"``: a misspelt key is an error naming its field path and line;
+- ``allow_inf_nan=False``: ``.inf`` and ``.nan`` are no latency, time or budget;
+- each field's docstring is its description in ``harness-lab schema`` (for editors);
+- an enum or literal value may be written in any case (``fallback_type: NONE`` and
+  ``run_state: success`` are ``none`` and ``SUCCESS``): the value is matched to the one
+  spelling the field accepts before validation, so every enum field is read the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+__all__ = ["SpecModel"]
+
+
+class SpecModel(BaseModel):
+    """A strict, frozen model of scenario data (see the module)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
+                              use_attribute_docstrings=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spelling(cls, data: Any) -> Any:
+        """``data`` with enum and literal values in the spelling their fields accept."""
+        if not isinstance(data, dict):
+            return data
+        changed: dict[str, Any] | None = None
+        for key, value in data.items():
+            words = _words(cls, key) if isinstance(key, str) else None
+            if not words:
+                continue
+            fixed = _respell(value, words)
+            if fixed is not value:
+                changed = changed if changed is not None else dict(data)
+                changed[key] = fixed
+        return changed if changed is not None else data
+
+
+@functools.cache
+def _words(model: type[BaseModel], key: str) -> dict[str, str] | None:
+    """The enum/literal spellings field ``key`` accepts, by their lower case (None if none or
+    if two spellings differ only in case)."""
+    info = next((f for name, f in model.model_fields.items() if key in (name, f.alias)), None)
+    if info is None:
+        return None
+    spellings = set(_spellings(info.annotation))
+    words = {s.lower(): s for s in spellings}
+    return words if words and len(words) == len(spellings) else None
+
+
+def _spellings(tp: Any) -> list[str]:
+    origin = typing.get_origin(tp)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return [m.value for m in tp if isinstance(m.value, str)]
+    if origin is typing.Literal:
+        return [a for a in typing.get_args(tp) if isinstance(a, str)]
+    if origin in (typing.Union, types.UnionType, list, typing.Annotated):
+        args = typing.get_args(tp)
+        return [s for a in (args[:1] if origin is typing.Annotated else args)
+                for s in _spellings(a)]
+    return []
+
+
+def _respell(value: Any, words: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return words.get(value.lower(), value) if value not in words.values() else value
+    if isinstance(value, list):
+        fixed = [_respell(v, words) for v in value]
+        return fixed if any(a is not b for a, b in zip(fixed, value, strict=True)) else value
+    return value

@@ -1,0 +1,267 @@
+"""Read scenario YAML within bounds: the safe loader, refusing what no scenario needs.
+
+:class:`UniqueKeyLoader` is PyYAML's safe loader, plus:
+
+- a mapping giving a key twice, or an integer outside the store's signed 64-bit range, is
+  collected (with its field path and line) and raised once the document is built, as
+  :class:`DocumentError`;
+- nesting deeper than :data:`~harness_lab.scenarios.limits.MAX_DEPTH`, a document of more
+  than :data:`~harness_lab.scenarios.limits.MAX_NODES` values once every alias and merge is
+  expanded, or an alias inside the node it names, stops composing at once with
+  :class:`LimitError`, before anything has been expanded.
+
+Node sizes are counted as nodes finish (each node once, an alias by the size of what it names),
+so the checks cost time linear in the text, whatever the aliases would expand to.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness_lab.scenarios.limits import INT_MAX, INT_MIN, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
+
+__all__ = ["DocumentError", "DuplicateKeyError", "Issue", "LimitError", "SourceError",
+           "UniqueKeyLoader", "read_source"]
+
+try:  # libyaml parses the same events as PyYAML's parser, four times faster
+    from yaml.cyaml import CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _Base: type = yaml.SafeLoader
+else:
+    class _CSafeLoader(yaml.composer.Composer, CParser,  # type: ignore[misc]
+                       yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        """The safe loader on libyaml's parser, composing nodes in Python (so the composing
+        below can bound them)."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    _Base = _CSafeLoader
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_SHOWN_PARTS = 6  # a field path deeper than this is shortened with "…" in messages
+
+
+class SourceError(ValueError):
+    """A scenario file that cannot be read as text: not a regular file, too large, unreadable
+    or not UTF-8. ``line`` is the line of an undecodable byte, when that is the reason."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def read_source(path: Path) -> str:
+    """The text of the scenario file ``path``; raise :class:`SourceError`.
+
+    The file is opened without blocking and checked before a byte is read: a FIFO, a device
+    (``/dev/zero``), a socket or a directory is refused, and so is a file larger than
+    :data:`~harness_lab.scenarios.limits.MAX_FILE_BYTES` (a file growing while it is read is
+    cut off at that size and refused too).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(f"not a regular file ({_file_kind(info.st_mode)}); a scenario "
+                              f"is a YAML file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise SourceError(_too_large(info.st_size))
+        try:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(_too_large(None))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SourceError(f"the file is not UTF-8: byte 0x{data[exc.start]:02x} at column "
+                          f"{column} cannot be decoded; save the file as UTF-8", line) from exc
+
+
+def _too_large(size: int | None) -> str:
+    given = f"{size:,} bytes" if size is not None else "more than that"
+    return (f"the file holds {given}; a scenario file holds at most {MAX_FILE_BYTES:,} bytes "
+            f"(see Limits in docs/scenarios.md)")
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+class Issue:
+    """One problem found while reading the document: field path, 1-based line, message."""
+
+    __slots__ = ("field", "line", "message")
+
+    def __init__(self, field: str, line: int, message: str) -> None:
+        self.field = field
+        self.line = line
+        self.message = message
+
+
+class LimitError(yaml.YAMLError):
+    """The document goes past a limit (or holds a recursive alias); composing stopped there."""
+
+    def __init__(self, issue: Issue) -> None:
+        super().__init__(f"line {issue.line}: {issue.field}: {issue.message}")
+        self.issue = issue
+
+
+class DocumentError(yaml.constructor.ConstructorError):
+    """The document was read, and ``issues`` lists what it gives that no scenario may."""
+
+    def __init__(self, issues: Sequence[Issue]) -> None:
+        first = issues[0]
+        super().__init__(None, None, f"line {first.line}: {first.field}: {first.message}")
+        self.issues = list(issues)
+
+
+class DuplicateKeyError(DocumentError):
+    """A mapping gives the same key twice (``pairs``: first and repeated key nodes)."""
+
+    def __init__(self, issues: Sequence[Issue],
+                 pairs: Sequence[tuple[yaml.Node, yaml.Node]]) -> None:
+        super().__init__(issues)
+        self.pairs = list(pairs)
+
+
+def _field(path: Sequence[str]) -> str:
+    if len(path) > _SHOWN_PARTS:
+        return ".".join([*path[:_SHOWN_PARTS], "…"])
+    return ".".join(path)
+
+
+class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
+    """The safe YAML loader with unique keys, 64-bit integers and bounded size (see module)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[yaml.Node, yaml.Node]] = []
+        self.issues: list[Issue] = []
+        self.nodes = 0  # values of the document, aliases expanded (known once composed)
+        self._measures: dict[int, tuple[int, int]] = {}  # id(node) -> (size, depth)
+        self._paths: dict[int, tuple[str, ...]] = {}  # id(mapping node) -> its field path
+        self._path: list[str] = []
+
+    # -- composing: limits and field paths ----------------------------------------------------
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        """The next node, refusing recursion, depth and size past the limits."""
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            if target is not None and id(target) not in self._measures:
+                self._stop(event.start_mark, f"the alias *{event.anchor} names a node that "
+                                             f"contains it: the value would be infinite")
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        part = (str(index.value) if isinstance(index, yaml.Node)
+                else str(index) if index is not None else None)
+        if part is not None:
+            self._path.append(part)
+        if len(self._path) > MAX_DEPTH:
+            self._stop(self.peek_event().start_mark,
+                       f"nested more than {MAX_DEPTH} levels deep (see Limits in "
+                       f"docs/scenarios.md)")
+        node: yaml.Node = super().compose_node(parent, index)
+        self._measure(node)
+        if part is not None:
+            self._path.pop()
+        return node
+
+    def compose_document(self) -> yaml.Node | None:
+        """The document's root node; ``nodes`` holds its expanded size."""
+        node: yaml.Node | None = super().compose_document()
+        if node is not None:
+            self.nodes = self._measures[id(node)][0]
+        return node
+
+    def _measure(self, node: yaml.Node) -> None:
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _INT_TAG:
+                self._check_int(node)
+            self._measures[id(node)] = (1, 0)
+            return
+        if isinstance(node, yaml.MappingNode):
+            self._paths[id(node)] = tuple(self._path)
+            children = [n for pair in node.value for n in pair]
+        else:
+            children = list(node.value)
+        measures = [self._measures[id(c)] for c in children]
+        size = 1 + sum(m[0] for m in measures)
+        depth = 1 + max((m[1] for m in measures), default=0)
+        if size > MAX_NODES:
+            self._stop(node.start_mark, f"this value holds more than {MAX_NODES:,} values once "
+                                        f"its aliases and merges are expanded (see Limits in "
+                                        f"docs/scenarios.md)")
+        if depth + len(self._path) > MAX_DEPTH:
+            self._stop(node.start_mark, f"nested more than {MAX_DEPTH} levels deep once its "
+                                        f"aliases are expanded (see Limits in docs/scenarios.md)")
+        self._measures[id(node)] = (size, depth)
+
+    def _check_int(self, node: yaml.ScalarNode) -> None:
+        digits = node.value.replace("_", "").lstrip("+-")
+        value = (yaml.constructor.SafeConstructor.construct_yaml_int(self, node)
+                 if len(digits) <= 64 else None)
+        if value is not None and INT_MIN <= value <= INT_MAX:
+            return
+        shown = (node.value if len(node.value) <= 24
+                 else f"{node.value[:20]}… ({len(digits)} digits)")
+        self.issues.append(Issue(_field(self._path), node.start_mark.line + 1,
+                                 f"the integer {shown} is outside the signed 64-bit range the "
+                                 f"store keeps ({INT_MIN} to {INT_MAX})"))
+        node.value = "0"  # the document is refused; construction must not convert it
+
+    def _stop(self, mark: yaml.Mark, message: str) -> None:
+        raise LimitError(Issue(_field(self._path), mark.line + 1, message))
+
+    # -- constructing: duplicate keys -----------------------------------------------------------
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The mapping of ``node``, recording each key it gives twice."""
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:
+                continue  # an unhashable key: the base constructor refuses it
+            if first is not key_node:
+                self.duplicates.append((first, key_node))
+                where = [*self._paths.get(id(node), ()), str(key_node.value)]
+                self.issues.append(Issue(
+                    _field(where), key_node.start_mark.line + 1,
+                    f"duplicate key {key_node.value!r}: given at line "
+                    f"{first.start_mark.line + 1} and again at line "
+                    f"{key_node.start_mark.line + 1}"))
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        """The document's data; raise DocumentError for what the document may not give."""
+        data = super().construct_document(node)
+        if self.duplicates:
+            raise DuplicateKeyError(self.issues, self.duplicates)
+        if self.issues:
+            raise DocumentError(self.issues)
+        return data
