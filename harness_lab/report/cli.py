@@ -3,33 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["TITLE", "register"]
+
+TITLE = "harness_lab report"
+"""The report's default title."""
+
+
+def _command(args: argparse.Namespace, paths: list[str]) -> str:
+    """The command line of this report, as a user would type it again."""
+    words = ["harness-lab", "report", *paths, "--out", args.out]
+    for tag in args.tag or ():
+        words += ["--tag", tag]
+    if args.title != TITLE:
+        words += ["--title", args.title]
+    return shlex.join(words)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.cli import EXIT_FAILED, EXIT_USAGE, selected_results
     from harness_lab.report.html import write_html_report
+    from harness_lab.report.viewer import ReportContext, git_commit
 
-    results = selected_results("report", args.paths or ["scenarios"], args.tag or (), args.out)
+    paths = args.paths or ["scenarios"]
+    began = time.perf_counter()
+    results = selected_results("report", paths, args.tag or (), args.out)
     if isinstance(results, int):
         return results
-    kept = [r for r in results if r.record is not None]
-    records = [r.record for r in kept if r.record is not None]
+    elapsed = time.perf_counter() - began
+    first = Path(paths[0])
+    context = ReportContext(command=_command(args, paths), paths=tuple(paths),
+                            elapsed_s=elapsed,
+                            commit=git_commit(first if first.is_dir() else first.parent))
     try:
-        out = write_html_report(args.out, records, labels=[r.scenario for r in kept],
-                                cases=[r.case for r in kept], title=args.title,
-                                expected=[r.expected_text for r in kept],
-                                outcomes=results.outcomes(), unrun=results.unrun())
+        out = write_html_report(args.out, results, title=args.title, context=context)
     except OSError as exc:
         print(f"harness-lab report: cannot write --out {args.out}: {exc.strerror or exc}",
               file=sys.stderr)
         return EXIT_USAGE
     failed = len(results.failures())
-    print(f"wrote {out}: {len(results)} scenario(s), {len(records)} run record(s), "
-          f"{failed} not ok")
+    runs = sum(r.record is not None for r in results)
+    print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok")
     return EXIT_FAILED if failed else 0
 
 
@@ -43,6 +62,6 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default="report.html",
                    help="the HTML file to write; its directory must exist (otherwise exit 2 "
                         "before anything runs)")
-    p.add_argument("--title", default="harness_lab report")
+    p.add_argument("--title", default=TITLE, help="the page's title")
     p.add_argument("--tag", action="append", help="only scenarios with this tag")
     p.set_defaults(func=_cmd_report)

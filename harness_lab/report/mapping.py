@@ -8,9 +8,7 @@ ReleaseOutcome -> ``diagnosis_run.status`` mapping of doc §12.2 used by
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from harness_lab.outcome_table import (
     OUTCOME_BY_CASE,
@@ -20,15 +18,20 @@ from harness_lab.outcome_table import (
     expected_outcome,
 )
 from harness_lab.record import RunRecord
-from harness_lab.report.frames import AXIS_DTYPES, categorize
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "OUTCOME_BY_CASE",
     "OUTCOME_TABLE",
     "STORED_STATUS_FOR_OUTCOME",
     "ExpectedOutcome",
+    "case_matched",
+    "expected_axes",
     "expected_outcome",
     "mapping_table",
+    "observed_axes",
     "status_mapping_check",
 ]
 
@@ -37,6 +40,26 @@ _AXES = ("run_state", "release_outcome", "fallback_type", "db_status")
 
 def _value(member: Any) -> Any:
     return None if member is None else member.value
+
+
+def observed_axes(record: RunRecord) -> dict[str, str | None]:
+    """The four axes the outcome table prescribes, as a record ended: run_state,
+    release_outcome, fallback_type and db_status (values, None where there is none)."""
+    return {"run_state": record.run_state.value,
+            "release_outcome": record.release_outcome.value,
+            "fallback_type": _value(record.fallback_type),
+            "db_status": _value(record.stored_status)}
+
+
+def expected_axes(case: str) -> dict[str, str | None]:
+    """The four axes the outcome table gives ``case`` (KeyError for an unknown case)."""
+    want = expected_outcome(case)
+    return {axis: _value(getattr(want, axis)) for axis in _AXES}
+
+
+def case_matched(case: str, record: RunRecord) -> bool:
+    """True when the record ended on all four axes as the outcome table's ``case`` says."""
+    return observed_axes(record) == expected_axes(case)
 
 
 def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.DataFrame:
@@ -48,20 +71,20 @@ def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.Da
     column, and ``matched`` (nullable boolean: all four equal, NA where there is no case).
     An unknown case key raises KeyError.
     """
+    import pandas as pd
+
+    from harness_lab.report.frames import AXIS_DTYPES, categorize
+
     rows = []
     for scenario, case, record in results:
-        observed = {"run_state": record.run_state.value,
-                    "release_outcome": record.release_outcome.value,
-                    "fallback_type": _value(record.fallback_type),
-                    "db_status": _value(record.stored_status)}
+        observed = observed_axes(record)
         row: dict[str, Any] = {"scenario": scenario, "case": case, "run_id": record.run_id}
         if case is None:
             expected: dict[str, Any] = dict.fromkeys(_AXES)
             matched: bool | None = None
         else:
-            want = expected_outcome(case)
-            expected = {axis: _value(getattr(want, axis)) for axis in _AXES}
-            matched = all(observed[axis] == expected[axis] for axis in _AXES)
+            expected = expected_axes(case)
+            matched = observed == expected
         for axis in _AXES:
             row[axis] = observed[axis]
             row[f"expected_{axis}"] = expected[axis]
@@ -84,6 +107,8 @@ def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd
     a row without one must be RUNNING. Returns run_id, release_outcome, status,
     expected_status and ``ok`` per row (an unknown release_outcome is never ok).
     """
+    import pandas as pd
+
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     status_col = "status" if "status" in frame.columns else "db_status"
     out = []
@@ -102,6 +127,8 @@ def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd
 
 
 def _text(value: Any) -> str | None:
+    import pandas as pd
+
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
     return str(value)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from harness_lab.cli import main
 
@@ -16,14 +19,33 @@ model:
 """
 
 
-def test_the_report_command_writes_html_with_tables_and_embedded_plots(tmp_path: Path) -> None:
+def test_the_report_command_writes_the_viewer_with_a_timeline_per_run(tmp_path: Path) -> None:
     (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
     out = tmp_path / "report.html"
     assert main(["report", str(tmp_path), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert text.count('<img src="data:image/png;base64,') >= 2
+    assert text.count('<svg class="timeline"') == 1
     assert "good-report" in text and "MISSING_REQUIRED_CONTEXT" in text
-    assert "http://" not in text and "https://" not in text
+    assert "https://" not in text
+
+
+def test_the_report_header_says_how_to_make_it_again(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    out = tmp_path / "my report.html"
+    assert main(["report", str(tmp_path), "--out", str(out), "--tag", "nothing-has-it"]) == 5
+    assert not out.exists()  # nothing selected: no report
+    assert main(["report", str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert f"harness-lab report {tmp_path} --out &#x27;{out}&#x27;" in text
+    assert f"paths: {tmp_path}" in text
+    assert re.search(r"ran in \d+\.\d\d s", text)
+
+
+def test_an_out_in_a_missing_directory_is_refused_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "no" / "r.html")]) == 2
+    assert "does not exist; create it first" in capsys.readouterr().err
 
 
 def test_the_report_command_exits_one_when_a_scenario_fails(tmp_path: Path) -> None:
@@ -42,8 +64,8 @@ def test_the_report_shows_each_scenarios_expectations_and_the_files_that_did_not
     out = tmp_path / "r.html"
     assert main(["report", str(tmp_path), "--out", str(out)]) == 1
     text = out.read_text(encoding="utf-8")
-    assert "3 scenario(s): 1 ok, 1 FAILED, 1 ERROR" in text
-    assert "<td>tool_calls: expected 5, got 0</td>" in text
-    assert "<h2>Files that could not be loaded or run</h2>" in text
-    assert "multi.yaml:3: foo: unknown key\n" in text
-    assert "<th>case_matched</th>" in text and "<th>matched</th>" not in text
+    assert ">1 ok<" in text and ">1 FAILED<" in text and ">1 ERROR<" in text
+    assert "<li>tool_calls: expected 5, got 0</li>" in text
+    assert "multi.yaml:3: foo: unknown key" in text
+    assert text.index('data-k-name="wrong-report"') < text.index('data-k-name="multi"') < (
+        text.index('data-k-name="good-report"'))

@@ -5,24 +5,34 @@ from __future__ import annotations
 import re
 import sys
 import types
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness_lab.report import html_report, progress_bar, write_html_report
+from harness_lab.report.html import results_of_records
+from harness_lab.report.viewer import ReportContext
 from tests.report.test_frames import LABELS, four_runs
 
 CASES = ["conclusion_guards_pass", "missing_context", "timeout_no_content",
          "client_disconnect"]
+WHEN = ReportContext(generated_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
-def report() -> str:
-    return html_report(four_runs()[1], labels=LABELS, cases=CASES, title="four <runs>")
+def report(cases: list[str | None] | None = None) -> str:
+    return html_report(four_runs()[1], labels=LABELS, cases=cases or CASES,
+                       title="four <runs>", context=WHEN)
 
 
-def test_the_report_embeds_the_outcome_bars_and_the_timeline_as_png_data() -> None:
-    assert report().count('<img src="data:image/png;base64,iVBORw0KGgo') == 2
+def run_rows(text: str) -> list[str]:
+    """The scenario name of each main-table row, in order."""
+    return re.findall(r'<tr class="run"[^>]*data-k-name="([^"]*)"', text)
+
+
+def test_the_report_has_a_row_per_record_named_by_its_label() -> None:
+    assert sorted(run_rows(report())) == sorted(LABELS)
 
 
 def test_the_report_names_every_run_and_escapes_the_title() -> None:
@@ -32,26 +42,45 @@ def test_the_report_names_every_run_and_escapes_the_title() -> None:
     assert "<title>four &lt;runs&gt;</title>" in text
 
 
+def test_records_are_judged_by_their_outcome_table_case() -> None:
+    wrong = ["conclusion_guards_pass", "semantic_unsupported", "timeout_no_content", None]
+    results = results_of_records(four_runs()[1], labels=LABELS, cases=wrong)
+    assert [r.verdict for r in results] == ["ok", "FAILED", "ok", "ok"]
+    assert [str(m) for m in results[1].mismatches] == [
+        "fallback_type: expected SEMANTIC_UNSUPPORTED, got MISSING_REQUIRED_CONTEXT"]
+    assert run_rows(report(wrong))[0] == "missing context"  # the failure comes first
+
+
+def test_a_record_without_a_label_is_named_by_its_run_id() -> None:
+    results = results_of_records(four_runs()[1][:1])
+    assert results[0].scenario == "run-000001"
+    assert results[0].case is None
+
+
 def test_the_report_references_no_external_resource() -> None:
     text = report()
-    assert "http://" not in text
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in text
-    assert "<link" not in text and "<script" not in text
+    assert "<link" not in text
     references = re.findall(r'(?:src|href)="([^"]*)"', text)
-    assert len(references) == 2
-    assert all(ref.startswith("data:image/png;base64,") for ref in references)
+    assert references and all(ref.startswith("#") for ref in references)
 
 
-def test_the_report_shows_the_mapping_table_only_when_cases_are_given() -> None:
-    assert "expected_release_outcome" in report()
-    assert "expected_release_outcome" not in html_report(four_runs()[1], labels=LABELS)
-
-
-def test_the_report_holds_both_state_crosstabs() -> None:
+def test_the_report_shows_the_outcome_table_rows_each_case_reproduces() -> None:
     text = report()
-    assert "run_state x release_outcome" in text
-    assert "release_outcome x fallback_type" in text
-    assert "BUDGET_EXHAUSTED" in text  # an empty RunState row is still listed
+    section = text[text.index('<section id="outcome-table">'):]
+    assert "✓</span> timeout</a>" in section
+    no_cases = html_report(four_runs()[1], labels=LABELS)
+    assert '<section id="outcome-table">' not in no_cases
+
+
+def test_the_report_counts_run_states_against_release_outcomes() -> None:
+    text = report()
+    section = text[text.index('<section id="crosstab">'):]
+    assert "<tr><th>BUDGET_EXHAUSTED</th>" in section  # an empty RunState row is still listed
+    timed_out = section[section.index("<tr><th>TIMED_OUT</th>"):]
+    timed_out = timed_out[:timed_out.index("</tr>")]
+    assert re.findall(r"<td[^>]*>(\d+)</td>", timed_out) == ["0", "0", "1", "0"]
 
 
 def test_cases_of_another_length_than_the_records_are_refused() -> None:
@@ -59,18 +88,31 @@ def test_cases_of_another_length_than_the_records_are_refused() -> None:
         html_report(four_runs()[1], cases=CASES[:1])
 
 
-def test_a_report_of_no_runs_is_a_document_without_plots() -> None:
+def test_labels_with_scenario_results_are_refused() -> None:
+    results = results_of_records(four_runs()[1])
+    with pytest.raises(TypeError, match="labels and cases apply to run records only"):
+        html_report(results, labels=LABELS)
+
+
+def test_a_report_of_no_runs_is_a_document_without_rows() -> None:
     text = html_report([])
     assert text.startswith("<!DOCTYPE html>")
-    assert "<img" not in text
-    assert "<p>0 run(s)</p>" in text
+    assert run_rows(text) == []
+    assert "0 scenario(s), 0 run(s)" in text
 
 
 def test_write_html_report_writes_the_same_document(tmp_path: Path) -> None:
     path = write_html_report(tmp_path / "report.html", four_runs()[1], labels=LABELS,
-                             cases=CASES, title="four <runs>")
+                             cases=CASES, title="four <runs>", context=WHEN)
     assert path == tmp_path / "report.html"
     assert path.read_text(encoding="utf-8") == report()
+
+
+def test_a_failed_write_raises_and_leaves_no_file(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "report.html"
+    with pytest.raises(OSError):
+        write_html_report(target, four_runs()[1])
+    assert not target.exists()
 
 
 def test_without_tqdm_the_progress_bar_passes_the_iterable_through(

@@ -1,0 +1,228 @@
+"""One run's timeline as a small inline SVG: a lane per phase, SSE events, instants marked.
+
+Drawn from the record alone, in microseconds, so a report of hundreds of runs can show every
+run's timeline without rendering an image per run. Between two consecutive trace events a
+span is drawn on the lane of the later event's phase, the one that closes the wait (a model
+call ends in AGENT_MODEL_STEP); tool calls are drawn from their canonical invocations, so
+calls that overlap stay apart. Markers show a client disconnect, a user cancel, a budget
+exhaustion and every discarded late result; the deadline is a dashed line, or an arrow at
+the right edge when it lies far beyond the activity. Colours come from
+:mod:`harness_lab.report.palette`; every mark has a ``<title>`` for a hover tooltip.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from harness_lab.report.cells import detail_text, json_text
+from harness_lab.report.palette import EVENT_COLORS, MISSING_COLOR, PHASE_COLORS
+from harness_lab.sse import SseEvent
+from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+__all__ = ["SSE_LANE", "TimelineInput", "timeline_svg"]
+
+SSE_LANE: Final = "SSE"
+"""The name of the lane that holds the public SSE events."""
+
+_WIDTH: Final = 960
+_LEFT: Final = 96
+_RIGHT: Final = 24
+_TOP: Final = 22
+_LANE: Final = 20
+_AXIS: Final = 30
+_SSE_LANE_HEIGHT: Final = 34  # diamonds above, their labels below
+_FAR: Final = 1.5  # a deadline beyond this many times the activity's end is drawn as an arrow
+_CANCEL_NAMES: Final = {"CLIENT_DISCONNECTED": ("client disconnect", "client_disconnect"),
+                        "USER_REQUESTED": ("user cancel", "user_cancel")}
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineInput:
+    """What a timeline is drawn from: a record's (or a crashed run's partial) events."""
+
+    trace: Sequence[TraceEvent]
+    sse: Sequence[SseEvent] = ()
+    invocations: Sequence[CanonicalInvocation] = ()
+    started_at: float = 0.0
+    finished_at: float | None = None
+    deadline_at: float | None = None
+
+
+def _nice_step(span: float) -> float:
+    raw = span / 6 if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def _esc(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+class _Canvas:
+    """Scales virtual time to x and collects SVG elements."""
+
+    def __init__(self, start: float, end: float, lanes: Sequence[str]) -> None:
+        self.start, self.end = start, max(end, start + 1e-9)
+        self.lanes = {name: i for i, name in enumerate(lanes)}
+        self.parts: list[str] = []
+        self.height = _TOP + _LANE * (len(lanes) - 1) + _SSE_LANE_HEIGHT + _AXIS
+
+    def x(self, t: float) -> float:
+        share = (t - self.start) / (self.end - self.start)
+        return round(_LEFT + share * (_WIDTH - _LEFT - _RIGHT), 1)
+
+    def y(self, lane: str) -> float:
+        return _TOP + _LANE * self.lanes[lane]
+
+    def add(self, element: str) -> None:
+        self.parts.append(element)
+
+
+def _phase_spans(trace: Sequence[TraceEvent], skip_tools: bool
+                 ) -> list[tuple[str, float, float, str]]:
+    spans = []
+    for before, after in zip(trace, trace[1:], strict=False):
+        phase = after.phase.value
+        if after.t <= before.t or phase == TracePhase.RUN.value:
+            continue
+        if skip_tools and phase == TracePhase.TOOL.value:
+            continue
+        title = f"{after.type.value} {after.status.value}  {detail_text(after.detail)}"
+        spans.append((phase, float(before.t), float(after.t), title))
+    return spans
+
+
+def _tool_spans(invocations: Sequence[CanonicalInvocation], end: float
+                ) -> list[tuple[str, float, float, str]]:
+    spans = []
+    for inv in invocations:
+        stop = inv.finished_at if inv.finished_at is not None else end
+        status = inv.status.value + (f" {inv.error_code.value}" if inv.error_code else "")
+        spans.append((TracePhase.TOOL.value, float(inv.started_at), float(stop),
+                      f"{inv.tool} {inv.invocation_id}: {status}"))
+    return spans
+
+
+def _instants(trace: Sequence[TraceEvent]) -> list[tuple[str, float, str, str, str]]:
+    """(lane, t, label, colour, tooltip) of each marked instant."""
+    marks = []
+    for e in trace:
+        tip = f"t={float(e.t):.3f}  {e.type.value} {e.status.value}  {detail_text(e.detail)}"
+        if e.type is TraceEventType.RUN_CANCELLED:
+            label, key = _CANCEL_NAMES.get(str(e.detail.get("reason")), ("cancelled", "deadline"))
+            marks.append((SSE_LANE, float(e.t), label, EVENT_COLORS[key], tip))
+        elif e.type is TraceEventType.BUDGET_EXHAUSTED:
+            marks.append((e.phase.value, float(e.t), "budget exhausted",
+                          EVENT_COLORS["budget_exhausted"], tip))
+        elif e.status is TraceEventStatus.DISCARDED:
+            marks.append((e.phase.value, float(e.t), "discarded", EVENT_COLORS["discarded"], tip))
+    return marks
+
+
+def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
+    """The inline ``<svg>`` of one run's timeline (empty text when there is no trace)."""
+    trace = list(run.trace)
+    if not trace:
+        return ""
+    times = [float(e.t) for e in trace] + [float(e.t) for e in run.sse]
+    times += [float(i.finished_at) for i in run.invocations if i.finished_at is not None]
+    start = min([float(run.started_at), *times])
+    active_end = max([*times, float(run.finished_at or start)])
+    deadline = run.deadline_at
+    far = deadline is not None and deadline - start > _FAR * max(active_end - start, 1e-9)
+    end = active_end if far or deadline is None else max(active_end, deadline)
+    end = end + 0.04 * max(end - start, 1.0)
+    tools = list(run.invocations)
+    spans = _phase_spans(trace, skip_tools=bool(tools)) + _tool_spans(tools, active_end)
+    marks = _instants(trace)
+    present = {s[0] for s in spans} | {m[0] for m in marks}
+    lanes = [p.value for p in TracePhase if p.value in present and p.value != "RUN"]
+    lanes += [p for p in sorted(present - set(lanes)) if p not in (SSE_LANE, "RUN")]
+    if "RUN" in present:
+        lanes.append("RUN")
+    lanes.append(SSE_LANE)
+    canvas = _Canvas(start, end, lanes)
+    _draw_axis(canvas)
+    for lane in lanes:
+        y = canvas.y(lane)
+        canvas.add(f'<text class="lane" x="{_LEFT - 6}" y="{y + 13}" text-anchor="end">'
+                   f"{_esc(lane)}</text>")
+    for lane, t0, t1, tip in spans:
+        x0, x1 = canvas.x(t0), canvas.x(t1)
+        color = PHASE_COLORS.get(lane, MISSING_COLOR)
+        canvas.add(f'<rect x="{x0}" y="{canvas.y(lane) + 3}" width="{max(x1 - x0, 1.5)}" '
+                   f'height="{_LANE - 6}" rx="2" fill="{color}"><title>'
+                   f"{_esc(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
+    _draw_sse(canvas, run.sse)
+    for lane, t, label, color, tip in marks:
+        _draw_mark(canvas, lane, t, label, color, tip)
+    if deadline is not None:
+        _draw_deadline(canvas, float(deadline), far)
+    body = "".join(canvas.parts)
+    return (f'<svg class="timeline" role="img" viewBox="0 0 {_WIDTH} {canvas.height}" '
+            f'width="{_WIDTH}" height="{canvas.height}" xmlns="http://www.w3.org/2000/svg">'
+            f"<title>{_esc(title)}</title>{body}</svg>")
+
+
+def _draw_axis(canvas: _Canvas) -> None:
+    bottom = canvas.height - _AXIS + 4
+    canvas.add(f'<line x1="{_LEFT}" y1="{bottom}" x2="{_WIDTH - _RIGHT}" y2="{bottom}" '
+               'class="axis"/>')
+    step = _nice_step(canvas.end - canvas.start)
+    first = math.ceil(canvas.start / step) * step
+    tick = first
+    while tick <= canvas.end + 1e-12:
+        x = canvas.x(tick)
+        canvas.add(f'<line x1="{x}" y1="{_TOP - 4}" x2="{x}" y2="{bottom + 4}" class="grid"/>'
+                   f'<text class="tick" x="{x}" y="{bottom + 16}" text-anchor="middle">'
+                   f"{tick:g}</text>")
+        tick = round(tick + step, 9)
+    canvas.add(f'<text class="tick" x="{_LEFT - 6}" y="{bottom + 16}" text-anchor="end">'
+               "virtual s</text>")
+
+
+def _draw_sse(canvas: _Canvas, events: Sequence[SseEvent]) -> None:
+    y = canvas.y(SSE_LANE) + 8
+    free_from = -math.inf  # where the next label may start without overlapping the last
+    for e in events:
+        x = canvas.x(float(e.t))
+        tip = f"t={float(e.t):.3f}  {e.kind.value}  {json_text(dict(e.data))}"
+        canvas.add(f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" '
+                   f'fill="{EVENT_COLORS["sse"]}" stroke="#fff" stroke-width="0.8"><title>'
+                   f"{_esc(tip)}</title></path>")
+        if x - 2 >= free_from:
+            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">{_esc(e.kind.value)}</text>')
+            free_from = x - 2 + 6.2 * len(e.kind.value) + 6
+
+
+def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip: str) -> None:
+    x, y = canvas.x(t), canvas.y(lane) + _LANE / 2
+    canvas.add(f'<g class="marker"><path d="M{x - 5} {y - 5}L{x + 5} {y + 5}M{x + 5} {y - 5}'
+               f'L{x - 5} {y + 5}" stroke="{color}" stroke-width="2.5"/>'
+               f'<text class="mark" x="{x}" y="{y - 8}" text-anchor="middle" fill="{color}">'
+               f"{_esc(label)}</text><title>{_esc(tip)}</title></g>")
+
+
+def _draw_deadline(canvas: _Canvas, deadline: float, far: bool) -> None:
+    color = EVENT_COLORS["deadline"]
+    top, bottom = _TOP - 4, canvas.height - _AXIS + 4
+    if far:
+        x = _WIDTH - _RIGHT
+        y = _TOP + 2
+        canvas.add(f'<g class="deadline"><path d="M{x - 16} {y}L{x} {y}M{x - 5} {y - 4}L{x} {y}'
+                   f'L{x - 5} {y + 4}" stroke="{color}" stroke-width="1.5" fill="none"/>'
+                   f'<text class="mark" x="{x - 20}" y="{y + 4}" text-anchor="end" '
+                   f'fill="{color}">deadline at {deadline:g} s</text>'
+                   f"<title>deadline at t={deadline:.3f}, beyond the activity</title></g>")
+        return
+    x = canvas.x(deadline)
+    canvas.add(f'<g class="deadline"><line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" '
+               f'stroke="{color}" stroke-width="1.5" stroke-dasharray="5 3"/>'
+               f'<text class="mark" x="{x - 3}" y="{top + 2}" text-anchor="end" fill="{color}">'
+               f"deadline</text><title>deadline at t={deadline:.3f}</title></g>")

@@ -1,0 +1,384 @@
+"""The report viewer: one self-contained HTML page of a set of scenario results.
+
+The page references nothing outside itself: its styles and its small script (vanilla
+JavaScript, from ``assets/``) are inline and each run's timeline is an inline SVG, so the
+file can be mailed, archived or opened offline. It holds a header (when, which toolkit
+version and commit, the command, its paths, totals and how long the run took), the outcome
+distribution by directory, the main table (failures and errors first; sortable; filtered by
+verdict, tag, directory, outcome, RunState, ReleaseOutcome and FallbackType; searchable),
+a drill-down under each row (:func:`harness_lab.report.run_html.result_sections`), the
+outcome table of doc §10 with the scenarios that reproduce each row, and the
+RunState x ReleaseOutcome counts. It is built from the results alone, without pandas or
+matplotlib, so writing it costs a few milliseconds per scenario.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from harness_lab.report.cells import MISSING, cell, duration
+from harness_lab.report.mapping import OUTCOME_TABLE, case_matched
+from harness_lab.report.palette import (
+    MISSING_COLOR,
+    OUTCOME_LABELS,
+    VERDICTS,
+    outcome_color,
+    outcome_label,
+    text_color,
+    verdict_color,
+)
+from harness_lab.report.run_html import (
+    CRASHED,
+    badge,
+    result_outcome,
+    result_problems,
+    result_sections,
+    scenario_name_html,
+    verdict_badge,
+)
+from harness_lab.states import FallbackType, ReleaseOutcome, RunState
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.runner import ScenarioResult
+
+__all__ = ["ReportContext", "asset_text", "git_commit", "viewer_html"]
+
+_VERDICT_RANK: Final = {"FAILED": 0, "ERROR": 1, "ok": 2}
+_SEP: Final = "\u241f"  # separates the tags of a row's data-tags attribute
+
+
+def asset_text(name: str) -> str:
+    """The text of a file of ``harness_lab/report/assets`` (a stylesheet or script)."""
+    return resources.files("harness_lab.report").joinpath("assets", name).read_text("utf-8")
+
+
+def git_commit(where: str | os.PathLike[str] = ".") -> str | None:
+    """The short commit hash checked out at ``where``, or None outside a git work tree."""
+    try:
+        done = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """What the header says about the run that made the report."""
+
+    command: str | None = None
+    """The command line that made it (``harness-lab report scenarios --out r.html``)."""
+    paths: tuple[str, ...] = ()
+    """The scenario files or directories it ran."""
+    elapsed_s: float | None = None
+    """Wall-clock seconds the scenarios took to load and run."""
+    commit: str | None = None
+    """The git commit of the work tree it ran in, where there is one."""
+    generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    """When the report was made."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One scenario result as the main table shows it."""
+
+    rid: str
+    result: ScenarioResult
+    directory: str
+    outcome: str
+
+    @property
+    def run_state(self) -> str:
+        r = self.result.record
+        return r.run_state.value if r is not None else ""
+
+    @property
+    def release(self) -> str:
+        r = self.result.record
+        return r.release_outcome.value if r is not None else ""
+
+    @property
+    def fallback(self) -> str:
+        r = self.result.record
+        return r.fallback_type.value if r is not None and r.fallback_type is not None else ""
+
+
+def _directories(results: Sequence[ScenarioResult]) -> list[str]:
+    """Each result's directory, relative to the directory all of them share."""
+    parents = [str(Path(r.path).parent) if r.path else "" for r in results]
+    known = [p for p in parents if p]
+    if not known:
+        return parents
+    try:
+        root = os.path.commonpath(known)
+    except ValueError:  # absolute and relative paths mixed
+        return parents
+    labels = []
+    for parent in parents:
+        rel = os.path.relpath(parent, root) if parent else ""
+        labels.append(parent if rel == "." else rel)
+    return labels
+
+
+def _rows(results: Sequence[ScenarioResult]) -> list[_Row]:
+    dirs = _directories(results)
+    rows = [_Row(f"run-{i + 1}", r, d, result_outcome(r))
+            for i, (r, d) in enumerate(zip(results, dirs, strict=True))]
+    order = sorted(range(len(rows)), key=lambda i: (_VERDICT_RANK[rows[i].result.verdict], i))
+    return [rows[i] for i in order]
+
+
+def _outcome_badge(label: str) -> str:
+    if not label:
+        return ""
+    color = MISSING_COLOR if label == CRASHED else outcome_color(label)
+    return badge(label, color, cls="hl-outcome")
+
+
+def _attr(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _main_row(row: _Row) -> str:
+    r = row.result
+    rec = r.record
+    problems = result_problems(r)
+    tags = "".join(f'<span class="hl-tag">{html.escape(t)}</span>' for t in r.tags)
+    describe = (f'<div class="desc">{html.escape(r.description)}</div>'
+                if r.description else "")
+    where = f'<span class="where">{html.escape(row.directory)}/</span>' if row.directory else ""
+    subs = []
+    if rec is not None:
+        subs.append(f"{html.escape(rec.run_state.value)} · stored {cell(rec.stored_status)}")
+    elif r.stored_row:
+        subs.append(f"stored {cell(r.stored_row.get('status'))}")
+    if r.case:
+        subs.append(f"§10 case {html.escape(r.case)}")
+    state = "".join(f'<div class="sub">{line}</div>' for line in subs)
+    listed = "".join(f"<li>{html.escape(p)}</li>" for p in problems[:4])
+    more = (f'<li class="more">and {len(problems) - 4} more</li>' if len(problems) > 4 else "")
+    virtual = MISSING
+    if rec is not None:
+        virtual = (f"{duration(rec.duration_s)}<div class='sub calls'>"
+                   f"{rec.usage.model_calls} model · {rec.tool_calls} tool</div>")
+    search = " ".join([r.scenario, r.description, " ".join(r.tags), r.path or "",
+                       row.outcome, row.run_state, r.case or "", *problems,
+                       rec.run_id if rec is not None else "", rec.query if rec else ""])
+    attrs = {
+        "id": row.rid, "data-verdict": r.verdict, "data-dir": row.directory,
+        "data-tags": _SEP + _SEP.join(r.tags) + _SEP, "data-outcome": row.outcome,
+        "data-run-state": row.run_state, "data-release": row.release,
+        "data-fallback": row.fallback, "data-search": search.lower(),
+        "data-k-verdict": str(_VERDICT_RANK[r.verdict]), "data-k-name": r.scenario.lower(),
+        "data-k-outcome": row.outcome, "data-k-case": r.case or "",
+        "data-k-time": f"{rec.duration_s:.6f}" if rec is not None else "-1",
+        "data-k-calls": str(rec.usage.model_calls + rec.tool_calls) if rec else "-1",
+        "data-k-problems": str(len(problems)),
+    }
+    attr_text = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items())
+    background = verdict_color(r.verdict, background=True) if r.verdict != "ok" else ""
+    style = f' style="background:{background}"' if background else ""
+    return (f'<tr class="run" tabindex="0" aria-expanded="false" {attr_text}{style}>'
+            '<td class="c-toggle"><span class="caret">▸</span></td>'
+            f'<td class="c-verdict">{verdict_badge(r.verdict)}</td>'
+            f'<td class="c-scenario">{scenario_name_html(r.scenario)}{describe}'
+            f'<div class="tags">{where}{tags}</div></td>'
+            f'<td class="c-outcome">{_outcome_badge(row.outcome)}{state}</td>'
+            f'<td class="c-problems"><ul>{listed}{more}</ul></td>'
+            f'<td class="c-time">{virtual}</td></tr>'
+            f'<tr class="detail" hidden data-for="{row.rid}"><td colspan="{len(_COLUMNS)}">'
+            f'<div class="drill">{result_sections(r)}</div></td></tr>')
+
+
+_COLUMNS: Final = (("", "", "c-toggle"), ("verdict", "verdict", "c-verdict"),
+                   ("scenario", "name", "c-scenario"), ("outcome", "outcome", "c-outcome"),
+                   ("what did not hold", "problems", "c-problems"),
+                   ("virtual time", "time", "c-time"))
+
+
+def _main_table(rows: Sequence[_Row]) -> str:
+    heads = "".join(
+        f'<th class="{cls}"' + (f' data-sort="{key}" title="sort by {label}"' if key else "")
+        + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
+    body = "".join(_main_row(row) for row in rows)
+    return (f'<table id="runs" class="runs"><thead><tr>{heads}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+            '<p id="no-match" hidden>No scenario matches these filters.</p>')
+
+
+def _options(name: str, label: str, values: Sequence[str], counts: Counter[str]) -> str:
+    opts = "".join(f'<option value="{_attr(v)}">{html.escape(v)} ({counts[v]})</option>'
+                   for v in values if counts[v])
+    return (f'<label>{html.escape(label)} <select data-filter="{name}">'
+            f'<option value="">all</option>{opts}</select></label>')
+
+
+def _ordered(present: Counter[str], order: Sequence[str]) -> list[str]:
+    known = [v for v in order if present[v]]
+    return known + sorted(v for v in present if v not in order and v)
+
+
+def _filters(rows: Sequence[_Row]) -> str:
+    verdicts = Counter(r.result.verdict for r in rows)
+    tags = Counter(t for r in rows for t in r.result.tags)
+    dirs = Counter(r.directory for r in rows if r.directory)
+    outcomes = Counter(r.outcome for r in rows if r.outcome)
+    states = Counter(r.run_state for r in rows if r.run_state)
+    releases = Counter(r.release for r in rows if r.release)
+    fallbacks = Counter(r.fallback for r in rows if r.fallback)
+    selects = [
+        _options("verdict", "verdict", _ordered(verdicts, VERDICTS), verdicts),
+        _options("tags", "tag", sorted(tags), tags),
+        _options("dir", "directory", sorted(dirs), dirs),
+        _options("outcome", "outcome", _ordered(outcomes, (*OUTCOME_LABELS, CRASHED)), outcomes),
+        _options("run-state", "RunState", _ordered(states, [s.value for s in RunState]), states),
+        _options("release", "ReleaseOutcome",
+                 _ordered(releases, [o.value for o in ReleaseOutcome]), releases),
+        _options("fallback", "FallbackType",
+                 _ordered(fallbacks, [f.value for f in FallbackType]), fallbacks),
+    ]
+    return ('<div class="filters" id="filters">'
+            '<input id="search" type="search" placeholder="search names, descriptions, '
+            'tags, problems…" aria-label="search">' + "".join(selects)
+            + '<button type="button" id="reset">clear</button>'
+            '<button type="button" id="expand">open all shown</button>'
+            '<span id="shown" aria-live="polite"></span></div>')
+
+
+def _header(title: str, results: Sequence[ScenarioResult], context: ReportContext) -> str:
+    from harness_lab import __version__
+
+    counts = Counter(r.verdict for r in results)
+    records = sum(r.record is not None for r in results)
+    facts = [f"made {context.generated_at.strftime('%Y-%m-%d %H:%M:%S %Z').strip()}",
+             f"harness_lab {__version__}"]
+    if context.commit:
+        facts.append(f"commit {context.commit}")
+    if context.elapsed_s is not None:
+        facts.append(f"ran in {context.elapsed_s:.2f} s")
+    meta = " · ".join(html.escape(f) for f in facts)
+    command = (f'<div class="command"><code>{html.escape(context.command)}</code></div>'
+               if context.command else "")
+    paths = (f'<div class="paths">paths: {html.escape(", ".join(context.paths))}</div>'
+             if context.paths else "")
+    chips = [f'<button type="button" class="total" data-verdict="">{len(results)} '
+             f"scenario(s), {records} run(s)</button>"]
+    for verdict in VERDICTS:
+        color = verdict_color(verdict)
+        chips.append(f'<button type="button" class="total" data-verdict="{verdict}" '
+                     f'style="background:{color};color:{text_color(color)}">'
+                     f"{counts.get(verdict, 0)} {verdict}</button>")
+    return (f'<header class="top"><h1>{html.escape(title)}</h1><div class="meta">{meta}</div>'
+            f'{command}{paths}<div class="totals">{"".join(chips)}</div></header>')
+
+
+def _distribution(rows: Sequence[_Row]) -> str:
+    """Outcome counts per directory as stacked bars; a segment filters the table."""
+    by_dir: dict[str, Counter[str]] = {}
+    for row in rows:
+        by_dir.setdefault(row.directory or MISSING, Counter())[row.outcome or "(no run)"] += 1
+    if not by_dir:
+        return ""
+    largest = max(sum(c.values()) for c in by_dir.values())
+    order = [*OUTCOME_LABELS, CRASHED, "(no run)"]
+    lines = []
+    for directory in sorted(by_dir):
+        counts = by_dir[directory]
+        total = sum(counts.values())
+        segments = []
+        for label in _ordered(counts, order):
+            n = counts[label]
+            color = outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR
+            width = 100.0 * n / largest
+            segments.append(
+                f'<span class="seg" style="width:{width:.3f}%;background:{color};'
+                f'color:{text_color(color)}" title="{_attr(f"{directory}: {n} {label}")}" '
+                f'data-dir="{_attr(directory)}" data-outcome="{_attr(label)}">{n}</span>')
+        lines.append(f'<div class="dist-row"><span class="dist-dir">{html.escape(directory)}'
+                     f' <span class="hl-count">{total}</span></span><span class="bar">'
+                     f'{"".join(segments)}</span></div>')
+    seen = Counter(row.outcome or "(no run)" for row in rows)
+    legend = "".join(
+        f'<span class="key"><span class="swatch" style="background:'
+        f'{outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR}"></span>'
+        f"{html.escape(label)} <span class='hl-count'>{seen[label]}</span></span>"
+        for label in _ordered(seen, order))
+    return (f'<section id="distribution"><h2>Outcomes by directory</h2>'
+            f'<div class="legend">{legend}</div>{"".join(lines)}</section>')
+
+
+def _outcome_table(rows: Sequence[_Row]) -> str:
+    """Doc §10's outcome table, each row with the scenarios that reproduce it."""
+    by_case: dict[str, list[_Row]] = {}
+    for row in rows:
+        if row.result.case is not None:
+            by_case.setdefault(row.result.case, []).append(row)
+    if not by_case:
+        return ""
+    body = []
+    for case in OUTCOME_TABLE:
+        links = []
+        for row in sorted(by_case.get(case.case, []), key=lambda r: r.result.scenario):
+            rec = row.result.record
+            matched = rec is not None and case_matched(case.case, rec)
+            mark, color = ("✓", "#228833") if matched else ("✗", "#CC3311")
+            why = "reproduces this row" if matched else "does not end as this row says"
+            links.append(f'<a class="repro" href="#{row.rid}" data-target="{row.rid}" '
+                         f'title="{_attr(why)}"><span style="color:{color}">{mark}</span> '
+                         f"{html.escape(row.result.scenario)}</a>")
+        axes = (case.release_outcome, case.fallback_type, case.run_state)
+        outcome, label = outcome_color(*axes), outcome_label(*axes)
+        body.append(f"<tr><td><b>{html.escape(case.case)}</b><div class='sub'>"
+                    f"{html.escape(case.description)}</div></td>"
+                    f"<td>{html.escape(case.run_state.value)}</td>"
+                    f"<td>{badge(label, outcome)}</td><td>{html.escape(case.db_status.value)}"
+                    f"</td><td>{' '.join(links) or '<span class=sub>no scenario</span>'}</td>"
+                    "</tr>")
+    return ('<section id="outcome-table"><h2>The outcome table (doc §10)</h2>'
+            '<table class="hl-table cases"><thead><tr><th>case</th><th>RunState</th>'
+            "<th>ReleaseOutcome / FallbackType</th><th>stored status</th>"
+            f"<th>reproduced by</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+            "</section>")
+
+
+def _crosstab(rows: Sequence[_Row]) -> str:
+    counts = Counter((r.run_state, r.release) for r in rows if r.run_state)
+    if not counts:
+        return ""
+    outcomes = [o.value for o in ReleaseOutcome]
+    head = "".join(f"<th>{o}</th>" for o in outcomes)
+    body = []
+    for state in (s.value for s in RunState):
+        cells = "".join(
+            f'<td class="{"n" if counts[(state, o)] else "n zero"}">{counts[(state, o)]}</td>'
+            for o in outcomes)
+        body.append(f"<tr><th>{state}</th>{cells}</tr>")
+    return ('<section id="crosstab"><h2>RunState x ReleaseOutcome</h2>'
+            f'<table class="hl-table crosstab"><thead><tr><th></th>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></section>")
+
+
+def viewer_html(results: Sequence[ScenarioResult], *, title: str = "harness_lab report",
+                context: ReportContext | None = None) -> str:
+    """The viewer page of ``results`` as one HTML document."""
+    context = context or ReportContext()
+    rows = _rows(results)
+    style = asset_text("base.css") + asset_text("viewer.css")
+    body = [_header(title, results, context), _distribution(rows),
+            '<section id="scenarios"><h2>Scenarios</h2>', _filters(rows), _main_table(rows),
+            "</section>", _outcome_table(rows), _crosstab(rows)]
+    return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{html.escape(title)}</title>\n<style>\n{style}</style>\n</head>\n"
+            f'<body class="hl">\n{"".join(body)}\n'
+            f"<script>\n{asset_text('viewer.js')}</script>\n</body>\n</html>\n")
