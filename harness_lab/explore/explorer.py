@@ -19,7 +19,6 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from harness_lab.explore.boundaries import BaseRun, record_base
 from harness_lab.explore.oracle import (
@@ -34,6 +33,7 @@ from harness_lab.explore.oracle import (
 )
 from harness_lab.explore.variants import Variant, enumerate_variants
 from harness_lab.outcome_table import OUTCOME_BY_CASE
+from harness_lab.report.palette import outcome_label
 from harness_lab.report.plots import outcome_heatmap
 from harness_lab.scenarios.loader import LoadedScenario, load_file
 from harness_lab.scenarios.runner import ScenarioRun
@@ -147,29 +147,26 @@ class ExplorationResult:
         return [f for f in self.findings if f.inconclusive]
 
     def heatmap(self, ax: Axes | None = None, value: str = "outcome") -> Axes:
-        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`).
+        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`), titled with
+        the base scenario.
 
-        ``value`` is ``outcome`` (default: the ReleaseOutcome, ``CRASH`` for a crashed run),
-        ``flagged`` (the number of flagged variants per cell) or any frame column, such as
-        ``release_outcome``, ``run_state`` or ``case``. Without ``ax`` a figure sized to the
-        grid is made, and cell labels are set small enough to fit.
+        ``value`` is ``outcome`` (default: the outcome label of the palette, such as
+        ``FALLBACK:INSUFFICIENT_EVIDENCE`` or ``FAILED:TIMED_OUT``, ``CRASH`` for a crashed
+        run), ``flagged`` (the number of flagged variants per cell) or any frame column, such
+        as ``release_outcome``, ``run_state`` or ``case``. Categories get the palette's
+        colours and a legend; without ``ax`` the figure is sized to the grid.
         """
         df = self.frame
         if value == "flagged":
             df = df.assign(flagged=df["flagged"].astype(int))
         elif value == "outcome":
             crashed = df["db_status"].eq("RUNNING") & df["release_outcome"].isna()
-            df = df.assign(outcome=df["release_outcome"].where(~crashed, "CRASH"))
-        own = ax is None
-        if ax is None:
-            cols, rows = df["point"].nunique(), df["fault"].nunique()
-            ax = Figure(figsize=(max(8.0, 0.55 * cols + 4.0), max(4.5, 0.32 * rows + 2.5)),
-                        layout="constrained").add_subplot()
-        ax = outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax)
-        if own:
-            for text in ax.texts:
-                text.set_fontsize(5.5)
-        return ax
+            labels = [outcome_label(o, f, s) for o, f, s in zip(
+                df["release_outcome"], df["fallback_type"], df["run_state"], strict=True)]
+            df = df.assign(outcome=pd.Series(labels, index=df.index).where(~crashed, "CRASH"))
+        names = ", ".join(dict.fromkeys(b.scenario.name for b in self.bases)) or "exploration"
+        return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax,
+                               title=f"{names}: {value} by fault x point")
 
     def to_scenarios(self, directory: str | Path) -> list[Path]:
         """Write each flagged variant as a runnable scenario YAML; return the paths."""

@@ -23,6 +23,7 @@ __all__ = [
     "EVENT_COLORS",
     "MISSING_COLOR",
     "NO_OUTCOME",
+    "OUTCOME_CODES",
     "OUTCOME_COLORS",
     "OUTCOME_LABELS",
     "PHASE_COLORS",
@@ -31,6 +32,7 @@ __all__ = [
     "VERDICT_COLORS",
     "VERDICTS",
     "call_kind_color",
+    "outcome_code",
     "outcome_color",
     "outcome_label",
     "text_color",
@@ -69,6 +71,22 @@ OUTCOME_LABELS: Final[tuple[str, ...]] = tuple(OUTCOME_COLORS)
 """Every outcome label :func:`outcome_label` gives (but :data:`NO_OUTCOME`), in order:
 SUCCESS, each ``FALLBACK:<FallbackType>``, an untyped FALLBACK, FAILED, FAILED:TIMED_OUT,
 FAILED:BUDGET_EXHAUSTED, CANCELLED."""
+
+OUTCOME_CODES: Final[dict[str, str]] = {
+    ReleaseOutcome.SUCCESS.value: "OK",
+    f"{_FALLBACK}:{FallbackType.MISSING_REQUIRED_CONTEXT.value}": "MC",
+    f"{_FALLBACK}:{FallbackType.INSUFFICIENT_EVIDENCE.value}": "IE",
+    f"{_FALLBACK}:{FallbackType.EVIDENCE_VALIDATION_FAILED.value}": "EV",
+    f"{_FALLBACK}:{FallbackType.SEMANTIC_UNSUPPORTED.value}": "SU",
+    f"{_FALLBACK}:{FallbackType.SEMANTIC_UNAVAILABLE.value}": "SN",
+    _FALLBACK: "FB",
+    _FAILED: "F",
+    f"{_FAILED}:{RunState.TIMED_OUT.value}": "TO",
+    f"{_FAILED}:{RunState.BUDGET_EXHAUSTED.value}": "BE",
+    ReleaseOutcome.CANCELLED.value: "C",
+    NO_OUTCOME: "-",
+}
+"""A code of one or two letters per outcome label, for cells too small for the label."""
 
 RUN_STATE_COLORS: Final[dict[str, str]] = {
     RunState.RUNNING.value: "#DDDDDD",
@@ -160,6 +178,18 @@ def outcome_label(release_outcome: Any, fallback_type: Any = None,
         if state in (RunState.TIMED_OUT.value, RunState.BUDGET_EXHAUSTED.value):
             return f"{outcome}:{state}"
     return outcome
+
+
+def outcome_code(label: str) -> str:
+    """The short code of an outcome label (:data:`OUTCOME_CODES`); other text's initials.
+
+    ``outcome_code("FAILED:TIMED_OUT")`` is ``TO``; an unknown ``CRASH`` is ``C``... so a
+    caller mixing other categories in checks its codes stay distinct.
+    """
+    if label in OUTCOME_CODES:
+        return OUTCOME_CODES[label]
+    words = [w for w in label.split(":")[-1].replace("-", "_").split("_") if w]
+    return "".join(w[0] for w in words).upper() or "?"
 
 
 def outcome_color(release_outcome: Any, fallback_type: Any = None,

@@ -163,12 +163,18 @@ class SweepResult:
 
         Every other grid key of the sweep gets one line per combination of its values, so no
         grid point is pooled with another. Numeric grid values are placed by value, any other
-        (a distribution, say) at evenly spaced ticks labelled with the value.
+        (a distribution, say) at evenly spaced ticks labelled with the value. The y axis is
+        in percent of samples, the x axis names ``param``'s unit (``_s``: seconds); the
+        title states the 95% Wilson intervals. Without ``ax``, returns the
+        :class:`~harness_lab.report.figures.PlotAxes` of a new figure, shown inline in
+        Jupyter.
         """
-        from matplotlib.figure import Figure
+        from matplotlib.ticker import PercentFormatter
+
+        from harness_lab.report.figures import axis_label, new_axes
 
         if ax is None:
-            ax = Figure(figsize=(6.0, 4.0)).add_subplot()
+            ax = new_axes((7.0, 4.5))
         others = [k for k in self.axes if k != param]
         shares = self.shares(column, by=[param, *others])
         rows = shares[shares[column].astype(str) == value]
@@ -180,11 +186,15 @@ class SweepResult:
                                                                       else ""))
         if not numeric:
             ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
-        ax.set_xlabel(param)
-        ax.set_ylabel(f"share of {value}")
-        ax.set_ylim(0, 1)
-        ax.legend()
-        ax.set_title(f"{self.scenario}: {value} share by {param}")
+        ax.set_xlabel(axis_label(param))
+        ax.set_ylabel(f"share of samples with {column}={value}")
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(color="#EEEEEE")
+        ax.legend(fontsize="small", title="bars: 95% Wilson interval", title_fontsize="small")
+        n = int(rows["n"].max()) if len(rows) else 0
+        ax.set_title(f"{self.scenario}: {value} share by {param}\n"
+                     f"({n} samples per point, 95% Wilson intervals)", loc="left")
         return ax
 
     def summary(self) -> dict[str, Any]:

@@ -66,11 +66,26 @@ def test_the_heatmap_draws_fault_rows_by_point_columns(clean: ExplorationResult)
     assert figure_png(ax)[:4] == b"\x89PNG"
 
 
+def test_the_outcome_heatmap_names_the_scenario_and_its_outcomes_in_a_legend(
+        clean: ExplorationResult) -> None:
+    ax = clean.heatmap()
+    assert ax.get_title(loc="left") == (
+        f"{clean.bases[0].scenario.name}: outcome by fault x point")
+    assert len(ax.figure.axes) == 1, "categories get a legend, not a colour bar"
+    legend = ax.get_legend()
+    assert legend is not None
+    names = [t.get_text().split()[-1] for t in legend.get_texts()]
+    assert "FAILED:TIMED_OUT" in names and "CANCELLED" in names
+    colors = [h.get_facecolor() for h in legend.legend_handles]
+    assert len({tuple(c) for c in colors}) == len(names)
+
+
 def test_a_flagged_heatmap_counts_flags_per_cell(clean: ExplorationResult) -> None:
     ax = clean.heatmap(value="flagged")
-    assert ax.get_title() == "flagged by fault x point"
-    assert clean.heatmap(value="release_outcome").get_title() == (
-        "release_outcome by fault x point")
+    assert ax.get_title(loc="left") == (
+        f"{clean.bases[0].scenario.name}: flagged by fault x point")
+    assert clean.heatmap(value="release_outcome").get_title(loc="left") == (
+        f"{clean.bases[0].scenario.name}: release_outcome by fault x point")
 
 
 def test_workers_give_the_same_rows_as_one_process() -> None:

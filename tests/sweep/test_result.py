@@ -32,8 +32,12 @@ def test_the_share_plot_has_one_point_per_grid_value_with_error_bars(
     ax = result.plot_share("config.deadline_s", "TIMED_OUT", "run_state")
     line = ax.lines[0]
     assert list(line.get_xdata()) == [5.0, 30.0]
-    assert ax.get_xlabel() == "config.deadline_s"
+    assert ax.get_xlabel() == "config.deadline_s (s)"
+    assert ax.get_ylabel() == "share of samples with run_state=TIMED_OUT"
+    assert ax.yaxis.get_major_formatter()(0.5, 0) == "50%"
     assert ax.get_legend().get_texts()[0].get_text() == "run_state=TIMED_OUT"
+    assert ax.get_legend().get_title().get_text() == "bars: 95% Wilson interval"
+    assert "(30 samples per point, 95% Wilson intervals)" in ax.get_title(loc="left")
 
 
 def test_comparing_two_deadlines_shows_fewer_timeouts_for_the_longer_one(
@@ -121,7 +125,7 @@ def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
         if len(calls) < call:
             yield from execute(self, chunks, parallelism, client)
             return
-        g, point, start, stop = chunks[0]
+        g, point, start, stop, _ = chunks[0]
         yield run_chunk(self.data, g, point, self.seed, start, stop)
         raise KeyboardInterrupt
 

@@ -1,0 +1,261 @@
+"""The run timeline: one row per run on virtual time, its calls as spans coloured by kind.
+
+Each row is labelled with its scenario (or its run id) on the left and its outcome, in the
+palette's colour, on the right. Calls are spans: a run's calls are sequential, so the wait
+that ends in a trace event is the call that event reports (a model step, a tool result, a
+guard decision...). Instants are markers: the client disconnect, a user cancel, the moment
+the run timed out, an exhausted budget, every discarded late result, every public SSE event. The
+x-range fits the activity; a deadline far beyond it is an arrow at the right edge with its
+time written beside it, not a squashed axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.transforms import blended_transform_factory
+
+from harness_lab.messages import CallKind
+from harness_lab.record import RunRecord
+from harness_lab.report.figures import new_axes
+from harness_lab.report.palette import (
+    CALL_KIND_COLORS,
+    EVENT_COLORS,
+    outcome_color,
+    outcome_label,
+    text_color,
+)
+from harness_lab.states import (
+    CancellationReason,
+    RunState,
+    SseEventKind,
+    TraceEventStatus,
+    TraceEventType,
+)
+
+__all__ = ["MARKERS", "OTHER_WAIT", "SSE_MARKERS", "call_spans", "run_timeline"]
+
+OTHER_WAIT = "other"
+"""The span kind of a wait that no call reports (drawn grey)."""
+
+_T = TraceEventType
+_KIND_OF_EVENT: dict[TraceEventType, str] = {
+    _T.ROUTING_ATTEMPT: CallKind.ROUTER.value, _T.ROUTING_DECISION: CallKind.ROUTER.value,
+    _T.SYSTEM_RESPONSE: CallKind.RESPONDER.value, _T.KNOWLEDGE_ANSWER: CallKind.RESPONDER.value,
+    _T.KNOWLEDGE_RETRIEVAL: CallKind.RETRIEVER.value,
+    _T.AGENT_MODEL_STEP: CallKind.MODEL.value,
+    _T.TOOL_INVOCATION: CallKind.TOOL.value, _T.TOOL_PROGRESS: CallKind.TOOL.value,
+    _T.EVIDENCE_REPAIR: CallKind.REPAIR.value,
+    _T.SEMANTIC_GUARD_ATTEMPT: CallKind.GUARD.value,
+    _T.SEMANTIC_GUARD_DECISION: CallKind.GUARD.value,
+}
+
+MARKERS: dict[str, dict[str, Any]] = {
+    "client disconnect": {"marker": "X", "color": EVENT_COLORS["client_disconnect"], "s": 90},
+    "user cancel": {"marker": "P", "color": EVENT_COLORS["user_cancel"], "s": 90},
+    "timed out": {"marker": "D", "color": EVENT_COLORS["deadline"], "s": 45},
+    "budget exhausted": {"marker": "v", "color": EVENT_COLORS["budget_exhausted"], "s": 70},
+    "discarded late result": {"marker": "x", "color": EVENT_COLORS["discarded"], "s": 60,
+                              "linewidths": 2.0},
+}
+"""Marker styles of the instants on a run's row, by legend label."""
+
+SSE_MARKERS: dict[str, str] = {
+    SseEventKind.METADATA.value: "o", SseEventKind.STATUS.value: "|",
+    SseEventKind.CONTENT.value: "D", SseEventKind.FAILURE.value: "X",
+    SseEventKind.DONE.value: "s",
+}
+"""The marker of each public SSE event kind, drawn under the run's spans."""
+
+_SPAN_HALF = 0.24
+_SSE_OFFSET = 0.36
+_FAR = 1.25  # a deadline past this multiple of the activity's end is an arrow at the edge
+
+
+def call_spans(record: RunRecord) -> dict[str, list[tuple[float, float]]]:
+    """Call kind -> ``(start, width)`` spans of one run.
+
+    The wait between two consecutive trace events is the call the later event reports
+    (its ``detail['call']`` for a discarded late result); a wait no call reports is
+    :data:`OTHER_WAIT`. Instants make no span.
+    """
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for before, after in zip(record.trace, record.trace[1:], strict=False):
+        width = float(after.t) - float(before.t)
+        if width <= 0:
+            continue
+        kind = after.detail.get("call") if after.status is TraceEventStatus.DISCARDED else None
+        kind = str(kind) if kind else _KIND_OF_EVENT.get(after.type, OTHER_WAIT)
+        spans.setdefault(kind, []).append((float(before.t), width))
+    return spans
+
+
+def _instants(record: RunRecord) -> dict[str, list[float]]:
+    """Marker label -> the virtual times of that instant in one run."""
+    out: dict[str, list[float]] = {}
+    for state, reason, at in record.terminations:
+        if state == RunState.CANCELLED.value:
+            disconnect = ("disconnect" in reason.lower()
+                          or record.termination_reason
+                          == CancellationReason.CLIENT_DISCONNECTED.value)
+            out.setdefault("client disconnect" if disconnect else "user cancel",
+                           []).append(float(at))
+        elif state == RunState.TIMED_OUT.value:
+            out.setdefault("timed out", []).append(float(at))
+    for event in record.trace:
+        if event.status is TraceEventStatus.DISCARDED:
+            out.setdefault("discarded late result", []).append(float(event.t))
+        elif event.type is TraceEventType.BUDGET_EXHAUSTED:
+            out.setdefault("budget exhausted", []).append(float(event.t))
+    return out
+
+
+def _activity_end(record: RunRecord) -> float:
+    times = [float(record.started_at), float(record.finished_at)]
+    times += [float(e.t) for e in record.trace] + [float(e.t) for e in record.sse_events]
+    times += [float(at) for _, _, at in record.terminations]
+    return max(times)
+
+
+@dataclass
+class _Rows:
+    labels: list[str] = field(default_factory=list)
+    records: list[RunRecord] = field(default_factory=list)
+
+
+def _rows(runs: Iterable[Any] | Mapping[str, RunRecord],
+          labels: Sequence[str] | None) -> _Rows:
+    """Records and their row labels: given, the scenario's name, or the run id."""
+    rows = _Rows()
+    items: Iterable[tuple[str | None, Any]]
+    if isinstance(runs, Mapping):
+        items = runs.items()
+    else:
+        items = ((getattr(r, "scenario", None), r) for r in runs)
+    for name, item in items:
+        record = item if isinstance(item, RunRecord) else getattr(item, "record", None)
+        if not isinstance(record, RunRecord):
+            continue  # a scenario that never produced a record has nothing to draw
+        rows.records.append(record)
+        rows.labels.append(str(name) if name else record.run_id)
+    if labels is not None:
+        if len(labels) != len(rows.records):
+            raise ValueError(f"{len(labels)} labels for {len(rows.records)} runs")
+        rows.labels = [str(label) for label in labels]
+    seen: dict[str, int] = {}
+    for i, label in enumerate(rows.labels):  # two runs both called run-000001 stay apart
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            rows.labels[i] = f"{label} #{seen[label]}"
+    return rows
+
+
+def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
+                 labels: Sequence[str] | None = None, ax: Axes | None = None,
+                 title: str = "run timeline") -> Axes:
+    """A Gantt chart of runs on virtual time, one row per run (the first on top).
+
+    ``runs`` holds run records, scenario results (their ``scenario`` names the row; one
+    without a record is skipped) or a mapping of row label to record; ``labels`` overrides
+    the row labels (default: the scenario, else the run id; a repeated label gets ``#2``...).
+    Each call is a span coloured by its kind (:data:`~harness_lab.report.palette.CALL_KIND_COLORS`),
+    a thin grey line runs from start to finish, the run's outcome is a coloured badge right of
+    the axes. Markers (:data:`MARKERS`) show the client disconnect, a user cancel, the moment
+    the run timed out, an exhausted budget and each discarded late result; the public SSE
+    events sit under the spans (:data:`SSE_MARKERS`). A deadline within reach of the activity
+    is a red dashed line across its row; one far beyond it is an arrow at the right edge with
+    its time. Without ``ax`` the figure is sized to the rows, its height bounded (at most 16
+    inches, the labels shrinking to fit). Artists carry gids: ``<label>:<kind>`` on a row's
+    spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge.
+    """
+    rows = _rows(runs, labels)
+    n = len(rows.records)
+    own = ax is None
+    height = min(0.3 * n + 2.4, 16.0)
+    ax = new_axes((10.0, height)) if ax is None else ax
+    pitch_pt = (height - 2.4 if own else ax.bbox.height / ax.figure.dpi) * 72 / max(n, 1)
+    font = min(9.0, max(4.0, 0.7 * pitch_pt))
+    scale = min(1.0, (pitch_pt / 20.0) ** 2)  # markers shrink with the rows
+    ends = [_activity_end(r) for r in rows.records] or [1.0]
+    activity = max(max(ends), 1e-9)
+    near = [float(r.deadline_at) for r in rows.records if float(r.deadline_at) <= _FAR * activity]
+    xmax = max([activity, *near]) * 1.04 or 1.0
+    edge = blended_transform_factory(ax.transAxes, ax.transData)
+    kinds_seen: set[str] = set()
+    points: dict[str, tuple[list[float], list[float]]] = {}
+    sse: dict[str, tuple[list[float], list[float]]] = {}
+    far_deadline = False
+    for y, (label, record) in enumerate(zip(rows.labels, rows.records, strict=True)):
+        ax.plot([record.started_at, record.finished_at], [y, y], color="#777777",
+                marker="|", markersize=min(10.0, 0.9 * pitch_pt), linewidth=0.8, zorder=2.5,
+                gid=f"extent:{label}")
+        for kind, spans in call_spans(record).items():
+            ax.broken_barh(spans, (y - _SPAN_HALF, 2 * _SPAN_HALF),
+                           facecolors=CALL_KIND_COLORS.get(kind, "#BBBBBB"), zorder=2,
+                           gid=f"{label}:{kind}")
+            kinds_seen.add(kind)
+        for name, times in _instants(record).items():
+            xs, ys = points.setdefault(name, ([], []))
+            xs.extend(times)
+            ys.extend([float(y)] * len(times))
+        for event in record.sse_events:
+            xs, ys = sse.setdefault(event.kind.value, ([], []))
+            xs.append(float(event.t))
+            ys.append(y + _SSE_OFFSET)
+        deadline = float(record.deadline_at)
+        if deadline <= xmax:
+            ax.plot([deadline, deadline], [y - 0.45, y + 0.45], color=EVENT_COLORS["deadline"],
+                    linestyle="--", linewidth=1.2, gid=f"deadline:{label}", zorder=2.2)
+        else:
+            far_deadline = True
+            ax.plot([1.0], [y], marker=">", color=EVENT_COLORS["deadline"], transform=edge,
+                    clip_on=False, markersize=min(7.0, 0.6 * pitch_pt), linestyle="none",
+                    gid=f"deadline:{label}")
+            ax.annotate(f"{deadline:g} s", (1.0, y), xycoords=edge, xytext=(0.5 * font, 0),
+                        textcoords="offset points", ha="left", va="center",
+                        fontsize=font * 0.9, color=EVENT_COLORS["deadline"],
+                        annotation_clip=False, gid=f"deadline-text:{label}")
+        outcome = outcome_label(record.release_outcome, record.fallback_type, record.run_state)
+        color = outcome_color(outcome)
+        ax.annotate(outcome, (1.0, y), xycoords=edge, xytext=(4.4 * font, 0),
+                    textcoords="offset points", ha="left", va="center", fontsize=font,
+                    color=text_color(color), annotation_clip=False, gid=f"outcome:{label}",
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": color, "edgecolor": "none"})
+    handles: list[Any] = [Patch(facecolor=CALL_KIND_COLORS.get(k, "#BBBBBB"), label=k)
+                          for k in [*CALL_KIND_COLORS, OTHER_WAIT] if k in kinds_seen]
+    for name, style in MARKERS.items():
+        if name in points:
+            xs, ys = points[name]
+            style = {**style, "s": style["s"] * scale}
+            handles.append(ax.scatter(xs, ys, label=name, zorder=4, **style))
+    for kind, marker in SSE_MARKERS.items():
+        if kind in sse:
+            xs, ys = sse[kind]
+            color = EVENT_COLORS["user_cancel"] if kind == SseEventKind.FAILURE.value else (
+                EVENT_COLORS["sse"])
+            handles.append(ax.scatter(xs, ys, marker=marker, s=16 * scale, color=color,
+                                      zorder=3, label=f"SSE {kind}"))
+    handles.append(Line2D([], [], color="#777777", marker="|", linewidth=0.8,
+                          label="run start to finish"))
+    handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], linestyle="--",
+                          label="deadline"))
+    if far_deadline:
+        handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], marker=">",
+                              linestyle="none", label="deadline past the axis (time beside)"))
+    ax.set_yticks(range(n), rows.labels, fontsize=font)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0.0, xmax)
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("virtual time (s)")
+    ax.grid(axis="x", color="#EEEEEE", zorder=0)
+    ax.set_axisbelow(True)
+    ax.set_title(f"{title} ({n} run{'s' if n != 1 else ''})", loc="left")
+    ax.legend(handles=handles, fontsize="small", loc="upper center",
+              bbox_to_anchor=(0.5, -0.01), ncols=min(5, len(handles)), frameon=False)
+    return ax
