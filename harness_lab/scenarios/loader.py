@@ -46,6 +46,8 @@ class LoadedScenario:
     scenario: Scenario
     path: str
     fault_lines: tuple[int | None, ...] = ()
+    key_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """The line of each top-level key of the file (a matrix value's line where it set one)."""
 
     def where(self, field: str, line: int | None) -> str:
         """``file:line: field`` for messages."""
@@ -205,7 +207,8 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
             continue
         problems += _semantic(variant.data, variant.where, path)
         lines = tuple(variant.where.locate(("faults", i))[1] for i in range(len(sc.faults)))
-        out.append(LoadedScenario(sc, path, lines))
+        keys = {str(k): variant.where.locate((k,))[1] for k in variant.data}
+        out.append(LoadedScenario(sc, path, lines, keys))
     if problems:
         raise ScenarioError(_capped(problems))
     return out

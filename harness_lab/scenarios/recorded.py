@@ -7,11 +7,12 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness_lab.application.components import Components
-from harness_lab.scenarios.build import build_retriever
 from harness_lab.scenarios.spec import Scenario
+
+if TYPE_CHECKING:
+    from harness_lab.application.components import Components
 
 __all__ = ["cassette_file", "recorded_components", "replaying"]
 
@@ -32,6 +33,7 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
     """Components on the OpenAI adapters; tools with a URL are HTTP tools, others scripted."""
     import httpx
 
+    from harness_lab.application.components import Components
     from harness_lab.recorded import (
         HttpJsonTool,
         OpenAICompatibleClient,
@@ -51,6 +53,8 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
     for name, t in spec.tools.items():
         tools[name] = HttpJsonTool(name, tool_url or t.url, path=t.path, required=tuple(t.required),
                                    evidence=t.evidence, http_client=http, headers=headers)
+    from harness_lab.scenarios.build import build_retriever
+
     retriever = build_retriever(sc.retriever.passages, sc.retriever.error,
                                 sc.retriever.latency_s)
     return Components(**openai_providers(client, specs), retriever=retriever, tools=tools)

@@ -46,10 +46,10 @@ Seconds = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=0, le=INT_MAX)]
 """A count of tokens, bytes or calls: not negative, within the store's signed 64 bits."""
 
-MATCHERS = ("method", "uri", "scheme", "host", "port", "path", "query", "raw_body", "body",
-            "headers", "json_body")
+MATCHERS = ("method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
+            "body", "headers", "json_body")
 """The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
-Matcher = Literal["method", "uri", "scheme", "host", "port", "path", "query", "raw_body",
+Matcher = Literal["method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
                   "body", "headers", "json_body"]
 
 
