@@ -25,10 +25,32 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 
-__all__ = ["PlotAxes", "axis_label", "figure_of", "figure_png", "new_axes"]
+__all__ = ["PlotAxes", "PlotFigure", "axis_label", "figure_of", "figure_png", "new_axes"]
 
 DISPLAY_DPI = 100
 """Dots per inch of a figure's displayed size; its PNG is rendered at twice that (HiDPI)."""
+
+
+def _mimebundle(figure: Figure) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A PNG at twice the display resolution with its display size, so it stays sharp."""
+    data = figure_png(figure, dpi=2 * DISPLAY_DPI)
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk's size fields
+    return ({"image/png": data, "text/plain": repr(figure)},
+            {"image/png": {"width": width // 2, "height": height // 2}})
+
+
+class PlotFigure(Figure):
+    """A figure that displays itself inline in Jupyter, like the :class:`PlotAxes` on it.
+
+    So ``ax.figure`` as the last expression of a cell shows the plot too.
+    """
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
+                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return _mimebundle(self)
 
 
 class PlotAxes(Axes):
@@ -54,16 +76,13 @@ class PlotAxes(Axes):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
                           ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A PNG at twice the display resolution with its display size, so it stays sharp."""
-        data = self.png(dpi=2 * DISPLAY_DPI)
-        width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk's size fields
-        return ({"image/png": data, "text/plain": repr(self)},
-                {"image/png": {"width": width // 2, "height": height // 2}})
+        """The whole figure as a sharp PNG (see :class:`PlotFigure`)."""
+        return _mimebundle(figure_of(self))
 
 
 def new_axes(figsize: tuple[float, float]) -> PlotAxes:
-    """A :class:`PlotAxes` on a new constrained-layout figure (never pyplot's)."""
-    fig = Figure(figsize=figsize, layout="constrained")
+    """A :class:`PlotAxes` on a new constrained-layout :class:`PlotFigure` (never pyplot's)."""
+    fig = PlotFigure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot(axes_class=PlotAxes)
     assert isinstance(ax, PlotAxes)
     return ax

@@ -202,6 +202,9 @@ def test_a_new_plot_shows_itself_in_a_notebook_as_a_sharp_png() -> None:
     size = ax.figure.get_size_inches()
     assert (width, height) == (round(size[0] * 200), round(size[1] * 200))
     assert ax._repr_png_().startswith(PNG)
+    figure_data, figure_meta = ax.figure._repr_mimebundle_()  # ``ax.figure`` shows it too
+    assert figure_data["image/png"].startswith(PNG)
+    assert figure_meta == meta
 
 
 def test_a_plot_saves_its_whole_figure(tmp_path: Path) -> None:
