@@ -4,6 +4,9 @@ The whole harness (routing, ReAct diagnosis over read-only tools, guards, releas
 persistence and trace) runs against scriptable fakes or recorded models on simpy's virtual
 clock. Scenario files, reports, sweeps and the fault explorer live in the subpackages
 ``scenarios``, ``report``, ``sweep`` and ``explore``.
+
+The public names are imported on first use, so a command that needs none of them (``--help``,
+``validate``) does not load the run core, SQLAlchemy or pandas.
 """
 
 # first: it decides whether the compiled or the pure-Python run core serves this process
@@ -11,16 +14,38 @@ import harness_lab.native  # noqa: F401
 
 # isort: split
 
-from harness_lab.application.components import Components
-from harness_lab.config import HarnessConfig, Policy, UserCancelNotice
-from harness_lab.core import BudgetLimits, RunBudget, RunCancellation, RunLifecycle
-from harness_lab.defects import Defect
-from harness_lab.harness import Harness, RunHandle
-from harness_lab.invariants import Violation, check
-from harness_lab.record import RunRecord
-from harness_lab.sse import ChatSseSession
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness_lab.application.components import Components
+    from harness_lab.config import HarnessConfig, Policy, UserCancelNotice
+    from harness_lab.core import BudgetLimits, RunBudget, RunCancellation, RunLifecycle
+    from harness_lab.defects import Defect
+    from harness_lab.harness import Harness, RunHandle
+    from harness_lab.invariants import Violation, check
+    from harness_lab.record import RunRecord
+    from harness_lab.sse import ChatSseSession
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "BudgetLimits": "harness_lab.core",
+    "ChatSseSession": "harness_lab.sse",
+    "Components": "harness_lab.application.components",
+    "Defect": "harness_lab.defects",
+    "Harness": "harness_lab.harness",
+    "HarnessConfig": "harness_lab.config",
+    "Policy": "harness_lab.config",
+    "RunBudget": "harness_lab.core",
+    "RunCancellation": "harness_lab.core",
+    "RunHandle": "harness_lab.harness",
+    "RunLifecycle": "harness_lab.core",
+    "RunRecord": "harness_lab.record",
+    "UserCancelNotice": "harness_lab.config",
+    "Violation": "harness_lab.invariants",
+    "check": "harness_lab.invariants",
+}
 
 __all__ = [
     "BudgetLimits",
@@ -39,3 +64,18 @@ __all__ = [
     "Violation",
     "check",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness_lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's attributes, the lazily imported public names included."""
+    return sorted(set(globals()) | set(_EXPORTS))

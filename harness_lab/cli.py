@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from harness_lab.sse import SseEvent
     from harness_lab.trace import TraceEvent
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED", "EXIT_NO_SCENARIOS", "EXIT_USAGE",
+__all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
+           "EXIT_NO_SCENARIOS", "EXIT_USAGE", "HelpFormatter", "build_parser", "exit_codes",
            "format_rows", "main", "no_scenarios_message", "selected_results", "usage_problem"]
 
 DEFAULT_PATHS = ("scenarios",)
@@ -47,30 +48,76 @@ exit codes:
        cassettes/ directory are never scenarios), or none carries the --tag
   141  standard output was closed early (e.g. piped into head); the rest is dropped
 """
-"""The exit codes of ``run``, ``validate``, ``show`` and ``report``, as the help prints them."""
+"""Every exit code of the command line, as ``harness-lab --help`` prints them."""
 
-_OUT_HELP = ("write to this file instead of standard output; its directory must exist "
-             "(otherwise exit 2 before anything runs)")
+_NOTHING = "no scenario selected: no scenario file under the paths, or none carries the --tag"
+_PIPE = "standard output was closed early (e.g. piped into head); the rest is dropped"
+_PATHS = "usage error: a missing path or an unknown matrix variant"
+_OUT = ("usage error: a missing path, an unknown matrix variant, or an --out that is a "
+        "directory or lies in a directory that does not exist (checked before anything runs)")
+COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
+    "run": {0: "every expectation and invariant held",
+            1: "one did not, or a scenario errored or could not be loaded",
+            2: _OUT, 5: _NOTHING, EXIT_BROKEN_PIPE: _PIPE},
+    "validate": {0: "every file is valid",
+                 2: f"a file is malformed (each problem is named by file, line and field); "
+                    f"or {_PATHS}",
+                 5: "no scenario file under the paths", EXIT_BROKEN_PIPE: _PIPE},
+    "show": {0: "every expectation and invariant of the shown scenarios held",
+             1: "one did not, or a file could not be loaded", 2: _PATHS,
+             EXIT_BROKEN_PIPE: _PIPE},
+    "report": {0: "every expectation and invariant held (the report is written either way)",
+               1: "one did not, or a scenario errored", 2: _OUT, 5: _NOTHING},
+    "explore": {0: "no variant contradicts SPEC §4 or breaks an invariant",
+                1: "a variant does", 2: f"{_OUT}; or no file under the paths can be explored",
+                EXIT_BROKEN_PIPE: _PIPE},
+    "init": {0: "the directory was written",
+             2: "usage error: the directory holds files already (nothing is overwritten)"},
+}
+"""Each command's own exit codes, printed under its help by :func:`exit_codes`."""
+
+
+def exit_codes(command: str) -> str:
+    """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``."""
+    import textwrap
+
+    lines = ["exit codes:"]
+    for code, meaning in COMMAND_EXIT_CODES[command].items():
+        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
+
+_OUT_HELP = ("write the rows to this file (format from its extension: .csv, .json, .md, .html); "
+             "the summary still goes to the terminal; its directory must exist")
+
+FORMATS = ("table", "csv", "json", "markdown", "html")
+"""The output formats of ``run --format``."""
 
 
 def format_rows(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> str:
     """Render rows as ``table``, ``csv``, ``json`` or ``markdown``.
 
-    ``csv`` and ``json`` keep every value as it is; ``table`` joins a multi-line value's
-    lines with ``; `` and ``markdown`` with ``<br>``, so each row stays one line.
+    ``csv`` and ``json`` keep every value as it is (a list or mapping in a csv cell is its
+    JSON text); ``table`` and ``markdown`` are for people: numbers rounded (three significant
+    figures, thousands separated) and a multi-line value's lines joined with ``; `` or
+    ``<br>``, so each row stays one line.
     """
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: "" if row.get(c) is None else row.get(c) for c in columns})
+            writer.writerow({c: _csv_cell(row.get(c)) for c in columns})
         return buf.getvalue()
     if fmt == "json":
         return json.dumps([{c: row.get(c) for c in columns} for row in rows], indent=2) + "\n"
     if fmt == "markdown":
         return _markdown([[_cell(row.get(c), "<br>") for c in columns] for row in rows], columns)
-    return _table([[_cell(row.get(c), "; ") for c in columns] for row in rows], columns)
+    from harness_lab.terminal.tables import Column, print_table
+
+    buf = io.StringIO()
+    print_table(rows, [Column(c, c) for c in columns], buf, plain=True)
+    return buf.getvalue()
 
 
 def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
@@ -80,25 +127,24 @@ def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
     return "\n".join([head, rule, *body]) + "\n"
 
 
-def _table(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
-    widths = [max([len(c)] + [len(line[i]) for line in cells]) for i, c in enumerate(columns)]
-
-    def fmt_line(values: Sequence[str]) -> str:
-        return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
-
-    lines = [fmt_line(list(columns)), fmt_line(["-" * w for w in widths])]
-    lines += [fmt_line(line) for line in cells]
-    return "\n".join(lines) + "\n"
-
-
 def _cell(value: Any, joiner: str) -> str:
-    return "-" if value is None else joiner.join(str(value).splitlines())
+    from harness_lab.terminal.tables import human
+
+    return joiner.join(value.splitlines()) if isinstance(value, str) else human(value)
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, default=str)
+    return value
 
 
 def usage_problem(command: str, paths: Sequence[str], out: str | None) -> str | None:
     """The usage error of ``harness-lab COMMAND``: missing ``paths`` or an ``--out`` that
     cannot be written (a directory, or a file in a directory that does not exist); or None."""
-    missing = [p for p in paths if not Path(p).exists()]
+    missing = [p for p in paths if not _selected_path(p).exists()]
     if missing:
         return f"harness-lab {command}: no such file or directory: {', '.join(missing)}"
     if out is None:
@@ -110,6 +156,12 @@ def usage_problem(command: str, paths: Sequence[str], out: str | None) -> str | 
         return (f"harness-lab {command}: --out {out}: the directory {target.parent} "
                 "does not exist; create it first")
     return None
+
+
+def _selected_path(text: str) -> Path:
+    from harness_lab.scenarios.runner import Selector
+
+    return Selector.parse(text).path
 
 
 def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]) -> str:
@@ -134,87 +186,205 @@ def _emit(text: str, out: str | None, stream: TextIO) -> int:
 
 
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
-                     out: str | None) -> ResultSet | int:
+                     out: str | None, *, progress_enabled: bool | None = None,
+                     progress: Callable[..., Any] | None = None) -> ResultSet | int:
     """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
-    with: a usage error before anything runs, or nothing selected."""
-    from harness_lab.scenarios import run_paths
+    with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
+    an ``--out`` that cannot be written), or nothing selected.
+
+    A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
+    when standard error is one).
+    """
+    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.scenarios.runner import SelectionError, plan_paths
+    from harness_lab.terminal.progress import progress as bar
+    from harness_lab.terminal.progress import progress_wanted
 
     problem = usage_problem(command, paths, out)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
-    results = run_paths(paths, tags=tags)
-    if not results:
+    try:
+        plan = plan_paths(paths, tags=tags)
+    except SelectionError as exc:
+        print(f"harness-lab {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not plan:
         print(no_scenarios_message(command, paths, tags), file=sys.stderr)
         return EXIT_NO_SCENARIOS
+    enabled = progress_wanted() if progress_enabled is None else progress_enabled
+    results = ResultSet()
+    with (progress or bar)(len(plan), "scenario runs", enabled=enabled) as advance:
+        for entry in plan:
+            results.append(entry.run())
+            advance(1)
     return results
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import ROW_COLUMNS
+    import time
 
+    from harness_lab.terminal.progress import progress, progress_wanted
+
+    fmt = output_format(args.format, args.out)
+    start = time.perf_counter()
     results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
-                               args.out)
+                               args.out, progress_enabled=progress_wanted(quiet=args.quiet),
+                               progress=progress)
     if isinstance(results, int):
         return results
-    written = _emit(format_rows(results.rows(), ROW_COLUMNS, args.format), args.out, sys.stdout)
-    failed = [r for r in results if not r.ok]
-    if args.format == "table" and not args.out:
+    elapsed = time.perf_counter() - start
+    written = write_results(results, fmt, args.out)
+    people = fmt == "table" and not args.out
+    if people:
         sys.stdout.flush()
-        print(f"\n{len(results)} scenario run(s), {len(failed)} failed", file=sys.stderr)
-    return written or (EXIT_FAILED if failed else 0)
+    from harness_lab.terminal.summary import print_summary
+
+    print_summary(results, sys.stdout if people else sys.stderr, elapsed_s=elapsed)
+    if args.out and not written:
+        print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
+    return written or (EXIT_FAILED if not results.ok else 0)
+
+
+def output_format(given: str | None, out: str | None) -> str:
+    """The output format: ``given``, else the one the ``out`` file's extension names (``.csv``,
+    ``.json``, ``.md``, ``.html``), else ``table`` (as promptfoo picks its output format)."""
+    if given is not None:
+        return given
+    if not out:
+        return "table"
+    return _EXTENSION_FORMATS.get(Path(out).suffix.lower(), "table")
+
+
+_EXTENSION_FORMATS = {".csv": "csv", ".json": "json",
+                      ".md": "markdown", ".markdown": "markdown", ".html": "html",
+                      ".htm": "html"}
+
+RUN_TABLE_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
+                     "db_status", "verdict")
+"""The columns of ``harness-lab run``'s table (and markdown, with the first difference)."""
+
+
+def _run_columns() -> list[Any]:
+    from harness_lab.terminal.styles import (
+        fallback_style,
+        outcome_style,
+        state_style,
+        verdict_style,
+    )
+    from harness_lab.terminal.tables import Column
+
+    return [Column("scenario", "scenario", name=True), Column("intent", "intent"),
+            Column("run_state", "run_state", style=state_style),
+            Column("release_outcome", "release", style=outcome_style),
+            Column("fallback_type", "fallback", style=fallback_style),
+            Column("db_status", "db_status", style=state_style),
+            Column("verdict", "result", style=verdict_style)]
+
+
+def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
+    """Write ``results`` as ``fmt`` to ``out`` (standard output when None); 0, or
+    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output)."""
+    from harness_lab.scenarios.results import EXPORT_COLUMNS, first_difference
+
+    if fmt in ("table", "markdown", "html"):
+        rows = [{**r.row(), "verdict": r.verdict, "difference": first_difference(r)}
+                for r in results]
+        if fmt == "table":
+            if not out:
+                from harness_lab.terminal.tables import print_table
+
+                print_table(rows, _run_columns(), sys.stdout)
+                return 0
+            text = format_rows(rows, RUN_TABLE_COLUMNS, "table")
+        elif fmt == "markdown":
+            text = format_rows(rows, (*RUN_TABLE_COLUMNS, "difference"), "markdown")
+        else:
+            text = _html_page(results)
+    else:
+        text = format_rows(results.export_rows(), EXPORT_COLUMNS, fmt)
+    return _emit(text, out, sys.stdout)
+
+
+def _html_page(results: ResultSet) -> str:
+    import html
+
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape('harness-lab run')}</title></head><body>\n"
+            f"{results._repr_html_()}\n</body></html>\n")
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import ScenarioError, load_file
-    from harness_lab.scenarios.runner import scenario_files
+    from harness_lab.scenarios.discovery import scenario_files
+    from harness_lab.scenarios.validate import validate_files
 
-    files = scenario_files(args.paths)
+    paths = args.paths or list(DEFAULT_PATHS)
+    problem = usage_problem("validate", paths, None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    files = scenario_files(paths)
     if not files:
-        print(no_scenarios_message("validate", args.paths, ()), file=sys.stderr)
+        print(no_scenarios_message("validate", paths, ()), file=sys.stderr)
         return EXIT_NO_SCENARIOS
-    bad = 0
-    count = 0
-    for path in files:
-        try:
-            count += len(load_file(path))
-        except ScenarioError as exc:
-            bad += 1
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
-    print(f"{count} scenario(s) valid, {bad} file(s) with problems",
+    found = validate_files(files)
+    for problems in found.problems.values():
+        for item in problems:
+            print(item, file=sys.stderr)
+    bad = len(found.problems)
+    print(f"{found.scenarios} scenario(s) valid, {bad} file(s) with problems",
           file=sys.stderr if bad else sys.stdout)
     return EXIT_USAGE if bad else 0
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from harness_lab.scenarios import ScenarioError, ScenarioRun, load_file
+    from harness_lab.scenarios.discovery import SelectionError, Selector, scenario_files, select
+    from harness_lab.terminal.console import width_of
 
-    if not Path(args.scenario).is_file():
-        print(f"harness-lab show: no such scenario file: {args.scenario}", file=sys.stderr)
+    problem = usage_problem("show", args.scenario, None)
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_USAGE
-    try:
-        loaded = load_file(args.scenario)
-    except ScenarioError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_FAILED  # under run the same file is an ERROR row
+    width = width_of(sys.stdout)
     status = 0
-    for item in loaded:
-        result = ScenarioRun(item).run()
-        _show(result)
-        status = status or (0 if result.ok else EXIT_FAILED)
+    shown = 0
+    for selector in map(Selector.parse, args.scenario):
+        for path in scenario_files([selector.path]):
+            try:
+                loaded = select(selector, load_file(path))
+            except ScenarioError as exc:
+                print(exc, file=sys.stderr)
+                status = status or EXIT_FAILED  # under run the same file is an ERROR row
+                continue
+            except SelectionError as exc:
+                print(f"harness-lab show: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            for item in loaded:
+                result = ScenarioRun(item).run()
+                _show(result, width)
+                shown += 1
+                status = status or (0 if result.ok else EXIT_FAILED)
+    if not shown and not status:
+        print(no_scenarios_message("show", args.scenario, ()), file=sys.stderr)
+        return EXIT_NO_SCENARIOS
     return status
 
 
-def _show(result: ScenarioResult) -> None:
-    print(f"== {result.scenario}: {result.description}")
-    print(f"   {_states(result)}; expected {result.expected_text}; "
-          f"invariants {result.invariants_text}")
+def _fit(line: str, width: int) -> str:
+    """``line`` cut to ``width`` characters, ending in ``…`` when cut."""
+    return line if len(line) <= width else line[:max(width - 1, 0)] + "…"
+
+
+def _show(result: ScenarioResult, width: int) -> None:
+    print(_fit(f"== {result.scenario}: {result.description}", width))
+    print(_fit(f"   {_states(result)}; expected {result.expected_text}; "
+               f"invariants {result.invariants_text}", width))
     r = result.record
     if r is not None:
-        _timeline(r.sse_events, r.trace, "")
+        _timeline(r.sse_events, r.trace, "", width)
     elif result.partial_sse or result.partial_trace:
-        _timeline(result.partial_sse, result.partial_trace, " (until the crash)")
+        _timeline(result.partial_sse, result.partial_trace, " (until the crash)", width)
 
 
 def _states(result: ScenarioResult) -> str:
@@ -229,15 +399,19 @@ def _states(result: ScenarioResult) -> str:
     return "no record"
 
 
-def _timeline(sse: Sequence[SseEvent], trace: Sequence[TraceEvent], note: str) -> None:
+def _timeline(sse: Sequence[SseEvent], trace: Sequence[TraceEvent], note: str,
+              width: int) -> None:
+    """The SSE events and trace lines, each cut to ``width`` (the terminal's, or whole in a
+    pipe): the data of an event is its JSON text, which can run to hundreds of characters."""
     print(f"-- SSE events{note}")
     for e in sse:
-        print(f"   t={e.t:9.3f}  {e.kind.value:<9} {json.dumps(dict(e.data), default=str)}")
+        print(_fit(f"   t={e.t:9.3f}  {e.kind.value:<9} "
+                   f"{json.dumps(dict(e.data), default=str)}", width))
     print(f"-- trace{note}")
     for t in trace:
         detail = json.dumps(dict(t.detail), default=str) if t.detail else ""
-        print(f"   t={t.t:9.3f}  {t.phase.value:<10} {t.type.value:<24} "
-              f"{t.status.value:<9} {detail}")
+        print(_fit(f"   t={t.t:9.3f}  {t.phase.value:<10} {t.type.value:<24} "
+                   f"{t.status.value:<9} {detail}".rstrip(), width))
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -247,49 +421,100 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="harness-lab", description="Run, check and explore diagnosis-harness scenarios.",
-        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that keeps descriptions and epilogs as written and shows each option's default
+    (when it has one worth showing: not None, False or an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or default in (None, False, argparse.SUPPRESS)
+                or default == [] or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every parser of the command line: help formatted by :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["formatter_class"] = HelpFormatter
+        super().__init__(*args, **kwargs)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand.
+
+    With ``only``, the subcommands of other modules are listed by name and help but not
+    imported (``harness-lab --help`` and ``harness-lab validate`` then load no heavy module).
+    """
+    from harness_lab import __version__
+
+    parser = _Parser(prog="harness-lab",
+                     description="Run, check and explore diagnosis-harness scenarios.",
+                     epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"harness-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
     run = sub.add_parser("run", help="run scenarios and print one row per scenario run",
-                         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("paths", nargs="*", help="files or directories (default: scenarios/)")
-    run.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table")
+                         epilog=exit_codes("run"))
+    run.add_argument("paths", nargs="*",
+                     help="files or directories; FILE[variant] picks one matrix variant "
+                          "(default: scenarios/)")
+    run.add_argument("--format", choices=FORMATS, default=None,
+                     help="output format (default: from the --out extension, else table)")
     run.add_argument("--out", help=_OUT_HELP)
-    run.add_argument("--tag", action="append", help="only scenarios with this tag")
+    run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bar and no summary line")
     run.set_defaults(func=_cmd_run)
     val = sub.add_parser("validate", help="check scenario files without running them",
-                         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    val.add_argument("paths", nargs="+")
+                         epilog=exit_codes("validate"))
+    val.add_argument("paths", nargs="*",
+                     help="files or directories; FILE[variant] checks one matrix variant "
+                          "(default: scenarios/)")
     val.set_defaults(func=_cmd_validate)
     show = sub.add_parser("show", help="print one scenario's SSE events and trace timeline",
-                          epilog=EXIT_CODES,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    show.add_argument("scenario")
+                          epilog=exit_codes("show"))
+    show.add_argument("scenario", nargs="+", metavar="PATH",
+                      help="a scenario file, FILE[variant] or a directory")
     show.set_defaults(func=_cmd_show)
     schema = sub.add_parser("schema", help="print the JSON Schema of scenario files")
     schema.set_defaults(func=_cmd_schema)
-    for module in _COMMAND_MODULES:
-        register: Callable[[Any], None] = importlib.import_module(module).register
-        register(sub)
+    for name, (module, summary) in _COMMAND_MODULES.items():
+        if only is None or only == name:
+            register: Callable[[Any], None] = importlib.import_module(module).register
+            register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return parser
 
 
-# Modules adding subcommands; each has ``register(subparsers)``.
-_COMMAND_MODULES = (
-    "harness_lab.report.cli",
-    "harness_lab.recorded.cli",
-    "harness_lab.sweep.cli",
-    "harness_lab.explore.cli",
-)
+# Modules adding subcommands (each has ``register(subparsers)``), with the one-line help
+# ``harness-lab --help`` shows without importing them.
+_COMMAND_MODULES = {
+    "report": ("harness_lab.report.cli", "run scenarios and write a self-contained HTML report"),
+    "record": ("harness_lab.recorded.cli", "record a scenario's cassette against an endpoint"),
+    "sweep": ("harness_lab.sweep.cli", "Monte Carlo sweep of a scenario's outcome distribution"),
+    "explore": ("harness_lab.explore.cli",
+                "run every fault variant of a scenario and judge it against SPEC §4"),
+    "init": ("harness_lab.scaffold", "create a starter scenario directory to copy from"),
+}
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first word that is not an option), if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``harness-lab``."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_of(words) or "")
+    args = parser.parse_args(words)
     try:
         code: int = args.func(args)
         sys.stdout.flush()

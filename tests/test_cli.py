@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,10 +38,11 @@ def test_run_prints_one_row_per_scenario_and_exits_zero(library: Path,
                                                         ) -> None:
     assert main(["run", str(library)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["scenario", "intent", "run_state", "release_outcome",
-                              "fallback_type", "db_status", "expected", "invariants"]
-    assert out[2].split() == ["good", "DIAGNOSIS", "SUCCESS", "FALLBACK",
-                              "MISSING_REQUIRED_CONTEXT", "SUCCESS", "ok", "ok"]
+    assert out[0].split() == ["scenario", "intent", "run_state", "release", "fallback",
+                              "db_status", "result"]
+    assert out[1].split() == ["good", "DIAGNOSIS", "SUCCESS", "FALLBACK",
+                              "MISSING_REQUIRED_CONTEXT", "SUCCESS", "ok"]
+    assert out[-1].startswith("1 scenario run(s), 1 ok in ")
 
 
 def test_run_exits_one_when_an_expectation_fails(library: Path,
@@ -53,10 +57,11 @@ def test_the_csv_has_exactly_the_columns_in_order_header_first(
     assert main(["run", str(library), "--format", "csv", "--out", str(out)]) == 0
     rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert rows == [
-        ["scenario", "intent", "run_state", "release_outcome", "fallback_type", "db_status",
-         "expected", "invariants"],
-        ["good", "DIAGNOSIS", "SUCCESS", "FALLBACK", "MISSING_REQUIRED_CONTEXT", "SUCCESS", "ok",
-         "ok"],
+        ["scenario", "file", "line", "verdict", "intent", "run_state", "release_outcome",
+         "fallback_type", "db_status", "invariants", "tags", "duration_s", "mismatches",
+         "error"],
+        ["good", str(library / "good.yaml"), "1", "ok", "DIAGNOSIS", "SUCCESS", "FALLBACK",
+         "MISSING_REQUIRED_CONTEXT", "SUCCESS", "[]", "[]", "0", "[]", ""],
     ]
 
 
@@ -79,8 +84,9 @@ def test_a_broken_file_is_an_error_row_under_run(library: Path,
     assert main(["run", str(library), "--format", "csv"]) == 1
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["scenario"] for r in rows] == ["broken", "good"]
-    assert rows[0]["expected"].endswith("broken.yaml:3: modle: unknown key")
-    assert rows[1]["expected"] == "ok"
+    assert "broken.yaml:3: modle: unknown key" in rows[0]["error"]
+    assert (rows[0]["verdict"], rows[0]["line"]) == ("ERROR", "3")
+    assert (rows[1]["verdict"], rows[1]["error"]) == ("ok", "")
 
 
 def test_validate_exits_two_and_names_file_line_and_field(library: Path,
@@ -141,9 +147,10 @@ def test_a_row_with_several_problems_stays_one_line_in_table_and_markdown(
     main(["run", str(tmp_path), "--format", "markdown"])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
-    assert "foo: unknown key<br>" in lines[2] and lines[2].endswith("| not checked |")
+    assert "foo: unknown key (and 1 more) |" in lines[2]
     main(["run", str(tmp_path)])
-    assert len(capsys.readouterr().out.splitlines()) == 3
+    table = capsys.readouterr().out.split("short summary")[0]
+    assert len(table.splitlines()) == 2
 
 
 def test_csv_and_json_keep_the_problems_on_their_own_lines(
@@ -151,10 +158,10 @@ def test_csv_and_json_keep_the_problems_on_their_own_lines(
     (tmp_path / "multi.yaml").write_text(MULTI, encoding="utf-8")
     main(["run", str(tmp_path), "--format", "json"])
     [row] = json.loads(capsys.readouterr().out)
-    assert row["expected"].count("\n") == 1
+    assert row["error"].count("\n") == 1
     main(["run", str(tmp_path), "--format", "csv"])
     [parsed] = csv.DictReader(io.StringIO(capsys.readouterr().out))
-    assert parsed["expected"] == row["expected"]
+    assert parsed["error"] == row["error"]
 
 
 def test_an_error_row_shows_its_invariants_as_not_checked(
@@ -162,7 +169,7 @@ def test_an_error_row_shows_its_invariants_as_not_checked(
     (tmp_path / "multi.yaml").write_text(MULTI, encoding="utf-8")
     assert main(["run", str(tmp_path), "--format", "json"]) == 1
     [row] = json.loads(capsys.readouterr().out)
-    assert row["invariants"] == "not checked"
+    assert row["invariants"] is None
 
 
 @pytest.mark.parametrize("command", ["run", "report"])
@@ -237,3 +244,218 @@ def test_a_closed_standard_output_ends_show_quietly() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+MATRIX = """\
+name: a-scenario-whose-matrix-variants-have-long-names
+description: a matrix of two axes
+tools: {logs: {}}
+model:
+  - draft: {missing_info: [which service]}
+expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
+matrix:
+  config.deadline_s: [60.0, 61.0]
+  config.no_gain_threshold: [2, 3]
+"""
+LISTED = """\
+name: listed
+description: a matrix list
+tools: {logs: {}}
+model:
+  - draft: {missing_info: [which service]}
+expect: {release_outcome: FALLBACK}
+matrix:
+  - name: quick
+    set: {config.deadline_s: 5.0}
+  - name: wrong
+    set: {config.deadline_s: 6.0}
+    expect: {release_outcome: SUCCESS}
+"""
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+         ) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
+    return subprocess.run([sys.executable, "-m", "harness_lab.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**base, "HARNESS_LAB_PURE": "1", **(env or {})})
+
+
+def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
+        library: Path) -> None:
+    (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    proc = _cli("run", str(library), env={"COLUMNS": "100"})
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1
+    assert max(len(line) for line in lines) <= 100
+    rows = [line.split() for line in lines[1:7]]
+    states = ["DIAGNOSIS", "SUCCESS", "FALLBACK", "MISSING_REQUIRED_CONTEXT", "SUCCESS"]
+    assert [r[1:] for r in rows] == [states + ["ok"]] * 5 + [states + ["FAILED"]]
+    assert rows[1][0] == "a-scenario-who…n_threshold=2]"  # 29 columns left for names
+
+
+def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_difference(
+        library: Path) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    proc = _cli("run", str(library), env={"COLUMNS": "300"})
+    summary = proc.stdout.split("short summary\n")[1].splitlines()
+    assert summary[0] == (f"FAILED wrong ({library / 'wrong.yaml'}:6): release_outcome: "
+                          "expected SUCCESS, got FALLBACK")
+    assert summary[1].startswith("2 scenario run(s), 1 ok, 1 failed in ")
+
+
+def test_run_is_coloured_only_when_asked_or_on_a_terminal(library: Path) -> None:
+    assert "\x1b[" not in _cli("run", str(library)).stdout
+    assert "\x1b[" in _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
+    assert "\x1b[" not in _cli("run", str(library),
+                               env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+
+
+def _on_a_terminal(*args: str, quiet: bool = False) -> str:
+    """Run the command with standard error on a pseudo-terminal; return what it drew."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", *args], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=follower,
+                            env={**env, "HARNESS_LAB_PURE": "1", "COLUMNS": "100"})
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    proc.wait(timeout=300)
+    os.close(leader)
+    return drawn.decode(errors="replace")
+
+
+def test_run_draws_a_progress_bar_counting_runs_on_a_terminal_only(library: Path) -> None:
+    (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
+    drawn = _on_a_terminal("run", str(library))
+    assert "scenario runs" in drawn and "5/5" in drawn
+    assert "scenario runs" not in _on_a_terminal("run", str(library), "--quiet")
+    assert "scenario runs" not in _cli("run", str(library)).stderr
+
+
+@pytest.mark.parametrize(("suffix", "check"), [
+    (".json", lambda text: json.loads(text)[0]["tags"] == []),
+    (".csv", lambda text: text.startswith("scenario,file,line,verdict,")),
+    (".md", lambda text: text.startswith("| scenario | intent | run_state |")),
+    (".html", lambda text: text.startswith("<!DOCTYPE html>") and "<table" in text),
+])
+def test_out_picks_its_format_from_the_extension_and_the_summary_still_shows(
+        library: Path, tmp_path: Path, suffix: str, check: Any,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    out = tmp_path / f"rows{suffix}"
+    assert main(["run", str(library), "--out", str(out)]) == 1
+    assert check(out.read_text(encoding="utf-8"))
+    err = capsys.readouterr().err
+    assert "FAILED wrong (" in err and "1 failed" in err
+
+
+def test_json_rows_carry_file_line_tags_duration_and_mismatches(
+        library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    main(["run", str(library / "wrong.yaml"), "--format", "json"])
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["file"], row["line"]) == (str(library / "wrong.yaml"), 6)
+    assert row["mismatches"] == [{"field": "release_outcome", "expected": "SUCCESS",
+                                  "observed": "FALLBACK"}]
+    assert row["duration_s"] == 0 and row["tags"] == [] and row["verdict"] == "FAILED"
+
+
+def test_file_with_a_variant_in_brackets_runs_that_variant_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "listed.yaml"
+    path.write_text(LISTED, encoding="utf-8")
+    assert main(["run", f"{path}[quick]", "--format", "json"]) == 0
+    assert [r["scenario"] for r in json.loads(capsys.readouterr().out)] == ["listed[quick]"]
+    assert main(["run", f"{path}[wrong]", "--format", "json"]) == 1
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["scenario"], row["line"]) == ("listed[wrong]", 12)
+    assert main(["show", f"{path}[quick]"]) == 0
+    assert "== listed[quick]:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["run", "show"])
+def test_an_unknown_variant_is_a_usage_error_naming_the_variants(
+        tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "listed.yaml"
+    path.write_text(LISTED, encoding="utf-8")
+    assert main([command, f"{path}[slow]"]) == 2
+    assert "has no variant 'slow'; its variants: quick, wrong" in capsys.readouterr().err
+
+
+def test_hidden_directories_and_virtual_environments_are_not_searched(
+        library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for hidden in (".venv/lib", "node_modules/x", "__pycache__", "env"):
+        (library / hidden).mkdir(parents=True)
+        (library / hidden / "bad.yaml").write_text("nope: [", encoding="utf-8")
+    (library / "env" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    assert main(["validate", str(library)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(library), "--format", "json"]) == 0
+    assert [r["scenario"] for r in json.loads(capsys.readouterr().out)] == ["good"]
+
+
+def test_show_takes_a_directory(library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    assert main(["show", str(library)]) == 1
+    out = capsys.readouterr().out
+    assert "== good:" in out and "== wrong:" in out
+
+
+def test_show_lines_fit_the_columns() -> None:
+    proc = _cli("show", "scenarios/outcomes/conclusion-guards-pass.yaml",
+                env={"COLUMNS": "100"})
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and max(map(len, lines)) == 100
+    assert any(line.endswith("…") for line in lines)
+
+
+def test_version_names_the_package(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"harness-lab {__version__}\n"
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    from harness_lab.cli import build_parser
+
+    [action] = [a for a in build_parser()._actions
+                if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    missing = [f"{name} {a.option_strings or a.dest}"
+               for name, parser in _subparsers().items() for a in parser._actions
+               if not a.help]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("command", "absent"), [
+    ("validate", ["--out", "--tag"]), ("show", ["--out", "--tag"]),
+])
+def test_a_command_lists_only_its_own_exit_codes(command: str, absent: list[str]) -> None:
+    epilog = _subparsers()[command].epilog or ""
+    assert "exit codes:" in epilog
+    assert not [word for word in absent if word in epilog]
+
+
+def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["explore", "--help"])
+    assert "(default: 1)" in " ".join(capsys.readouterr().out.split())

@@ -23,7 +23,8 @@ _EXPORTS = {
     "legal_rows": "oracle", "prescribe": "oracle",
     "FRAME_COLUMNS": "explorer", "ExplorationResult": "explorer", "Finding": "explorer",
     "explore": "explorer",
-    "SearchResult": "search", "property_failures": "search", "search": "search",
+    "SearchResult": "property_search", "property_failures": "property_search",
+    "search": "property_search",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -34,4 +35,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'harness_lab.explore' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"harness_lab.explore.{module}"), name)
+    value = getattr(importlib.import_module(f"harness_lab.explore.{module}"), name)
+    globals()[name] = value  # the function, never a submodule of the same name
+    return value

@@ -31,15 +31,29 @@ def register(sub: Any) -> None:
                     "of a base scenario; flag variants that contradict SPEC §4 or break an "
                     "invariant.")
     p.add_argument("scenario", help="the base scenario file")
-    p.add_argument("--format", choices=("table", "csv", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
+                   help="output format of the rows")
     p.add_argument("--out", help="write the rows to this file")
     p.add_argument("--heatmap", metavar="PNG", help="write the fault x point heatmap here")
     p.add_argument("--write-failures", metavar="DIR",
                    help="write each flagged variant as a runnable scenario file into DIR")
-    p.add_argument("--fault", metavar="KIND", action="extend", nargs="+", choices=FAULT_KINDS,
-                   help="only these fault kinds (repeatable; default: every kind)")
+    p.add_argument("--fault", metavar="KIND", action="extend", type=_fault_kinds,
+                   help="only these fault kinds, comma-separated or repeated (--fault "
+                        "deadline,crash or --fault deadline --fault crash; default: every "
+                        f"kind: {', '.join(FAULT_KINDS)})")
     p.add_argument("--workers", type=int, default=1, help="processes to run variants on")
     p.set_defaults(func=_cmd_explore)
+
+
+def _fault_kinds(text: str) -> list[str]:
+    """``deadline,crash`` as a list of known fault kinds (argparse reports an unknown one)."""
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in FAULT_KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"unknown fault kind {', '.join(unknown) or repr(text)}; "
+            f"choose from {', '.join(FAULT_KINDS)}")
+    return kinds
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:

@@ -5,50 +5,76 @@
 >>> crosstab(df, "run_state", "release_outcome")            # doctest: +SKIP
 """
 
-from __future__ import annotations
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from harness_lab.report.frames import (
-    AXIS_DTYPES,
-    INVOCATION_DTYPES,
-    REJECTION_DTYPES,
-    RUN_FRAME_COLUMNS,
-    SSE_DTYPES,
-    TRACE_DTYPES,
-    Source,
-    categorize,
-    crosstab,
-    enum_dtype,
-    invocations_frame,
-    read_invocations,
-    read_runs,
-    read_trace,
-    rejections_frame,
-    runs_frame,
-    sse_frame,
-    state_crosstabs,
-    trace_frame,
-)
-from harness_lab.report.html import html_report, png_img, write_html_report
-from harness_lab.report.mapping import (
-    OUTCOME_BY_CASE,
-    OUTCOME_TABLE,
-    STORED_STATUS_FOR_OUTCOME,
-    ExpectedOutcome,
-    expected_outcome,
-    mapping_table,
-    status_mapping_check,
-)
-from harness_lab.report.plots import (
-    MARKERS,
-    OUTCOME_LABELS,
-    PHASE_COLORS,
-    figure_png,
-    outcome_bars,
-    outcome_heatmap,
-    outcome_label,
-    run_timeline,
-)
-from harness_lab.report.progress import progress_bar
+if TYPE_CHECKING:
+    from harness_lab.report.frames import (
+        AXIS_DTYPES,
+        INVOCATION_DTYPES,
+        REJECTION_DTYPES,
+        RUN_FRAME_COLUMNS,
+        SSE_DTYPES,
+        TRACE_DTYPES,
+        Source,
+        categorize,
+        crosstab,
+        enum_dtype,
+        invocations_frame,
+        read_invocations,
+        read_runs,
+        read_trace,
+        rejections_frame,
+        runs_frame,
+        sse_frame,
+        state_crosstabs,
+        trace_frame,
+    )
+    from harness_lab.report.html import html_report, png_img, write_html_report
+    from harness_lab.report.mapping import (
+        OUTCOME_BY_CASE,
+        OUTCOME_TABLE,
+        STORED_STATUS_FOR_OUTCOME,
+        ExpectedOutcome,
+        expected_outcome,
+        mapping_table,
+        status_mapping_check,
+    )
+    from harness_lab.report.plots import (
+        MARKERS,
+        OUTCOME_LABELS,
+        PHASE_COLORS,
+        figure_png,
+        outcome_bars,
+        outcome_heatmap,
+        outcome_label,
+        run_timeline,
+    )
+    from harness_lab.report.progress import progress_bar
+
+_MODULES: dict[str, tuple[str, ...]] = {
+    "frames": (
+        "AXIS_DTYPES", "INVOCATION_DTYPES", "REJECTION_DTYPES", "RUN_FRAME_COLUMNS",
+        "SSE_DTYPES", "TRACE_DTYPES", "Source", "categorize", "crosstab", "enum_dtype",
+        "invocations_frame", "read_invocations", "read_runs", "read_trace",
+        "rejections_frame", "runs_frame", "sse_frame", "state_crosstabs", "trace_frame",
+    ),
+    "html": (
+        "html_report", "png_img", "write_html_report",
+    ),
+    "mapping": (
+        "OUTCOME_BY_CASE", "OUTCOME_TABLE", "STORED_STATUS_FOR_OUTCOME",
+        "ExpectedOutcome", "expected_outcome", "mapping_table", "status_mapping_check",
+    ),
+    "plots": (
+        "MARKERS", "OUTCOME_LABELS", "PHASE_COLORS", "figure_png", "outcome_bars",
+        "outcome_heatmap", "outcome_label", "run_timeline",
+    ),
+    "progress": (
+        "progress_bar",
+    ),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "AXIS_DTYPES",
@@ -90,3 +116,14 @@ __all__ = [
     "trace_frame",
     "write_html_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its submodule on first use (pandas and matplotlib load only
+    when a frame, plot or report is asked for)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness_lab.report' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"harness_lab.report.{module}"), name)
+    globals()[name] = value
+    return value

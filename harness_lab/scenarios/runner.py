@@ -6,7 +6,6 @@ still runs.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +30,18 @@ from harness_lab.scenarios.build import (
     build_tools,
 )
 from harness_lab.scenarios.cases import CASES
+from harness_lab.scenarios.discovery import (
+    CASSETTE_DIRECTORY,
+    SKIPPED_DIRECTORIES,
+    SelectionError,
+    Selector,
+    scenario_files,
+    select,
+    variant_names,
+)
 from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.inject import FaultPlan
-from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, discover, load_file
+from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
@@ -42,14 +50,13 @@ from harness_lab.trace import TraceEvent
 if TYPE_CHECKING:
     from harness_lab.scenarios.results import ResultSet
 
-__all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "ScenarioResult", "ScenarioRun",
-           "build_components", "expectations", "run_paths", "run_scenario", "scenario_files"]
+__all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
+           "ScenarioResult", "ScenarioRun", "SelectionError", "Selector", "build_components",
+           "expectations", "plan_paths", "run_paths", "run_scenario", "scenario_files",
+           "select", "variant_names"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
-
-CASSETTE_DIRECTORY = "cassettes"
-"""Files inside a directory of this name are recordings, never scenarios."""
 
 NOT_CHECKED = "not checked"
 
@@ -119,9 +126,10 @@ class ScenarioResult:
                 "expected": self.expected_text, "invariants": self.invariants_text}
 
     def _repr_html_(self) -> str:
-        cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in self.row().values())
-        head = "".join(f"<th>{c}</th>" for c in ROW_COLUMNS)
-        return f"<table><tr>{head}</tr><tr>{cells}</tr></table>"
+        """The result as the report shows it (see harness_lab.report.notebook)."""
+        from harness_lab.report.notebook import result_html
+
+        return result_html(self)
 
 
 def _v(x: Any) -> Any:
@@ -311,47 +319,70 @@ def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None 
     return ScenarioRun(scenario, store=store).run()
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    """One entry of a run plan: a scenario to run, or the ERROR result it already is (a file
+    that does not load, a duplicate name)."""
+
+    loaded: LoadedScenario | None = None
+    result: ScenarioResult | None = None
+
+    def run(self) -> ScenarioResult:
+        """Run the scenario (or return the error result)."""
+        if self.result is not None:
+            return self.result
+        assert self.loaded is not None
+        return run_scenario(self.loaded)
+
+
+def plan_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = ()) -> list[PlannedRun]:
+    """Load every scenario under ``paths`` (``FILE[variant]`` selects one variant) without
+    running any; a broken file is one ERROR entry. Raise :class:`SelectionError` for a
+    variant a file does not have, before anything runs."""
+    plan: list[PlannedRun] = []
+    seen: dict[str, str] = {}
+    for selector in map(Selector.parse, paths):
+        for path in scenario_files([selector.path]):
+            try:
+                loaded = load_file(path)
+            except ScenarioError as exc:
+                plan.append(PlannedRun(result=ScenarioResult(path.stem, str(path),
+                                                             error=str(exc))))
+                continue
+            for item in select(selector, loaded):
+                if tags and not set(tags) & set(item.scenario.tags):
+                    continue
+                name = item.scenario.name
+                if name in seen and seen[name] != str(path):
+                    plan.append(PlannedRun(result=ScenarioResult(name, str(path), error=(
+                        f"{path}: scenario name {name!r} is already used by {seen[name]}"))))
+                    continue
+                seen[name] = str(path)
+                plan.append(PlannedRun(loaded=item))
+    return plan
+
+
 def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
-              progress: bool = False) -> ResultSet:
-    """Run every scenario under ``paths``; a broken file becomes one ERROR result."""
+              progress: bool = False,
+              on_result: Callable[[ScenarioResult], None] | None = None) -> ResultSet:
+    """Run every scenario under ``paths``; a broken file becomes one ERROR result.
+
+    ``FILE[variant]`` runs one matrix variant. ``progress=True`` shows a tqdm bar (in a
+    notebook too) counting scenario runs; ``on_result`` is called after each run (the command
+    line's progress bar).
+    """
     from harness_lab.scenarios.results import ResultSet
 
-    results = ResultSet()
-    files = scenario_files(paths)
+    plan: Iterable[PlannedRun] = plan_paths(paths, tags=tags)
     if progress:
         from harness_lab.report.progress import progress_bar
 
-        files = list(progress_bar(files, total=len(files), desc="scenario files"))
-    seen: dict[str, str] = {}
-    for path in files:
-        try:
-            loaded = load_file(path)
-        except ScenarioError as exc:
-            results.append(ScenarioResult(path.stem, str(path), error=str(exc)))
-            continue
-        for item in loaded:
-            if tags and not set(tags) & set(item.scenario.tags):
-                continue
-            name = item.scenario.name
-            if name in seen and seen[name] != str(path):
-                results.append(ScenarioResult(name, str(path), error=(
-                    f"{path}: scenario name {name!r} is already used by {seen[name]}")))
-                continue
-            seen[name] = str(path)
-            results.append(run_scenario(item))
+        planned = list(plan)
+        plan = progress_bar(planned, total=len(planned), desc="scenario runs")
+    results = ResultSet()
+    for entry in plan:
+        result = entry.run()
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
     return results
-
-
-def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The scenario files under ``paths``, as :func:`discover` finds them, except those inside
-    a ``cassettes`` directory of a searched directory (a file named explicitly is kept)."""
-    files: list[Path] = []
-    for searched in map(Path, paths):
-        files.extend(f for f in discover([searched]) if not _in_cassettes(f, searched))
-    return files
-
-
-def _in_cassettes(file: Path, searched: Path) -> bool:
-    if not searched.is_dir():
-        return False
-    return CASSETTE_DIRECTORY in (searched.name, *file.relative_to(searched).parts[:-1])

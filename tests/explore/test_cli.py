@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ def test_a_clean_exploration_prints_one_row_per_variant_and_exits_0(
     lines = out.splitlines()
     assert lines[0].split() == ["flag", "variant", "expected", "run_state", "release_outcome",
                                 "fallback_type", "db_status", "contradicts_spec", "violations"]
-    assert len(lines) == 2 + 189
+    assert len(lines) == 1 + 189
     assert "FLAG" not in out
     assert err.startswith("189 variants, 0 flagged, ")
 
@@ -43,7 +44,7 @@ def test_markdown_output_is_a_table(capsys: pytest.CaptureFixture[str]) -> None:
 def test_fault_kinds_can_be_repeated_or_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", str(REPORT), "--fault", "crash", "--fault", "deadline"]) == 0
     first = capsys.readouterr().err
-    assert main(["explore", str(REPORT), "--fault", "crash", "deadline"]) == 0
+    assert main(["explore", str(REPORT), "--fault", "crash,deadline"]) == 0
     second = capsys.readouterr().err
     assert first.startswith("35 variants, 0 flagged") and second.startswith("35 variants")
 
@@ -81,3 +82,25 @@ def test_a_malformed_scenario_is_a_usage_error(tmp_path: Path,
     bad.write_text("name: bad\ndescription: d\nmodel: [{tool: nope}]\n", encoding="utf-8")
     assert main(["explore", str(bad)]) == 2
     assert "unknown tool 'nope'" in capsys.readouterr().err
+
+
+def test_explore_and_search_are_the_functions_even_after_their_modules_are_imported() -> None:
+    import harness_lab.explore.explorer
+    import harness_lab.explore.property_search  # noqa: F401
+    from harness_lab.explore import explore, search
+
+    assert callable(explore) and callable(search)
+    assert explore.__module__ == "harness_lab.explore.explorer"
+    assert search.__module__ == "harness_lab.explore.property_search"
+
+
+def test_fault_is_repeatable_and_leaves_the_file_name_alone(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    base = str(Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
+               / "conclusion-guards-pass.yaml")
+    assert main(["explore", "--fault", "deadline", "--fault", "crash", base,
+                 "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["variant"].rsplit("/", 1)[1] for r in rows} == {"deadline", "crash"}

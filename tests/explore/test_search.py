@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 
 from harness_lab.defects import Defect
-from harness_lab.explore.search import (
+from harness_lab.explore.property_search import (
     ILLEGAL_OUTCOME,
     SearchResult,
     property_failures,

@@ -1,0 +1,72 @@
+"""The console of a stream: how wide, whether in colour, as the environment says."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["UNBOUNDED", "colour_wanted", "console", "is_terminal", "width_of"]
+
+UNBOUNDED = 100_000
+"""The width of a stream that is not a terminal and has no ``COLUMNS``: nothing is shortened,
+so piped output keeps whole names for grep and friends."""
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """True when ``stream`` is attached to a terminal."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def colour_wanted(stream: TextIO) -> bool:
+    """Colour on a terminal and nowhere else; ``NO_COLOR`` (any non-empty value) turns it off,
+    ``FORCE_COLOR`` (any non-empty value) on, as https://no-color.org and
+    https://force-color.org ask. ``NO_COLOR`` wins when both are set."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal(stream)
+
+
+def width_of(stream: TextIO) -> int:
+    """``COLUMNS`` when it is a positive number, else the terminal's width on a terminal, else
+    :data:`UNBOUNDED`."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if is_terminal(stream):
+        return shutil.get_terminal_size().columns
+    return UNBOUNDED
+
+
+def console(stream: TextIO | None = None, *, width: int | None = None,
+            colour: bool | None = None) -> Console:
+    """A rich console writing to ``stream`` (standard output by default) with the width and
+    colour this module decides (or ``width`` and ``colour`` when given: a file written with
+    ``--out`` is neither coloured nor cut); no markup, emoji or highlighting is read from
+    the text."""
+    from rich.console import Console
+
+    out = sys.stdout if stream is None else stream
+    colour = colour_wanted(out) if colour is None else colour
+    return Console(file=out, width=width_of(out) if width is None else width,
+                   force_terminal=colour, no_color=not colour,
+                   color_system=_colour_system(out, colour), highlight=False,
+                   markup=False, emoji=False, soft_wrap=False, legacy_windows=False)
+
+
+def _colour_system(stream: TextIO, colour: bool) -> str | None:
+    """What a terminal supports (rich reads ``COLORTERM`` and ``TERM``); 24-bit colour when
+    ``FORCE_COLOR`` asks for colour on something that is not a terminal."""
+    if not colour:
+        return None
+    return "auto" if is_terminal(stream) else "truecolor"

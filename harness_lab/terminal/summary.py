@@ -1,0 +1,62 @@
+"""The short summary after a run's table: one line per scenario that did not pass.
+
+Like pytest's "short test summary info": the verdict, the scenario, ``file:line`` of the
+expectation that failed, and the first difference, each line cut to the terminal's width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from harness_lab.terminal.console import console
+from harness_lab.terminal.styles import verdict_style
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.runner import ScenarioResult
+
+__all__ = ["print_summary", "summary_lines"]
+
+
+def summary_lines(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
+    """``(verdict, rest of the line)`` for each result that is not ok, in order."""
+    from harness_lab.scenarios.results import first_difference, location
+
+    lines = []
+    for r in results:
+        if r.ok:
+            continue
+        path, line = location(r)
+        where = f"{path}:{line}" if path and line else (path or "<memory>")
+        difference = first_difference(r)
+        for prefix in (f"{where}: ", f"{path}: "):
+            difference = difference.removeprefix(prefix)
+        lines.append((r.verdict, f"{r.scenario} ({where}): {difference}"))
+    return lines
+
+
+def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
+                  elapsed_s: float | None = None) -> None:
+    """Print the failures (if any) and a closing count line to ``stream``."""
+    from rich.text import Text
+
+    out = console(stream)
+    lines = summary_lines(results)
+    if lines:
+        out.print(Text("short summary", style="bold"))
+        for verdict, rest in lines:
+            text = Text.assemble((verdict, verdict_style(verdict) or ""), " " + rest)
+            text.truncate(out.width, overflow="ellipsis")
+            out.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+    failed = sum(v == "FAILED" for v, _ in lines)
+    errors = sum(v == "ERROR" for v, _ in lines)
+    passed = len(results) - len(lines)
+    parts = [f"{len(results)} scenario run(s)", f"{passed} ok"]
+    if failed:
+        parts.append(f"{failed} failed")
+    if errors:
+        parts.append(f"{errors} errors")
+    closing = Text.assemble((", ".join(parts), verdict_style("FAILED" if lines else "ok") or ""))
+    if elapsed_s is not None:
+        closing.append(f" in {elapsed_s:.2f} s")
+    out.print(closing)

@@ -1,0 +1,141 @@
+"""Tables that fit the terminal: long names shortened, states never.
+
+A table has one *name* column (scenario or variant names, which matrix variants make long)
+and value columns (states, verdicts) that are shown whole. The name column gets the width the
+others leave, down to :data:`MIN_NAME_WIDTH`; names longer than that are shortened in the
+middle, keeping a matrix variant's ``[...]`` part, which tells variants apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from harness_lab.terminal.console import UNBOUNDED, console
+
+__all__ = ["ELLIPSIS", "MIN_NAME_WIDTH", "Column", "fit_widths", "human", "print_table",
+           "shorten"]
+
+ELLIPSIS = "…"
+MIN_NAME_WIDTH = 12
+"""The narrowest the name column gets before value columns would have to be cut (they never
+are: on a terminal narrower than that, lines wrap)."""
+
+_DOTTED_KEY = re.compile(r"(?<=[\[,])[A-Za-z_][\w]*\.(?=[\w.]*=)")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column: its key in the rows, its header, and how its cells are styled.
+
+    ``style`` maps a cell's text to a rich style (a colour such as ``#117733``), or to None
+    for the default. ``name=True`` marks the one column that may be shortened.
+    """
+
+    key: str
+    header: str
+    name: bool = False
+    style: Callable[[str], str | None] | None = None
+    right: bool = False
+
+
+def human(value: Any) -> str:
+    """A cell's text for people: ``-`` for nothing, floats to three significant figures
+    (``0.000549``, ``0.877``, ``12.3``), thousands separated (``16,739``), a multi-line value
+    joined with ``; ``."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.3g}"
+    return "; ".join(str(value).splitlines())
+
+
+def shorten(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters.
+
+    A matrix variant's keys lose their dotted prefix first (``[config.deadline_s=6.5]`` reads
+    ``[deadline_s=6.5]``); then the base name is cut before its ``[...]`` part, or, when that
+    part alone is too long, the middle of the whole name gives way to ``…``.
+    """
+    if len(name) <= width:
+        return name
+    name = _DOTTED_KEY.sub("", name)
+    if len(name) <= width:
+        return name
+    if width <= 1:
+        return ELLIPSIS[:width]
+    bracket = name.find("[")
+    if bracket > 0 and name.endswith("]"):
+        base, variant = name[:bracket], name[bracket:]
+        room = width - len(variant) - len(ELLIPSIS)
+        if room >= min(6, len(base)):
+            return base[:room] + ELLIPSIS + variant
+    head = (width - len(ELLIPSIS) + 1) // 2
+    tail = width - len(ELLIPSIS) - head
+    return name[:head] + ELLIPSIS + (name[-tail:] if tail else "")
+
+
+def fit_widths(cells: Sequence[Sequence[str]], columns: Sequence[Column], width: int,
+               gap: int = 2) -> tuple[list[int], int]:
+    """Each column's width and the gap between columns, so a line fits ``width``.
+
+    Value columns keep their widest cell; the gap narrows from ``gap`` to 1 before the name
+    column goes under its widest cell, and the name column never under
+    :data:`MIN_NAME_WIDTH` (nor its widest cell, if that is narrower).
+    """
+    natural = [max([len(c.header)] + [len(row[i]) for row in cells])
+               for i, c in enumerate(columns)]
+    named = [i for i, c in enumerate(columns) if c.name]
+    if not named:
+        return natural, gap
+    i = named[0]
+    others = sum(w for j, w in enumerate(natural) if j != i)
+    for g in range(gap, 0, -1):
+        room = width - others - g * (len(columns) - 1)
+        if room >= natural[i]:
+            return natural, g
+    room = width - others - (len(columns) - 1)
+    widths = list(natural)
+    widths[i] = max(min(natural[i], MIN_NAME_WIDTH), room)
+    return widths, 1
+
+
+def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
+                stream: TextIO | None = None, *, plain: bool = False) -> None:
+    """Print ``rows`` as a table that fits the stream's width, coloured on a terminal.
+
+    ``plain`` (a file written with ``--out``): no colour and nothing shortened.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console(stream, width=UNBOUNDED, colour=False) if plain else console(stream)
+    cells = [[human(row.get(c.key)) for c in columns] for row in rows]
+    widths, gap = fit_widths(cells, columns, out.width)
+    out.width = max(out.width, sum(widths) + gap * (len(widths) - 1))  # states are never cut
+    table = Table(box=None, padding=(0, gap, 0, 0), pad_edge=False, show_edge=False,
+                  header_style="bold", collapse_padding=True)
+    for c, w in zip(columns, widths, strict=True):
+        table.add_column(c.header, no_wrap=True, width=w, overflow="ellipsis",
+                         justify="right" if c.right else "left")
+    for line in cells:
+        texts = []
+        for c, w, text in zip(columns, widths, line, strict=True):
+            shown = shorten(text, w) if c.name else text
+            style = c.style(text) if c.style is not None else None
+            texts.append(Text(shown, style=style or ""))
+        table.add_row(*texts)
+    with out.capture() as captured:
+        out.print(table)
+    lines = captured.get().splitlines()
+    out.file.write("".join(line.rstrip() + "\n" for line in lines))

@@ -1,0 +1,69 @@
+"""Tables that fit the terminal."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from harness_lab.terminal.tables import MIN_NAME_WIDTH, Column, human, print_table, shorten
+
+NAME = "policy-deadline-x-no-gain-threshold[config.deadline_s=6.5,config.no_gain_threshold=2]"
+
+
+def test_a_name_that_fits_is_kept_whole() -> None:
+    assert shorten("conclusion-guards-pass", 22) == "conclusion-guards-pass"
+
+
+def test_a_matrix_variant_keeps_its_variant_and_loses_dotted_key_prefixes_first() -> None:
+    assert shorten(NAME, 80) == ("policy-deadline-x-no-gain-threshold"
+                                 "[deadline_s=6.5,no_gain_threshold=2]")
+    short = shorten(NAME, 50)
+    assert short == "policy-deadli…[deadline_s=6.5,no_gain_threshold=2]"
+    assert len(short) == 50
+
+
+def test_a_name_too_long_for_its_variant_part_loses_its_middle() -> None:
+    short = shorten(NAME, 20)
+    assert short == "policy-dea…eshold=2]"
+    assert len(short) == 20
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.000548632102457155, "0.000549"), (0.8766666666666667, "0.877"), (12.345, "12.3"),
+    (16739, "16,739"), (2.0, "2"), (None, "-"), (float("nan"), "-"), (True, "True"),
+    ("a\nb", "a; b"),
+])
+def test_numbers_are_rounded_for_people(value: object, text: str) -> None:
+    assert human(value) == text
+
+
+def test_a_table_fits_the_columns_and_keeps_every_state_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    buf = io.StringIO()
+    rows = [{"name": NAME, "state": "BUDGET_EXHAUSTED",
+             "fallback": "EVIDENCE_VALIDATION_FAILED"}]
+    print_table(rows, [Column("name", "name", name=True), Column("state", "state"),
+                       Column("fallback", "fallback")], buf)
+    lines = buf.getvalue().splitlines()
+    assert max(map(len, lines)) <= 60
+    assert lines[1].split()[1:] == ["BUDGET_EXHAUSTED", "EVIDENCE_VALIDATION_FAILED"]
+    assert "…" in lines[1].split()[0]
+
+
+def test_the_name_column_never_goes_under_its_minimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "20")
+    buf = io.StringIO()
+    print_table([{"name": NAME, "state": "BUDGET_EXHAUSTED"}],
+                [Column("name", "name", name=True), Column("state", "state")], buf)
+    row = buf.getvalue().splitlines()[1]
+    assert row.split() == [shorten(NAME, MIN_NAME_WIDTH), "BUDGET_EXHAUSTED"]
+
+
+def test_a_pipe_without_columns_keeps_whole_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    buf = io.StringIO()
+    print_table([{"name": NAME}], [Column("name", "name", name=True)], buf)
+    assert buf.getvalue().splitlines()[1] == NAME
