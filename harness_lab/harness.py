@@ -10,6 +10,7 @@ user cancel is an event at a virtual instant that fires while a call is in fligh
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -113,6 +114,9 @@ class Harness:
         process are built from its ``before_send`` and its application's probe: a place to
         compose a probe or a send hook with whatever the harness holds at that moment.
         """
+        for name, t in (("at", at), ("disconnect_at", disconnect_at),
+                        ("cancel_at", cancel_at)):
+            _check_time(name, t)
         for hook in self.submit_hooks:
             hook(self)
         self._runs += 1
@@ -145,6 +149,7 @@ class Harness:
 
         A time that is now (or past) acts at once, before the run has sent anything.
         """
+        _check_time("t", t)
         if t <= virtual_now(self.env):
             action()
         else:
@@ -155,3 +160,14 @@ class Harness:
         yield self.env.timeout(t - virtual_now(self.env)) | handle.process
         if not handle.process.triggered:
             action()
+
+
+def _check_time(name: str, t: float | None) -> None:
+    """Refuse a virtual time that is not a finite number >= 0 (``None`` is "not given")."""
+    if t is None:
+        return
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        raise ValueError(f"Harness: {name} must be a virtual time in seconds, got {t!r}")
+    if not math.isfinite(t) or t < 0:
+        raise ValueError(f"Harness: {name} must be a finite virtual time >= 0 (seconds), "
+                         f"got {t!r}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import BudgetLimits
@@ -449,3 +452,23 @@ def test_a_subclass_of_the_harness_overrides_what_its_runs_use() -> None:
     r = harness.run("why is checkout slow?")
     assert r.session_id == "session-of-the-subclass"
     assert r.release_outcome is ReleaseOutcome.SUCCESS
+
+
+# -- arguments that cannot be meant ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("when", [{"disconnect_at": math.nan}, {"cancel_at": math.nan},
+                                  {"at": math.inf}, {"at": -1.0}, {"cancel_at": math.inf},
+                                  {"disconnect_at": "soon"}])
+def test_a_time_that_is_not_a_finite_virtual_time_is_refused_where_it_is_given(
+        when: dict[str, Any]) -> None:
+    harness = build(SUCCESS_STEPS)
+    [(name, value)] = when.items()
+    with pytest.raises(ValueError, match=f"Harness: {name} must be a"):
+        harness.run("why?", **when)
+    assert harness.handles == []  # nothing was scheduled
+
+
+def test_a_time_in_seconds_from_now_is_still_accepted() -> None:
+    record = build(SUCCESS_STEPS).run("why?", at=2.5, cancel_at=1e9)
+    assert record.run_state is RunState.SUCCESS

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from harness_lab.errors import ProviderError, ScriptExhausted
+from harness_lab.fakes.values import check_reply, check_seconds, check_usage
 from harness_lab.ports import (
     AgentRequest,
     AnswerReply,
@@ -71,7 +72,7 @@ class Script(Generic[T]):
 
     def __init__(self, component: str, steps: Iterable[T], *, repeat: bool = False) -> None:
         self.component = component
-        self.steps: tuple[T, ...] = tuple(steps)
+        self.steps: tuple[T, ...] = tuple(check_reply(component, step) for step in steps)
         self.repeat = repeat
         self.used = 0
         if repeat and len(self.steps) != 1:
@@ -158,8 +159,8 @@ class ScriptedModel:
     def __init__(self, steps: Sequence[Step], *, name: str = "ScriptedModel",
                  latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
         self.name = name
-        self.latency_s = latency_s
-        self.usage = usage
+        self.latency_s = check_seconds(name, "latency_s", latency_s)
+        self.usage = check_usage(name, "usage", usage)
         self.requests: list[AgentRequest] = []
         self.script: Script[Step] = Script(name, steps)
 
@@ -189,8 +190,8 @@ class CallbackModel:
                  latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
         self.fn = fn
         self.name = name
-        self.latency_s = latency_s
-        self.usage = usage
+        self.latency_s = check_seconds(name, "latency_s", latency_s)
+        self.usage = check_usage(name, "usage", usage)
         self.requests: list[AgentRequest] = []
 
     def step(self, request: AgentRequest) -> ModelReply:
@@ -230,6 +231,8 @@ def _fact(item: FactItem) -> dict[str, Any]:
 
 def _reply(payload: Mapping[str, Any] | None, latency_s: float | None,
            usage: TokenUsage | None, **fields: Any) -> ModelReply:
+    check_seconds("model reply", "latency_s", latency_s)
+    check_usage("model reply", "usage", usage)
     return ModelReply(payload=None if payload is None else _plain(payload),
                       usage=usage or _NO_USAGE, latency_s=latency_s, **fields)
 
@@ -317,4 +320,5 @@ def empty_reply(*, latency_s: float | None = None, usage: TokenUsage | None = No
 def provider_error(message: str = "provider unavailable", *, latency_s: float = 0.0,
                    status: int | None = 503) -> ProviderError:
     """A ProviderError to put in a script: the step raises it."""
+    check_seconds("provider_error", "latency_s", latency_s)
     return ProviderError(message, latency_s=latency_s, status=status)

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from harness_lab.errors import ProviderError
 from harness_lab.fakes.model import EvidenceItem, FactItem, Script, draft, play_step, with_defaults
+from harness_lab.fakes.values import check_seconds, check_usage
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
@@ -89,8 +90,8 @@ class _Scripted(Generic[Q, S]):
                  usage: TokenUsage | None) -> None:
         self.name = name
         self.script = script
-        self.latency_s = latency_s
-        self.usage = usage
+        self.latency_s = check_seconds(name, "latency_s", latency_s)
+        self.usage = check_usage(name, "usage", usage)
         self.requests: list[Q] = []
 
     @property

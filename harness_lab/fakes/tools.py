@@ -9,6 +9,7 @@ from typing import Any
 
 from harness_lab.errors import ToolExecutionError
 from harness_lab.fakes.model import Script
+from harness_lab.fakes.values import check_reply
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.tools.scope import normalize_scope, scope_problem
 
@@ -46,6 +47,7 @@ class Evidence:
     latency_s: float | None = None
 
     def __post_init__(self) -> None:
+        check_reply("Evidence", self)
         object.__setattr__(self, "items", tuple(dict(item) for item in self.items))
         if self.size_bytes is None:  # computed once: the items never change
             object.__setattr__(self, "size_bytes", json_size(self.items))
@@ -63,6 +65,9 @@ class NoEvidence:
     latency_s: float | None = None
     size_bytes: int = 0
 
+
+    def __post_init__(self) -> None:
+        check_reply("NoEvidence", self)
     def output(self, request: ToolInput) -> ToolOutput:
         """An empty ToolOutput."""
         return ToolOutput((), size_bytes=self.size_bytes, latency_s=self.latency_s)
@@ -75,6 +80,9 @@ class ToolFailure:
     message: str = "backend error"
     latency_s: float | None = None
 
+
+    def __post_init__(self) -> None:
+        check_reply("ToolFailure", self)
     def output(self, request: ToolInput) -> ToolOutput:
         """Raise ToolExecutionError with ``message``."""
         raise ToolExecutionError(self.message, latency_s=self.latency_s)
@@ -87,6 +95,9 @@ class Oversize:
     size_bytes: int = 10_000_000
     latency_s: float | None = None
 
+
+    def __post_init__(self) -> None:
+        check_reply("Oversize", self)
     def output(self, request: ToolInput) -> ToolOutput:
         """A one-item ToolOutput of ``size_bytes``."""
         return ToolOutput(({"line": "oversize result"},), size_bytes=self.size_bytes,
@@ -99,6 +110,9 @@ class Unprojectable:
 
     latency_s: float | None = None
 
+
+    def __post_init__(self) -> None:
+        check_reply("Unprojectable", self)
     def output(self, request: ToolInput) -> ToolOutput:
         """An empty ToolOutput marked ``projectable=False``."""
         return ToolOutput((), latency_s=self.latency_s, projectable=False)
@@ -155,7 +169,7 @@ class ScriptedTool:
         self.read_only = read_only
         self.evidence = evidence
         self.required = tuple(required)
-        self.default = default
+        self.default = check_reply(f"ScriptedTool({name})", default)
         self.component = name_for_errors or f"ScriptedTool({name})"
         self.requests: list[ToolInput] = []
         self.script: Script[ToolBehaviour] = Script(self.component, script or ())

@@ -7,6 +7,8 @@ traceback or a hung process. ``docs/scenarios.md`` (section "Limits") lists them
 
 from __future__ import annotations
 
+from harness_lab.bounds import INT_MAX, INT_MIN
+
 __all__ = ["INT_MAX", "INT_MIN", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "MAX_PROBLEMS",
            "MAX_VARIANT_NODES", "MAX_VARIANTS"]
 
@@ -25,12 +27,6 @@ MAX_VARIANTS = 1_000
 
 MAX_VARIANT_NODES = 2_000_000
 """Variants times document values at most: each variant is a validated copy of the file."""
-
-INT_MIN = -(1 << 63)
-"""The smallest integer a scenario may give: the store keeps signed 64-bit integers."""
-
-INT_MAX = (1 << 63) - 1
-"""The largest integer a scenario may give: the store keeps signed 64-bit integers."""
 
 MAX_PROBLEMS = 100
 """At most 100 problems of one file are listed; a last line says how many more there are."""
