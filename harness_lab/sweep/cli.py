@@ -179,7 +179,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution")
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
     p.add_argument("--workers", type=_workers, default=1,
                    help="local processes (joblib; -1: every core, -2: all but one)")
     p.add_argument("--scheduler", help="a dask.distributed scheduler address")
@@ -194,7 +194,8 @@ def register(sub: Any) -> None:
     p.add_argument("--load", action="store_true",
                    help="run the sweep.load arrival model (a curve per grid point)")
     p.add_argument("--column", default="release_outcome", help="the outcome column to share")
-    p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
+                   help="output format of the outcome table")
     p.add_argument("--out", help="write every sample's outcome row to this CSV")
     p.add_argument("--plot", help="write the share plot (needs a grid and --value) to this "
                    "PNG: the first grid key on the x axis, a line per value of the others")
