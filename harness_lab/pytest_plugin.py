@@ -11,6 +11,7 @@ run's timeline.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,17 +24,24 @@ from harness_lab.scenarios.runner import CASSETTE_DIRECTORY, ScenarioResult, run
 __all__ = ["SCENARIO_DIRECTORY", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
            "is_scenario_file"]
 
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+"""``--record-mode`` values (pytest-recording's): ``none`` replays recorded scenarios."""
+
 SCENARIO_DIRECTORY = "scenarios"
 """YAML files below a directory of this name (within pytest's rootdir) are scenario files."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--scenario-tag TAG`` (repeatable) and ``--no-scenarios``."""
+    """``--scenario-tag TAG`` (repeatable), ``--no-scenarios`` and ``--record-mode``."""
     group = parser.getgroup("harness_lab")
     group.addoption("--scenario-tag", action="append", default=[],
                     help="only run scenarios carrying this tag")
     group.addoption("--no-scenarios", action="store_true",
                     help="do not collect scenario YAML files")
+    if importlib.util.find_spec("pytest_recording") is None:  # else its option serves both
+        group.addoption("--record-mode", default="none", choices=RECORD_MODES,
+                        help="record mode of recorded scenarios' cassettes: none (replay "
+                             "only, the default), once, new_episodes, all, rewrite")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -103,7 +111,13 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the scenario; fail when an expectation or invariant does not hold."""
-        result = run_scenario(self.loaded)
+        mode = self.config.getoption("--record-mode", "none") or "none"
+        if mode != "none" and self.loaded.scenario.recorded is not None:
+            from harness_lab.recorded.recording import recorded_result
+
+            result = recorded_result(self.loaded, mode)
+        else:
+            result = run_scenario(self.loaded)
         if not result.ok:
             raise ScenarioFailed(result)
 

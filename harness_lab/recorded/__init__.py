@@ -6,7 +6,11 @@
   the protocols of :mod:`harness_lab.ports` on top of it; :class:`HttpJsonTool` is a tool
   backed by an HTTP JSON API.
 * :func:`cassette` records and strictly replays their HTTP traffic with vcrpy, scrubbing
-  secrets; :func:`first_divergence` and :class:`CassetteMiss` say where a replay diverged.
+  secrets; :func:`first_divergence` and :class:`CassetteMiss` say where a replay diverged;
+  a cassette file that cannot be read is a :class:`CassetteError` naming file, line and
+  interaction (:func:`check_cassette` checks one without replaying it).
+* :func:`~harness_lab.recorded.recording.record_scenario` records a scenario's cassette,
+  replacing the old one only with a sound recording.
 * :class:`ReferenceServer` is a local scripted OpenAI-compatible server for tests.
 
 Recordings keep no timing: every reply has ``latency_s=None`` and the harness's latency
@@ -33,6 +37,7 @@ from harness_lab.recorded.cassette import (
     CASSETTE_DIR,
     DEFAULT_MATCH_ON,
     RECORD_MODES,
+    CassetteError,
     CassetteMiss,
     CassetteReport,
     RequestStep,
@@ -42,6 +47,7 @@ from harness_lab.recorded.cassette import (
     cassette,
     cassette_path,
 )
+from harness_lab.recorded.cassette_file import check_cassette
 from harness_lab.recorded.client import ChatCompletion, ChatToolCall, OpenAICompatibleClient
 from harness_lab.recorded.divergence import Divergence, DivergenceReport, first_divergence
 from harness_lab.recorded.reference_server import (
@@ -68,6 +74,7 @@ __all__ = [
     "ROUTER_SYSTEM_PROMPT",
     "STOP_REQUIRED_NOTE",
     "SYSTEM_CHAT_PROMPT",
+    "CassetteError",
     "CassetteMiss",
     "CassetteReport",
     "ChatCompletion",
@@ -93,6 +100,7 @@ __all__ = [
     "UnplayedInteractionsWarning",
     "cassette",
     "cassette_path",
+    "check_cassette",
     "completion",
     "error_response",
     "first_divergence",

@@ -13,7 +13,12 @@
 * **Scrubbing** before anything is written: credential, organization and cookie headers
   are dropped from requests and responses, key-like query parameters removed, and
   organization ids, bearer tokens, ``sk-`` keys and every ``secrets`` value replaced by
-  ``REDACTED`` in bodies. Compressed response bodies are stored decoded.
+  ``REDACTED`` in request URLs and bodies and in response bodies. A response body is
+  scrubbed *before* the run reads it, so the run consumes exactly what the cassette stores
+  and a replay gives it the same bytes the recording did. Compressed response bodies are
+  stored decoded.
+* **Files**: a cassette is read strictly (a broken one is a :class:`CassetteError` naming
+  the file, line and interaction) and written atomically.
 * **Strict replay**: a request with no unplayed recorded match raises
   :class:`CassetteMiss` where it is made (a harness run turns it into a failed run) and
   again when the context exits, naming the request, the closest recorded one and the first
@@ -28,6 +33,7 @@ model gives them, exactly as recorded calls did.
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -43,6 +49,7 @@ from vcr.errors import CannotOverwriteExistingCassetteException  # type: ignore[
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 
 from harness_lab.errors import HarnessError
+from harness_lab.recorded.cassette_file import CassetteError, CassettePersister
 from harness_lab.recorded.divergence import (
     DivergenceReport,
     body_digest,
@@ -58,6 +65,7 @@ __all__ = [
     "REDACTED",
     "SECRET_HEADERS",
     "SECRET_QUERY_PARAMETERS",
+    "CassetteError",
     "CassetteMiss",
     "CassetteReport",
     "RequestStep",
@@ -109,7 +117,8 @@ class RequestStep:
 
     ``outcome`` is ``"played"`` (answered from the cassette), ``"recorded"`` (sent and
     stored), ``"miss"`` (no match: CassetteMiss) or ``"error"`` (the live call failed);
-    ``interaction`` is the 0-based index of the interaction used or stored.
+    ``interaction`` is the 0-based index of the interaction used or stored, ``status`` the
+    HTTP status of the answer and ``error`` why a live call failed.
     """
 
     step: int
@@ -118,6 +127,8 @@ class RequestStep:
     body_digest: str
     outcome: str
     interaction: int | None = None
+    status: int | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +172,17 @@ class CassetteReport:
     def recorded(self) -> int:
         """Requests sent to a server and stored."""
         return sum(1 for s in self.steps if s.outcome == "recorded")
+
+    @property
+    def http_errors(self) -> list[RequestStep]:
+        """Requests recorded in this context whose answer was an HTTP error (400 and up)."""
+        return [s for s in self.steps
+                if s.outcome == "recorded" and s.status is not None and s.status >= 400]
+
+    @property
+    def failed(self) -> list[RequestStep]:
+        """Requests that got no answer at all (connection refused, timeout, ...)."""
+        return [s for s in self.steps if s.outcome == "error"]
 
     @property
     def divergence(self) -> DivergenceReport | None:
@@ -213,7 +235,7 @@ class UnplayedInteractionsWarning(UserWarning):
 
 
 _REASONS = {
-    "cassette_not_found": "the cassette does not exist or holds no interaction",
+    "cassette_not_found": "the cassette does not exist (record it first)",
     "already_played": "its matching interaction was already played back",
     "no_match": "no recorded interaction matches it",
     "nothing_similar": "nothing recorded resembles it",
@@ -306,20 +328,47 @@ def scrub_request(request: Any, secrets: Sequence[str] = ()) -> Any:
 
 
 def scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
-    """A vcrpy response dict with secret headers dropped and secrets scrubbed from the body."""
+    """A vcrpy response dict with secret headers dropped and secrets scrubbed from the body.
+
+    The live response handed to the run is scrubbed the same way first
+    (:func:`scrubbed_response`), so the stored body is exactly what the run consumed.
+    """
     headers = response.get("headers") or {}
     response["headers"] = {k: [_scrub(v, secrets) for v in values]
                            for k, values in headers.items()
                            if str(k).lower() not in SECRET_HEADERS}
     body = response.get("body")
     if isinstance(body, dict) and "string" in body:
-        body["string"] = _scrub(body["string"], secrets)
+        before = body["string"]
+        body["string"] = _scrub(before, secrets)
+        if body["string"] != before:
+            for name in list(response["headers"]):
+                if str(name).lower() == "content-length":
+                    response["headers"][name] = [str(len(body["string"]))]
     return response
+
+
+def scrubbed_response(response: httpx.Response, secrets: Sequence[str] = ()) -> httpx.Response:
+    """``response`` (unread, as a transport returns it) as the run may read it: its body
+    scrubbed as :func:`scrub_response` stores it, decoded. Returns ``response`` itself, still
+    unread, when scrubbing changes nothing."""
+    raw = b"".join(response.stream)  # type: ignore[arg-type]
+    response.stream = httpx.ByteStream(raw)
+    content = httpx.Response(response.status_code, headers=response.headers,
+                             stream=httpx.ByteStream(raw)).read()
+    clean = _scrub(content, secrets)
+    if clean == content:
+        return response
+    headers = [(k, v) for k, v in response.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length")]
+    return httpx.Response(response.status_code, headers=headers, content=clean,
+                          extensions=response.extensions)
 
 
 def build_vcr(*, match_on: Sequence[str] = DEFAULT_MATCH_ON,
               secrets: Iterable[str] = ()) -> vcr.VCR:
-    """The configured ``vcr.VCR``: JSON matching, scrubbing, decoded bodies, YAML."""
+    """The configured ``vcr.VCR``: JSON matching, scrubbing, decoded bodies, YAML, strict
+    reads and atomic writes (:class:`CassettePersister`)."""
     secret_values = tuple(s for s in secrets if s)
     recorder = vcr.VCR(
         serializer="yaml",
@@ -332,6 +381,7 @@ def build_vcr(*, match_on: Sequence[str] = DEFAULT_MATCH_ON,
         record_on_exception=False,
     )
     recorder.register_matcher("json_body", json_body)
+    recorder.register_persister(CassettePersister())
     return recorder
 
 
@@ -347,9 +397,10 @@ def cassette_path(name: str, root: str | Path = ".") -> Path:
 class _Tracker:
     """Wraps vcrpy's httpx stubs: numbers each request, notes its outcome, explains misses."""
 
-    def __init__(self, cass: Any, report: CassetteReport) -> None:
+    def __init__(self, cass: Any, report: CassetteReport, secrets: Sequence[str] = ()) -> None:
         self.cass = cass
         self.report = report
+        self.secrets = tuple(secrets)
 
     def wrap(self, inner: Callable[..., httpx.Response]) -> Callable[..., httpx.Response]:
         tracker = self
@@ -375,17 +426,22 @@ class _Tracker:
             report.steps.append(RequestStep(step, method, url, digest, "miss"))
             report.misses.append(miss)
             raise miss from None
-        except Exception:
-            report.steps.append(RequestStep(step, method, url, digest, "error"))
+        except Exception as exc:
+            report.steps.append(RequestStep(step, method, url, digest, "error",
+                                            error=f"{type(exc).__name__}: {exc}"))
             raise
+        status = response.status_code
         played = [i for i, n in cass.play_counts.items() if n > before.get(i, 0)]
         if played:
-            report.steps.append(RequestStep(step, method, url, digest, "played", played[0]))
+            report.steps.append(RequestStep(step, method, url, digest, "played", played[0],
+                                            status))
         elif len(cass) > size:
             report.steps.append(RequestStep(step, method, url, digest, "recorded",
-                                            len(cass) - 1))
+                                            len(cass) - 1, status))
+            response = scrubbed_response(response, self.secrets)
         else:
-            report.steps.append(RequestStep(step, method, url, digest, "passthrough"))
+            report.steps.append(RequestStep(step, method, url, digest, "passthrough",
+                                            status=status))
         return response
 
     def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str
@@ -452,6 +508,23 @@ def _cassette_file(path: str | Path) -> Path:
     return p if p.suffix else p.with_name(p.name + ".yaml")
 
 
+def _check_target(file: Path, *, writing: bool) -> None:
+    """Refuse a cassette path that can never be read or written, before any request."""
+    if file.is_dir():
+        raise CassetteError(file, "is a directory, not a cassette file")
+    if file.exists() and not file.is_file():
+        raise CassetteError(file, "is not a regular file (a cassette is a YAML file)")
+    if not writing:
+        return
+    parent = file.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise CassetteError(file, f"cannot be written: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CassetteError(file, f"cannot be written: the directory {parent} is not writable")
+
+
 @contextmanager
 def cassette(path: str | Path, *, record_mode: str = "none",
              match_on: Sequence[str] = DEFAULT_MATCH_ON, allow_unplayed: bool = True,
@@ -461,7 +534,11 @@ def cassette(path: str | Path, *, record_mode: str = "none",
 
     ``path`` gets a ``.yaml`` suffix when it has none (see :func:`cassette_path` for the
     ``cassettes/`` convention). ``secrets`` are extra values (API keys, tokens) to replace
-    by ``REDACTED`` wherever they appear. With ``strict`` (the default) the first
+    by ``REDACTED`` wherever they appear; a recorded response body is scrubbed before the
+    code inside the context reads it, exactly as a replay will give it. A cassette that exists but
+    is not readable is a :class:`CassetteError` (file, line, interaction) when the context
+    opens; in record mode ``all`` the old file is not read and is replaced, atomically, only
+    when the context exits without raising. With ``strict`` (the default) the first
     :class:`CassetteMiss` is raised again on exit, so a run that swallowed it cannot pass
     unnoticed. Unplayed interactions warn (:class:`UnplayedInteractionsWarning`), or raise
     :class:`UnplayedInteractions` when ``allow_unplayed=False``; neither is checked when the
@@ -469,14 +546,17 @@ def cassette(path: str | Path, *, record_mode: str = "none",
     """
     mode = _mode(record_mode)
     file = _cassette_file(path)
+    _check_target(file, writing=mode != "none")
     report = CassetteReport(file, mode)
-    recorder = build_vcr(match_on=match_on, secrets=secrets)
+    secret_values = tuple(s for s in secrets if s)
+    recorder = build_vcr(match_on=match_on, secrets=secret_values)
     with ExitStack() as stack:
         cass = stack.enter_context(recorder.use_cassette(
             str(file), record_mode=mode, allow_playback_repeats=allow_playback_repeats,
-            drop_unused_requests=mode == "all"))
+            drop_unused_requests=mode == "all",
+            persister=CassettePersister(read_existing=mode != "all")))
         report.loaded = len(cass)
-        tracker = _Tracker(cass, report)
+        tracker = _Tracker(cass, report, secret_values)
         for transport in (httpx.HTTPTransport, httpx.MockTransport):
             stack.enter_context(mock.patch.object(
                 transport, "handle_request", tracker.wrap(transport.handle_request)))

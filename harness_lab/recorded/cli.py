@@ -1,16 +1,60 @@
-"""The ``record`` subcommand: record a scenario's cassette against an endpoint."""
+"""The ``record`` subcommand: record a scenario's cassette against an endpoint.
+
+Exit codes: 0 recorded (or replayed, nothing new to record), 1 the recording was refused
+(a request got no answer or an HTTP error, or the run did not do what the scenario
+expects; the cassette is left as it was), 2 a usage error (a malformed scenario or
+reference file, a scenario that is not recorded, an unreadable cassette).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
+__all__ = ["ReferenceScriptError", "reference_server", "register"]
 
-__all__ = ["reference_server", "register"]
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+
+class ReferenceScriptError(ValueError):
+    """A ``--reference`` file that is not a scripted conversation; names the file."""
+
+
+def _script_item(path: Path, i: int, item: Any) -> Any:
+    from harness_lab.recorded import completion, json_completion, tool_call_completion
+
+    where = f"{path}: completions[{i}]"
+    if not isinstance(item, Mapping):
+        raise ReferenceScriptError(f"{where}: must be a mapping with `json`, `text` or "
+                                   "`tool_call`")
+    usage = item.get("usage", (0, 0))
+    if (not isinstance(usage, list | tuple) or len(usage) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                       for n in usage)):
+        raise ReferenceScriptError(f"{where}.usage: must be [prompt_tokens, "
+                                   "completion_tokens], two counts")
+    pair = (int(usage[0]), int(usage[1]))
+    if "json" in item:
+        if not isinstance(item["json"], Mapping):
+            raise ReferenceScriptError(f"{where}.json: must be a mapping")
+        return json_completion(item["json"], usage=pair)
+    if "text" in item:
+        return completion(str(item["text"]), usage=pair)
+    call = item.get("tool_call")
+    if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+        raise ReferenceScriptError(f"{where}: needs `json`, `text` or `tool_call: "
+                                   "{name, arguments}`")
+    arguments = call.get("arguments", {})
+    if not isinstance(arguments, Mapping):
+        raise ReferenceScriptError(f"{where}.tool_call.arguments: must be a mapping")
+    return tool_call_completion(call["name"], arguments, call_id=call.get("id"),
+                                content=item.get("content"), usage=pair)
 
 
 def reference_server(path: str | Path) -> Any:
@@ -18,76 +62,128 @@ def reference_server(path: str | Path) -> Any:
 
     The file holds ``completions`` (each ``json: {...}``, ``text: ...`` or
     ``tool_call: {name, arguments}`` with optional ``content`` and ``usage: [in, out]``),
-    optional ``tools`` (URL path -> JSON body) and optional ``api_key``.
+    optional ``tools`` (URL path -> JSON body) and optional ``api_key``. Raise
+    :class:`ReferenceScriptError` naming the file for anything else.
     """
-    from harness_lab.recorded import (
-        ReferenceServer,
-        completion,
-        json_completion,
-        tool_call_completion,
-    )
+    import yaml  # type: ignore[import-untyped]
 
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    script = []
-    for item in data["completions"]:
-        usage = tuple(item.get("usage", (0, 0)))
-        if "json" in item:
-            script.append(json_completion(item["json"], usage=usage))
-        elif "text" in item:
-            script.append(completion(item["text"], usage=usage))
-        else:
-            call = item["tool_call"]
-            script.append(tool_call_completion(call["name"], call.get("arguments", {}),
-                                               call_id=call.get("id"),
-                                               content=item.get("content"), usage=usage))
-    return ReferenceServer(script, tools=data.get("tools", {}),
-                           api_key=data.get("api_key", "reference-key"))
+    from harness_lab.recorded import ReferenceServer
+
+    file = Path(path)
+    if not file.is_file():
+        why = "is a directory" if file.is_dir() else "no such file"
+        raise ReferenceScriptError(f"{file}: {why}")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReferenceScriptError(f"{file}: not a readable YAML file: {first}") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("completions"), list):
+        raise ReferenceScriptError(f"{file}: needs a `completions` list")
+    script = [_script_item(file, i, item) for i, item in enumerate(data["completions"])]
+    tools = data.get("tools", {})
+    if not isinstance(tools, Mapping) or not all(
+            isinstance(k, str) and k.startswith("/") and isinstance(v, Mapping)
+            for k, v in tools.items()):
+        raise ReferenceScriptError(f"{file}: tools: must map URL paths (`/tools/logs`) to "
+                                   "JSON bodies")
+    api_key = data.get("api_key", "reference-key")
+    if not isinstance(api_key, str) or not api_key:
+        raise ReferenceScriptError(f"{file}: api_key: must be a non-empty string")
+    return ReferenceServer(script, tools=dict(tools), api_key=api_key)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import ScenarioError, ScenarioRun, load_file
-    from harness_lab.scenarios.recorded import cassette_file
+    from harness_lab.recorded.cassette_file import CassetteError
+    from harness_lab.recorded.recording import record_scenario
+    from harness_lab.scenarios import ScenarioError, load_file
 
     try:
-        [loaded] = load_file(args.scenario)[:1]
+        loaded = load_file(args.scenario)[0]
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except IndexError:
+        print(f"{args.scenario}: holds no scenario", file=sys.stderr)
+        return EXIT_USAGE
     sc = loaded.scenario
     if sc.recorded is None or sc.cassette is None:
         print(f"{args.scenario}: a recorded scenario needs `recorded:` and `cassette:`",
               file=sys.stderr)
-        return 2
-    recorded = sc.recorded
+        return EXIT_USAGE
     if args.api_key_env:
-        recorded = recorded.model_copy(update={"api_key_env": args.api_key_env})
         sc = sc.model_copy(update={"recorded": sc.recorded.model_copy(
             update={"api_key_env": args.api_key_env})})
-        loaded = type(loaded)(sc, loaded.path, loaded.fault_lines)
-    server = reference_server(args.reference) if args.reference else None
+        loaded = dataclasses.replace(loaded, scenario=sc)
+    try:
+        server = reference_server(args.reference) if args.reference else None
+    except ReferenceScriptError as exc:
+        print(f"harness-lab record: --reference {exc}", file=sys.stderr)
+        return EXIT_USAGE
     base_url, tool_url = args.base_url, None
     if server is not None:
         server.start()
         base_url, tool_url = server.base_url, server.root_url
-        os.environ.setdefault(recorded.api_key_env, server.api_key)
+        os.environ.setdefault(sc.recorded.api_key_env, server.api_key)
     try:
-        result = ScenarioRun(loaded, record_mode=args.mode, base_url=base_url,
-                             tool_url=tool_url).run()
+        outcome = record_scenario(loaded, record_mode=args.mode, base_url=base_url,
+                                  tool_url=tool_url)
+    except CassetteError as exc:
+        print(f"harness-lab record: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         if server is not None:
             server.stop()
-    print(f"recorded {cassette_file(sc, loaded.path)}: {result.row()}")
-    return 0 if result.error is None else 1
+    if not outcome.ok:
+        kept = "was left as it was" if outcome.path.exists() else "was not written"
+        print(f"not recorded: {_shown(outcome.path)} {kept} "
+              f"(scenario {sc.name}, record mode {outcome.record_mode})", file=sys.stderr)
+        for problem in outcome.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_REFUSED
+    if outcome.written:
+        print(f"recorded {outcome.recorded} interaction(s) into {_shown(outcome.path)} "
+              f"({outcome.interactions} in all, {_size(outcome.size)}); "
+              f"scenario {sc.name}: ok")
+    else:
+        print(f"nothing new to record: {_shown(outcome.path)} holds {outcome.interactions} "
+              f"interaction(s) ({_size(outcome.size)}) and replayed {outcome.played} "
+              f"(record mode {outcome.record_mode}; --mode all records it again); "
+              f"scenario {sc.name}: ok")
+    return 0
 
 
 def register(sub: Any) -> None:
     """Add ``harness-lab record``."""
-    p = sub.add_parser("record", help="record a scenario's cassette against an endpoint")
-    p.add_argument("scenario")
-    p.add_argument("--base-url", help="the OpenAI-compatible endpoint (default: the file's)")
-    p.add_argument("--api-key-env", help="the environment variable holding the API key")
-    p.add_argument("--mode", default="all", choices=("once", "new_episodes", "all"),
-                   help="vcrpy record mode (default: all, a fresh recording)")
-    p.add_argument("--reference", help="play this scripted conversation on a local "
-                                       "reference server instead of a real endpoint")
+    p = sub.add_parser(
+        "record", help="record a scenario's cassette against an endpoint",
+        description="Record a recorded scenario's cassette against an OpenAI-compatible "
+                    "endpoint. The cassette is replaced only by a sound recording.",
+        epilog="exit codes: 0 recorded (or nothing new to record), 1 recording refused "
+               "(the cassette is left as it was), 2 usage error",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("scenario", help="the scenario file (with `recorded:` and `cassette:`)")
+    p.add_argument("--base-url", help="the OpenAI-compatible endpoint (default: the file's "
+                                      "recorded.base_url)")
+    p.add_argument("--api-key-env", help="the environment variable holding the API key "
+                                         "(default: the file's recorded.api_key_env)")
+    p.add_argument("--mode", default="once", choices=("once", "new_episodes", "all", "none"),
+                   help="record mode: once records a missing cassette and replays an "
+                        "existing one, new_episodes adds requests the cassette lacks, all "
+                        "records everything again, none only replays")
+    p.add_argument("--reference", metavar="FILE",
+                   help="play this scripted conversation on a local reference server "
+                        "instead of a real endpoint")
     p.set_defaults(func=_cmd_record)

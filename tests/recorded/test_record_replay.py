@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml  # type: ignore[import-untyped]
 
 from harness_lab.invariants import check
-from harness_lab.recorded import CassetteMiss, UnplayedInteractions, cassette
+from harness_lab.recorded import CassetteMiss, ReferenceServer, UnplayedInteractions, cassette
 from harness_lab.recorded.cassette import UnplayedInteractionsWarning
 from harness_lab.states import ReleaseOutcome, RunState, SemanticVerdict
 from tests.recorded.conftest import API_KEY, DIAGNOSIS_QUERY, Recording, build_harness, run_both
@@ -135,3 +136,32 @@ def test_the_cassette_on_disk_holds_no_secret(recording: Recording) -> None:
     first = data["interactions"][0]
     assert "content-encoding" not in {k.lower() for k in first["response"]["headers"]}
     assert '"choices"' in first["response"]["body"]["string"]  # stored decoded
+
+
+def test_secret_looking_text_in_a_tool_answer_replays_strictly_as_the_run_saw_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.recorded import conftest
+
+    answer = {"items": [{"line": "auth by Bearer abc.def.ghi for org-AbCdEf123456 with "
+                                 "sk-proj-0123456789abcdefXYZ"}]}
+    monkeypatch.setitem(conftest.TOOL_ROUTES, "/tools/logs", answer)
+    path = tmp_path / "secrets-in-answer.yaml"
+    with ReferenceServer(conftest.script(), tools=conftest.TOOL_ROUTES,
+                         api_key=API_KEY) as server:
+        base_url, tool_url = server.base_url, server.root_url
+        with cassette(path, record_mode="once") as recorded:
+            live = run_both(build_harness(base_url, tool_url))
+    assert recorded.recorded == 10
+    text = path.read_text(encoding="utf-8")
+    for secret in ("abc.def.ghi", "org-AbCdEf123456", "sk-proj-0123456789abcdefXYZ", API_KEY):
+        assert secret not in text, secret
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with cassette(path, allow_unplayed=False) as report:
+            replayed = run_both(build_harness(base_url, tool_url))
+    assert report.misses == [] and report.played == 10
+    assert [r.to_dict() for r in replayed] == [r.to_dict() for r in live]
+    # the live run consumed the scrubbed answer: the model was sent it, never the original
+    sent = b"".join(r.body for r in server.chat_requests).decode()
+    assert "Bearer REDACTED for org-REDACTED with sk-REDACTED" in sent
+    assert "abc.def.ghi" not in sent

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+from typing import Any
+
 import httpx
 import pytest
 
@@ -17,6 +22,8 @@ from harness_lab.recorded import (
 from harness_lab.recorded.reference_server import ToolRoute
 
 AUTH = {"Authorization": "Bearer reference-key"}
+HELLO = [{"role": "user", "content": "hello"}]
+CHAT = {"model": "m", "messages": HELLO}
 
 
 def test_it_plays_the_script_in_order_with_usage_and_tool_calls() -> None:
@@ -69,8 +76,8 @@ def test_scripted_errors_and_compressed_answers() -> None:
     with ReferenceServer([error_response(429, "slow down"), json_completion({"a": 1})]) as s:
         client = OpenAICompatibleClient(s.base_url, api_key="reference-key")
         with pytest.raises(ProviderError, match="slow down"):
-            client.complete([])
-        raw = httpx.post(s.base_url + "/chat/completions", json={}, headers={
+            client.complete(HELLO)
+        raw = httpx.post(s.base_url + "/chat/completions", json=CHAT, headers={
             **AUTH, "Accept-Encoding": "gzip"})
     assert raw.headers["content-encoding"] == "gzip" and raw.json()["choices"]
     assert raw.headers["openai-organization"] == "org-reference0001"
@@ -86,3 +93,119 @@ def test_the_port_is_only_known_while_running() -> None:
     assert server.port > 0
     server.stop()
     server.stop()
+
+
+# -- hostile requests over a real socket ---------------------------------------------------------
+
+HEAD = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Authorization: Bearer reference-key\r\n")
+JSON_HEAD = HEAD + b"Content-Type: application/json\r\n"
+GOOD_BODY = json.dumps(CHAT).encode()
+
+
+def exchange(server: ReferenceServer, data: bytes) -> tuple[int, dict[str, Any] | None]:
+    """Send raw bytes, half-close, read the whole answer: (status, JSON error body or None)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    try:
+        return status, json.loads(body)
+    except json.JSONDecodeError:
+        return status, None
+
+
+def with_length(length: bytes, body: bytes, head: bytes = JSON_HEAD) -> bytes:
+    """A request with the given raw Content-Length value and body."""
+    return head + b"Content-Length: " + length + b"\r\n\r\n" + body
+
+
+HOSTILE: list[tuple[str, bytes, int, str]] = [
+    ("Content-Length abc", with_length(b"abc", GOOD_BODY), 400, "is not a byte count"),
+    ("Content-Length -1", with_length(b"-1", GOOD_BODY), 400, "is not a byte count"),
+    ("Content-Length longer than the body", with_length(b"5000", GOOD_BODY), 400,
+     "the body ended after"),
+    ("no Content-Length", JSON_HEAD + b"\r\n" + GOOD_BODY, 411, "Content-Length is required"),
+    ("chunked", JSON_HEAD + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 411,
+     "chunked"),
+    ("a body over the limit", with_length(b"99999999999", b"{}"), 413, "over the limit"),
+    ("a header value over the limit", JSON_HEAD + b"X-Big: " + b"a" * 9000 + b"\r\n"
+     + b"Content-Length: 2\r\n\r\n{}", 431, "'x-big'"),
+    ("text/plain", with_length(str(len(GOOD_BODY)).encode(), GOOD_BODY,
+                               HEAD + b"Content-Type: text/plain\r\n"), 415, "text/plain"),
+    ("bad JSON", with_length(b"4", b"[1,]"), 400, "not JSON"),
+    ("a JSON list", with_length(b"2", b"[]"), 400, "must be a JSON object, not list"),
+    ("an empty object", with_length(b"2", b"{}"), 400, "`model` is required"),
+    ("no messages", with_length(b"13", b'{"model":"m"}'), 400, "`messages` is required"),
+    ("a message without a role", with_length(b"29", b'{"model":"m","messages":[{}]}'), 400,
+     "messages[0]"),
+    ("not UTF-8", with_length(b"3", b'"\xff"'), 400, "not JSON"),
+    ("PUT", b"PUT /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer reference-key\r\n"
+            b"Content-Length: 0\r\n\r\n", 405, "use POST"),
+]
+
+
+@pytest.mark.parametrize(("kind", "data", "status", "reason"), HOSTILE,
+                         ids=[case[0] for case in HOSTILE])
+def test_a_malformed_request_is_refused_with_a_reason_and_consumes_no_reply(
+        kind: str, data: bytes, status: int, reason: str) -> None:
+    with ReferenceServer([json_completion({"first": True})]) as server:
+        got, body = exchange(server, data)
+        assert got == status
+        assert body is not None and reason in body["error"]["message"]
+        assert (server.used, server.rejected) == (0, 1)
+        ok, answer = exchange(server, with_length(str(len(GOOD_BODY)).encode(), GOOD_BODY))
+    assert ok == 200 and answer is not None
+    assert json.loads(answer["choices"][0]["message"]["content"]) == {"first": True}
+    assert [r.status for r in server.requests] == [status, 200]
+
+
+def test_a_body_that_stops_arriving_is_answered_408_after_the_read_timeout() -> None:
+    with ReferenceServer([json_completion({})], read_timeout=0.2) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(with_length(b"100", b'{"model":'))  # and then nothing more
+            answer = conn.recv(65536)
+    assert answer.startswith(b"HTTP/1.0 408 ")
+    assert server.used == 0
+
+
+def test_two_hundred_concurrent_requests_are_all_answered() -> None:
+    count = 200
+    start = threading.Barrier(count)
+    statuses: list[int | str] = []
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=0)
+    with ReferenceServer([], tools={"/tools/logs": {"items": [1]}}) as server, \
+            httpx.Client(limits=limits, trust_env=False, timeout=60) as http:
+
+        def call() -> None:
+            start.wait()
+            try:
+                statuses.append(http.post(server.root_url + "/tools/logs", json={"s": 1},
+                                          headers=AUTH).status_code)
+            except httpx.HTTPError as exc:
+                statuses.append(repr(exc))
+
+        threads = [threading.Thread(target=call) for _ in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert statuses == [200] * count
+    assert server.received == count
+
+
+def test_the_request_log_keeps_only_the_last_requests_and_bytes() -> None:
+    with ReferenceServer([], tools={"/t": {"items": []}}, keep_requests=3,
+                         keep_bytes=1000) as server:
+        for i in range(5):
+            httpx.post(server.root_url + "/t", json={"i": i}, headers=AUTH)
+        assert [r.json["i"] for r in server.requests] == [2, 3, 4]
+        pad = b'{"pad":"' + b"x" * 990 + b'"}'  # 1,000 bytes: the earlier ones must go
+        httpx.post(server.root_url + "/t", content=pad,
+                   headers={**AUTH, "Content-Type": "application/json"})
+        assert [r.body for r in server.requests] == [pad]
+    assert (server.received, server.rejected) == (6, 0)

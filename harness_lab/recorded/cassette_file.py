@@ -1,0 +1,336 @@
+"""Cassette files on disk: read and checked strictly, written atomically.
+
+:func:`read_cassette` loads a vcrpy YAML cassette and refuses anything that is not one with a
+:class:`CassetteError` naming the file, the line and, inside ``interactions``, the
+interaction's index and field: a directory or other non-regular file, a file over
+:data:`MAX_CASSETTE_BYTES`, a byte that is not UTF-8, an empty file, broken YAML, nesting
+deeper than :data:`MAX_NESTING`, a missing ``interactions`` list, a missing ``request`` or
+``response``, or a value of the wrong type. A file that does not exist is not an error here:
+vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
+
+:func:`write_atomically` writes a temporary file in the target's directory and renames it
+over the target, so a reader (or a crash) never sees half a cassette.
+:class:`CassettePersister` plugs both into vcrpy.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]
+from vcr.persisters.filesystem import CassetteNotFoundError  # type: ignore[import-untyped]
+from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
+from vcr.serialize import serialize  # type: ignore[import-untyped]
+from vcr.serializers import compat  # type: ignore[import-untyped]
+
+from harness_lab.errors import HarnessError
+
+__all__ = [
+    "MAX_CASSETTE_BYTES",
+    "MAX_NESTING",
+    "CassetteError",
+    "CassettePersister",
+    "check_cassette",
+    "read_cassette",
+    "write_atomically",
+]
+
+MAX_CASSETTE_BYTES = 64 * 1024 * 1024
+"""The largest cassette file read (64 MiB): far above any recorded conversation."""
+
+MAX_NESTING = 32
+"""The deepest YAML nesting accepted; a vcrpy cassette needs five levels."""
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CassetteError(HarnessError, ValueError):
+    """A cassette file that cannot be replayed, with where the problem is.
+
+    ``path`` is the file, ``line`` the 1-based line (or None), ``interaction`` the 0-based
+    index within ``interactions`` (or None), ``field`` the key path inside that interaction
+    (or None) and ``reason`` what is wrong.
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, line: int | None = None,
+                 interaction: int | None = None, field: str | None = None) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        self.line = line
+        self.interaction = interaction
+        self.field = field
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        what = []
+        if interaction is not None:
+            what.append(f"interaction {interaction}")
+        if field:
+            what.append(field)
+        super().__init__(f"cassette {where}: {''.join(w + ': ' for w in what)}{reason}")
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise CassetteNotFoundError() from None
+    except OSError as exc:
+        raise CassetteError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise CassetteError(path, "is a directory, not a cassette file")
+    if not stat.S_ISREG(info.st_mode):
+        raise CassetteError(path, "is not a regular file (a cassette is a YAML file)")
+    if info.st_size > MAX_CASSETTE_BYTES:
+        raise CassetteError(path, f"is {info.st_size:,} bytes; cassettes are limited to "
+                                  f"{MAX_CASSETTE_BYTES:,} bytes")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CASSETTE_BYTES + 1)
+    except OSError as exc:
+        raise CassetteError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CASSETTE_BYTES:
+        raise CassetteError(path, f"is over {MAX_CASSETTE_BYTES:,} bytes, the cassette limit")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise CassetteError(path, f"byte 0x{raw[exc.start]:02x} at column {column} is not "
+                                  "UTF-8 (a cassette is UTF-8 YAML)", line=line) from None
+
+
+def _yaml_line(exc: yaml.YAMLError) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return None if mark is None else int(mark.line) + 1
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    text = " ".join(str(p) for p in (context, problem) if p) or str(exc).splitlines()[0]
+    return f"is not valid YAML: {text}"
+
+
+def _check_nesting(path: Path, text: str) -> None:
+    """Refuse nesting deeper than MAX_NESTING before anything recursive reads the text."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise CassetteError(path, f"nests deeper than {MAX_NESTING} levels",
+                                        line=int(event.start_mark.line) + 1)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        raise CassetteError(path, _yaml_reason(exc), line=_yaml_line(exc)) from None
+
+
+def _child(node: Any, key: str | int) -> Any:
+    if isinstance(key, int):
+        if isinstance(node, yaml.SequenceNode) and 0 <= key < len(node.value):
+            return node.value[key]
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return v
+    return None
+
+
+def _line(root: Any, keys: Sequence[str | int]) -> int | None:
+    """The line of the deepest node found along ``keys`` from ``root``."""
+    node = root
+    best = root
+    for key in keys:
+        node = _child(node, key)
+        if node is None:
+            break
+        best = node
+    return None if best is None else int(best.start_mark.line) + 1
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class _Checker:
+    """Checks the constructed data of one cassette; ``fail`` names the line of a key path."""
+
+    def __init__(self, path: Path, root: Any) -> None:
+        self.path = path
+        self.root = root
+
+    def fail(self, keys: Sequence[str | int], reason: str) -> CassetteError:
+        interaction = keys[1] if len(keys) > 1 and isinstance(keys[1], int) else None
+        field = ".".join(str(k) for k in keys[2:]) or None
+        if interaction is None:
+            field = ".".join(str(k) for k in keys) or None
+        return CassetteError(self.path, reason, line=_line(self.root, keys),
+                             interaction=interaction, field=field)
+
+    def mapping(self, value: Any, keys: Sequence[str | int]) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(keys, f"must be a mapping, not {_type_name(value)}")
+        return value
+
+    def key(self, value: Mapping[str, Any], key: str, keys: Sequence[str | int]) -> Any:
+        if key not in value:
+            raise self.fail(keys, f"`{key}` is missing")
+        return value[key]
+
+    def text(self, value: Any, keys: Sequence[str | int], *, optional: bool = False) -> None:
+        if isinstance(value, str | bytes) or (optional and value is None):
+            return
+        raise self.fail(keys, f"must be a string, not {_type_name(value)}")
+
+    def headers(self, value: Any, keys: Sequence[str | int]) -> None:
+        for name, values in self.mapping(value, keys).items():
+            where = [*keys, str(name)]
+            if isinstance(values, str | bytes):
+                continue
+            if not isinstance(values, list):
+                raise self.fail(where, "must be a string or a list of strings, not "
+                                       f"{_type_name(values)}")
+            for i, item in enumerate(values):
+                self.text(item, [*where, i])
+
+    def interaction(self, item: Any, i: int) -> None:
+        at: list[str | int] = ["interactions", i]
+        entry = self.mapping(item, at)
+        request = self.mapping(self.key(entry, "request", at), [*at, "request"])
+        req: list[str | int] = [*at, "request"]
+        for name in ("method", "uri"):
+            self.text(self.key(request, name, req), [*req, name])
+        self.text(self.key(request, "body", req), [*req, "body"], optional=True)
+        self.headers(self.key(request, "headers", req), [*req, "headers"])
+        unknown = sorted(set(request) - {"method", "uri", "body", "headers"})
+        if unknown:
+            raise self.fail([*req, unknown[0]], f"unknown request key `{unknown[0]}`")
+        res: list[str | int] = [*at, "response"]
+        response = self.mapping(self.key(entry, "response", at), res)
+        status = self.mapping(self.key(response, "status", res), [*res, "status"])
+        code = self.key(status, "code", [*res, "status"])
+        if isinstance(code, bool) or not isinstance(code, int) or not 100 <= code <= 599:
+            raise self.fail([*res, "status", "code"],
+                            f"must be an HTTP status from 100 to 599, not {code!r}")
+        self.text(status.get("message"), [*res, "status", "message"], optional=True)
+        self.headers(self.key(response, "headers", res), [*res, "headers"])
+        body = self.mapping(self.key(response, "body", res), [*res, "body"])
+        self.text(self.key(body, "string", [*res, "body"]), [*res, "body", "string"],
+                  optional=True)
+
+
+def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
+    """``(requests, responses)`` (and ``metadata`` when present) of the cassette at ``path``.
+
+    Raise ``CassetteNotFoundError`` (vcrpy's) when the file does not exist and
+    :class:`CassetteError` for anything that is not a readable cassette.
+    """
+    file = Path(path)
+    text = _read_text(file)
+    if not text.strip():
+        raise CassetteError(file, "is empty: it holds no `interactions` (delete it or record "
+                                  "it again with record mode `all`)", line=1)
+    _check_nesting(file, text)
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+        data = (serializer.deserialize(text) if serializer is not None
+                else yaml.load(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise CassetteError(file, f"cannot be read: {exc}") from None
+    checker = _Checker(file, root)
+    if not isinstance(data, Mapping):
+        raise CassetteError(file, "must be a mapping with an `interactions` list, not "
+                                  f"{_type_name(data)}", line=_line(root, []))
+    if "interactions" not in data:
+        raise CassetteError(file, "has no `interactions` list (is it a vcrpy cassette?)",
+                            line=_line(root, []))
+    interactions = data["interactions"]
+    if not isinstance(interactions, list):
+        raise checker.fail(["interactions"], f"must be a list, not {_type_name(interactions)}")
+    for i, item in enumerate(interactions):
+        checker.interaction(item, i)
+    requests, responses = [], []
+    for i, item in enumerate(interactions):
+        try:
+            requests.append(VcrRequest._from_dict(dict(item["request"])))
+            responses.append(compat.convert_to_bytes(dict(item["response"])))
+        except Exception as exc:  # noqa: BLE001 - anything vcrpy refuses names its interaction
+            raise checker.fail(["interactions", i], f"cannot be read: {exc}") from None
+    metadata = data.get("metadata")
+    return (requests, responses, metadata) if metadata else (requests, responses)
+
+
+def check_cassette(path: str | Path) -> int:
+    """The number of interactions of the cassette at ``path``; CassetteError if unreadable.
+
+    A missing file is a CassetteError here too: it cannot be replayed.
+    """
+    try:
+        requests, *_ = read_cassette(path)
+    except CassetteNotFoundError:
+        raise CassetteError(path, "does not exist (record it with `harness-lab record`)"
+                            ) from None
+    return len(requests)
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def write_atomically(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory.
+
+    The temporary file is flushed to disk and renamed over ``path`` (``os.replace``), so
+    ``path`` holds either its old content or all of ``data``, never part of it. The
+    directory is created when missing; the file keeps the mode of the one it replaces.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+class CassettePersister:
+    """vcrpy persister: strict reads (:func:`read_cassette`), atomic writes.
+
+    With ``read_existing=False`` an existing file is not read at all (record mode ``all``
+    starts from nothing; the file is replaced only when the recording is saved).
+    """
+
+    def __init__(self, *, read_existing: bool = True) -> None:
+        self.read_existing = read_existing
+
+    def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[Any, ...]:
+        """The cassette's interactions (vcrpy's persister protocol)."""
+        if not self.read_existing:
+            raise CassetteNotFoundError()
+        return read_cassette(cassette_path, serializer)
+
+    def save_cassette(self, cassette_path: str | Path, cassette_dict: dict[str, Any],
+                      serializer: Any) -> None:
+        """Serialize and write atomically (vcrpy's persister protocol)."""
+        write_atomically(cassette_path, serialize(cassette_dict, serializer).encode("utf-8"))
