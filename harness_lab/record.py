@@ -6,7 +6,6 @@ objects of a run.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,10 +203,10 @@ class RunRecord:
         }
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
-                       f"<td>{html.escape(str(v))}</td></tr>"
-                       for k, v in self.summary().items())
-        return f"<table><caption>RunRecord {html.escape(self.run_id)}</caption>{rows}</table>"
+        """The record as the report shows it (see harness_lab.report.notebook)."""
+        from harness_lab.report.notebook import record_html
+
+        return record_html(self)
 
 
 value_class(RunRecord)  # see frozen.py

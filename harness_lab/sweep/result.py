@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import itertools
 import json
 import math
@@ -208,10 +207,10 @@ class SweepResult:
                 "lost": self.lost, "interrupted": self.interrupted}
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-                       for k, v in self.summary().items())
-        table = self.shares().to_html(index=False, float_format=lambda x: f"{x:.4f}")
-        return f"<table>{head}</table>{table}"
+        """The sweep as the report shows it (see harness_lab.report.notebook)."""
+        from harness_lab.report.notebook import sweep_html
+
+        return sweep_html(self)
 
 
 def _columns(by: str | Sequence[str] | None) -> list[str]:

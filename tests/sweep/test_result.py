@@ -53,7 +53,7 @@ def test_comparing_two_deadlines_shows_fewer_timeouts_for_the_longer_one(
 
 def test_a_result_shows_its_summary_in_a_notebook(sweep_data: dict[str, Any]) -> None:
     html = Sweep(sweep_data, samples=5, seed=1).run()._repr_html_()
-    assert "<th>samples</th><td>10</td>" in html
+    assert "<dt>samples</dt><dd>10</dd>" in html
 
 
 def test_a_grid_of_distributions_is_grouped_by_each_distribution_as_text(

@@ -1,0 +1,131 @@
+"""Notebook views (``_repr_html_``) of a run record, scenario results and a sweep result.
+
+They share the report viewer's look: the same verdict and outcome colours (from
+:mod:`harness_lab.report.palette`), the same state axes and timeline, with a record's SSE
+events and trace collapsed under it. Styles are one ``<style>`` block whose selectors all
+start with ``hl-``, so nothing else of the notebook changes; colours are inline, so they
+stay where a renderer strips styles. No missing value reads as ``None`` or ``nan``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from harness_lab.record import RunRecord
+from harness_lab.report.cells import MISSING, cell, duration, text
+from harness_lab.report.palette import MISSING_COLOR, VERDICTS, outcome_color, verdict_color
+from harness_lab.report.run_html import (
+    badge,
+    kv_grid,
+    outcome_badge,
+    record_sections,
+    result_outcome,
+    result_problems,
+    result_sections,
+    scenario_name_html,
+    table,
+    verdict_badge,
+)
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.sweep.result import SweepResult
+
+__all__ = ["record_html", "result_html", "results_html", "sweep_html"]
+
+
+@cache
+def _style() -> str:
+    from harness_lab.report.viewer import asset_text
+
+    return f"<style>{asset_text('base.css')}</style>"
+
+
+def _frame(title: str, body: str) -> str:
+    return (f'{_style()}<div class="hl-view" style="font-family:system-ui,sans-serif;'
+            f'font-size:13px;line-height:1.4">'
+            f'<div style="font-size:14px;margin-bottom:4px">{title}</div>{body}</div>')
+
+
+def record_html(record: RunRecord) -> str:
+    """A run record: its outcome, state axes and timeline, then its SSE events, trace,
+    tool invocations and stored row, each collapsed."""
+    title = (f"<b>RunRecord {cell(record.run_id)}</b> {outcome_badge(record)} "
+             f"<span style='color:#56626e'>{cell(record.query)}</span>")
+    return _frame(title, record_sections(record, open_events=False))
+
+
+def result_html(result: ScenarioResult) -> str:
+    """One scenario result: its verdict, name and outcome, what did not hold, then the run."""
+    label = result_outcome(result)
+    shown = badge(label, outcome_color(label) if result.record else MISSING_COLOR) if label else ""
+    title = f"{verdict_badge(result.verdict)} {scenario_name_html(result.scenario)} {shown}"
+    return _frame(title, result_sections(result, open_events=False))
+
+
+def _rank(result: ScenarioResult) -> int:
+    return {"FAILED": 0, "ERROR": 1}.get(result.verdict, 2)
+
+
+def results_html(results: Sequence[ScenarioResult]) -> str:
+    """Many results as one table, failures and errors first, with the totals above it."""
+    counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
+    totals = " ".join(badge(f"{counts[v]} {v}", verdict_color(v)) for v in VERDICTS)
+    rows = []
+    for result in sorted(results, key=_rank):
+        rec = result.record
+        label = result_outcome(result)
+        shown = (badge(label, outcome_color(label) if rec else MISSING_COLOR) if label else "")
+        problems = "<br>".join(html.escape(p) for p in result_problems(result))
+        background = ("transparent" if result.ok
+                      else verdict_color(result.verdict, background=True))
+        rows.append([verdict_badge(result.verdict), scenario_name_html(result.scenario),
+                     shown, cell(rec.run_state if rec else None),
+                     duration(rec.duration_s) if rec else MISSING,
+                     f'<span style="color:#8a1f00">{problems}</span>',
+                     background])
+    body = "".join(
+        f'<tr style="background:{row[-1]}">' + "".join(f"<td>{c}</td>" for c in row[:-1])
+        + "</tr>" for row in rows)
+    heads = "".join(f"<th>{h}</th>" for h in ("verdict", "scenario", "outcome", "RunState",
+                                              "virtual time", "what did not hold"))
+    grid = (f'<table class="hl-table"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody>'
+            "</table>") if rows else ""
+    title = f"<b>{len(results)} scenario result(s)</b> {totals}"
+    note = ("<div style='color:#56626e;font-size:12px'>show one result (<code>results[i]</code>)"
+            " for its run, or write them all with <code>harness-lab report</code></div>")
+    return _frame(title, grid + (note if rows else ""))
+
+
+def _share_cell(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return MISSING
+    return f"{value:.1%}" if isinstance(value, float) else cell(value)
+
+
+def sweep_html(sweep: SweepResult) -> str:
+    """A sweep's headline figures and its outcome shares with 95% Wilson intervals."""
+    summary = sweep.summary()
+    facts = kv_grid((str(k), cell(v)) for k, v in summary.items() if k != "scenario")
+    shares = sweep.shares(by=list(sweep.axes) or None)
+    keys = [c for c in shares.columns if c not in ("count", "n", "share", "ci_low", "ci_high")]
+    rows = []
+    for record in shares.to_dict("records"):
+        if not record["count"]:
+            continue
+        value = record["release_outcome"]
+        label = text(value)
+        cells = [cell(record[k]) for k in keys if k != "release_outcome"]
+        color = outcome_color(label) if label != MISSING else MISSING_COLOR
+        cells += [badge(label, color), f"{record['count']} of {record['n']}",
+                  _share_cell(record["share"]),
+                  f"{_share_cell(record['ci_low'])} – {_share_cell(record['ci_high'])}"]
+        rows.append(cells)
+    head = [k for k in keys if k != "release_outcome"]
+    grid = table((*head, "ReleaseOutcome", "runs", "share", "95% Wilson interval"), rows)
+    title = f"<b>sweep of {cell(summary.get('scenario'))}</b>"
+    return _frame(title, facts + grid)

@@ -1,0 +1,100 @@
+"""Notebook views: records, results and sweeps show with the report's colours and no None."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness_lab.report.palette import VERDICT_BACKGROUNDS, VERDICT_COLORS, outcome_color
+from harness_lab.scenarios import run_paths
+from harness_lab.scenarios.results import ResultSet
+from tests.report.test_frames import four_runs
+from tests.report.test_viewer import write_library
+
+NO_MISSING_LITERALS = (">None<", "None ", "<NA>", "&lt;NA&gt;", ">nan<", "nan%", " nan")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> ResultSet:
+    return run_paths([write_library(tmp_path_factory.mktemp("library"))])
+
+
+def sections(text: str) -> dict[str, bool]:
+    """Each collapsible section's title -> whether it starts open."""
+    found = re.findall(r'<details class="hl-section"( open)?><summary>([^<]+)', text)
+    return {title.strip(): bool(opened) for opened, title in found}
+
+
+def test_a_record_shows_its_outcome_in_the_palette_colour_with_events_collapsed() -> None:
+    record = four_runs()[1][2]  # TIMED_OUT / FAILED
+    text = record._repr_html_()
+    assert f"background:{outcome_color('FAILED', None, 'TIMED_OUT')}" in text
+    assert "FAILED:<wbr>TIMED_OUT" in text
+    shown = sections(text)
+    assert shown["SSE events"] is False and shown["trace"] is False
+    assert shown["state axes"] is True and shown["timeline"] is True
+    assert '<svg class="timeline"' in text
+    assert "RUN_FINISHED" in text and "DEADLINE_EXCEEDED" in text
+    for literal in NO_MISSING_LITERALS:
+        assert literal not in text
+
+
+def test_a_failed_result_says_what_did_not_hold_in_the_verdict_colour(
+        results: ResultSet) -> None:
+    failed = next(r for r in results if r.scenario == "wrong-counts-fails")
+    text = failed._repr_html_()
+    assert f"background:{VERDICT_COLORS['FAILED']}" in text
+    assert "tool_calls" in text and "<td>5</td><td>1</td>" in text
+    assert '<span class="hl-name">wrong-counts-fails</span>' in text
+    assert sections(text)["trace"] is False
+
+
+def test_a_crashed_or_unloaded_result_shows_without_a_record(results: ResultSet) -> None:
+    broken = next(r for r in results if r.verdict == "ERROR")
+    text = broken._repr_html_()
+    assert "foo: unknown key" in text
+    for literal in NO_MISSING_LITERALS:
+        assert literal not in text
+
+
+def test_a_result_set_lists_failures_first_with_the_totals(results: ResultSet) -> None:
+    text = results._repr_html_()
+    assert ">3 ok<" in text and ">3 FAILED<" in text and ">1 ERROR<" in text
+    names = re.findall(r'<span class="hl-name">([^<]+)</span>', text)
+    assert sorted(names[:3]) == ["cancel-notice", "wrong-case-fails", "wrong-counts-fails"]
+    assert names[3] == "unknown-key"
+    assert sorted(names[4:]) == ["cancel-notice", "deadline-timeout-ok", "missing-context-ok"]
+    assert f"background:{VERDICT_BACKGROUNDS['FAILED']}" in text
+    for literal in NO_MISSING_LITERALS:
+        assert literal not in text
+
+
+def test_the_views_style_only_their_own_classes(results: ResultSet) -> None:
+    text = results._repr_html_()
+    style = re.search(r"<style>(.*?)</style>", text, re.S)
+    assert style is not None
+    rules = re.sub(r"/\*.*?\*/", "", style.group(1), flags=re.S)
+    selectors = re.findall(r"(?:^|})\s*([^{}]+)\{", rules)
+    assert selectors
+    for selector in selectors:
+        for part in selector.split(","):
+            assert part.strip().startswith(".hl-"), part
+
+
+def test_a_sweep_shows_its_shares_with_wilson_intervals() -> None:
+    import yaml
+
+    from harness_lab.sweep.engine import Sweep
+    from tests.sweep.conftest import SWEEP
+
+    result = Sweep(yaml.safe_load(SWEEP), samples=30, seed=3).run()
+    text = result._repr_html_()
+    assert "95% Wilson interval" in text
+    shares = result.shares(by=list(result.axes) or None)
+    seen = shares[shares["count"] > 0]
+    first = seen.iloc[0]
+    assert f"{int(first['count'])} of {int(first['n'])}" in text
+    assert f"{first['ci_low']:.1%} – {first['ci_high']:.1%}" in text
+    for literal in NO_MISSING_LITERALS:
+        assert literal not in text
