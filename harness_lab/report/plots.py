@@ -169,8 +169,8 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
         bars = ax.barh(y, widths, left=left, height=0.72, label=label, color=color,
                        edgecolor="white", linewidth=0.6)
         shown = [f"{w:.0%}" if normalize else f"{w:g}" for w in widths]
-        texts = [t if w >= (0.013 * len(t) + 0.01) * widest * 1.12 else ""
-                 for t, w in zip(shown, widths, strict=True)]
+        texts = [t if w >= (0.013 * len(t) + 0.01) * widest * 1.12 and w < whole else ""
+                 for t, w, whole in zip(shown, widths, counts.sum(axis=1), strict=True)]
         ax.bar_label(bars, labels=texts, label_type="center", fontsize=font,
                      color=text_color(color))
         left = left + widths
