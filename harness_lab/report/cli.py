@@ -22,6 +22,8 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
         words += ["--tag", tag]
     if args.title != TITLE:
         words += ["--title", args.title]
+    if args.plots:
+        words.append("--plots")
     return shlex.join(words)
 
 
@@ -41,7 +43,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                             elapsed_s=elapsed,
                             commit=git_commit(first if first.is_dir() else first.parent))
     try:
-        out = write_html_report(args.out, results, title=args.title, context=context)
+        out = write_html_report(args.out, results, title=args.title, context=context,
+                                plots=args.plots)
     except OSError as exc:
         print(f"harness-lab report: cannot write --out {args.out}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -64,4 +67,7 @@ def register(sub: Any) -> None:
                         "before anything runs)")
     p.add_argument("--title", default=TITLE, help="the page's title")
     p.add_argument("--tag", action="append", help="only scenarios with this tag")
+    p.add_argument("--plots", action="store_true",
+                   help="also embed matplotlib figures (outcomes by directory and by tag, the "
+                        "timeline of the runs that did not hold) as PNG; about a second each")
     p.set_defaults(func=_cmd_report)

@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
     from harness_lab.scenarios.runner import ScenarioResult
 
-__all__ = ["html_report", "png_img", "results_of_records", "write_html_report"]
+__all__ = ["html_report", "png_img", "results_of_records", "summary_figures",
+           "write_html_report"]
+
+TIMELINE_ROWS = 40
+"""At most this many runs go into the timeline image of the runs that did not hold."""
 
 
 def png_img(ax: Axes, alt: str) -> str:
@@ -33,6 +37,26 @@ def png_img(ax: Axes, alt: str) -> str:
 
     data = base64.b64encode(figure_png(ax)).decode("ascii")
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+
+
+def summary_figures(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
+    """The matplotlib figures of a report, as (caption, ``<img>``) pairs: the outcomes by
+    directory and by tag, and the timeline of the runs that did not hold (the first
+    :data:`TIMELINE_ROWS` of them). Rendering them costs about a second per figure."""
+    from harness_lab.report.plots import outcome_bars, run_timeline
+
+    with_runs = [r for r in results if r.record is not None]
+    if not with_runs:
+        return []
+    figures = [("release outcome of each run, by directory",
+                png_img(outcome_bars(results, by="directory"), "outcomes by directory")),
+               ("release outcome of each run, by tag (a run counts under each of its tags)",
+                png_img(outcome_bars(results, by="tag"), "outcomes by tag"))]
+    failed = [r for r in with_runs if not r.ok][:TIMELINE_ROWS]
+    if failed:
+        figures.append(("timeline of the runs that did not hold",
+                        png_img(run_timeline(failed), "timeline of the failed runs")))
+    return figures
 
 
 def results_of_records(records: Iterable[RunRecord], *,
@@ -71,11 +95,12 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
                 labels: Sequence[str | None] | None = None,
                 cases: Sequence[str | None] | None = None,
                 title: str = "harness_lab report",
-                context: ReportContext | None = None) -> str:
+                context: ReportContext | None = None, plots: bool = False) -> str:
     """The report viewer of scenario results (or of bare records) as one HTML document.
 
     ``labels`` and ``cases`` apply when ``items`` are records (see
-    :func:`results_of_records`); ``context`` fills the header (command, paths, timing).
+    :func:`results_of_records`); ``context`` fills the header (command, paths, timing);
+    ``plots`` adds the matplotlib figures of :func:`summary_figures`.
     """
     listed = list(items)
     if listed and all(isinstance(item, RunRecord) for item in listed):
@@ -87,20 +112,22 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
             raise TypeError("labels and cases apply to run records only; scenario results "
                             "carry their own")
         results = listed  # type: ignore[assignment]
-    return viewer_html(results, title=title, context=context)
+    figures = summary_figures(results) if plots else []
+    return viewer_html(results, title=title, context=context, figures=figures)
 
 
 def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResult | RunRecord],
                       *, labels: Sequence[str | None] | None = None,
                       cases: Sequence[str | None] | None = None,
                       title: str = "harness_lab report",
-                      context: ReportContext | None = None) -> Path:
+                      context: ReportContext | None = None, plots: bool = False) -> Path:
     """Write :func:`html_report` to ``path`` (UTF-8) and return the path.
 
     The page is built completely before the file is opened, so a failure while building
     leaves an existing file as it was; an OSError while writing propagates.
     """
-    text = html_report(items, labels=labels, cases=cases, title=title, context=context)
+    text = html_report(items, labels=labels, cases=cases, title=title, context=context,
+                       plots=plots)
     target = Path(path)
     target.write_text(text, encoding="utf-8")
     return target

@@ -368,15 +368,28 @@ def _crosstab(rows: Sequence[_Row]) -> str:
             f"<tbody>{''.join(body)}</tbody></table></section>")
 
 
+def _figures(figures: Sequence[tuple[str, str]]) -> str:
+    if not figures:
+        return ""
+    shown = "".join(f"<figure>{image}<figcaption>{html.escape(caption)}</figcaption></figure>"
+                    for caption, image in figures)
+    return f'<section id="plots"><h2>Plots</h2>{shown}</section>'
+
+
 def viewer_html(results: Sequence[ScenarioResult], *, title: str = "harness_lab report",
-                context: ReportContext | None = None) -> str:
-    """The viewer page of ``results`` as one HTML document."""
+                context: ReportContext | None = None,
+                figures: Sequence[tuple[str, str]] = ()) -> str:
+    """The viewer page of ``results`` as one HTML document.
+
+    ``figures`` are (caption, ``<img>`` or ``<svg>`` markup) pairs shown at the end of the
+    page; the markup must be self-contained (a data URI, inline SVG).
+    """
     context = context or ReportContext()
     rows = _rows(results)
     style = asset_text("base.css") + asset_text("viewer.css")
     body = [_header(title, results, context), _distribution(rows),
             '<section id="scenarios"><h2>Scenarios</h2>', _filters(rows), _main_table(rows),
-            "</section>", _outcome_table(rows), _crosstab(rows)]
+            "</section>", _outcome_table(rows), _crosstab(rows), _figures(figures)]
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{html.escape(title)}</title>\n<style>\n{style}</style>\n</head>\n"

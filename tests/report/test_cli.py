@@ -69,3 +69,19 @@ def test_the_report_shows_each_scenarios_expectations_and_the_files_that_did_not
     assert "multi.yaml:3: foo: unknown key" in text
     assert text.index('data-k-name="wrong-report"') < text.index('data-k-name="multi"') < (
         text.index('data-k-name="good-report"'))
+
+
+def test_plots_embeds_the_outcome_figures_and_the_failed_runs_timeline(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text(
+        GOOD.replace("good-report", "bad-report") + "expect: {tool_calls: 5}\n",
+        encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path), "--out", str(out), "--plots"]) == 1
+    text = out.read_text(encoding="utf-8")
+    images = re.findall(r'<img src="data:image/png;base64,iVBORw0KGgo[^"]*" alt="([^"]*)"', text)
+    assert images == ["outcomes by directory", "outcomes by tag", "timeline of the failed runs"]
+    assert "--plots" in text  # the command in the header says so
+    plain = tmp_path / "plain.html"
+    assert main(["report", str(tmp_path), "--out", str(plain)]) == 1
+    assert "<img" not in plain.read_text(encoding="utf-8")
