@@ -415,9 +415,23 @@ def _timeline(sse: Sequence[SseEvent], trace: Sequence[TraceEvent], note: str,
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import Scenario
+    from harness_lab.scenarios.schema import schema_text
 
-    print(json.dumps(Scenario.model_json_schema(), indent=2))
+    problem = usage_problem("schema", [], args.out)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    text = schema_text()
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"harness-lab schema: cannot write --out {args.out}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.out} ({len(text):,} bytes)", file=sys.stderr)
     return 0
 
 
@@ -479,7 +493,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     show.add_argument("scenario", nargs="+", metavar="PATH",
                       help="a scenario file, FILE[variant] or a directory")
     show.set_defaults(func=_cmd_show)
-    schema = sub.add_parser("schema", help="print the JSON Schema of scenario files")
+    schema = sub.add_parser("schema", help="print the JSON Schema of scenario files (for "
+                                           "editors; see docs/scenarios.md)")
+    schema.add_argument("--out", metavar="FILE",
+                        help="write the schema to FILE instead of standard output; its "
+                             "directory must exist")
     schema.set_defaults(func=_cmd_schema)
     for name, (module, summary) in _COMMAND_MODULES.items():
         if only is None or only == name:

@@ -27,9 +27,13 @@ class At(SpecModel):
     """A lifecycle point: ``when`` the ``n``-th call of ``call`` (of ``tool`` when given)."""
 
     when: Literal["before", "after"] = "before"
+    """Before or after the call."""
     call: CallKind
+    """The kind of call."""
     n: Positive = 1
+    """Which call of that kind (1-based)."""
     tool: str | None = None
+    """With `call: tool`, count the calls of this tool only."""
 
     @field_validator("tool")
     @classmethod
@@ -53,11 +57,14 @@ def _named_tool(tool: str | None, info: ValidationInfo) -> str | None:
 
 class _Fault(SpecModel):
     note: str | None = None
+    """A note for people; not read by runs."""
 
 
 class _Timed(_Fault):
     at_s: float | None = Field(None, ge=0)
+    """Virtual seconds after the run starts."""
     at: At | None = None
+    """A lifecycle point: before or after the n-th call of a kind."""
 
     @model_validator(mode="after")
     def _one_locator(self) -> _Timed:
@@ -70,9 +77,13 @@ class ClientDisconnect(_Fault):
     """The client goes away (at a time, a boundary, or when sending the k-th SSE event)."""
 
     kind: Literal["client_disconnect"]
+    """The fault kind."""
     at_s: float | None = Field(None, ge=0)
+    """Virtual seconds after the run starts."""
     at: At | None = None
+    """A lifecycle point: before or after the n-th call of a kind."""
     sse_event: Positive | None = None
+    """Sending the n-th SSE event fails (1-based)."""
 
     @model_validator(mode="after")
     def _one_locator(self) -> ClientDisconnect:
@@ -85,38 +96,51 @@ class UserCancel(_Timed):
     """The user cancels while the client stays connected."""
 
     kind: Literal["user_cancel"]
+    """The fault kind."""
 
 
 class Deadline(_Timed):
     """The deadline is reached: ``at_s`` sets it; ``at`` makes it pass at that point."""
 
     kind: Literal["deadline"]
+    """The fault kind."""
 
 
 class BudgetExhausted(_Fault):
     """A budget kind runs out: its limit becomes what is already used, at ``at`` (or start)."""
 
     kind: Literal["budget_exhausted"]
+    """The fault kind."""
     budget: Literal["model_calls", "tool_calls", "tokens", "bytes"]
+    """The budget that runs out."""
     at: At | None = None
+    """When it runs out (default: at the start)."""
 
 
 class NoGainStreak(_Fault):
     """``count`` consecutive tool results come back NO_EVIDENCE, from the ``n``-th tool call."""
 
     kind: Literal["no_gain_streak"]
+    """The fault kind."""
     count: Positive = 3
+    """Consecutive tool results that come back NO_EVIDENCE."""
     n: Positive = 1
+    """The tool call the streak starts at (1-based)."""
     tool: str | None = None
+    """Count the calls of this tool only."""
 
 
 class ProtocolViolation(_Fault):
     """``count`` consecutive model steps from step ``n`` break the progress protocol."""
 
     kind: Literal["protocol_violation"]
+    """The fault kind."""
     count: Positive = 1
+    """Consecutive model steps that break the protocol."""
     n: Positive = 2
+    """The model step the violations start at (1-based)."""
     mode: Literal["missing", "invalid", "bad_citation"] = "missing"
+    """How the progress report breaks the protocol."""
 
 
 class ToolRejection(_Fault):
@@ -127,29 +151,43 @@ class ToolRejection(_Fault):
     """
 
     kind: Literal["tool_rejection"]
+    """The fault kind."""
     reason: Literal["AUTH", "READ_ONLY", "REQUEST", "ID", "STORE"]
+    """The preflight rejection reason."""
     tool: str
+    """The tool rejected."""
     n: Positive = 1
+    """Which call of the tool (REQUEST, ID and STORE; 1-based)."""
 
 
 class ToolError(_Fault):
     """The ``n``-th call of ``tool`` fails in execution, projection, size or store."""
 
     kind: Literal["tool_error"]
+    """The fault kind."""
     error: Literal["execution", "projection", "size", "store"]
+    """Where the call fails."""
     tool: str
+    """The tool that fails."""
     n: Positive = 1
+    """Which call of the tool (1-based)."""
     latency_s: float | None = Field(None, ge=0)
+    """Virtual seconds the failing call takes."""
 
 
 class ProviderFault(_Fault):
     """The ``n``-th call of a model-like provider fails technically."""
 
     kind: Literal["provider_error"]
+    """The fault kind."""
     call: Literal["router", "model", "guard", "repair", "responder", "retriever"]
+    """The provider that fails."""
     n: Positive = 1
+    """Which call of it (1-based)."""
     latency_s: float = Field(0.0, ge=0)
+    """Virtual seconds the failing call takes."""
     message: str = "provider unavailable"
+    """The provider error message."""
 
 
 class LatencySpike(_Fault):
@@ -160,10 +198,15 @@ class LatencySpike(_Fault):
     """
 
     kind: Literal["latency_spike"]
+    """The fault kind."""
     call: CallKind
+    """The kind of call that is slow."""
     n: Positive = 1
+    """Which call (1-based; of `tool` when given)."""
     tool: str | None = None
+    """With `call: tool`, count the calls of this tool only."""
     latency_s: float = Field(ge=0)
+    """Virtual seconds the call takes."""
 
     @field_validator("tool")
     @classmethod
@@ -175,36 +218,47 @@ class InvalidDraft(_Fault):
     """Model step ``n`` is replaced by an invalid draft."""
 
     kind: Literal["invalid_draft"]
+    """The fault kind."""
     form: Literal["invalid_json", "schema_invalid", "empty"]
+    """The invalid form the model step takes."""
     n: Positive = 1
+    """Which model step (1-based)."""
 
 
 class SemanticFault(_Fault):
     """The ``n``-th SemanticGuard call says UNSUPPORTED or is technically UNAVAILABLE."""
 
     kind: Literal["semantic_guard"]
+    """The fault kind."""
     verdict: Literal["UNSUPPORTED", "UNAVAILABLE"]
+    """UNSUPPORTED, or UNAVAILABLE (a technical failure)."""
     n: Positive = 1
+    """Which guard call (1-based)."""
 
 
 class RepairFailed(_Fault):
     """The EvidenceRepair call fails: an error, invalid JSON, or a draft still invalid."""
 
     kind: Literal["repair_failed"]
+    """The fault kind."""
     form: Literal["error", "invalid_json", "still_invalid"] = "still_invalid"
+    """How the repair fails."""
 
 
 class RouterUnavailable(_Fault):
     """The intent router is unavailable."""
 
     kind: Literal["router_unavailable"]
+    """The fault kind."""
 
 
 class Crash(_Fault):
     """The host process dies at a lifecycle point (nothing after it is written)."""
 
     kind: Literal["crash"]
+    """The fault kind."""
     at: At
+    """The lifecycle point the host process dies at."""
 
 
 Fault = Annotated[

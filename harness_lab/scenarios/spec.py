@@ -57,40 +57,55 @@ class UsageSpec(SpecModel):
     """Tokens one call consumes."""
 
     input: Count = 0
+    """Input (prompt) tokens."""
     output: Count = 0
+    """Output (completion) tokens."""
 
 
 class FactSpec(SpecModel):
     """A fact citing invocation ids (``inv-N`` or full ids)."""
 
     statement: str
+    """What the fact states."""
     citations: list[str] = Field(min_length=1)
+    """Invocation ids the fact cites (`inv-N` or full ids); at least one."""
 
 
 class EvidenceSpec(SpecModel):
     """One evidence reference of a conclusion."""
 
     invocation_id: str
+    """The invocation the evidence comes from (`inv-N` or a full id)."""
     claim: str
+    """What the evidence supports."""
 
 
 class ProgressSpec(SpecModel):
     """A progress report (see ``docs/protocol.md``)."""
 
     assessment: Literal["GAINED", "NO_GAIN"] | None = None
+    """The model's own assessment of this step: GAINED or NO_GAIN."""
     facts: list[FactSpec] = []
+    """Facts verified so far, each citing invocations."""
     missing_info: list[str] = []
+    """What is still missing."""
     next: str | None = None
+    """What the model means to do next."""
 
 
 class DraftSpec(SpecModel):
     """A DiagnosisDraft."""
 
     conclusion: str | None = None
+    """The diagnosis conclusion; null for a draft without one."""
     evidence: list[EvidenceSpec] = []
+    """Evidence references supporting the conclusion."""
     findings: list[FactSpec] = []
+    """Verified findings, each citing invocations."""
     missing_info: list[str] = []
+    """What the diagnosis still lacks."""
     recommendations: list[str] = []
+    """Recommended next actions."""
 
 
 _MODEL_ACTIONS = ("tool", "draft", "report", "invalid_json", "schema_invalid", "empty", "error")
@@ -107,17 +122,29 @@ class ModelStepSpec(SpecModel):
     """
 
     tool: str | None = None
+    """Request a call of this tool (one of the scenario's `tools`)."""
     scope: dict[str, Any] = {}
+    """The scope (arguments) of the tool request."""
     call_id: str | None = None
+    """The call id of the tool request (default: generated)."""
     progress: ProgressSpec | None = None
+    """A progress report sent beside a tool request or a draft."""
     draft: DraftSpec | None = None
+    """Reply with this diagnosis draft."""
     report: ProgressSpec | None = None
+    """Reply with a progress report alone."""
     invalid_json: str | None = None
+    """Reply with this raw text, which is not valid JSON."""
     schema_invalid: dict[str, Any] | None = None
+    """Reply with this raw draft object, which the draft schema refuses."""
     empty: bool = False
+    """Reply with nothing (an empty reply)."""
     error: str | None = None
+    """Fail technically with this provider error message."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
     usage: UsageSpec | None = None
+    """Tokens this call consumes, charged to the token budget."""
 
     @model_validator(mode="after")
     def _one_action(self) -> ModelStepSpec:
@@ -137,10 +164,15 @@ class RepairStepSpec(SpecModel):
     """One EvidenceRepair reply: a repaired draft, invalid JSON, or a provider error."""
 
     draft: DraftSpec | None = None
+    """The repaired draft."""
     invalid_json: str | None = None
+    """Reply with this raw text, which is not valid JSON."""
     error: str | None = None
+    """Fail technically with this provider error message."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
     usage: UsageSpec | None = None
+    """Tokens this call consumes, charged to the token budget."""
 
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
@@ -154,9 +186,13 @@ class RouteStepSpec(SpecModel):
     """One router reply: an intent or an error."""
 
     intent: IntentType | None = None
+    """The intent the router decides."""
     error: str | None = None
+    """Fail technically with this provider error message."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
     usage: UsageSpec | None = None
+    """Tokens this call consumes, charged to the token budget."""
 
     @model_validator(mode="after")
     def _one_action(self) -> RouteStepSpec:
@@ -169,38 +205,57 @@ class GuardStepSpec(SpecModel):
     """One SemanticGuard verdict (UNAVAILABLE is a provider error)."""
 
     verdict: SemanticVerdict
+    """The SemanticGuard verdict (UNAVAILABLE fails the call technically)."""
     rationale: str = ""
+    """The guard's rationale text."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
     usage: UsageSpec | None = None
+    """Tokens this call consumes, charged to the token budget."""
 
 
 class AnswerSpec(SpecModel):
     """The responder (SYSTEM_CHAT and KNOWLEDGE_QUERY answers)."""
 
     text: str = "A scripted answer."
+    """The answer of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
     error: str | None = None
+    """Fail technically with this provider error message."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
     usage: UsageSpec | None = None
+    """Tokens this call consumes, charged to the token budget."""
 
 
 class RetrieverSpec(SpecModel):
     """The knowledge retriever."""
 
     passages: list[str] = ["A scripted knowledge passage."]
+    """The knowledge passages every retrieval returns."""
     error: str | None = None
+    """Fail technically with this provider error message."""
     latency_s: Seconds | None = None
+    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
 
 
 class ToolResultSpec(SpecModel):
     """One tool result: exactly one of the kinds."""
 
     evidence: list[dict[str, Any]] | None = None
+    """The tool finds these items (JSON objects)."""
     no_evidence: bool = False
+    """The tool answers with no items (NO_EVIDENCE)."""
     error: str | None = None
+    """The backend fails in execution with this message."""
     oversize: int | None = Field(None, gt=0, le=INT_MAX)
+    """The tool answers one item claiming this many bytes, beyond the projection limit."""
     unprojectable: bool = False
+    """The backend answers something the projection cannot read."""
     bytes: Count | None = None
+    """The result size in bytes, charged to the byte budget (default: the compact JSON size of the
+    items)."""
     latency_s: Seconds | None = None
+    """Virtual seconds this result takes (default: the tool's `latency_s`, then `latency.tool`)."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> ToolResultSpec:
@@ -216,63 +271,96 @@ class ScopedResultSpec(SpecModel):
     """Results for one exact scope."""
 
     scope: dict[str, Any]
+    """The exact scope these results answer (key order does not matter)."""
     result: ToolResultSpec | list[ToolResultSpec]
+    """One result, served for this scope forever, or a list consumed call by call."""
 
 
 class ToolSpec(SpecModel):
     """A scripted read-only tool."""
 
     evidence: bool = True
+    """Whether the tool's results are evidence (a conclusion may cite them)."""
     read_only: bool = True
+    """Whether the tool is read-only; a tool that is not is refused at preflight (READ_ONLY)."""
     required: list[str] = []
+    """Scope keys the tool requires; a request without one is refused (REQUEST)."""
     latency_s: Seconds | None = None
+    """Virtual seconds each call takes unless its result gives its own."""
     default: ToolResultSpec | None = None
+    """The result once `script` is used up, forever."""
     script: list[ToolResultSpec] = []
+    """Results played call by call, in order."""
     by_scope: list[ScopedResultSpec] = []
+    """Results for exact scopes, looked up before `script`."""
 
 
 class BudgetSpec(SpecModel):
     """Hard limits; ``null`` is unlimited."""
 
     model_calls: Count | None = 16
+    """Diagnosis-model calls allowed; null is unlimited."""
     tool_calls: Count | None = 8
+    """Tool calls allowed; null is unlimited."""
     tokens: Count | None = 64_000
+    """Tokens allowed over every call; null is unlimited."""
     bytes: Count | None = 1_000_000
+    """Tool-result bytes allowed; null is unlimited."""
 
 
 class PolicySpec(SpecModel):
     """The SPEC §5 policy settings."""
 
     timeout_progress_fallback: bool = False
+    """On timeout, release the safe progress gathered so far as a fallback."""
     user_cancel_notice: UserCancelNotice = UserCancelNotice.FAILURE
+    """What the client gets when the user cancels: a failure notice or nothing."""
     require_progress_reports: bool = True
+    """Whether each model step after the first must carry a progress report."""
 
 
 class ConfigSpec(SpecModel):
     """The harness configuration of the scenario."""
 
     deadline_s: float = Field(60.0, gt=0)
+    """The run's deadline in virtual seconds."""
     budget: BudgetSpec = BudgetSpec()
+    """Hard limits of the run."""
     no_gain_threshold: int = Field(3, ge=1, le=INT_MAX)
+    """Consecutive NO_GAIN tool results that saturate collection."""
     protocol_violation_threshold: int = Field(3, ge=1, le=INT_MAX)
+    """Consecutive progress-protocol violations that stop collection."""
     history_limit: Count = 6
+    """Earlier turns the router sees."""
     projection_max_items: int = Field(50, ge=1, le=INT_MAX)
+    """Items of a tool result the projection keeps."""
     projection_max_bytes: int = Field(65_536, ge=1, le=INT_MAX)
+    """Bytes beyond which a tool result is refused (SIZE)."""
     authorized_tools: list[str] | None = None
+    """Tools the run may call; null authorises every tool of the scenario."""
     policy: PolicySpec = PolicySpec()
+    """The policy settings (SPEC section 5)."""
     defects: list[Defect] = []  # test-only seeded bugs, see harness_lab.defects
+    """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
 class LatencySpec(SpecModel):
     """Default virtual latency (seconds) per call kind, when a step does not give one."""
 
     router: Seconds = 0.0
+    """Default virtual seconds of a router call that gives no latency of its own."""
     responder: Seconds = 0.0
+    """Default virtual seconds of a responder call that gives no latency of its own."""
     retriever: Seconds = 0.0
+    """Default virtual seconds of a retriever call that gives no latency of its own."""
     model: Seconds = 0.0
+    """Default virtual seconds of a model call that gives no latency of its own."""
     tool: Seconds = 0.0
+    """Default virtual seconds of a tool call that gives no latency of its own."""
     repair: Seconds = 0.0
+    """Default virtual seconds of a repair call that gives no latency of its own."""
     guard: Seconds = 0.0
+    """Default virtual seconds of a guard call that gives no latency of its own."""
 
 
 RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]
@@ -283,11 +371,17 @@ class RecordedToolSpec(SpecModel):
     """A tool backed by an HTTP JSON API, as the recorded model sees it."""
 
     description: str
+    """The tool's description, as the recorded model sees it."""
     parameters: dict[str, Any] = {"type": "object"}
+    """The JSON Schema of the tool's parameters."""
     url: str
+    """The base URL of the tool's HTTP JSON API."""
     path: str = "/query"
+    """The path the tool's requests are posted to."""
     required: list[str] = []
+    """Scope keys the tool requires."""
     evidence: bool = True
+    """Whether the tool's results are evidence."""
 
 
 class RecordedSpec(SpecModel):
@@ -299,68 +393,111 @@ class RecordedSpec(SpecModel):
     """
 
     base_url: str
+    """The OpenAI-compatible endpoint (used when recording; a replay never calls it)."""
     model: str = "gpt-4o-mini"
+    """The model name sent with each request."""
     api_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the API key (used when recording)."""
     tools: dict[str, RecordedToolSpec] = {}
+    """Tools backed by HTTP JSON APIs, by name."""
     match_on: list[Matcher] = ["method", "path", "query", "json_body"]
+    """How a replayed request is matched to a recorded one (vcrpy matchers, plus json_body)."""
 
 
 class TurnSpec(SpecModel):
     """An earlier turn of the same session, run through the harness before the scenario's."""
 
     query: str
+    """The user's query of this earlier turn."""
     router: RouterField = IntentType.DIAGNOSIS
+    """The router's intent (or steps) for this turn."""
     model: list[ModelStepSpec] = []
+    """The diagnosis model's steps for this turn."""
     guard: GuardField | None = None
+    """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
     repair: list[RepairStepSpec] = []
+    """The EvidenceRepair steps for this turn."""
     expect: Expect | None = None  # what this earlier turn must show
+    """What this earlier turn must show."""
 
 
 class Expect(SpecModel):
     """What the run must show; every field is optional."""
 
     run_state: RunState | None = None
+    """The run's final state."""
     release_outcome: ReleaseOutcome | None = None
+    """What was released to the client."""
     fallback_type: FallbackType | Literal["none"] | None = None
+    """The fallback released, or none."""
     db_status: StoredRunStatus | None = None  # RUNNING only for a crashed run
+    """The stored run status (RUNNING only for a crashed run)."""
     intent: IntentType | None = None
+    """The intent the router decided."""
     termination_reason: str | None = None
+    """The run's termination reason."""
     stop_reason: DiagnosisStopReason | Literal["none"] | None = None
+    """Why diagnosis collection stopped, or none."""
     collection_state: CollectionState | None = None
+    """The evidence-collection state at the end."""
     semantic_verdict: SemanticVerdict | Literal["none"] | None = None
+    """The SemanticGuard verdict, or none."""
     sse_state: SseState | None = None
+    """The SSE session's final state."""
     sse: list[SseEventKind] | None = None
+    """The kinds of SSE events sent, exactly and in order."""
     trace: list[TraceEventType] | None = None
+    """The trace event types, exactly and in order."""
     trace_contains: list[TraceEventType] | None = None
+    """Trace event types that must occur."""
     trace_excludes: list[TraceEventType] | None = None
+    """Trace event types that must not occur."""
     tool_calls: Count | None = None
+    """Tool calls made."""
     tool_calls_by_name: dict[str, int] | None = None
+    """Tool calls made, per tool."""
     model_calls: Count | None = None
+    """Diagnosis-model calls made."""
     rejections: list[PreflightReason] | None = None
+    """Preflight rejection reasons, in order."""
     discarded: Count | None = None
+    """Late results discarded."""
     previous_turn: str | Literal["none"] | None = None
+    """The run id of the previous turn the model saw, or none."""
     published_result: bool | None = None
+    """Whether the run published a result for later turns."""
     crashed: bool | None = None
+    """Whether the host process crashed."""
     failure_code: str | None = None  # the ``code`` of the public failure event
+    """The `code` of the public failure event."""
     done_outcome: ReleaseOutcome | Literal["none"] | None = None  # the public done, or none
+    """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
+    """Whether a stop-required notice reached the model."""
     gains: list[InformationGain] | None = None  # every InformationGain decided, in order
+    """Every InformationGain decided, in order."""
     violations: list[str] = []
+    """Invariants the run is expected to break (seeded defects)."""
 
 
 class Variant(SpecModel):
     """One named variant of a ``matrix`` list: dotted-path overrides and expectations."""
 
     name: str
+    """The variant's name; the scenario becomes `name[variant]`."""
     set: dict[str, Any] = {}
+    """Values to set, by dotted path (`config.deadline_s`, `faults.0.at_s`)."""
     expect: Expect | None = None
+    """Expectations of this variant, over the file's."""
 
 
 class WhenSpec(SpecModel):
     """Expectations applying to the product-matrix variants whose values match ``when``."""
 
     when: dict[str, Any]
+    """Matrix axis values (by axis name) the variants must have."""
     expect: Expect
+    """Expectations of the matching variants, over the file's."""
 
 
 PYTEST_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures",
@@ -396,28 +533,51 @@ class Scenario(SpecModel):
     schema_url: str | None = Field(None, alias="$schema")
     """The JSON Schema of the file, for editors (``harness-lab schema``); not read by runs."""
     name: str
+    """A unique name (kebab-case); matrix variants become `name[variant]`."""
     description: str
+    """One line: what the file demonstrates."""
     tags: list[Tag] = []
+    """Tags; each becomes a pytest marker (`pytest -m tag`, `run --tag tag`)."""
     case: str | None = None  # a row of the document's outcome table (SPEC §4)
+    """A row of the document's outcome table (SPEC section 4) whose states are expected."""
     query: str = "Why is the checkout service slow?"
+    """The user's query."""
     session_id: str | None = None
+    """The session id (default: a fresh one)."""
     turns: list[TurnSpec] = []
+    """Earlier turns of the same session, run before this one."""
     config: ConfigSpec = ConfigSpec()
+    """The harness configuration."""
     latency: LatencySpec = LatencySpec()
+    """Default virtual latency per call kind."""
     router: RouterField = IntentType.DIAGNOSIS
+    """The router's intent, one step, or steps call by call."""
     model: list[ModelStepSpec] = []
+    """The diagnosis model's steps, call by call."""
     tools: dict[str, ToolSpec] = {}
+    """Scripted read-only tools, by name."""
     guard: GuardField = SemanticVerdict.SUPPORTED
+    """The SemanticGuard verdict, one step, or steps call by call."""
     repair: list[RepairStepSpec] = []
+    """The EvidenceRepair steps, call by call."""
     responder: AnswerSpec = AnswerSpec()
+    """The responder of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
     retriever: RetrieverSpec = RetrieverSpec()
+    """The retriever of KNOWLEDGE_QUERY requests: its passages, or its error."""
     cassette: str | None = None
+    """The cassette recorded components replay from (relative to this file)."""
     recorded: RecordedSpec | None = None
+    """Recorded (OpenAI-compatible) components instead of the scripted ones."""
     faults: list[Fault] = []
+    """Faults injected into the run; each must fire."""
     expect: Expect = Expect()
+    """What the run must show."""
     matrix: list[Variant] | dict[str, Axis] | None = None
+    """Variants: a list of named overrides, or a mapping of axes whose product is run."""
     expect_when: list[WhenSpec] = []
+    """Expectations of the product-matrix variants whose values match."""
     sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
+    """The sweep of `harness-lab sweep` (ignored by `run`)."""
 
     @field_validator("faults", mode="before")
     @classmethod
