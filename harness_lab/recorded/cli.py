@@ -170,10 +170,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "record", help="record a scenario's cassette against an endpoint",
         description="Record a recorded scenario's cassette against an OpenAI-compatible "
-                    "endpoint. The cassette is replaced only by a sound recording.",
-        epilog="exit codes: 0 recorded (or nothing new to record), 1 recording refused "
-               "(the cassette is left as it was), 2 usage error",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "endpoint.\nThe cassette is replaced only by a sound recording: every "
+                    "request answered,\nno HTTP error, the scenario's expectations held.",
+        epilog="exit codes:\n  0  recorded (or nothing new to record)\n"
+               "  1  recording refused: a request got no answer or an HTTP error, or the "
+               "run\n     did not do what the scenario expects (the cassette is left as it "
+               "was)\n  2  usage error (a malformed scenario, cassette or --reference file)")
     p.add_argument("scenario", help="the scenario file (with `recorded:` and `cassette:`)")
     p.add_argument("--base-url", help="the OpenAI-compatible endpoint (default: the file's "
                                       "recorded.base_url)")

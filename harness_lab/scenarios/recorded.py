@@ -24,7 +24,7 @@ def cassette_file(sc: Scenario, scenario_path: str) -> Path | None:
     path = Path(sc.cassette)
     if not path.is_absolute() and scenario_path not in ("<memory>", "<string>"):
         path = Path(scenario_path).parent / path
-    return path
+    return Path(os.path.normpath(path))  # errors name cassettes/x.yaml, not scenarios/../
 
 
 def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,

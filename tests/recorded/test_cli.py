@@ -155,3 +155,4 @@ def test_the_help_names_the_default_mode_and_the_exit_codes(
     out = " ".join(capsys.readouterr().out.split())
     assert "(default: once)" in out
     assert "exit codes: 0 recorded" in out and "2 usage error" in out
+    assert "1 recording refused" in out
