@@ -157,7 +157,6 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
     if normalize and len(counts):
         counts = counts.div(totals.where(totals > 0, 1.0), axis=0)
     n = len(counts)
-    own = ax is None
     ax = new_axes((9.0, min(max(0.3 * n + 1.6, 2.6), 14.0))) if ax is None else ax
     font = 8.0 if n <= 25 else 6.5
     y = np.arange(n)
@@ -178,7 +177,7 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
         ax.text(left[i] + 0.01 * widest, i, f"n={total:g}" if normalize else f"{total:g}",
                 va="center", ha="left", fontsize=font, gid=f"total:{counts.index[i]}")
     ax.set_yticks(y, [str(g) for g in counts.index], fontsize=font + 0.5)
-    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_ylim(max(n, 1) - 0.5, -0.5)
     ax.set_xlim(0, widest * 1.12 if n else 1.0)
     if normalize:
         ax.xaxis.set_major_formatter(PercentFormatter(1.0))
@@ -194,8 +193,9 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
     if stacks:
         ax.legend(title="outcome", fontsize="small", loc="upper left",
                   bbox_to_anchor=(1.01, 1.0), frameon=False)
-    if own and n == 0:
-        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center")
+    if n == 0:
+        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center",
+                gid="empty")
     return ax
 
 

@@ -248,7 +248,10 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
         handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], marker=">",
                               linestyle="none", label="deadline past the axis (time beside)"))
     ax.set_yticks(range(n), rows.labels, fontsize=font)
-    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_ylim(max(n, 1) - 0.5, -0.5)
+    if n == 0:
+        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center",
+                gid="empty")
     ax.set_xlim(0.0, xmax)
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")

@@ -178,6 +178,14 @@ def test_grouping_by_a_missing_column_names_the_columns_there_are() -> None:
         outcome_bars(four_frame(), by="nope")
 
 
+@pytest.mark.filterwarnings("error")
+def test_plots_of_no_runs_say_so() -> None:
+    empty = pd.DataFrame({"scenario": [], "release_outcome": [], "fallback_type": []})
+    for ax in (outcome_bars(empty), outcome_bars([]), run_timeline([])):
+        assert figure_png(ax).startswith(PNG)
+        assert [t.get_text() for t in ax.texts if t.get_gid() == "empty"] == ["no runs"]
+
+
 def test_a_fallback_stack_is_labelled_with_its_fallback_type() -> None:
     assert outcome_label("FALLBACK", "SEMANTIC_UNSUPPORTED") == "FALLBACK:SEMANTIC_UNSUPPORTED"
     assert outcome_label("FAILED", None) == "FAILED"
