@@ -24,12 +24,10 @@ _MODELINE = "# yaml-language-server: $schema="
 
 
 def scenario_schema() -> dict[str, Any]:
-    """The JSON Schema of a scenario file (pydantic's, with its dialect and a title)."""
+    """The JSON Schema of a scenario file: pydantic's, naming its dialect."""
     from harness_lab.scenarios.spec import Scenario
 
-    schema = Scenario.model_json_schema()
-    return {"$schema": SCHEMA_URI, "title": "harness-lab scenario",
-            **{k: v for k, v in schema.items() if k != "title"}}
+    return {"$schema": SCHEMA_URI, **Scenario.model_json_schema()}
 
 
 def schema_text() -> str:
