@@ -133,10 +133,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"harness-lab record: --reference {exc}", file=sys.stderr)
         return EXIT_USAGE
     base_url, tool_url = args.base_url, None
+    key_env = sc.recorded.api_key_env
+    user_key = os.environ.get(key_env)
     if server is not None:
         server.start()
         base_url, tool_url = server.base_url, server.root_url
-        os.environ.setdefault(sc.recorded.api_key_env, server.api_key)
+        os.environ[key_env] = server.api_key  # the scripted server's key, never the user's
     try:
         outcome = record_scenario(loaded, record_mode=args.mode, base_url=base_url,
                                   tool_url=tool_url)
@@ -146,6 +148,10 @@ def _cmd_record(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.stop()
+            if user_key is None:
+                os.environ.pop(key_env, None)
+            else:
+                os.environ[key_env] = user_key
     if not outcome.ok:
         kept = "was left as it was" if outcome.path.exists() else "was not written"
         print(f"not recorded: {_shown(outcome.path)} {kept} "

@@ -3,6 +3,7 @@ was and exits 1; usage errors are one line and exit 2."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import socket
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
+from harness_lab.recorded.cli import reference_server
 from harness_lab.scenarios import run_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,8 +85,10 @@ def test_a_wrong_key_answered_401_leaves_the_old_cassette_byte_identical(
         monkeypatch: pytest.MonkeyPatch) -> None:
     before = with_shipped_cassette(library)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000000000000")
-    code = main(["record", "scenarios/diagnosis-success.yaml", "--reference", str(REFERENCE),
-                 "--mode", "all"])
+    with reference_server(REFERENCE) as server:
+        code = main(["record", "scenarios/diagnosis-success.yaml", "--base-url",
+                     server.base_url, "--mode", "all"])
+    assert server.used == 0 and [r.status for r in server.requests] == [401]
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
     assert err.splitlines()[0] == (
@@ -94,6 +98,16 @@ def test_a_wrong_key_answered_401_leaves_the_old_cassette_byte_identical(
     assert cassette_of(library).read_bytes() == before
     assert sorted(p.name for p in (library / "cassettes").iterdir()) == [
         "recorded-diagnosis-success.yaml"]
+
+
+def test_the_reference_server_gets_its_own_key_whatever_the_environment_holds(
+        library: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-users-real-key-0000000000")
+    code = main(["record", "scenarios/diagnosis-success.yaml", "--reference", str(REFERENCE)])
+    assert code == 0, capsys.readouterr().err
+    assert os.environ["OPENAI_API_KEY"] == "sk-users-real-key-0000000000"
+    assert cassette_of(library).exists()
 
 
 def test_a_dead_endpoint_is_a_clear_failure_and_the_old_cassette_stays(
