@@ -26,7 +26,7 @@ import yaml  # type: ignore[import-untyped]
 from vcr.persisters.filesystem import CassetteNotFoundError  # type: ignore[import-untyped]
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
-from vcr.serializers import compat  # type: ignore[import-untyped]
+from vcr.serializers import compat, yamlserializer  # type: ignore[import-untyped]
 
 from harness_lab.errors import HarnessError
 
@@ -229,13 +229,26 @@ class _Checker:
                   optional=True)
 
 
+def _replayable(response: Mapping[str, Any]) -> dict[str, Any]:
+    """A checked response in the exact shape vcrpy's httpx stub replays: a status message
+    (None when absent), header values as lists, a body string (empty when null)."""
+    headers = {name: [values] if isinstance(values, str | bytes) else list(values)
+               for name, values in response["headers"].items()}
+    body = response["body"]["string"]
+    return {**response, "status": {"message": None, **response["status"]},
+            "headers": headers, "body": {**response["body"], "string": b"" if body is None
+                                         else body}}
+
+
 def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
-    """``(requests, responses)`` (and ``metadata`` when present) of the cassette at ``path``.
+    """``(requests, responses)`` (and ``metadata`` when present) of the cassette at ``path``,
+    parsed by ``serializer`` (vcrpy's YAML serializer by default).
 
     Raise ``CassetteNotFoundError`` (vcrpy's) when the file does not exist and
     :class:`CassetteError` for anything that is not a readable cassette.
     """
     file = Path(path)
+    serializer = serializer if serializer is not None else yamlserializer
     text = _read_text(file)
     if not text.strip():
         raise CassetteError(file, "is empty: it holds no `interactions` (delete it or record "
@@ -243,8 +256,7 @@ def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
     _check_nesting(file, text)
     try:
         root = yaml.compose(text, Loader=_Loader)
-        data = (serializer.deserialize(text) if serializer is not None
-                else yaml.load(text, Loader=_Loader))
+        data = serializer.deserialize(text)
     except yaml.YAMLError as exc:
         raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
     except (RecursionError, ValueError, TypeError) as exc:
@@ -265,7 +277,7 @@ def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
     for i, item in enumerate(interactions):
         try:
             requests.append(VcrRequest._from_dict(dict(item["request"])))
-            responses.append(compat.convert_to_bytes(dict(item["response"])))
+            responses.append(compat.convert_to_bytes(_replayable(item["response"])))
         except Exception as exc:  # noqa: BLE001 - anything vcrpy refuses names its interaction
             raise checker.fail(["interactions", i], f"cannot be read: {exc}") from None
     metadata = data.get("metadata")

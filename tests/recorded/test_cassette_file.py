@@ -208,3 +208,18 @@ def test_a_block_that_raises_leaves_an_existing_cassette_byte_identical(tmp_path
             raise RuntimeError("boom")
     assert path.read_text(encoding="utf-8") == GOOD
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.yaml"]
+
+
+def test_a_hand_written_response_without_message_list_headers_or_body_still_replays(
+        tmp_path: Path) -> None:
+    path = write(tmp_path / "terse.yaml", GOOD.replace(
+        "    body: {string: '{\"n\": 0}'}\n    headers: {content-type: [application/json]}\n"
+        "    status: {code: 200, message: OK}",
+        "    body: {string: null}\n    headers: {content-type: application/json}\n"
+        "    status: {code: 204}"))
+    with cassette(path) as report:
+        response = post({"a": 0})
+        assert post({"a": 1}).json() == {"n": 1}
+    assert (response.status_code, response.content) == (204, b"")
+    assert response.headers["content-type"] == "application/json"
+    assert report.played == 2
