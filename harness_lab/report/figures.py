@@ -31,11 +31,11 @@ DISPLAY_DPI = 100
 """Dots per inch of a figure's displayed size; its PNG is rendered at twice that (HiDPI)."""
 
 
-def _mimebundle(figure: Figure) -> tuple[dict[str, Any], dict[str, Any]]:
+def _mimebundle(figure: Figure, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A PNG at twice the display resolution with its display size, so it stays sharp."""
     data = figure_png(figure, dpi=2 * DISPLAY_DPI)
     width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk's size fields
-    return ({"image/png": data, "text/plain": repr(figure)},
+    return ({"image/png": data, "text/plain": text},
             {"image/png": {"width": width // 2, "height": height // 2}})
 
 
@@ -50,7 +50,7 @@ class PlotFigure(Figure):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
                           ) -> tuple[dict[str, Any], dict[str, Any]]:
-        return _mimebundle(self)
+        return _mimebundle(self, repr(self))
 
 
 class PlotAxes(Axes):
@@ -77,7 +77,7 @@ class PlotAxes(Axes):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
                           ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The whole figure as a sharp PNG (see :class:`PlotFigure`)."""
-        return _mimebundle(figure_of(self))
+        return _mimebundle(figure_of(self), repr(self))
 
 
 def new_axes(figsize: tuple[float, float]) -> PlotAxes:

@@ -163,14 +163,15 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     ``runs`` holds run records, scenario results (their ``scenario`` names the row; one
     without a record is skipped) or a mapping of row label to record; ``labels`` overrides
     the row labels (default: the scenario, else the run id; a repeated label gets ``#2``...).
-    Each call is a span coloured by its kind (:data:`~harness_lab.report.palette.CALL_KIND_COLORS`),
-    a thin grey line runs from start to finish, the run's outcome is a coloured badge right of
-    the axes. Markers (:data:`MARKERS`) show the client disconnect, a user cancel, the moment
+    Each call is a span coloured by its kind (``CALL_KIND_COLORS`` of the palette), a thin
+    grey line runs from start to finish, the run's outcome is a coloured badge right of the
+    axes. Markers (:data:`MARKERS`) show the client disconnect, a user cancel, the moment
     the run timed out, an exhausted budget and each discarded late result; the public SSE
     events sit under the spans (:data:`SSE_MARKERS`). A deadline within reach of the activity
-    is a red dashed line across its row; one far beyond it is an arrow at the right edge with
-    its time. Without ``ax`` the figure is sized to the rows, its height bounded (at most 16
-    inches, the labels shrinking to fit). Artists carry gids: ``<label>:<kind>`` on a row's
+    is a red dashed line across its row; one far beyond it is an arrow at the right edge, its
+    time given in the legend (the most common one) or beside the arrow (any other). Without
+    ``ax`` the figure is sized to the rows, its height bounded (at most 16 inches, the labels
+    shrinking to fit). Artists carry gids: ``<label>:<kind>`` on a row's
     spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge.
     """
     rows = _rows(runs, labels)
@@ -189,7 +190,9 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     kinds_seen: set[str] = set()
     points: dict[str, tuple[list[float], list[float]]] = {}
     sse: dict[str, tuple[list[float], list[float]]] = {}
-    far_deadline = False
+    far = [float(r.deadline_at) for r in rows.records if float(r.deadline_at) > xmax]
+    usual = max(set(far), key=far.count) if far else None  # said once, in the legend
+    near_deadline = False
     for y, (label, record) in enumerate(zip(rows.labels, rows.records, strict=True)):
         ax.plot([record.started_at, record.finished_at], [y, y], color="#777777",
                 marker="|", markersize=min(10.0, 0.9 * pitch_pt), linewidth=0.8, zorder=2.5,
@@ -209,17 +212,18 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
             ys.append(y + _SSE_OFFSET)
         deadline = float(record.deadline_at)
         if deadline <= xmax:
+            near_deadline = True
             ax.plot([deadline, deadline], [y - 0.45, y + 0.45], color=EVENT_COLORS["deadline"],
                     linestyle="--", linewidth=1.2, gid=f"deadline:{label}", zorder=2.2)
         else:
-            far_deadline = True
             ax.plot([1.0], [y], marker=">", color=EVENT_COLORS["deadline"], transform=edge,
                     clip_on=False, markersize=min(7.0, 0.6 * pitch_pt), linestyle="none",
                     gid=f"deadline:{label}")
-            ax.annotate(f"{deadline:g} s", (1.0, y), xycoords=edge, xytext=(0.5 * font, 0),
-                        textcoords="offset points", ha="left", va="center",
-                        fontsize=font * 0.9, color=EVENT_COLORS["deadline"],
-                        annotation_clip=False, gid=f"deadline-text:{label}")
+            if deadline != usual:
+                ax.annotate(f"{deadline:g} s", (1.0, y), xycoords=edge,
+                            xytext=(0.5 * font, 0), textcoords="offset points", ha="left",
+                            va="center", fontsize=font * 0.9, color=EVENT_COLORS["deadline"],
+                            annotation_clip=False, gid=f"deadline-text:{label}")
         outcome = outcome_label(record.release_outcome, record.fallback_type, record.run_state)
         color = outcome_color(outcome)
         ax.annotate(outcome, (1.0, y), xycoords=edge, xytext=(4.4 * font, 0),
@@ -242,11 +246,14 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                                       zorder=3, label=f"SSE {kind}"))
     handles.append(Line2D([], [], color="#777777", marker="|", linewidth=0.8,
                           label="run start to finish"))
-    handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], linestyle="--",
-                          label="deadline"))
-    if far_deadline:
+    if near_deadline:
+        handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], linestyle="--",
+                              label="deadline"))
+    if usual is not None:
+        others = " unless written" if len(set(far)) > 1 else ""
         handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], marker=">",
-                              linestyle="none", label="deadline past the axis (time beside)"))
+                              linestyle="none",
+                              label=f"deadline past the axis: {usual:g} s{others}"))
     ax.set_yticks(range(n), rows.labels, fontsize=font)
     ax.set_ylim(max(n, 1) - 0.5, -0.5)
     if n == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -292,10 +293,23 @@ def test_a_far_deadline_is_an_arrow_at_the_edge_not_a_squashed_axis() -> None:
     assert ax.get_xlim()[1] < 0.5 * result.record.deadline_at
     arrow = by_gid(ax, "deadline:")[f"deadline:{result.scenario}"]
     assert arrow.get_marker() == ">"
-    text = by_gid(ax, "deadline-text:")[f"deadline-text:{result.scenario}"]
-    assert isinstance(text, Annotation)
-    assert text.get_text() == f"{result.record.deadline_at:g} s"
-    assert "deadline past the axis (time beside)" in legend_texts(ax)
+    assert f"deadline past the axis: {result.record.deadline_at:g} s" in legend_texts(ax)
+    assert "deadline" not in legend_texts(ax), "no deadline line is drawn"
+    assert by_gid(ax, "deadline-text:") == {}, "the one far deadline is said in the legend"
+
+
+def test_an_unusual_far_deadline_is_written_beside_its_arrow() -> None:
+    [usual] = run_paths([SCENARIOS / "outcomes" / "client-disconnect.yaml"])
+    assert usual.record is not None
+    late = {"a": usual.record, "b": usual.record,
+            "c": replace(usual.record, deadline_at=usual.record.deadline_at + 30)}
+    ax = run_timeline(late)
+    texts = by_gid(ax, "deadline-text:")
+    assert list(texts) == ["deadline-text:c"]
+    assert isinstance(texts["deadline-text:c"], Annotation)
+    assert texts["deadline-text:c"].get_text() == f"{usual.record.deadline_at + 30:g} s"
+    assert (f"deadline past the axis: {usual.record.deadline_at:g} s unless written"
+            in legend_texts(ax))
 
 
 def test_the_timeline_marks_disconnects_timeouts_and_discarded_results() -> None:
