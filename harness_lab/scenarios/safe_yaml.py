@@ -220,6 +220,8 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
 
     def _check_int(self, node: yaml.ScalarNode) -> None:
         digits = node.value.replace("_", "").lstrip("+-")
+        if len(digits) <= 18 and digits.isdigit():
+            return  # below 10**18, decimal or octal: within range without converting
         value = (yaml.constructor.SafeConstructor.construct_yaml_int(self, node)
                  if len(digits) <= 64 else None)
         if value is not None and INT_MIN <= value <= INT_MAX:
