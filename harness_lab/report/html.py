@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,11 +124,28 @@ def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResu
                       context: ReportContext | None = None, plots: bool = False) -> Path:
     """Write :func:`html_report` to ``path`` (UTF-8) and return the path.
 
-    The page is built completely before the file is opened, so a failure while building
-    leaves an existing file as it was; an OSError while writing propagates.
+    The page is built completely, written to a temporary file beside ``path`` and then
+    renamed over it, so a failure while building or writing (an OSError, which propagates)
+    leaves an existing file as it was and no partial page behind.
     """
     text = html_report(items, labels=labels, cases=cases, title=title, context=context,
                        plots=plots)
     target = Path(path)
-    target.write_text(text, encoding="utf-8")
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                         dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return target
+
+
+def _umask() -> int:
+    """The process's file creation mask (read by setting it, then restoring it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import types
@@ -138,3 +139,19 @@ def test_with_tqdm_the_progress_bar_is_tqdm_auto(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
     assert progress_bar(range(2), total=2, desc="runs") == ["wrapped"]
     assert calls == [(range(2), 2, "runs")]
+
+
+def test_writing_over_an_existing_report_replaces_it_whole_with_ordinary_permissions(
+        tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.write_text("old", encoding="utf-8")
+    write_html_report(target, four_runs()[1], labels=LABELS, context=WHEN)
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary left
+    assert target.stat().st_mode & 0o777 == 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
