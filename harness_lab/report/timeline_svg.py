@@ -3,8 +3,9 @@
 Drawn from the record alone, in microseconds, so a report of hundreds of runs can show every
 run's timeline without rendering an image per run. Between two consecutive trace events a
 span is drawn on the lane of the later event's phase, the one that closes the wait (a model
-call ends in AGENT_MODEL_STEP); tool calls are drawn from their canonical invocations, so
-calls that overlap stay apart. Markers show a client disconnect, a user cancel, a budget
+call ends in AGENT_MODEL_STEP); an event that takes no virtual time is a thin tick on its
+lane; tool calls are drawn from their canonical invocations, so calls that overlap stay
+apart. Markers show a client disconnect, a user cancel, a budget
 exhaustion and every discarded late result; the deadline is a dashed line, or an arrow at
 the right edge when it lies far beyond the activity. Colours come from
 :mod:`harness_lab.report.palette`; every mark has a ``<title>`` for a hover tooltip.
@@ -89,12 +90,13 @@ def _phase_spans(trace: Sequence[TraceEvent], skip_tools: bool
     spans = []
     for before, after in zip(trace, trace[1:], strict=False):
         phase = after.phase.value
-        if after.t <= before.t or phase == TracePhase.RUN.value:
+        if phase == TracePhase.RUN.value:
             continue
         if skip_tools and phase == TracePhase.TOOL.value:
             continue
         title = f"{after.type.value} {after.status.value}  {detail_text(after.detail)}"
-        spans.append((phase, float(before.t), float(after.t), title))
+        start = float(before.t) if after.t > before.t else float(after.t)  # or an instant
+        spans.append((phase, start, float(after.t), title))
     return spans
 
 
