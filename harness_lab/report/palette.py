@@ -5,7 +5,9 @@ outcome through this module, so a FALLBACK:SEMANTIC_UNSUPPORTED is the same purp
 everywhere. Colours are hex strings (``"#rrggbb"``) usable from matplotlib and CSS alike.
 
 The outcome colours are Paul Tol's colour-blind-safe "muted" scheme (nine hues and a pale
-grey, chosen to stay apart under the common colour-vision deficiencies) plus a dark grey;
+grey, chosen to stay apart under the common colour-vision deficiencies) plus a near black;
+every two of them differ by more than 15 CIELAB units in normal vision and in simulated
+protanopia, deuteranopia and tritanopia (a mid grey would match the wine of FAILED);
 call kinds use the Okabe-Ito palette; verdicts Tol's "vibrant" red, orange and green with a
 pale background each for table rows. Names are kept stable: entries are only ever added.
 """
@@ -63,7 +65,7 @@ OUTCOME_COLORS: Final[dict[str, str]] = {
     _FAILED: "#882255",  # wine
     f"{_FAILED}:{RunState.TIMED_OUT.value}": "#CC6677",  # rose
     f"{_FAILED}:{RunState.BUDGET_EXHAUSTED.value}": "#332288",  # indigo
-    ReleaseOutcome.CANCELLED.value: "#555555",  # dark grey
+    ReleaseOutcome.CANCELLED.value: "#222222",  # near black
 }
 """Each outcome label's colour, in the lifecycle order of :data:`OUTCOME_LABELS`."""
 

@@ -228,7 +228,7 @@ def category_colors(categories: Sequence[Any]) -> dict[str, str]:
         if key == "FALLBACK" and "FALLBACK:MISSING_REQUIRED_CONTEXT" not in map(str, categories):
             known = "#DDCC77"  # the palette's pale grey would read as an empty cell
         if key == "CRASH":
-            known = "#000000"
+            known = MISSING_COLOR  # no outcome at all
         out[key] = known or next(spare)
     return out
 

@@ -57,24 +57,47 @@ def test_an_outcome_colour_is_found_from_its_parts_or_its_label() -> None:
     assert outcome_color(None) == MISSING_COLOR
 
 
-def _rgb(color: str) -> tuple[float, float, float]:
-    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
-    return float(r), float(g), float(b)
+# Machado, Oliveira & Fernandes (2009): full-severity dichromacy on linear RGB.
+CVD_MATRICES: dict[str, tuple[tuple[float, float, float], ...]] = {
+    "normal": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216),
+                   (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413),
+                     (-0.011820, 0.042940, 0.968881)),
+    "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602),
+                   (0.004733, 0.691367, 0.303900)),
+}
 
 
-def _deuteranope(color: str) -> tuple[float, float, float]:
-    """Brettel/Vienot-style simulation of deuteranopia on sRGB values (a rough linear map)."""
-    r, g, b = _rgb(color)
-    return (0.625 * r + 0.375 * g, 0.7 * r + 0.3 * g, 0.3 * g + 0.7 * b)
+def _linear(color: str) -> list[float]:
+    channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
 
 
-@pytest.mark.parametrize("view", [_rgb, _deuteranope], ids=["normal", "deuteranopia"])
-def test_outcome_colours_stay_apart_in_normal_and_red_green_blind_vision(view: object) -> None:
+def _lab(color: str, vision: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of ``color`` as seen with ``vision``."""
+    rgb = [min(max(sum(m * c for m, c in zip(row, _linear(color), strict=True)), 0.0), 1.0)
+           for row in CVD_MATRICES[vision]]
+    xyz = [sum(m * c for m, c in zip(row, rgb, strict=True)) for row in (
+        (0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))]
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+         for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)]
+    return (116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2]))
+
+
+@pytest.mark.parametrize("vision", list(CVD_MATRICES))
+def test_outcome_colours_stay_apart_in_normal_and_colour_blind_vision(vision: str) -> None:
     colors = list(OUTCOME_COLORS.values())
     assert len(set(colors)) == len(colors)
-    points = [view(c) for c in colors]  # type: ignore[operator]
+    points = [_lab(c, vision) for c in colors]
     closest = min(math.dist(a, b) for i, a in enumerate(points) for b in points[i + 1:])
-    assert closest > 20
+    assert closest > 15
+
+
+def test_the_colour_vision_simulation_tells_apart_what_it_must() -> None:
+    # red and green merge for a deuteranope, not for normal vision: the check can fail
+    assert math.dist(_lab("#CC6677", "normal"), _lab("#999933", "normal")) > 30
+    assert math.dist(_lab("#882255", "deuteranopia"), _lab("#555555", "deuteranopia")) < 5
 
 
 def test_every_call_kind_and_phase_has_a_distinct_colour() -> None:

@@ -94,7 +94,7 @@ def test_outcome_bars_draw_a_horizontal_bar_per_group_and_a_stack_per_observed_o
 
 def test_outcome_bars_colour_each_outcome_with_the_palette() -> None:
     ax = outcome_bars(four_frame())
-    assert bar_colors(ax) == ["#117733", "#DDCC77", "#CC6677", "#555555"]
+    assert bar_colors(ax) == ["#117733", "#DDCC77", "#CC6677", "#222222"]
 
 
 def test_outcome_bars_stack_counts_per_group_and_write_them_on_the_bars() -> None:
@@ -253,7 +253,7 @@ def test_the_timeline_has_one_row_per_run_labelled_with_its_outcome() -> None:
         "outcome:run-000002": "FALLBACK:MISSING_REQUIRED_CONTEXT",
         "outcome:run-000003": "FAILED:TIMED_OUT", "outcome:run-000004": "CANCELLED"}
     colors = [to_hex(a.get_bbox_patch().get_facecolor()).upper() for a in badges.values()]
-    assert colors == ["#117733", "#DDCC77", "#CC6677", "#555555"]
+    assert colors == ["#117733", "#DDCC77", "#CC6677", "#222222"]
 
 
 def test_timeline_rows_are_named_after_their_scenarios() -> None:
@@ -422,7 +422,7 @@ def test_the_heatmap_names_its_categories_in_a_legend_not_a_colour_bar() -> None
     legend = ax.get_legend()
     assert legend is not None
     colors = [to_hex(h.get_facecolor()).upper() for h in legend.legend_handles]
-    assert colors == ["#117733", "#DDCC77", "#555555"]
+    assert colors == ["#117733", "#DDCC77", "#222222"]
 
 
 def test_a_large_heatmap_writes_codes_in_its_cells_and_explains_them_in_the_legend() -> None:
