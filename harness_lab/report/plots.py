@@ -91,7 +91,7 @@ def _keyed(df: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
         if source is None:
             raise KeyError("grouping by directory needs a 'directory', 'file' or 'path' column")
         df = df.assign(directory=_directories(df[source].tolist()))
-    if by in ("tag", "tags"):
+    if by in ("tag", "tags") and {"tag", "tags"} & set(df.columns):
         column = "tags" if "tags" in df.columns else "tag"
         values = df[column].map(lambda v: list(v) if isinstance(v, (list, tuple)) and v
                                 else (None if isinstance(v, (list, tuple)) else v))

@@ -159,6 +159,7 @@ def test_scenario_results_group_by_directory_tag_and_case() -> None:
     by_case = outcome_bars(results, by="case")
     assert [t.get_text() for t in by_case.get_yticklabels()] == [
         "client_disconnect", "semantic_unsupported", "(none)"]
+    assert outcome_bars(results, by="tag").get_ylabel() == "tag"
     by_tag = outcome_bars(results, by="tags")
     tags = {t for r in results for t in r.tags}
     assert {t.get_text() for t in by_tag.get_yticklabels()} == tags
@@ -177,6 +178,8 @@ def test_many_scenarios_are_grouped_by_directory_by_default() -> None:
 def test_grouping_by_a_missing_column_names_the_columns_there_are() -> None:
     with pytest.raises(KeyError, match="no column 'nope'.*release_outcome"):
         outcome_bars(four_frame(), by="nope")
+    with pytest.raises(KeyError, match="no column 'tag'"):
+        outcome_bars(four_frame(), by="tag")
 
 
 @pytest.mark.filterwarnings("error")
