@@ -249,7 +249,8 @@ def _filters(rows: Sequence[_Row]) -> str:
     ]
     return ('<div class="filters" id="filters">'
             '<input id="search" type="search" placeholder="search names, descriptions, '
-            'tags, problems…" aria-label="search">' + "".join(selects)
+            'tags, problems… ( / )" aria-label="search" title="every word must occur; '
+            '/ focuses, Escape clears">' + "".join(selects)
             + '<button type="button" id="reset">clear</button>'
             '<button type="button" id="expand">open all shown</button>'
             '<span id="shown" aria-live="polite"></span></div>')

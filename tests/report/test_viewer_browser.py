@@ -58,6 +58,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, report: Path) -> Any:
+    browser.get("about:blank")  # a fresh load, whatever address the last test left
     browser.get(report.as_uri())
     browser.get_log("browser")  # start each test with an empty console
     return browser
@@ -162,3 +163,26 @@ def test_the_page_fits_a_1400_pixel_window_with_every_drill_down_open(page: Any)
     right = page.execute_script(
         "return document.getElementById('runs').getBoundingClientRect().right")
     assert right <= inner
+
+
+def test_the_filters_live_in_the_address_so_a_view_can_be_sent(page: Any, report: Path) -> None:
+    Select(page.find_element(By.CSS_SELECTOR, 'select[data-filter="verdict"]')).select_by_value(
+        "FAILED")
+    assert page.current_url.endswith("#verdict=FAILED")
+    page.get("about:blank")
+    page.get(report.as_uri() + "#verdict=FAILED&q=five%20tool")
+    assert shown_names(page) == {"wrong-counts-fails"}
+    assert page.find_element(By.ID, "search").get_attribute("value") == "five tool"
+    assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_slash_focuses_the_search_and_escape_clears_it(page: Any) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    page.find_element(By.TAG_NAME, "body").send_keys("/")
+    search = page.switch_to.active_element
+    assert search.get_attribute("id") == "search"
+    search.send_keys("variants")
+    assert len(shown_names(page)) == 2
+    search.send_keys(Keys.ESCAPE)
+    assert len(shown_names(page)) == len(VERDICTS)

@@ -53,6 +53,43 @@
     Array.prototype.forEach.call(document.querySelectorAll("button.total"), function (b) {
       b.classList.toggle("active", b.getAttribute("data-verdict") === verdict);
     });
+    saveState();
+  }
+
+  // The filters and the search live in the address (#verdict=FAILED&q=deadline), so a view
+  // can be bookmarked or sent; an unknown value in the address is ignored.
+  function saveState() {
+    var parts = selects.filter(function (s) { return s.value !== ""; }).map(function (s) {
+      return encodeURIComponent(s.getAttribute("data-filter")) + "=" +
+        encodeURIComponent(s.value);
+    });
+    if (search.value) { parts.push("q=" + encodeURIComponent(search.value)); }
+    var hash = parts.length ? "#" + parts.join("&") : "";
+    if (hash !== window.location.hash) {
+      try {
+        history.replaceState(null, "", hash || window.location.pathname);
+      } catch (error) {
+        // some browsers refuse to rewrite a file:// address; the view still works
+      }
+    }
+  }
+
+  function loadState() {
+    var hash = window.location.hash.replace(/^#/, "");
+    if (hash.indexOf("=") < 0) { return; }
+    hash.split("&").forEach(function (pair) {
+      var at = pair.indexOf("=");
+      if (at < 0) { return; }
+      var name = decodeURIComponent(pair.slice(0, at));
+      var value = decodeURIComponent(pair.slice(at + 1).replace(/\+/g, " "));
+      if (name === "q") { search.value = value; return; }
+      selects.forEach(function (s) {
+        if (s.getAttribute("data-filter") === name &&
+            Array.prototype.some.call(s.options, function (o) { return o.value === value; })) {
+          s.value = value;
+        }
+      });
+    });
   }
 
   function setFilter(name, value) {
@@ -155,6 +192,17 @@
     });
   }
   window.addEventListener("resize", stickHeader);
+  document.addEventListener("keydown", function (event) {
+    var typing = /^(INPUT|SELECT|TEXTAREA)$/.test(document.activeElement.tagName);
+    if (event.key === "/" && !typing) {
+      event.preventDefault();
+      search.focus();
+    } else if (event.key === "Escape" && document.activeElement === search) {
+      search.value = "";
+      apply();
+    }
+  });
   stickHeader();
+  loadState();
   apply();
 }());
