@@ -248,8 +248,8 @@ def _filters(rows: Sequence[_Row]) -> str:
                  _ordered(fallbacks, [f.value for f in FallbackType]), fallbacks),
     ]
     return ('<div class="filters" id="filters">'
-            '<input id="search" type="search" placeholder="search names, descriptions, '
-            'tags, problems… ( / )" aria-label="search" title="every word must occur; '
+            '<input id="search" type="search" placeholder="search (press /): names, tags, '
+            'problems…" aria-label="search" title="rows holding every word you type; '
             '/ focuses, Escape clears">' + "".join(selects)
             + '<button type="button" id="reset">clear</button>'
             '<button type="button" id="expand">open all shown</button>'
