@@ -13,32 +13,21 @@ import pytest
 from harness_lab.recorded import cassette
 from harness_lab.recorded.cassette_file import (
     MAX_CASSETTE_BYTES,
-    MAX_NESTING,
     CassetteError,
     check_cassette,
     read_cassette,
     write_atomically,
 )
 from harness_lab.scenarios import run_paths
+from tests.recorded.hostile import (
+    CASSETTES,
+    GOOD,
+    without_response_of_interaction_1,
+    write,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "https://api.provider.test/v1/chat/completions"
-
-# One interaction is nine lines; in GOOD interaction 0 spans lines 2-10, interaction 1
-# lines 11-19 (its status on line 19).
-INTERACTION = """\
-- request:
-    body: '{{"a": {n}}}'
-    headers: {{content-type: [application/json]}}
-    method: POST
-    uri: https://api.provider.test/v1/chat/completions
-  response:
-    body: {{string: '{{"n": {n}}}'}}
-    headers: {{content-type: [application/json]}}
-    status: {{code: 200, message: OK}}
-"""
-GOOD = "interactions:\n" + INTERACTION.format(n=0) + INTERACTION.format(n=1) + "version: 1\n"
-
 
 def post(body: dict[str, int]) -> httpx.Response:
     """POST ``body`` through a transport that fails if it is ever reached."""
@@ -51,15 +40,6 @@ def post(body: dict[str, int]) -> httpx.Response:
                          headers={"content-type": "application/json"})
 
 
-def write(path: Path, text: str | bytes) -> Path:
-    """Write ``text`` (bytes as they are) to ``path``."""
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
 def test_the_hand_written_cassette_replays(tmp_path: Path) -> None:
     path = write(tmp_path / "good.yaml", GOOD)
     with cassette(path, allow_unplayed=False) as report:
@@ -69,52 +49,8 @@ def test_the_hand_written_cassette_replays(tmp_path: Path) -> None:
     assert check_cassette(path) == 2
 
 
-def _without_response_of_interaction_1(text: str) -> str:
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[:15] + lines[19:])  # drop lines 16-19: interaction 1's response
-
-
-TAMPERED: list[tuple[str, Callable[[Path], Path], str, int | None, int | None]] = [
-    ("non-UTF-8 byte", lambda p: write(p, GOOD.encode().replace(b"POST", b"PO\xffT", 1)),
-     "byte 0xff at column 15 is not UTF-8", 5, None),
-    ("empty file", lambda p: write(p, ""), "is empty", 1, None),
-    ("blank file", lambda p: write(p, "\n  \n"), "is empty", 1, None),
-    ("broken YAML", lambda p: write(p, "interactions: [\n  {request: 1\n"),
-     "is not valid YAML", 3, None),
-    ("no interactions", lambda p: write(p, "version: 1\n"), "has no `interactions` list", 1,
-     None),
-    ("a list document", lambda p: write(p, "- 1\n- 2\n"), "must be a mapping", 1, None),
-    ("interactions an int", lambda p: write(p, "interactions: 5\nversion: 1\n"),
-     "interactions: must be a list, not int", 1, None),
-    ("interaction an int", lambda p: write(p, "interactions:\n- 5\n"),
-     "interaction 0: must be a mapping, not int", 2, 0),
-    ("missing response", lambda p: write(p, _without_response_of_interaction_1(GOOD)),
-     "interaction 1: `response` is missing", 11, 1),
-    ("missing request", lambda p: write(p, "interactions:\n- response: {}\n"),
-     "interaction 0: `request` is missing", 2, 0),
-    ("status code a string", lambda p: write(p, GOOD.replace("code: 200", "code: abc")),
-     "interaction 0: response.status.code: must be an HTTP status", 10, 0),
-    ("headers an int", lambda p: write(p, GOOD.replace(
-        "headers: {content-type: [application/json]}\n    method", "headers: 7\n    method")),
-     "interaction 0: request.headers: must be a mapping, not int", 4, 0),
-    ("a header value a mapping", lambda p: write(p, "interactions:\n" + INTERACTION.format(n=0)
-                                                  + INTERACTION.format(n=1).replace(
-        "[application/json]}\n    method", "{a: b}}\n    method")),
-     "interaction 1: request.headers.content-type: must be a string or a list", 13, 1),
-    ("body a list", lambda p: write(p, GOOD.replace("body: {string: '{\"n\": 1}'}",
-                                                     "body: [1, 2]")),
-     "interaction 1: response.body: must be a mapping, not list", 17, 1),
-    ("unknown request key", lambda p: write(p, GOOD.replace("    method: POST\n",
-                                                             "    method: POST\n    x: 1\n",
-                                                             1)),
-     "interaction 0: request.x: unknown request key", 6, 0),
-    ("nested too deep", lambda p: write(p, "interactions: " + "[" * 500 + "]" * 500 + "\n"),
-     f"nests deeper than {MAX_NESTING} levels", 1, None),
-]
-
-
-@pytest.mark.parametrize(("kind", "make", "message", "line", "interaction"), TAMPERED,
-                         ids=[case[0] for case in TAMPERED])
+@pytest.mark.parametrize(("kind", "make", "message", "line", "interaction"), CASSETTES,
+                         ids=[case[0] for case in CASSETTES])
 def test_a_tampered_cassette_is_one_error_naming_file_line_and_interaction(
         tmp_path: Path, kind: str, make: Callable[[Path], Path], message: str,
         line: int | None, interaction: int | None) -> None:
@@ -168,7 +104,7 @@ def test_record_mode_all_replaces_a_broken_cassette_without_reading_it(tmp_path:
 
 def test_a_run_on_a_tampered_cassette_is_one_error_row_naming_the_cassette(
         tmp_path: Path) -> None:
-    broken = write(tmp_path / "broken.yaml", _without_response_of_interaction_1(GOOD))
+    broken = write(tmp_path / "broken.yaml", without_response_of_interaction_1(GOOD))
     source = (ROOT / "scenarios" / "recorded" / "diagnosis-success.yaml").read_text(
         encoding="utf-8")
     scenario = tmp_path / "scenarios" / "s.yaml"

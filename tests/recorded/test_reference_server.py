@@ -20,10 +20,9 @@ from harness_lab.recorded import (
     tool_call_completion,
 )
 from harness_lab.recorded.reference_server import ToolRoute
+from tests.recorded.hostile import CHAT, GOOD_BODY, HELLO, HTTP_REQUESTS, with_length
 
 AUTH = {"Authorization": "Bearer reference-key"}
-HELLO = [{"role": "user", "content": "hello"}]
-CHAT = {"model": "m", "messages": HELLO}
 
 
 def test_it_plays_the_script_in_order_with_usage_and_tool_calls() -> None:
@@ -97,12 +96,6 @@ def test_the_port_is_only_known_while_running() -> None:
 
 # -- hostile requests over a real socket ---------------------------------------------------------
 
-HEAD = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        b"Authorization: Bearer reference-key\r\n")
-JSON_HEAD = HEAD + b"Content-Type: application/json\r\n"
-GOOD_BODY = json.dumps(CHAT).encode()
-
-
 def exchange(server: ReferenceServer, data: bytes) -> tuple[int, dict[str, Any] | None]:
     """Send raw bytes, half-close, read the whole answer: (status, JSON error body or None)."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
@@ -119,38 +112,8 @@ def exchange(server: ReferenceServer, data: bytes) -> tuple[int, dict[str, Any] 
         return status, None
 
 
-def with_length(length: bytes, body: bytes, head: bytes = JSON_HEAD) -> bytes:
-    """A request with the given raw Content-Length value and body."""
-    return head + b"Content-Length: " + length + b"\r\n\r\n" + body
-
-
-HOSTILE: list[tuple[str, bytes, int, str]] = [
-    ("Content-Length abc", with_length(b"abc", GOOD_BODY), 400, "is not a byte count"),
-    ("Content-Length -1", with_length(b"-1", GOOD_BODY), 400, "is not a byte count"),
-    ("Content-Length longer than the body", with_length(b"5000", GOOD_BODY), 400,
-     "the body ended after"),
-    ("no Content-Length", JSON_HEAD + b"\r\n" + GOOD_BODY, 411, "Content-Length is required"),
-    ("chunked", JSON_HEAD + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 411,
-     "chunked"),
-    ("a body over the limit", with_length(b"99999999999", b"{}"), 413, "over the limit"),
-    ("a header value over the limit", JSON_HEAD + b"X-Big: " + b"a" * 9000 + b"\r\n"
-     + b"Content-Length: 2\r\n\r\n{}", 431, "'x-big'"),
-    ("text/plain", with_length(str(len(GOOD_BODY)).encode(), GOOD_BODY,
-                               HEAD + b"Content-Type: text/plain\r\n"), 415, "text/plain"),
-    ("bad JSON", with_length(b"4", b"[1,]"), 400, "not JSON"),
-    ("a JSON list", with_length(b"2", b"[]"), 400, "must be a JSON object, not list"),
-    ("an empty object", with_length(b"2", b"{}"), 400, "`model` is required"),
-    ("no messages", with_length(b"13", b'{"model":"m"}'), 400, "`messages` is required"),
-    ("a message without a role", with_length(b"29", b'{"model":"m","messages":[{}]}'), 400,
-     "messages[0]"),
-    ("not UTF-8", with_length(b"3", b'"\xff"'), 400, "not JSON"),
-    ("PUT", b"PUT /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer reference-key\r\n"
-            b"Content-Length: 0\r\n\r\n", 405, "use POST"),
-]
-
-
-@pytest.mark.parametrize(("kind", "data", "status", "reason"), HOSTILE,
-                         ids=[case[0] for case in HOSTILE])
+@pytest.mark.parametrize(("kind", "data", "status", "reason"), HTTP_REQUESTS,
+                         ids=[case[0] for case in HTTP_REQUESTS])
 def test_a_malformed_request_is_refused_with_a_reason_and_consumes_no_reply(
         kind: str, data: bytes, status: int, reason: str) -> None:
     with ReferenceServer([json_completion({"first": True})]) as server:
