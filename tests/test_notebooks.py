@@ -19,7 +19,7 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 IMAGES = {
     "lifecycle_tour": 1,  # the completed and the disconnected run's timeline
-    "outcome_distributions": 2,  # the TIMED_OUT share by deadline, the load curve
+    "outcome_distributions": 3,  # TIMED_OUT share and outcomes by deadline, the load curve
     "scenario_regression": 2,  # outcomes by directory, the failing run's timeline
 }
 """Image outputs each notebook must show: one per plotting cell."""

@@ -87,6 +87,7 @@ def main() -> int:
     sweep_file = scenarios / "sweeps" / "deadline-sweep.yaml"
     result = Sweep.from_file(str(sweep_file), samples=200, seed=7, workers=1).run()
     save(result.plot_share("config.deadline_s", "TIMED_OUT", "run_state"), "sweep_share")
+    save(outcome_bars(result.frame, by="config.deadline_s", normalize=True), "outcome_bars_sweep")
     data = yaml.safe_load(sweep_file.read_text(encoding="utf-8"))
     points = [run_load(data, rate, capacity={"model": 2, "tool": 2}, duration_s=120, seed=1,
                        overrides={"config.deadline_s": 20}) for rate in (0.1, 0.3, 0.6, 1.0)]

@@ -21,7 +21,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from harness_lab.report.figures import PlotAxes, figure_png, new_axes
+from harness_lab.report.figures import PlotAxes, axis_label, figure_png, new_axes
 from harness_lab.report.frames import AXIS_DTYPES
 from harness_lab.report.palette import (
     EVENT_COLORS,
@@ -184,7 +184,7 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
     else:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("share of runs" if normalize else "runs")
-    ax.set_ylabel(by)
+    ax.set_ylabel(axis_label(by))
     ax.grid(axis="x", color="#EEEEEE")
     ax.set_axisbelow(True)
     note = "; a run counts under each of its tags" if column in ("tag", "tags") else ""
