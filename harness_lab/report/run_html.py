@@ -11,6 +11,7 @@ with virtual times, the canonical tool invocations and rejections, the stored
 from __future__ import annotations
 
 import html
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "outcome_badge",
            "record_sections", "result_outcome", "result_problems", "result_sections",
-           "scenario_name_html", "table", "verdict_badge"]
+           "scenario_name_html", "table", "terminal_command", "verdict_badge"]
 
 CRASHED = "crashed"
 """The outcome shown for a run whose host died before it released anything."""
@@ -258,6 +259,18 @@ def _turns_html(turns: Sequence[RunRecord]) -> str:
                     count=len(turns))
 
 
+def terminal_command(result: ScenarioResult) -> str | None:
+    """The command that shows this result's run in a terminal (``harness-lab show``), or
+    that checks its file when it did not load; None without a file."""
+    if result.path is None:
+        return None
+    if result.record is None and not result.crashed:
+        return shlex.join(["harness-lab", "validate", result.path])
+    _, params = variant_parts(result.scenario)
+    variant = result.scenario[result.scenario.index("["):] if params else ""
+    return shlex.join(["harness-lab", "show", result.path + variant])
+
+
 def scenario_name_html(name: str) -> str:
     """A scenario's name with a matrix variant's parameters as readable chips."""
     base, params = variant_parts(name)
@@ -270,6 +283,9 @@ def result_sections(result: ScenarioResult, *, open_events: bool = True) -> str:
     for a crashed run, the SSE events and trace sent before the crash and the stored row)."""
     facts = [("file", cell(result.path)), ("case", cell(result.case)),
              ("tags", cell(", ".join(result.tags) or None))]
+    again = terminal_command(result)
+    if again:
+        facts.append(("in a terminal", f"<code>{html.escape(again)}</code>"))
     if result.description:
         facts.insert(0, ("description", cell(result.description)))
     parts = [kv_grid(facts, cls="hl-facts"), _problems_html(result)]

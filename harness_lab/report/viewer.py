@@ -58,7 +58,8 @@ _SEP: Final = "\u241f"  # separates the tags of a row's data-tags attribute
 
 def asset_text(name: str) -> str:
     """The text of a file of ``harness_lab/report/assets`` (a stylesheet or script)."""
-    return resources.files("harness_lab.report").joinpath("assets", name).read_text("utf-8")
+    assets = resources.files("harness_lab.report").joinpath("assets")
+    return assets.joinpath(name).read_text("utf-8")
 
 
 def git_commit(where: str | os.PathLike[str] = ".") -> str | None:

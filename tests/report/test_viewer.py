@@ -230,3 +230,9 @@ def test_an_empty_result_set_is_a_page_without_rows() -> None:
     assert page.startswith("<!DOCTYPE html>")
     assert rows_of(page) == []
     assert "0 scenario(s), 0 run(s)" in page
+
+
+def test_the_drill_down_says_how_to_see_the_run_in_a_terminal(page: str) -> None:
+    assert re.search(r"<code>harness-lab show [^<]*timeouts/notice\.yaml\[silent\]&#x27;?</code>",
+                     page)
+    assert re.search(r"<code>harness-lab validate [^<]*broken/unknown-key\.yaml</code>", page)
