@@ -142,7 +142,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     try:
         outcome = record_scenario(loaded, record_mode=args.mode, base_url=base_url,
                                   tool_url=tool_url)
-    except CassetteError as exc:
+    except (CassetteError, ValueError) as exc:
         print(f"harness-lab record: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -129,7 +129,9 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
     ``new_episodes`` replays what matches and records the rest; ``all`` (``rewrite``) records
     everything from an empty cassette. ``base_url`` and ``tool_url`` replace the file's
     endpoints. The cassette is replaced only by a sound recording (see the module doc).
-    Raise ValueError for a scenario that is not recorded or an unknown mode, and
+    Raise ValueError for a scenario that is not recorded, one with faults (a fork of a
+    recording replays it, and is never recorded) in any mode but ``none``, or an unknown
+    mode, and
     :class:`CassetteError` when the existing cassette cannot be read or written (mode
     ``all`` never reads it).
     """
@@ -143,6 +145,10 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
     if sc.recorded is None or target is None:
         raise ValueError(f"{loaded.path}: a recorded scenario needs `recorded:` and "
                          "`cassette:`")
+    if sc.faults and mode != "none":
+        raise ValueError(f"{loaded.path}: this scenario injects faults into a replay of "
+                         f"{target}; record the scenario without faults that uses the same "
+                         "cassette, then replay this one")
     if target.is_dir():
         raise CassetteError(target, "is a directory, not a cassette file")
     if target.exists() and mode != "all":
@@ -153,7 +159,10 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
         report = run.cassette_report
         return Recording(target, mode, result, report, False,
                          tuple(_problems(result, report, sc.recorded.api_key_env)))
-    staging = _staging(target, copy_existing=mode != "all")
+    try:
+        staging = _staging(target, copy_existing=mode != "all")
+    except OSError as exc:
+        raise CassetteError(target, f"cannot be written: {exc.strerror or exc}") from None
     try:
         staged = dataclasses.replace(
             loaded, scenario=sc.model_copy(update={"cassette": str(staging)}))
@@ -177,11 +186,14 @@ def recorded_result(loaded: LoadedScenario, record_mode: str) -> ScenarioResult:
     """The scenario's result under ``record_mode`` (the pytest plugin's ``--record-mode``).
 
     A refused recording (the cassette left as it was) or an unreadable cassette is the
-    result's error, so the test fails naming why.
+    result's error, so the test fails naming why. A scenario with faults (a fork of a
+    recording) is replayed whatever the mode: recording it would overwrite the shared
+    cassette with a run cut short by the fault.
     """
     sc = loaded.scenario
+    mode = "none" if sc.faults else record_mode
     try:
-        recording = record_scenario(loaded, record_mode=record_mode)
+        recording = record_scenario(loaded, record_mode=mode)
     except (CassetteError, ValueError) as exc:
         return ScenarioResult(sc.name, loaded.path, sc.description, tuple(sc.tags), sc.case,
                               error=f"{type(exc).__name__}: {exc}")

@@ -170,3 +170,32 @@ def test_the_help_names_the_default_mode_and_the_exit_codes(
     assert "(default: once)" in out
     assert "exit codes: 0 recorded" in out and "2 usage error" in out
     assert "1 recording refused" in out
+
+
+def test_a_fork_with_faults_is_not_recorded_over_the_cassette_it_shares(
+        library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = with_shipped_cassette(library)
+    text = (ROOT / "scenarios" / "recorded" / "disconnect-after-second-tool.yaml").read_text(
+        encoding="utf-8")
+    fork = library / "scenarios" / "fork.yaml"
+    fork.write_text(text.replace("../../cassettes/", "../cassettes/"), encoding="utf-8")
+    code = main(["record", "scenarios/fork.yaml", "--reference", str(REFERENCE),
+                 "--mode", "all"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == ("harness-lab record: scenarios/fork.yaml: this scenario injects faults into "
+                   "a replay of cassettes/recorded-diagnosis-success.yaml; record the scenario "
+                   "without faults that uses the same cassette, then replay this one\n")
+    assert cassette_of(library).read_bytes() == before
+
+
+def test_a_cassette_whose_directory_is_a_file_is_exit_2_before_any_request(
+        library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (library / "cassettes").rmdir()
+    (library / "cassettes").write_text("not a directory", encoding="utf-8")
+    code = main(["record", "scenarios/diagnosis-success.yaml", "--reference", str(REFERENCE)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("harness-lab record: cassette cassettes/recorded-diagnosis-success"
+                          ".yaml: cannot be written: ")
+    assert err.count("\n") == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.recorded.cli import reference_server
-from harness_lab.recorded.recording import record_scenario
+from harness_lab.recorded.recording import record_scenario, recorded_result
 from harness_lab.scenarios import load_file
 
 pytest_plugins = ["pytester"]
@@ -79,3 +79,21 @@ def test_the_plugin_records_with_record_mode_and_a_refused_recording_fails_the_i
     refused.stdout.fnmatch_lines(["*not recorded (*rec.yaml left as it was)*HTTP 401*"])
     assert cassette.read_bytes() == recorded
     run("scenarios").assert_outcomes(passed=1)  # the default, none: replayed offline
+
+
+def test_a_fork_with_faults_replays_under_any_record_mode_and_leaves_the_cassette(
+        tmp_path: Path) -> None:
+    cassette = tmp_path / "c.yaml"
+    cassette.write_bytes((ROOT / "cassettes" / "recorded-diagnosis-success.yaml").read_bytes())
+    before = cassette.read_bytes()
+    text = (ROOT / "scenarios" / "recorded" / "disconnect-after-second-tool.yaml").read_text(
+        encoding="utf-8")
+    path = tmp_path / "fork.yaml"
+    path.write_text(text.replace("../../cassettes/recorded-diagnosis-success.yaml", "c.yaml"),
+                    encoding="utf-8")
+    [loaded] = load_file(path)
+    result = recorded_result(loaded, "rewrite")
+    assert result.verdict == "ok", result.error
+    assert result.record is not None and result.record.run_state.value == "CANCELLED"
+    assert cassette.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "fork.yaml"]
