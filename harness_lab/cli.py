@@ -187,13 +187,15 @@ def _emit(text: str, out: str | None, stream: TextIO) -> int:
 
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
                      out: str | None, *, progress_enabled: bool | None = None,
-                     progress: Callable[..., Any] | None = None) -> ResultSet | int:
+                     progress: Callable[..., Any] | None = None,
+                     on_result: Callable[[ScenarioResult], None] | None = None
+                     ) -> ResultSet | int:
     """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
     with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
     an ``--out`` that cannot be written), or nothing selected.
 
     A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
-    when standard error is one).
+    when standard error is one); ``on_result`` is called with each result (the run log).
     """
     from harness_lab.scenarios.results import ResultSet
     from harness_lab.scenarios.runner import SelectionError, plan_paths
@@ -217,6 +219,8 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
     with (progress or bar)(len(plan), "scenario runs", enabled=enabled) as advance:
         for entry in plan:
             results.append(entry.run())
+            if on_result is not None:
+                on_result(results[-1])
             advance(1)
     return results
 
@@ -224,15 +228,20 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
 def _cmd_run(args: argparse.Namespace) -> int:
     import time
 
+    from harness_lab.logs.options import run_log
     from harness_lab.terminal.progress import progress, progress_wanted
 
     fmt = output_format(args.format, args.out)
+    log = run_log("run", args)
+    if isinstance(log, int):
+        return log
     start = time.perf_counter()
     results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
                                args.out, progress_enabled=progress_wanted(quiet=args.quiet),
-                               progress=progress)
+                               progress=progress, on_result=log.add if log else None)
     if isinstance(results, int):
         return results
+    logged = log.close() if log is not None else None
     elapsed = time.perf_counter() - start
     written = write_results(results, fmt, args.out)
     people = fmt == "table" and not args.out
@@ -241,6 +250,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness_lab.terminal.summary import print_summary
 
     print_summary(results, sys.stdout if people else sys.stderr, elapsed_s=elapsed)
+    if logged is not None and not args.quiet:
+        print(f"log: {logged}", file=sys.stderr)
     if args.out and not written:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     return written or (EXIT_FAILED if not results.ok else 0)
@@ -481,6 +492,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar and no summary line")
+    from harness_lab.logs.options import add_log_options
+
+    add_log_options(run)
     run.set_defaults(func=_cmd_run)
     val = sub.add_parser("validate", help="check scenario files without running them",
                          epilog=exit_codes("validate"))
@@ -517,6 +531,8 @@ _COMMAND_MODULES = {
     "explore": ("harness_lab.explore.cli",
                 "run every fault variant of a scenario and judge it against SPEC §4"),
     "init": ("harness_lab.scaffold", "create a starter scenario directory to copy from"),
+    "explain": ("harness_lab.explanation.cli",
+                "answer doc §15's troubleshooting questions for a run"),
 }
 
 
@@ -533,6 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=_command_of(words) or "")
     args = parser.parse_args(words)
+    args.argv = words  # the command line as typed, which a run log records
     try:
         code: int = args.func(args)
         sys.stdout.flush()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -48,6 +48,17 @@ def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
         responder=ScriptedResponder(), retriever=ScriptedRetriever(),
         tools=standard_tools() if tools is None else tools)
     return Harness(components, config, **harness_kw)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_logs_in_a_temporary_directory(tmp_path_factory: pytest.TempPathFactory
+                                       ) -> Iterator[None]:
+    """Commands the tests run write their run logs to a temporary directory, never into the
+    work tree (a test that wants another sets the variable itself)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("HARNESS_LAB_LOG_DIR", str(tmp_path_factory.mktemp("harness_logs")))
+    yield
+    patch.undo()
 
 
 @pytest.fixture

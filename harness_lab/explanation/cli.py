@@ -1,0 +1,128 @@
+"""``harness-lab explain RUN``: doc §15's questions answered for a run.
+
+RUN is a scenario file, ``FILE[variant]`` or a directory (run now), a run log (every run in
+it), or ``LOG#NAME`` for one scenario or run id of a log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harness_lab.explanation.answers import QUESTIONS
+
+__all__ = ["is_log_file", "register", "split_log_ref"]
+
+_EXIT = {0: "every run was explained",
+         1: "a scenario could not be loaded or run, so it has no record to explain",
+         2: "usage error: a missing path, a file that is not a log before #, or a scenario "
+            "or run id the log does not hold"}
+_HEADER = b'{"kind":"header"'
+
+
+def is_log_file(path: Path) -> bool:
+    """True when ``path`` is a file that starts like a run log."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_HEADER)) == _HEADER
+    except OSError:
+        return False
+
+
+def split_log_ref(text: str) -> tuple[Path, str | None] | None:
+    """``(log, ref)`` for ``LOG#ref`` or ``(log, None)`` for a log file; None for anything
+    else (a scenario path)."""
+    if "#" in text:
+        head, _, ref = text.rpartition("#")
+        if Path(head).is_file():
+            return Path(head), ref
+    path = Path(text)
+    if path.is_file() and is_log_file(path):
+        return path, None
+    return None
+
+
+def _targets(run: str) -> Iterator[Any]:
+    """The scenario results (or log entries) that ``run`` names; raise LookupError or
+    ValueError with a message for a usage error."""
+    from harness_lab.logs.reader import LogError, read_log
+
+    logged = split_log_ref(run)
+    if logged is not None:
+        path, ref = logged
+        try:
+            log = read_log(path)
+        except LogError as exc:
+            raise ValueError(str(exc)) from None
+        for note in log.notes:
+            print(f"{path}: {note}", file=sys.stderr)
+        if ref is None:
+            yield from log.entries
+        else:
+            yield log.find(ref)
+        return
+    from harness_lab.scenarios.runner import SelectionError, Selector, plan_paths
+
+    if "#" in run and not Selector.parse(run).path.exists():
+        raise ValueError(f"{run.rpartition('#')[0]}: no such log file")
+    if not Selector.parse(run).path.exists():
+        raise ValueError(f"{run}: no such file or directory")
+    try:
+        plan = plan_paths([run])
+    except SelectionError as exc:
+        raise ValueError(str(exc)) from None
+    for entry in plan:
+        yield entry.run()
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from harness_lab.explanation import explain
+    from harness_lab.terminal.console import width_of
+
+    questions = tuple(args.question) if args.question else None
+    width = width_of(sys.stdout)
+    explained: list[Any] = []
+    status = 0
+    for run in args.run:
+        try:
+            for target in _targets(run):
+                item = explain(target, questions)
+                if not item.answers:
+                    status = 1
+                explained.append(item)
+                if args.format == "text":
+                    print(item.text(width))
+        except (ValueError, KeyError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
+            print(f"harness-lab explain: {message}", file=sys.stderr)
+            return 2
+    if args.format == "json":
+        print(json.dumps([e.to_dict() for e in explained], indent=2, ensure_ascii=False))
+    if not explained:
+        print(f"harness-lab explain: nothing selected by {', '.join(args.run)}", file=sys.stderr)
+        return 2
+    return status
+
+
+def register(sub: Any) -> None:
+    """Add ``harness-lab explain``."""
+    from harness_lab.cli import HelpFormatter
+
+    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
+    p = sub.add_parser(
+        "explain", help="answer doc §15's troubleshooting questions for a run",
+        description="Why did the user get this outcome? Why did collection stop? Why is "
+                    "there no SSE done? Each answer cites the states and trace events it "
+                    "comes from.", epilog="\n".join(lines), formatter_class=HelpFormatter)
+    p.add_argument("run", nargs="+", metavar="RUN",
+                   help="a scenario file, FILE[variant] or directory (run now), a run log "
+                        "(every run in it), or LOG#NAME for one scenario or run id of a log")
+    p.add_argument("--question", action="append", choices=list(QUESTIONS),
+                   help="only this question (repeatable; default: all)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text for people, json for tools")
+    p.set_defaults(func=_cmd_explain)

@@ -1,0 +1,104 @@
+"""The log options of the commands that run scenarios (``--log-dir``, ``--no-log``) and the
+hook they call with each result. Light to import: the writer loads on the first result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from harness_lab.logs.writer import LogWriter
+    from harness_lab.scenarios.runner import ScenarioResult
+
+__all__ = ["DEFAULT_LOG_DIR", "LOG_DIR_ENV", "RunLog", "add_log_options", "log_dir_problem",
+           "log_directory", "run_log"]
+
+DEFAULT_LOG_DIR = "harness_logs"
+"""Where logs go unless ``--log-dir`` or :data:`LOG_DIR_ENV` says otherwise."""
+
+LOG_DIR_ENV = "HARNESS_LAB_LOG_DIR"
+"""The environment variable naming the log directory."""
+
+
+def log_directory(given: str | os.PathLike[str] | None = None) -> Path:
+    """The log directory: ``given``, else ``$HARNESS_LAB_LOG_DIR``, else ``./harness_logs``."""
+    if given is not None:
+        return Path(given)
+    return Path(os.environ.get(LOG_DIR_ENV) or DEFAULT_LOG_DIR)
+
+
+def add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--log-dir DIR`` and ``--no-log`` to a command's parser."""
+    parser.add_argument("--log-dir", metavar="DIR",
+                        help=f"write the run log (JSON Lines, see docs/logs.md) into DIR "
+                             f"(default: ${LOG_DIR_ENV}, else ./{DEFAULT_LOG_DIR}; created "
+                             "when missing)")
+    parser.add_argument("--no-log", action="store_true", help="write no run log")
+
+
+def log_dir_problem(directory: Path) -> str | None:
+    """Why a log cannot be written into ``directory`` (which may not exist yet), or None."""
+    if directory.exists() and not directory.is_dir():
+        return f"--log-dir {directory} is not a directory"
+    existing = directory
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        return f"--log-dir {directory}: {existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"--log-dir {directory}: {existing} is not writable"
+    return None
+
+
+class RunLog:
+    """The log of one command: opened on the first result, so a command that runs nothing
+    leaves no file; :meth:`close` writes the footer."""
+
+    def __init__(self, directory: Path, command: str, argv: list[str]) -> None:
+        self.directory = directory
+        self.command = command
+        self.argv = argv
+        self.writer: LogWriter | None = None
+
+    def add(self, result: ScenarioResult) -> None:
+        """Log one scenario result."""
+        if self.writer is None:
+            from harness_lab.logs.writer import LogWriter
+
+            self.writer = LogWriter.open(self.directory, self.command, self.argv)
+        self.writer.add(result)
+
+    def close(self, stream: TextIO | None = None) -> Path | None:
+        """Write the footer; say where the log is on ``stream``; its path (None: no runs)."""
+        if self.writer is None:
+            return None
+        path = self.writer.close()
+        if stream is not None:
+            print(f"log: {path}", file=stream)
+        return path
+
+
+def run_log(command: str, args: argparse.Namespace,
+            argv: list[str] | None = None) -> RunLog | int | None:
+    """The log hook of ``harness-lab COMMAND`` given its parsed ``args``: None under
+    ``--no-log``, or 2 (a usage error, printed) when the directory cannot be written.
+
+    The log's header records ``argv`` (default: ``args.argv``, the words ``main`` parsed).
+    """
+    if getattr(args, "no_log", False):
+        return None
+    directory = log_directory(getattr(args, "log_dir", None))
+    problem = log_dir_problem(directory)
+    if problem:
+        print(f"harness-lab {command}: {problem} (or give --no-log)", file=sys.stderr)
+        return 2
+    if argv is None:
+        argv = ["harness-lab", *getattr(args, "argv", sys.argv[1:])]
+    words = argv
+    return RunLog(directory, command, words)

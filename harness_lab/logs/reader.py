@@ -1,0 +1,223 @@
+"""read_log: a run log back as scenario results, RunRecords and DataFrames.
+
+Reading is line by line (memory bounded by the largest line, not the file). A malformed
+line raises :class:`LogError` naming the file and line; a log without its footer (a killed
+run) is read with a note, its torn last line, if any, dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_lab.logs.codec import result_from_data
+from harness_lab.logs.schema import FORMAT_VERSION
+from harness_lab.record import RunRecord
+from harness_lab.scenarios.runner import ScenarioResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness_lab.scenarios.results import ResultSet
+
+__all__ = ["Log", "LogEntry", "LogError", "MAX_LINE_BYTES", "read_log"]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line a log may have (a run with a very long trace is some hundred KiB)."""
+
+
+class LogError(ValueError):
+    """A file is not a readable run log; the message names the file and line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One run of a log: the scenario result and what the log adds about it."""
+
+    seq: int
+    result: ScenarioResult
+    variant: str | None
+    sha256: str | None
+    wall_s: float
+    virtual_s: float | None
+    line: int
+
+    @property
+    def scenario(self) -> str:
+        """The scenario (variant) name."""
+        return self.result.scenario
+
+    @property
+    def record(self) -> RunRecord | None:
+        """The run's record (None when the scenario errored before or crashed during it)."""
+        return self.result.record
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """A run log read back: header, entries in order, footer (None when it was interrupted)
+    and notes about what reading found."""
+
+    path: Path
+    header: Mapping[str, Any]
+    entries: tuple[LogEntry, ...]
+    footer: Mapping[str, Any] | None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def complete(self) -> bool:
+        """True when the log has its footer."""
+        return self.footer is not None
+
+    @property
+    def results(self) -> ResultSet:
+        """The scenario results, as ``harness-lab run`` had them."""
+        from harness_lab.scenarios.results import ResultSet
+
+        return ResultSet(e.result for e in self.entries)
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """The run records (of the scenarios that have one), in order."""
+        return [e.result.record for e in self.entries if e.result.record is not None]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per run record, labelled by scenario (as ``ResultSet.frame()``)."""
+        return self.results.frame()
+
+    def find(self, ref: str) -> LogEntry:
+        """The entry whose scenario name or run id is ``ref`` (a run id of an earlier turn
+        finds its scenario's entry); raise KeyError naming close matches."""
+        for e in self.entries:
+            if e.scenario == ref:
+                return e
+        for e in self.entries:
+            ids = [t.run_id for t in e.result.turns]
+            if e.record is not None:
+                ids.append(e.record.run_id)
+            if ref in ids:
+                return e
+        import difflib
+
+        names = [e.scenario for e in self.entries]
+        close = difflib.get_close_matches(ref, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"{self.path}: no scenario or run id {ref!r} in the log "
+                       f"({len(names)} run(s)){hint}")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, ends with a newline) of each line, bounded in length."""
+    with open(path, encoding="utf-8", errors="strict") as f:
+        number = 0
+        while True:
+            text = f.readline(MAX_LINE_BYTES + 1)
+            if not text:
+                return
+            number += 1
+            if len(text) > MAX_LINE_BYTES:
+                raise LogError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} "
+                               "characters; not a run log")
+            yield number, text, text.endswith("\n")
+
+
+def read_log(path: str | os.PathLike[str]) -> Log:
+    """Read a run log written by ``harness-lab run`` (or the pytest plugin, or a sweep).
+
+    Raise :class:`LogError` naming the file and line for anything that is not a run log of
+    a format version this toolkit reads; a missing footer is a note, not an error.
+    """
+    where = Path(path)
+    if where.is_dir():
+        raise LogError(f"{where}: is a directory; give a log file (*.jsonl)")
+    header: dict[str, Any] | None = None
+    footer: dict[str, Any] | None = None
+    entries: list[LogEntry] = []
+    notes: list[str] = []
+    try:
+        for number, line, torn in _parsed(where):
+            if torn:
+                notes.append(f"line {number} was cut short (the writer was killed); dropped")
+                break
+            if header is None:
+                header = _header(where, number, line)
+            elif footer is not None:
+                raise LogError(f"{where}:{number}: a line after the footer")
+            elif line["kind"] == "run":
+                entries.append(_entry(where, number, line))
+            elif line["kind"] == "footer":
+                footer = line
+            else:
+                raise LogError(f"{where}:{number}: unknown line kind {line['kind']!r} "
+                               "(expected 'run' or 'footer')")
+    except UnicodeDecodeError as exc:
+        raise LogError(f"{where}: not UTF-8 text ({exc.reason}); not a run log") from None
+    except OSError as exc:
+        raise LogError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    if header is None:
+        raise LogError(f"{where}: empty; not a run log")
+    if footer is None:
+        notes.append(f"no footer: the run was interrupted after {len(entries)} run(s); "
+                     "what it logged is read")
+    elif footer.get("runs") != len(entries):
+        notes.append(f"the footer counts {footer.get('runs')} run(s), the log holds "
+                     f"{len(entries)}")
+    return Log(where, header, tuple(entries), footer, tuple(notes))
+
+
+def _parsed(path: Path) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """(line number, parsed object, torn) of each non-blank line, looking one line ahead:
+    a last line without its newline that is not JSON is torn (the writer was killed)."""
+    pending: tuple[int, str, bool] | None = None
+    for item in _lines(path):
+        if not item[1].strip():
+            continue
+        if pending is not None:
+            yield _parse(path, *pending, last=False)
+        pending = item
+    if pending is not None:
+        yield _parse(path, *pending, last=True)
+
+
+def _parse(path: Path, number: int, text: str, whole: bool, *, last: bool
+           ) -> tuple[int, dict[str, Any], bool]:
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if last and not whole:
+            return number, {}, True
+        raise LogError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})"
+                       ) from None
+    if not isinstance(line, dict) or "kind" not in line:
+        raise LogError(f"{path}:{number}: not a log line (an object with a 'kind')")
+    return number, line, False
+
+
+def _header(path: Path, number: int, line: dict[str, Any]) -> dict[str, Any]:
+    if line.get("kind") != "header":
+        raise LogError(f"{path}:{number}: the first line is not a log header "
+                       f"(kind {line.get('kind')!r}); not a run log")
+    version = line.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise LogError(f"{path}:{number}: format_version: expected an integer, got "
+                       f"{version!r}")
+    if version > FORMAT_VERSION:
+        raise LogError(f"{path}:{number}: format_version {version} is newer than this "
+                       f"toolkit reads ({FORMAT_VERSION}); upgrade harness-lab")
+    return line
+
+
+def _entry(path: Path, number: int, line: dict[str, Any]) -> LogEntry:
+    try:
+        result = result_from_data(line)
+        return LogEntry(line["seq"], result, line["variant"], line["sha256"],
+                        line["wall_s"], line["virtual_s"], number)
+    except KeyError as exc:
+        raise LogError(f"{path}:{number}: a run line without the field {exc.args[0]!r}"
+                       ) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise LogError(f"{path}:{number}: scenario {line.get('scenario')!r}: {exc}") from None

@@ -1,0 +1,136 @@
+"""LogWriter: appends one JSON line per scenario run to a run log, then a footer of totals.
+
+The header is written when the log is opened, each run as soon as it is judged (one
+``write`` and a flush per line), the footer on :meth:`LogWriter.close`. A process killed
+midway leaves a log without a footer, which :func:`harness_lab.read_log` still reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import secrets
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from harness_lab.logs.codec import result_to_data
+from harness_lab.logs.options import log_directory
+from harness_lab.logs.schema import FORMAT_VERSION
+from harness_lab.scenarios.runner import ScenarioResult
+
+__all__ = ["LogWriter", "sha256_of"]
+
+def sha256_of(path: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of a file's bytes (hex), or None when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 16), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _commit(where: Path) -> str | None:
+    from harness_lab.report.viewer import git_commit
+
+    return git_commit(where)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class LogWriter:
+    """One run log being written. Use :meth:`open`, :meth:`add` each result, :meth:`close`."""
+
+    def __init__(self, path: Path, stream: IO[str], command: list[str]) -> None:
+        self.path = path
+        self._stream = stream
+        self._hashes: dict[str, str | None] = {}
+        self._verdicts: Counter[str] = Counter()
+        self._virtual = 0.0
+        self._runs = 0
+        self._began = self._last = time.perf_counter()
+        self._write({"kind": "header", "format_version": FORMAT_VERSION,
+                     "toolkit_version": _version(), "command": command,
+                     "cwd": os.getcwd(), "git_commit": _commit(Path.cwd()),
+                     "python": platform.python_version(), "platform": sys.platform,
+                     "started_at": _now()})
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str] | None, command: str,
+             argv: list[str] | None = None) -> LogWriter:
+        """Create a new log file in ``directory`` (see :func:`log_directory`), named by the
+        wall-clock time and ``command`` (``2026-12-04T05-01-02_run_3fa2c1.jsonl``).
+
+        The directory is created when missing; raise OSError when it cannot be (a file of
+        that name, no permission), before any scenario runs.
+        """
+        folder = log_directory(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
+        path = folder / f"{stamp}_{command}_{secrets.token_hex(3)}.jsonl"
+        stream = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed by close())
+        words = ["harness-lab", command] if argv is None else list(argv)
+        return cls(path, stream, words)
+
+    def _write(self, line: dict[str, Any]) -> None:
+        self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._stream.flush()
+
+    def _sha256(self, file: str | None) -> str | None:
+        if file is None:
+            return None
+        if file not in self._hashes:
+            self._hashes[file] = sha256_of(file)
+        return self._hashes[file]
+
+    def add(self, result: ScenarioResult) -> None:
+        """Append one scenario result; its wall time is the time since the previous one
+        (or since the log was opened)."""
+        now = time.perf_counter()
+        wall, self._last = now - self._last, now
+        r = result.record
+        virtual = None if r is None else r.finished_at - r.started_at
+        self._write({"kind": "run", "seq": self._runs, **result_to_data(result),
+                     "sha256": self._sha256(result.path), "wall_s": wall,
+                     "virtual_s": virtual})
+        self._runs += 1
+        self._verdicts[result.verdict] += 1
+        self._virtual += virtual or 0.0
+
+    def close(self) -> Path:
+        """Write the footer and close the file; return its path."""
+        if not self._stream.closed:
+            self._write({"kind": "footer", "finished_at": _now(), "runs": self._runs,
+                         "verdicts": dict(self._verdicts),
+                         "ok": not (self._verdicts["FAILED"] or self._verdicts["ERROR"]),
+                         "wall_s": time.perf_counter() - self._began,
+                         "virtual_s": self._virtual})
+            self._stream.close()
+        return self.path
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if kind is None:
+            self.close()
+        else:  # interrupted: the log stays without a footer, as a killed process leaves it
+            self._stream.close()
+
+
+def _version() -> str:
+    from harness_lab import __version__
+
+    return __version__

@@ -1,0 +1,60 @@
+"""``harness-lab explain``: a log entry, a scenario file, typos and wrong paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+
+OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run log of the outcome-table scenarios, written by ``harness-lab run``."""
+    where = tmp_path_factory.mktemp("logs")
+    assert main(["run", str(OUTCOMES), "-q", "--format", "csv", "--log-dir", str(where)]) == 0
+    (path,) = where.glob("*.jsonl")
+    return path
+
+
+def test_a_log_entry_is_explained_by_scenario_name(log: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", f"{log}#client-disconnect", "--question", "sse_done"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("== client-disconnect / run run-000001\nWhy is there no SSE done?\n")
+    assert "DISCONNECTED" in out and "Why did the user get" not in out
+
+
+def test_a_run_id_of_a_log_finds_its_scenario(log: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["explain", f"{log}#run-000001", "--question", "outcome"]) == 0
+    assert capsys.readouterr().out.startswith("== budget-no-progress / run run-000001")
+
+
+def test_a_misspelt_scenario_is_a_usage_error_with_a_suggestion(
+        log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", f"{log}#client-disconect"]) == 2
+    assert "did you mean client-disconnect?" in capsys.readouterr().err
+
+
+def test_a_scenario_file_is_run_and_explained_as_json(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    assert main(["explain", str(OUTCOMES / "semantic-unsupported.yaml"), "--format", "json",
+                 "--question", "outcome"]) == 0
+    (item,) = json.loads(capsys.readouterr().out)
+    assert item["scenario"] == "semantic-unsupported"
+    assert [a["key"] for a in item["answers"]] == ["outcome"]
+    assert "SEMANTIC_UNSUPPORTED" in item["answers"][0]["answer"]
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", str(tmp_path / "nope.yaml")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    assert main(["explain", f"{tmp_path / 'nope.jsonl'}#x"]) == 2
+    assert "no such log file" in capsys.readouterr().err

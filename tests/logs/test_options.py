@@ -1,0 +1,72 @@
+"""``harness-lab run`` writes a run log by default; --log-dir, the environment, --no-log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.logs import read_log
+from harness_lab.logs.options import LOG_DIR_ENV, log_dir_problem
+
+OUTCOMES = str(Path(__file__).resolve().parents[2] / "scenarios" / "outcomes")
+
+
+def test_run_writes_one_log_into_harness_logs_by_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(LOG_DIR_ENV, raising=False)
+    assert main(["run", OUTCOMES, "--format", "csv"]) == 0
+    logs = list((tmp_path / "harness_logs").glob("*_run_*.jsonl"))
+    assert len(logs) == 1
+    assert f"log: harness_logs/{logs[0].name}" in capsys.readouterr().err
+    log = read_log(logs[0])
+    assert log.complete and len(log.entries) == 13
+    assert log.header["command"] == ["harness-lab", "run", OUTCOMES, "--format", "csv"]
+    assert log.footer is not None and log.footer["verdicts"] == {"ok": 13}
+
+
+def test_log_dir_and_the_environment_choose_the_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(LOG_DIR_ENV, str(tmp_path / "from-env"))
+    assert main(["run", f"{OUTCOMES}/missing-context.yaml", "-q", "--format", "csv"]) == 0
+    assert main(["run", f"{OUTCOMES}/missing-context.yaml", "-q", "--format", "csv",
+                 "--log-dir", "given/nested"]) == 0
+    assert len(list((tmp_path / "from-env").glob("*.jsonl"))) == 1
+    assert len(list((tmp_path / "given" / "nested").glob("*.jsonl"))) == 1
+
+
+def test_no_log_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(LOG_DIR_ENV, raising=False)
+    assert main(["run", f"{OUTCOMES}/missing-context.yaml", "-q", "--format", "csv",
+                 "--no-log"]) == 0
+    assert not (tmp_path / "harness_logs").exists()
+
+
+def test_a_log_dir_that_is_a_file_is_a_usage_error_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    assert main(["run", OUTCOMES, "--log-dir", "taken/logs"]) == 2
+    err = capsys.readouterr().err
+    assert "harness-lab run: --log-dir taken/logs: taken is not a directory" in err
+    assert "scenario run(s)" not in err
+
+
+def test_a_selection_that_runs_nothing_leaves_no_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", OUTCOMES, "--tag", "no-such-tag", "--log-dir", "logs"]) == 5
+    assert not (tmp_path / "logs").exists()
+
+
+def test_log_dir_problem_names_a_file_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    assert log_dir_problem(tmp_path / "file") == f"--log-dir {tmp_path / 'file'} is not a " \
+                                                 "directory"
+    assert log_dir_problem(tmp_path / "new" / "deeper") is None

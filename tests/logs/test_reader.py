@@ -1,0 +1,129 @@
+"""read_log: the same results, records and DataFrames as the live run; damaged logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness_lab.logs import LogError, read_log
+from harness_lab.logs.schema import FORMAT_VERSION
+from harness_lab.report.frames import (
+    invocations_frame,
+    rejections_frame,
+    runs_frame,
+    sse_frame,
+    trace_frame,
+)
+from harness_lab.scenarios.results import ResultSet
+
+
+def test_a_log_reads_back_into_the_results_of_the_live_run(library: ResultSet,
+                                                            library_log: Path) -> None:
+    log = read_log(library_log)
+    assert log.complete and log.notes == ()
+    assert [e.scenario for e in log.entries] == [r.scenario for r in library]
+    assert [r.verdict for r in log.results] == [r.verdict for r in library]
+    assert log.records == [r.record for r in library if r.record is not None]
+
+
+@pytest.mark.parametrize("frame", [runs_frame, trace_frame, invocations_frame,
+                                   rejections_frame, sse_frame])
+def test_the_report_frames_of_read_records_equal_those_of_live_ones(
+        library: ResultSet, library_log: Path, frame: object) -> None:
+    live = [r.record for r in library if r.record is not None]
+    read = read_log(library_log).records
+    pd.testing.assert_frame_equal(frame(read), frame(live))  # type: ignore[operator]
+
+
+def test_the_labelled_run_frame_of_a_log_equals_the_result_sets(library: ResultSet,
+                                                                 library_log: Path) -> None:
+    pd.testing.assert_frame_equal(read_log(library_log).frame(), library.frame())
+
+
+def test_a_log_entry_is_found_by_scenario_name_or_run_id(library_log: Path) -> None:
+    log = read_log(library_log)
+    entry = log.find("timeout-no-content")
+    assert entry.record is not None and entry.record.run_state.value == "TIMED_OUT"
+    assert entry.sha256 is not None and len(entry.sha256) == 64
+    with pytest.raises(KeyError, match="did you mean timeout-no-content"):
+        log.find("timeout-no-contnet")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def test_a_log_without_its_footer_is_read_with_a_note(library_log: Path, tmp_path: Path
+                                                      ) -> None:
+    killed = tmp_path / "killed.jsonl"
+    killed.write_text("".join(_lines(library_log)[:6]), encoding="utf-8")
+    log = read_log(killed)
+    assert not log.complete
+    assert len(log.entries) == 5
+    assert log.notes == ("no footer: the run was interrupted after 5 run(s); what it logged "
+                         "is read",)
+
+
+def test_a_last_line_cut_short_by_a_kill_is_dropped_with_a_note(library_log: Path,
+                                                                tmp_path: Path) -> None:
+    lines = _lines(library_log)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("".join(lines[:4]) + lines[4][:100], encoding="utf-8")
+    log = read_log(torn)
+    assert len(log.entries) == 3
+    assert log.notes[0] == "line 5 was cut short (the writer was killed); dropped"
+
+
+def test_a_malformed_line_in_the_middle_names_the_file_and_line(library_log: Path,
+                                                                 tmp_path: Path) -> None:
+    lines = _lines(library_log)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines[:3]) + "{not json\n" + "".join(lines[3:]), encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:4: not JSON"):
+        read_log(bad)
+
+
+def test_a_run_line_with_a_value_outside_its_enum_names_line_and_scenario(
+        library_log: Path, tmp_path: Path) -> None:
+    lines = _lines(library_log)
+    run = json.loads(lines[1])
+    run["record"]["run_state"] = "EXPLODED"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + json.dumps(run) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:2: scenario '{run['scenario']}': "
+                                       r"'EXPLODED' is not a valid RunState"):
+        read_log(bad)
+
+
+def test_a_log_of_a_newer_format_is_refused_with_the_versions(library_log: Path,
+                                                              tmp_path: Path) -> None:
+    header = json.loads(_lines(library_log)[0])
+    header["format_version"] = FORMAT_VERSION + 1
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=f"format_version {FORMAT_VERSION + 1} is newer"):
+        read_log(newer)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "empty; not a run log"),
+    ('{"kind": "run"}\n', "the first line is not a log header"),
+    ("[1, 2]\n", "not a log line"),
+    ("\xff\xfe", "not UTF-8 text"),
+])
+def test_a_file_that_is_not_a_log_is_refused_by_name(tmp_path: Path, text: str,
+                                                      message: str) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(LogError, match=message):
+        read_log(path)
+
+
+def test_a_directory_or_missing_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LogError, match="is a directory"):
+        read_log(tmp_path)
+    with pytest.raises(LogError, match="cannot read: No such file"):
+        read_log(tmp_path / "missing.jsonl")
