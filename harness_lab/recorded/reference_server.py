@@ -34,9 +34,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "LISTEN_BACKLOG",
+    "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
+    "READ_TIMEOUT_S",
     "RawResponse",
     "ReceivedRequest",
     "ReferenceServer",
+    "RequestLog",
     "ScriptedCompletion",
     "ScriptedToolCall",
     "ToolRoute",
@@ -450,8 +455,12 @@ def _handler(server: ReferenceServer) -> type[BaseHTTPRequestHandler]:
                                           refused.status, refused.message), gzip_ok=False)
                 self._drain()
                 return
-            status, payload, content_type = server.answer(
-                ReceivedRequest(self.command, path, headers, body))
+            try:
+                status, payload, content_type = server.answer(
+                    ReceivedRequest(self.command, path, headers, body))
+            except Exception as exc:  # noqa: BLE001 - a failing tool route answers 500, never hangs
+                status, payload, content_type = _error(
+                    500, f"reference server: {type(exc).__name__}: {exc}", "server_error")
             self._send(status, payload, content_type,
                        gzip_ok="gzip" in headers.get("accept-encoding", ""))
 

@@ -172,3 +172,13 @@ def test_the_request_log_keeps_only_the_last_requests_and_bytes() -> None:
                    headers={**AUTH, "Content-Type": "application/json"})
         assert [r.body for r in server.requests] == [pad]
     assert (server.received, server.rejected) == (6, 0)
+
+
+def test_a_tool_route_that_raises_is_answered_500_naming_the_error() -> None:
+    def broken(scope: Any) -> dict[str, Any]:
+        raise KeyError("service")
+
+    with ReferenceServer([], tools={"/broken": broken}) as server:
+        response = httpx.post(server.root_url + "/broken", json={}, headers=AUTH)
+    assert response.status_code == 500
+    assert response.json()["error"]["message"] == "reference server: KeyError: 'service'"
