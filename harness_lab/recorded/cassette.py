@@ -235,7 +235,7 @@ class UnplayedInteractionsWarning(UserWarning):
 
 
 _REASONS = {
-    "cassette_not_found": "the cassette does not exist (record it first)",
+    "cassette_not_found": "the cassette does not exist",
     "already_played": "its matching interaction was already played back",
     "no_match": "no recorded interaction matches it",
     "nothing_similar": "nothing recorded resembles it",
@@ -252,8 +252,12 @@ def _miss_message(miss: CassetteMiss) -> str:
                      f"{r.closest_method} {r.closest_url}")
         if r.divergence is not None:
             lines.append(f"first difference at {r.divergence.describe()}")
-    lines.append("if the change is intended, record again with record_mode='new_episodes' "
-                 "(add it) or 'all' (re-record the cassette)")
+    if miss.reason == "cassette_not_found":
+        lines.append("record it first: `harness-lab record SCENARIO` for a scenario, "
+                     "record_mode='once' for cassette()")
+    else:
+        lines.append("if the change is intended, record again with record_mode="
+                     "'new_episodes' (add it) or 'all' (re-record the cassette)")
     return "\n".join(lines)
 
 

@@ -80,6 +80,8 @@ def test_a_missing_cassette_is_a_miss_in_record_mode_none(tmp_path: Path) -> Non
                 post(serve(), {"a": 1})
     assert isinstance(caught.value, HarnessError)
     assert caught.value.reason == "cassette_not_found"
+    assert str(caught.value).endswith("record it first: `harness-lab record SCENARIO` for a "
+                                      "scenario, record_mode='once' for cassette()")
     assert caught.value.report.closest is None
     assert report.path == tmp_path / "absent.yaml"
     assert not report.path.exists()
