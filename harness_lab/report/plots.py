@@ -263,8 +263,8 @@ def outcome_heatmap(df: pd.DataFrame, rows: str = "fault", cols: str = "point",
         data = df.assign(**{value: df[value].astype(AXIS_DTYPES[value])})
     row_keys, col_keys = _order(data[rows]), _order(data[cols])
     if ax is None:
-        ax = new_axes((min(max(8.0, 0.3 * len(col_keys) + 5.5), 20.0),
-                       min(max(4.5, 0.25 * len(row_keys) + 2.5), 16.0)))
+        ax = new_axes((min(max(8.0, 0.22 * len(col_keys) + 5.0), 16.0),
+                       min(max(4.5, 0.22 * len(row_keys) + 2.6), 14.0)))
     numeric = pd.api.types.is_numeric_dtype(data[value]) and not isinstance(
         data[value].dtype, pd.CategoricalDtype)
     grid = np.full((len(row_keys), len(col_keys)), np.nan)
@@ -312,8 +312,9 @@ def outcome_heatmap(df: pd.DataFrame, rows: str = "fault", cols: str = "point",
         shown_text = codes.get(text, text) if small and not numeric else text
         ax.text(j, i, shown_text, ha="center", va="center", color=ink,
                 fontsize=7.0 if small else "small")
-    ax.set_xticks(range(len(col_keys)), [str(k) for k in col_keys], rotation=35, ha="right",
-                  rotation_mode="anchor", fontsize="small")
+    ax.set_xticks(range(len(col_keys)), [str(k) for k in col_keys], ha="right",
+                  rotation=60 if len(col_keys) > 16 else 35, rotation_mode="anchor",
+                  fontsize="small")
     ax.set_yticks(range(len(row_keys)), [str(k) for k in row_keys], fontsize="small")
     ax.set_xticks(np.arange(len(col_keys) + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(len(row_keys) + 1) - 0.5, minor=True)
