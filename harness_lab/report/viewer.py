@@ -139,6 +139,12 @@ def _rows(results: Sequence[ScenarioResult]) -> list[_Row]:
     return [rows[i] for i in order]
 
 
+def _outcome_key(label: str) -> str:
+    """A sort key that orders outcomes as the lifecycle does (SUCCESS first), then others."""
+    order = (*OUTCOME_LABELS, CRASHED)
+    return f"{order.index(label):02d}" if label in order else f"99 {label}"
+
+
 def _outcome_badge(label: str) -> str:
     if not label:
         return ""
@@ -181,7 +187,7 @@ def _main_row(row: _Row) -> str:
         "data-run-state": row.run_state, "data-release": row.release,
         "data-fallback": row.fallback, "data-search": search.lower(),
         "data-k-verdict": str(_VERDICT_RANK[r.verdict]), "data-k-name": r.scenario.lower(),
-        "data-k-outcome": row.outcome, "data-k-case": r.case or "",
+        "data-k-outcome": _outcome_key(row.outcome), "data-k-case": r.case or "",
         "data-k-time": f"{rec.duration_s:.6f}" if rec is not None else "-1",
         "data-k-calls": str(rec.usage.model_calls + rec.tool_calls) if rec else "-1",
         "data-k-problems": str(len(problems)),
