@@ -43,7 +43,8 @@ exit codes:
   1    one did not, or a scenario errored or could not be loaded
   2    usage error: a missing path, or an --out that is a directory or lies in a
        directory that does not exist (checked before anything runs);
-       under validate, a malformed file
+       under validate, a malformed file; a missing optional package (the message
+       names the extra to install)
   5    no scenario selected: no scenario file under the paths (files inside a
        cassettes/ directory are never scenarios), or none carries the --tag
   141  standard output was closed early (e.g. piped into head); the rest is dropped
@@ -556,7 +557,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _drop_stdout()
         return EXIT_BROKEN_PIPE
+    except ModuleNotFoundError as exc:
+        extra = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"harness-lab {args.command}: this needs the optional package {exc.name!r}; "
+              f"install it with: pip install 'harness_lab[{extra}]'", file=sys.stderr)
+        return EXIT_USAGE
     return code
+
+
+OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "nbclient": "notebook",
+                    "nbformat": "notebook", "ipykernel": "notebook", "jupyterlab": "notebook",
+                    "tqdm": "notebook", "hypothesis": "test"}
+"""The optional packages a command may need, and the extra of ``pyproject.toml`` that
+installs each: a command missing one ends in one line naming the extra (exit 2)."""
 
 
 def _drop_stdout() -> None:

@@ -458,4 +458,24 @@ def test_a_command_lists_only_its_own_exit_codes(command: str, absent: list[str]
 def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["explore", "--help"])
-    assert "(default: 1)" in " ".join(capsys.readouterr().out.split())
+    assert "(default: table)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_missing_optional_package_is_one_line_naming_the_extra(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    canonical = ROOT / "benchmarks" / "canonical.yaml"
+    assert main(["sweep", str(canonical), "--samples", "4", "--scheduler",
+                 "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("harness-lab sweep: this needs the optional package 'distributed'; "
+                   "install it with: pip install 'harness_lab[dask]'\n")
+
+
+def test_explore_lines_fit_a_hundred_columns() -> None:
+    proc = _cli("explore", "--fault", "crash,deadline",
+                "scenarios/outcomes/conclusion-guards-pass.yaml", env={"COLUMNS": "100"})
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) == 36
+    assert max(map(len, lines)) <= 100
+    assert " conclusion…@before router#1/crash crash " in proc.stdout

@@ -25,14 +25,20 @@ TABLE_COLUMNS = ("flag", "variant", "expected", "run_state", "release_outcome",
 
 def register(sub: Any) -> None:
     """Add the ``explore`` subcommand to ``sub``."""
+    from harness_lab.cli import exit_codes
+
     p = sub.add_parser(
         "explore", help="run every fault variant of a scenario and judge it against SPEC §4",
         description="Inject every applicable fault at every boundary, SSE event and time gap "
-                    "of a base scenario; flag variants that contradict SPEC §4 or break an "
-                    "invariant.")
-    p.add_argument("scenario", help="the base scenario file")
+                    "of each base scenario; flag variants that contradict SPEC §4 or break an "
+                    "invariant. Given directories, every explorable file under them is "
+                    "explored on every core; the others are listed with the reason.",
+        epilog=exit_codes("explore"))
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="scenario files, FILE[variant] or directories")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
-                   help="output format of the rows")
+                   help="output format of the rows (a table of several bases lists only "
+                        "flagged and inconclusive variants; the others list every variant)")
     p.add_argument("--out", help="write the rows to this file")
     p.add_argument("--heatmap", metavar="PNG", help="write the fault x point heatmap here")
     p.add_argument("--write-failures", metavar="DIR",
@@ -41,7 +47,10 @@ def register(sub: Any) -> None:
                    help="only these fault kinds, comma-separated or repeated (--fault "
                         "deadline,crash or --fault deadline --fault crash; default: every "
                         f"kind: {', '.join(FAULT_KINDS)})")
-    p.add_argument("--workers", type=int, default=1, help="processes to run variants on")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes to run variants on (default: every core, or this "
+                        "process alone below 400 variants)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_explore)
 
 
@@ -57,28 +66,57 @@ def _fault_kinds(text: str) -> list[str]:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from harness_lab.cli import format_rows
-    from harness_lab.explore.boundaries import ExplorationError
-    from harness_lab.explore.explorer import explore
-    from harness_lab.scenarios.loader import ScenarioError
+    from harness_lab.cli import EXIT_USAGE, format_rows, usage_problem
+    from harness_lab.explore.library import plan_library, run_library
+    from harness_lab.scenarios.discovery import SelectionError, Selector, scenario_files
+    from harness_lab.terminal.progress import progress, progress_wanted
 
-    if not Path(args.scenario).is_file():
-        print(f"harness-lab explore: no such file: {args.scenario}", file=sys.stderr)
-        return 2
+    problem = usage_problem("explore", args.paths, args.out)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    show = progress_wanted(quiet=args.quiet)
     try:
-        result = explore(args.scenario, faults=args.fault, workers=args.workers)
-    except (ScenarioError, ExplorationError) as exc:
+        files = len(scenario_files([Selector.parse(p).path for p in args.paths]))
+        with progress(files, "recording bases", enabled=show) as advance:
+            plan = plan_library(args.paths, faults=args.fault, advance=advance)
+    except SelectionError as exc:
         print(f"harness-lab explore: {exc}", file=sys.stderr)
-        return 2
-    rows = []
-    for row in result.frame.to_dict("records"):
-        row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
-        rows.append({k: (None if _missing(v) else v) for k, v in row.items()})
-    text = format_rows(rows, TABLE_COLUMNS, args.format)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        return EXIT_USAGE
+    for left in plan.unexplored:
+        _note(left)
+    if not plan.bases:
+        print(f"harness-lab explore: nothing under {', '.join(args.paths)} can be explored",
+              file=sys.stderr)
+        return EXIT_USAGE
+    with progress(plan.variant_count, "variants", enabled=show) as advance:
+        library = run_library(plan, workers=args.workers, advance=advance)
+    result = library.result
+    findings = result.findings
+    several = len(result.bases) > 1
+    if args.format == "table" and several and not args.out:
+        findings = [f for f in findings if f.flagged or f.inconclusive]
+    rows = [_row(f.row()) for f in findings]
+    if args.format == "table" and not args.out:
+        if rows:
+            from harness_lab.terminal.tables import Column, print_table
+
+            for row in rows:  # the terminal's short forms: the case names its row
+                row["contradicts_spec"] = "yes" if row["contradicts_spec"] else "-"
+                row["expected"] = row.get("case") or row["expected"]
+            print_table(rows, [Column(c, _HEADERS.get(c, c), name=c == "variant",
+                                      style=_style(c)) for c in TABLE_COLUMNS])
     else:
-        sys.stdout.write(text)
+        text = format_rows(rows, TABLE_COLUMNS, args.format)
+        if args.out:
+            try:
+                Path(args.out).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                print(f"harness-lab explore: cannot write --out {args.out}: "
+                      f"{exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
+        else:
+            sys.stdout.write(text)
     if args.heatmap:
         from harness_lab.report.plots import figure_png
 
@@ -87,8 +125,40 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         written = result.to_scenarios(args.write_failures)
         print(f"wrote {len(written)} flagged variant(s) to {args.write_failures}",
               file=sys.stderr)
-    print(result.summary(), file=sys.stderr)
+    print(library.summary() if several or plan.unexplored else result.summary(),
+          file=sys.stderr)
     return 1 if result.flagged else 0
+
+
+_HEADERS = {"flag": "", "run_state": "run", "release_outcome": "release",
+            "fallback_type": "fallback", "db_status": "db", "contradicts_spec": "spec",
+            "violations": "broken"}
+"""Short headers of the terminal table, so the variant names get the width."""
+
+
+def _style(column: str) -> Any:
+    """The colour function of a state column (none for the others)."""
+    from harness_lab.terminal import styles
+
+    return {"run_state": styles.state_style, "db_status": styles.state_style,
+            "release_outcome": styles.outcome_style,
+            "fallback_type": styles.fallback_style}.get(column)
+
+
+
+def _note(left: Any) -> None:
+    """One line on standard error for a file or scenario that could not be explored."""
+    from harness_lab.terminal.console import width_of
+
+    what = left.path if left.scenario is None else f"{left.path} [{left.scenario}]"
+    line = f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}"
+    width = width_of(sys.stderr)
+    print(line if len(line) <= width else line[:width - 1] + "…", file=sys.stderr)
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
+    return {k: (None if _missing(v) else v) for k, v in row.items()}
 
 
 def _missing(value: Any) -> bool:

@@ -15,10 +15,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-from matplotlib.axes import Axes
+from typing import TYPE_CHECKING, Any
 
 from harness_lab.explore.boundaries import BaseRun, record_base
 from harness_lab.explore.oracle import (
@@ -32,15 +29,18 @@ from harness_lab.explore.oracle import (
     row_expectation,
 )
 from harness_lab.explore.variants import Variant, enumerate_variants
+from harness_lab.explore.worker import run_chunk, run_variant
 from harness_lab.outcome_table import OUTCOME_BY_CASE
 from harness_lab.report.palette import outcome_label
-from harness_lab.report.plots import outcome_heatmap
 from harness_lab.scenarios.loader import LoadedScenario, load_file
-from harness_lab.scenarios.runner import ScenarioRun
 from harness_lab.scenarios.spec import Scenario
-from harness_lab.store.memory import MemoryRunStore
 
-__all__ = ["FRAME_COLUMNS", "ExplorationResult", "Finding", "explore", "run_variant"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = ["FRAME_COLUMNS", "ExplorationResult", "Finding", "explore", "judged",
+           "run_variant"]
 
 FRAME_COLUMNS = ("variant", "point", "fault", "case", "expected", "run_state", "release_outcome",
                  "fallback_type", "db_status", "contradicts_spec", "violations", "error",
@@ -122,6 +122,8 @@ class ExplorationResult:
     def frame(self) -> pd.DataFrame:
         """One row per variant (:data:`FRAME_COLUMNS`); point and fault in lifecycle order."""
         if self._frame is None:
+            import pandas as pd
+
             df = pd.DataFrame([f.row() for f in self.findings], columns=list(FRAME_COLUMNS))
             for col in ("point", "fault"):
                 df[col] = pd.Categorical(df[col], categories=list(dict.fromkeys(df[col])))
@@ -156,6 +158,10 @@ class ExplorationResult:
         as ``release_outcome``, ``run_state`` or ``case``. Categories get the palette's
         colours and a legend; without ``ax`` the figure is sized to the grid.
         """
+        import pandas as pd
+
+        from harness_lab.report.plots import outcome_heatmap
+
         df = self.frame
         if value == "flagged":
             df = df.assign(flagged=df["flagged"].astype(int))
@@ -189,32 +195,15 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
 
 
-def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
-    """Run one variant scenario dict on an in-memory store and observe it.
-
-    The variant's own fault is the last of its faults: it must fire (it points at a point
-    the base run passed). The base scenario's own faults may legitimately never fire when
-    the variant's fault ends the run before them.
-    """
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValueError as exc:
-        return Observed(None, None, None, None, error=f"invalid variant: {exc}")
-    run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore())
-    result = run.run()
-    own = len(scenario.faults) - 1  # the variant's fault is the last one
-    unfired = [m for i, m in run.plan.unfired() if i == own] if run.plan else []
-    return Observed.of(result, unfired)
-
-
 def _run_all(variants: Sequence[Variant], path: str, workers: int) -> list[Observed]:
     """Run every variant; ``path`` is the base file (relative cassette paths resolve there)."""
     if workers <= 1 or len(variants) < 2:
         return [run_variant(v.data, path) for v in variants]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        chunk = max(1, len(variants) // (workers * 4))
-        return list(pool.map(run_variant, [v.data for v in variants],
-                             [path] * len(variants), chunksize=chunk))
+        size = max(1, len(variants) // (workers * 4))
+        chunks = [[(v.data, path) for v in variants[i:i + size]]
+                  for i in range(0, len(variants), size)]
+        return [o for observed in pool.map(run_chunk, chunks) for o in observed]
 
 
 def _loaded(source: Source) -> list[LoadedScenario]:
@@ -241,11 +230,19 @@ def explore(source: Source, *, faults: Collection[str] | None = None,
         base = record_base(loaded)
         bases.append(base)
         variants = enumerate_variants(base, faults)
-        prescriptions = [prescribe(v.fault, base) for v in variants]
-        observed = _run_all(variants, base.path, workers)
-        policy = base.scenario.config.policy.timeout_progress_fallback
-        for v, p, o in zip(variants, prescriptions, observed, strict=True):
-            verdict = None if o.error else judge(p, o, timeout_progress_fallback=policy)
-            findings.append(Finding(v, p, o, verdict, policy))
+        findings += judged(base, variants, _run_all(variants, base.path, workers))
     return ExplorationResult(findings, bases, time.perf_counter() - start, workers)
+
+
+def judged(base: BaseRun, variants: Sequence[Variant], observed: Sequence[Observed]
+           ) -> list[Finding]:
+    """Each variant of ``base`` judged: what SPEC §4 prescribes (from the fault and the base
+    run only) against what was ``observed``."""
+    policy = base.scenario.config.policy.timeout_progress_fallback
+    findings = []
+    for v, o in zip(variants, observed, strict=True):
+        p = prescribe(v.fault, base)
+        verdict = None if o.error else judge(p, o, timeout_progress_fallback=policy)
+        findings.append(Finding(v, p, o, verdict, policy))
+    return findings
 

@@ -260,10 +260,12 @@ def enumerate_variants(base: BaseRun, kinds: Collection[str] | None = None) -> l
     for point, label, fault in _points(base):
         if kinds is not None and fault["kind"] not in kinds:
             continue
-        data = copy.deepcopy(base.data)
+        # A shallow copy: variants share the base's nested values, which nothing mutates
+        # (to_yaml deep-copies), and a chunk of variants pickles them once for a worker.
+        data = dict(base.data)
         name = f"{base.name}@{point}/{label}"
         data["name"] = name
-        data["faults"] = [*copy.deepcopy(base_faults), fault]
+        data["faults"] = [*base_faults, fault]
         if cassette is not None:
             data["cassette"] = cassette
         data["description"] = (f"{base.scenario.description.rstrip('.')}; explored with "

@@ -64,8 +64,9 @@ def shorten(name: str, width: int) -> str:
     """``name`` in at most ``width`` characters.
 
     A matrix variant's keys lose their dotted prefix first (``[config.deadline_s=6.5]`` reads
-    ``[deadline_s=6.5]``); then the base name is cut before its ``[...]`` part, or, when that
-    part alone is too long, the middle of the whole name gives way to ``…``.
+    ``[deadline_s=6.5]``); then the base name is cut before the part that tells variants
+    apart (a matrix variant's ``[...]``, an explored variant's ``@point/fault``), or, when
+    that part alone is too long, the middle of the whole name gives way to ``…``.
     """
     if len(name) <= width:
         return name
@@ -74,11 +75,11 @@ def shorten(name: str, width: int) -> str:
         return name
     if width <= 1:
         return ELLIPSIS[:width]
-    bracket = name.find("[")
-    if bracket > 0 and name.endswith("]"):
-        base, variant = name[:bracket], name[bracket:]
+    cut = min((i for i in (name.find("["), name.find("@")) if i > 0), default=-1)
+    if cut > 0:
+        base, variant = name[:cut], name[cut:]
         room = width - len(variant) - len(ELLIPSIS)
-        if room >= min(6, len(base)):
+        if room >= 1:
             return base[:room] + ELLIPSIS + variant
     head = (width - len(ELLIPSIS) + 1) // 2
     tail = width - len(ELLIPSIS) - head

@@ -1,0 +1,171 @@
+"""Exploring a library: every explorable scenario under some paths, on every core.
+
+:func:`plan_library` loads each file (``FILE[variant]`` selects one matrix variant), records
+each base run and enumerates its variants; a file or base that cannot be explored (malformed,
+crashing, leaving no record) is kept with the reason. :func:`run_library` then runs every
+variant of every base in one pool of worker processes (joblib's loky executor, reused across
+calls), chunk by chunk, and judges them base by base.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness_lab.explore.boundaries import BaseRun, ExplorationError, record_base
+from harness_lab.explore.explorer import ExplorationResult, Finding, judged
+from harness_lab.explore.oracle import Observed
+from harness_lab.explore.variants import Variant, enumerate_variants
+from harness_lab.explore.worker import run_chunk
+
+__all__ = ["IN_PROCESS_BELOW", "LibraryExploration", "LibraryPlan", "Unexplored",
+           "explore_library", "plan_library", "run_library"]
+
+IN_PROCESS_BELOW = 400
+"""Fewer variants than this run in the calling process: starting workers would cost more."""
+
+Advance = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Unexplored:
+    """A file, or a scenario of one, that could not be explored, and why."""
+
+    path: str
+    scenario: str | None
+    reason: str
+
+
+@dataclass
+class LibraryPlan:
+    """The recorded bases with their variants, and what could not be explored."""
+
+    bases: list[BaseRun] = field(default_factory=list)
+    variants: list[list[Variant]] = field(default_factory=list)
+    unexplored: list[Unexplored] = field(default_factory=list)
+    files: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def variant_count(self) -> int:
+        """How many variants the plan runs."""
+        return sum(map(len, self.variants))
+
+
+@dataclass
+class LibraryExploration:
+    """Every judged variant of a library (one :class:`ExplorationResult`) and what was left
+    out, with the reason."""
+
+    result: ExplorationResult
+    unexplored: list[Unexplored]
+    files: int
+
+    def summary(self) -> str:
+        """``16,739 variants of 130 bases in 112 files, 0 flagged, ... (3 not explorable)``."""
+        r = self.result
+        left = f", {len(self.unexplored)} not explorable" if self.unexplored else ""
+        return (f"{r.variant_count:,} variants of {len(r.bases)} bases in {self.files} files, "
+                f"{len(r.flagged)} flagged, {len(r.inconclusive)} inconclusive{left}, "
+                f"{r.elapsed_s:.2f} s on {r.workers} worker(s)")
+
+
+def plan_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,
+                 advance: Advance | None = None) -> LibraryPlan:
+    """Record every base under ``paths`` and enumerate its variants (``advance(1)`` after
+    each file). Raise :class:`~harness_lab.scenarios.discovery.SelectionError` for a
+    ``FILE[variant]`` its file does not have."""
+    from harness_lab.scenarios.discovery import Selector, scenario_files, select
+    from harness_lab.scenarios.loader import ScenarioError, load_file
+
+    start = time.perf_counter()
+    plan = LibraryPlan()
+    for selector in map(Selector.parse, paths):
+        for path in scenario_files([selector.path]):
+            plan.files += 1
+            try:
+                loaded = select(selector, load_file(path))
+            except ScenarioError as exc:
+                first = exc.problems[0] if exc.problems else exc
+                more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+                plan.unexplored.append(Unexplored(str(path), None, f"{first}{more}"))
+                loaded = []
+            for item in loaded:
+                try:
+                    base = record_base(item)
+                except ExplorationError as exc:
+                    plan.unexplored.append(Unexplored(str(path), item.scenario.name,
+                                                      str(exc)))
+                    continue
+                plan.bases.append(base)
+                plan.variants.append(enumerate_variants(base, faults))
+            if advance is not None:
+                advance(1)
+    plan.elapsed_s = time.perf_counter() - start
+    return plan
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def run_library(plan: LibraryPlan, *, workers: int | None = None,
+                advance: Advance | None = None) -> LibraryExploration:
+    """Run and judge every variant of ``plan`` on ``workers`` processes (default: every
+    core, or this process alone below :data:`IN_PROCESS_BELOW` variants); ``advance(n)`` after
+    every ``n`` variants. The result's ``elapsed_s`` counts the planning too."""
+    start = time.perf_counter() - plan.elapsed_s
+    jobs = [(data, base.path) for base, variants in zip(plan.bases, plan.variants, strict=True)
+            for data in (v.data for v in variants)]
+    if workers is None:
+        used = 1 if len(jobs) < IN_PROCESS_BELOW else default_workers()
+    else:
+        used = max(1, workers)
+    observed = _observe(jobs, used, advance)
+    findings: list[Finding] = []
+    at = 0
+    for base, variants in zip(plan.bases, plan.variants, strict=True):
+        findings += judged(base, variants, observed[at:at + len(variants)])
+        at += len(variants)
+    result = ExplorationResult(findings, list(plan.bases), time.perf_counter() - start, used)
+    return LibraryExploration(result, list(plan.unexplored), plan.files)
+
+
+def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
+             advance: Advance | None) -> list[Observed]:
+    """Every job's observation, in order."""
+    tick = advance or (lambda n: None)
+    if workers <= 1:
+        out = []
+        for i in range(0, len(jobs), 64):
+            chunk = jobs[i:i + 64]
+            out += run_chunk(chunk)
+            tick(len(chunk))
+        return out
+    from concurrent.futures import as_completed
+
+    from joblib.externals.loky import get_reusable_executor
+
+    size = max(8, min(200, len(jobs) // (workers * 16) or 1))
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    executor = get_reusable_executor(max_workers=workers)
+    futures = {executor.submit(run_chunk, chunk): n for n, chunk in enumerate(chunks)}
+    results: list[list[Observed]] = [[] for _ in chunks]
+    for future in as_completed(futures):
+        n = futures[future]
+        results[n] = future.result()
+        tick(len(chunks[n]))
+    return [o for chunk in results for o in chunk]
+
+
+def explore_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,
+                    workers: int | None = None) -> LibraryExploration:
+    """:func:`plan_library` then :func:`run_library`: explore everything under ``paths``."""
+    return run_library(plan_library(paths, faults=faults), workers=workers)
