@@ -35,7 +35,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
@@ -65,6 +65,7 @@ __all__ = [
     "DRIVER_REFUSALS",
     "SqlRunStore",
     "StoreError",
+    "create_tables",
     "diagnosis_run",
     "metadata",
     "one_line",
@@ -198,6 +199,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def create_tables(engine: Engine, tables: MetaData) -> None:
+    """Create the missing tables of ``tables``, also when another process creates them at the
+    same moment (its CREATE lands between this one's check and its own CREATE)."""
+    for attempt in range(3):
+        try:
+            tables.create_all(engine)
+            return
+        except OperationalError as exc:
+            if "already exists" not in str(exc) or attempt == 2:
+                raise
+
+
 class SqlRunStore:
     """A RunStore on SQLAlchemy Core; ``sqlite://`` (the default) is one shared in-memory DB.
 
@@ -207,7 +220,7 @@ class SqlRunStore:
 
     def __init__(self, url: str | URL = "sqlite://", *, engine: Engine | None = None) -> None:
         self.engine: Engine = engine if engine is not None else _make_engine(url)
-        metadata.create_all(self.engine)
+        create_tables(self.engine, metadata)
         for index in diagnosis_run.indexes:  # a table made by an older release may lack one
             index.create(self.engine, checkfirst=True)
 

@@ -8,6 +8,7 @@ scenario loader's :class:`~harness_lab.scenarios.ScenarioError`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,50 @@ import yaml
 from pydantic import ValidationError
 
 from harness_lab.scenarios.loader import Problem, ScenarioError
+from harness_lab.store.errors import STORE_INT_MAX
 from harness_lab.sweep.sample import GridPoint, apply_overrides
 
-__all__ = ["check_sweep", "point_problems"]
+__all__ = ["MAX_VALUE_DEPTH", "MAX_VALUE_ITEMS", "check_sweep", "point_problems",
+           "value_problem"]
+
+MAX_VALUE_ITEMS = 10_000
+"""The most numbers, strings, keys and items one grid value or override may hold."""
+
+MAX_VALUE_DEPTH = 32
+"""The deepest a grid value or override may nest lists and mappings."""
+
+
+def value_problem(value: Any) -> str | None:
+    """Why a grid value or override cannot be fed to a run, or None.
+
+    A sweep feeds it to every sample of its grid points: an integer must fit the 64-bit
+    column a store holds it in, a float must be finite, and the value must stay small
+    (:data:`MAX_VALUE_ITEMS` parts, :data:`MAX_VALUE_DEPTH` levels). Walked without
+    recursion, so a value of any depth is refused rather than crashing the check.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUE_ITEMS:
+            return f"holds more than {MAX_VALUE_ITEMS:,} items; a sweep value is a setting"
+        if depth > MAX_VALUE_DEPTH:
+            return f"nests deeper than {MAX_VALUE_DEPTH} levels; a sweep value is a setting"
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if isinstance(item, int):
+            if not -STORE_INT_MAX - 1 <= item <= STORE_INT_MAX:
+                return (f"an integer of {len(str(abs(item)))} digits is beyond the 64-bit "
+                        "range a run's values are stored in")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{item} is not a finite number"
+        elif isinstance(item, Mapping):
+            stack.extend((part, depth + 1) for part in (*item.keys(), *item.values()))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((part, depth + 1) for part in item)
+    return None
 
 
 def point_problems(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[str]:
@@ -45,7 +87,11 @@ def check_sweep(data: Mapping[str, Any], *, grid: Mapping[str, Sequence[Any]],
     if problems:
         raise ScenarioError(problems)
     for key, value in overrides.items():
-        problems.extend(Problem(path, None, f"override {key}", f"{value!r}: {m}")
+        bad = value_problem(value)
+        if bad is not None:
+            problems.append(Problem(path, None, f"override {key}", bad))
+            continue
+        problems.extend(Problem(path, None, f"override {key}", f"{_short(value)}: {m}")
                         for m in point_problems(data, {key: value}))
     if problems:  # the grid's values are tried with the overrides: name only the overrides
         raise ScenarioError(problems)
@@ -68,12 +114,23 @@ def _axis_problems(data: Mapping[str, Any], key: str, values: list[Any],
     out: list[Problem] = []
     for j, value in enumerate(values):
         line = lines[j] if j < len(lines) else (lines[0] if lines else None)
+        bad = value_problem(value)
+        if bad is not None:
+            out.append(Problem(path, line, f"sweep.grid.{key}", f"value {j}: {bad}"))
+            continue
         if value in values[:j]:
             out.append(Problem(path, line, f"sweep.grid.{key}",
-                               f"value {j} ({value!r}) repeats value {values.index(value)}"))
-        out.extend(Problem(path, line, f"sweep.grid.{key}", f"value {j} ({value!r}): {m}")
+                               f"value {j} ({_short(value)}) repeats value "
+                               f"{values.index(value)}"))
+        out.extend(Problem(path, line, f"sweep.grid.{key}", f"value {j} ({_short(value)}): {m}")
                    for m in point_problems(data, {**overrides, key: value}))
     return out
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to a line."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def grid_lines(path: str) -> dict[str, list[int | None]]:

@@ -143,7 +143,7 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
         for run_id, message in lost.items():  # a run whose rows were not written errors
             i = sample_of(run_id) - start
             if 0 <= i < len(outcomes):
-                outcomes[i] = dataclasses.replace(outcomes[i], error=f"store: {message}")
+                outcomes[i] = dataclasses.replace(outcomes[i], error=f"StoreError: {message}")
                 if len(failures) < keep_failures:
                     failures.append(_failure(point, outcomes[i]))
     return ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))

@@ -5,6 +5,10 @@ so results are identical whatever the number of workers or the order chunks fini
 Chunks stream back as they complete: outcomes are kept as compact rows (never whole run
 records, only failure summaries and an optional sample), and an interrupted sweep keeps every
 completed chunk; a chunk the backend loses (its worker killed, say) becomes error rows.
+
+A persisting sweep claims its database before any sample runs (``harness_lab.sweep.claim``)
+and can be resumed into it, playing only the samples the database does not hold; local
+workers end themselves when the sweep's process is gone (``harness_lab.sweep.worker``).
 """
 
 from __future__ import annotations
@@ -28,11 +32,29 @@ from harness_lab.sweep.sample import describe, run_id_of
 
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
+    from harness_lab.sweep.claim import Stored
 
-Chunk = tuple[int, dict[str, Any], int, int]
-"""One job of a sweep: grid point index, its overrides, first sample, end sample."""
+Chunk = tuple[int, dict[str, Any], int, int, bool]
+"""One job of a sweep: grid point index, its overrides, first sample, end sample, and
+whether it persists its runs (a resumed sweep plays the samples already stored again
+without writing them, for its result)."""
 
-__all__ = ["Chunk", "ChunkResult", "Sweep", "grid_points", "overridden", "processes", "run_chunk"]
+__all__ = ["MAX_GRID_POINTS", "MAX_RUNS", "Chunk", "ChunkResult", "Sweep", "available_cores",
+           "grid_points", "overridden", "processes", "run_chunk"]
+
+MAX_GRID_POINTS = 10_000
+"""The most grid points a sweep runs (each is checked whole before any sample runs)."""
+
+MAX_RUNS = 100_000_000
+"""The most runs (samples times grid points) a sweep plays: its result keeps a row each."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return max(os.cpu_count() or 1, 1)
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -67,6 +89,7 @@ class Sweep:
     keep_failures: int = 20
     keep_every: int = 0
     store_url: str | None = None  # persist every run to this SQLAlchemy URL (file SQLite)
+    resume: bool = False  # continue the sweep the store_url database holds
     commit_every: int = 256  # persisted runs per transaction (1: run-by-run transactions)
     scheduler: Any = None
     progress: bool = False
@@ -115,14 +138,35 @@ class Sweep:
         if self.workers == 0:
             raise SweepError("workers must be at least 1, or negative to count back from "
                              "every core (-1: all of them)")
+        if self.resume and self.store_url is None:
+            raise SweepError("resume needs the database the sweep persisted into (--persist)")
+        count = 1
+        for key in self.axes():
+            count *= len(self.grid()[key])
+            if count > MAX_GRID_POINTS:
+                raise SweepError(f"the grid has more than {MAX_GRID_POINTS:,} points "
+                                 f"({' x '.join(str(len(self.grid()[k])) for k in self.axes())})"
+                                 "; sweep fewer values or split it into several sweeps")
+        if self.samples * count > MAX_RUNS:
+            raise SweepError(f"{self.samples:,} samples x {count:,} grid points is more than "
+                             f"{MAX_RUNS:,} runs; a sweep keeps a row per run")
         check_sweep(self.data, grid=self.grid(), axes=self.axes(), overrides=self.overrides,
                     points=self.points(), path=self.source or str(self.data.get("name")))
 
     def local_workers(self) -> int:
-        """The local processes to use: ``workers``, or all cores but ``-workers - 1``."""
-        if self.workers < 0:
-            return max((os.cpu_count() or 1) + 1 + self.workers, 1)
-        return max(self.workers, 1)
+        """The local processes to use: ``workers``, or all cores but ``-workers - 1``;
+        never more than the cores this process may use (see :meth:`worker_note`)."""
+        cores = available_cores()
+        wanted = cores + 1 + self.workers if self.workers < 0 else self.workers
+        return min(max(wanted, 1), cores)
+
+    def worker_note(self) -> str | None:
+        """Why the sweep uses fewer local processes than ``workers`` asks, or None."""
+        if self.scheduler is not None or self.workers <= available_cores():
+            return None
+        return (f"{self.workers} workers asked, {self.local_workers()} used: this machine lets "
+                f"the sweep use {available_cores()} cores, and more processes than cores only "
+                "cost memory")
 
     def replay(self, grid: int, sample: int) -> RunRecord:
         """Sample ``sample`` of grid point ``grid`` played again, for its whole run record."""
@@ -131,12 +175,16 @@ class Sweep:
         point = self.points()[grid]
         return GridPoint(apply_overrides(self.data, point), grid, self.seed).record(sample)
 
-    def _chunks(self, parallelism: int) -> list[Chunk]:
+    def _chunks(self, parallelism: int, stored: Stored | None = None) -> list[Chunk]:
+        """The chunks to play; with ``stored``, the samples it holds are played again
+        without persisting (for the result) and the others persisted."""
         size = self.chunk_size or max(min(self.samples // max(parallelism * 4, 1), 5000), 1)
-        out = []
+        persist = self.store_url is not None
+        out: list[Chunk] = []
         for g, point in enumerate(self.points()):
-            for start in range(0, self.samples, size):
-                out.append((g, point, start, min(start + size, self.samples)))
+            for first, stop, done in _segments(self.samples, stored, g):
+                for start in range(first, stop, size):
+                    out.append((g, point, start, min(start + size, stop), persist and not done))
         return out
 
     def run(self) -> SweepResult:
@@ -148,19 +196,21 @@ class Sweep:
         killed, the scheduler gone) costs the chunks it held, as error rows, never the others.
         """
         self.validate()
-        if self.store_url is not None:
-            self._refuse_stored_runs(self.store_url)
+        stored = self._claim(self.store_url) if self.store_url is not None else None
         client = self._client() if self.scheduler is not None else None
         try:
-            return self._run(client)
+            result = self._run(client, stored)
         finally:
             if client is not None and client is not self.scheduler:
                 client.close()
+        if self.store_url is not None and result.incomplete:
+            result.unreported = self._unreported(self.store_url, result)
+        return result
 
-    def _run(self, client: Any) -> SweepResult:
+    def _run(self, client: Any, stored: Stored | None = None) -> SweepResult:
         parallelism = ((sum(client.nthreads().values()) or 1) if client is not None
                        else self.local_workers())
-        chunks = self._chunks(parallelism)
+        chunks = self._chunks(parallelism, stored)
         started = time.perf_counter()
         results: list[ChunkResult] = []
         interrupted, cause = False, None
@@ -177,10 +227,12 @@ class Sweep:
         except Exception as exc:  # the backend itself failed: keep what completed
             interrupted, cause = True, describe(exc)
         elapsed = time.perf_counter() - started
-        return SweepResult.from_chunks(results, self.points(), elapsed=elapsed,
-                                       interrupted=interrupted, workers=parallelism,
-                                       scenario=str(self.data.get("name")), axes=self.axes(),
-                                       keep_failures=self.keep_failures, cause=cause)
+        result = SweepResult.from_chunks(results, self.points(), elapsed=elapsed,
+                                         interrupted=interrupted, workers=parallelism,
+                                         scenario=str(self.data.get("name")), axes=self.axes(),
+                                         keep_failures=self.keep_failures, cause=cause)
+        result.replayed = stored.count if stored is not None else 0
+        return result
 
     def _client(self) -> Any:
         from distributed import Client
@@ -193,20 +245,56 @@ class Sweep:
             raise SweepError(f"cannot reach the dask scheduler at {self.scheduler!r}: "
                              f"{type(exc).__name__}: {exc}") from exc
 
-    def _refuse_stored_runs(self, url: str) -> None:
-        from harness_lab.store.sql import SqlRunStore
+    def _claim(self, url: str) -> Stored:
+        """Try the database and claim it (or take over its sweep, resuming): before any
+        sample runs, as SweepError naming the database and the reason."""
+        from harness_lab.store.errors import StoreError
+        from harness_lab.store.target import open_writable
+        from harness_lab.sweep.claim import (
+            Claim,
+            Stored,
+            fingerprint,
+            resume_claim,
+            stake_claim,
+        )
 
-        store = SqlRunStore(url)
+        points = self.points()
+        claim = Claim(fingerprint(self.data, self.seed, points), str(self.data.get("name")),
+                      self.seed, self.samples, len(points))
         try:
-            for g in range(len(self.points())):
-                for sample in sorted({0, max(self.samples - 1, 0)}):
-                    run_id = run_id_of(g, sample)
-                    if store.get_run(run_id) is not None:
-                        raise SweepError(
-                            f"{url} already holds run {run_id} of this sweep: persist each "
-                            "sweep into a fresh database (or remove this one first)")
+            store = open_writable(url, in_memory=False)
+        except StoreError as exc:
+            raise SweepError(str(exc)) from exc
+        try:
+            if self.resume:
+                return resume_claim(store, claim, url)
+            stake_claim(store, claim, url)
+            return Stored({})
+        except StoreError as exc:
+            raise SweepError(str(exc)) from exc
         finally:
             store.close()
+
+    def _unreported(self, url: str, result: SweepResult) -> list[str]:
+        """Runs the database holds completed that the result does not count as played
+        (their chunk was lost or interrupted after some of its groups were committed)."""
+        from harness_lab.store.sql import SqlRunStore
+        from harness_lab.sweep.claim import stored_runs
+
+        try:
+            store = SqlRunStore(url)
+            try:
+                held = stored_runs(store)
+            finally:
+                store.close()
+        except Exception as exc:  # the result stands; say why it could not be compared
+            return [f"(the database could not be read back: {type(exc).__name__}: {exc})"]
+        frame = result.frame
+        played = frame["error"].isna() | ~frame["error"].astype(str).str.startswith("lost: ")
+        reported = set(zip(frame["grid"][played].tolist(), frame["sample"][played].tolist(),
+                           strict=True))
+        return [run_id_of(g, s) for g in sorted(held.completed)
+                for s in sorted(held.completed[g]) if (g, s) not in reported]
 
     def _kwargs(self) -> dict[str, Any]:
         return {"check_invariants": self.check_invariants, "keep_failures": self.keep_failures,
@@ -219,10 +307,33 @@ class Sweep:
         if client is not None:
             yield from _dask(client, self.data, self.seed, chunks, kw)
         elif parallelism <= 1:
-            for g, point, start, stop in chunks:
-                yield run_chunk(self.data, g, point, self.seed, start, stop, **kw)
+            for chunk in chunks:
+                g, point, start, stop, _ = chunk
+                yield run_chunk(self.data, g, point, self.seed, start, stop,
+                                **chunk_kwargs(kw, chunk))
         else:
             yield from processes(run_chunk, parallelism, self.data, self.seed, chunks, kw)
+
+
+def chunk_kwargs(kw: dict[str, Any], chunk: Chunk) -> dict[str, Any]:
+    """The job's keyword arguments for ``chunk``: without the store when it does not persist."""
+    return kw if chunk[4] else {**kw, "store_url": None}
+
+
+def _segments(samples: int, stored: Stored | None, grid: int) -> Iterator[tuple[int, int, bool]]:
+    """``(start, stop, stored)`` runs of consecutive samples that are all stored or all not."""
+    done = stored.completed.get(grid) if stored is not None else None
+    if not done:
+        yield 0, samples, False
+        return
+    start = 0
+    state = 0 in done
+    for i in range(1, samples):
+        now = i in done
+        if now != state:
+            yield start, i, state
+            start, state = i, now
+    yield start, samples, state
 
 
 def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any], seed: int,
@@ -237,26 +348,36 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
 
     from joblib.externals.loky import get_reusable_executor
 
+    from harness_lab.sweep.worker import watch_parent
+
     todo = deque(chunks)
     running: dict[Future[ChunkResult], Chunk] = {}
-    executor = get_reusable_executor(max_workers=workers, timeout=300)
+
+    def pool() -> Any:  # the same pool while it works, a fresh one after a worker died
+        return get_reusable_executor(max_workers=workers, timeout=300,
+                                     initializer=watch_parent, initargs=(os.getpid(),))
+
+    executor = pool()
     try:
         while todo or running:
-            executor = get_reusable_executor(max_workers=workers, timeout=300)
+            executor = pool()
             while todo and len(running) < workers:
-                g, point, start, stop = chunk = todo.popleft()
-                running[executor.submit(job, data, g, point, seed, start, stop, **kw)] = chunk
+                chunk = todo.popleft()
+                g, point, start, stop, _ = chunk
+                running[executor.submit(job, data, g, point, seed, start, stop,
+                                        **chunk_kwargs(kw, chunk))] = chunk
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: running[f][::2]):
+            for future in sorted(done, key=lambda f: (running[f][0], running[f][2])):
                 yield _result(future, running.pop(future))
     finally:
-        if running:  # stopped early: the workers' chunks are abandoned
-            executor.shutdown(wait=False, kill_workers=True)
+        if running:  # stopped early: the workers' chunks are abandoned, the workers ended
+            # and waited for, so nothing is written after the sweep returns
+            executor.shutdown(wait=True, kill_workers=True)
 
 
 def _result(future: Any, chunk: Chunk) -> ChunkResult:
     """The future's chunk result, or the chunk's samples as error rows naming its failure."""
-    g, _, start, stop = chunk
+    g, _, start, stop, _ = chunk
     try:
         result: ChunkResult = future.result()
     except Exception as exc:
@@ -268,8 +389,8 @@ def _dask(client: Any, data: dict[str, Any], seed: int, chunks: list[Chunk],
           kw: dict[str, Any]) -> Iterator[ChunkResult]:
     from distributed import as_completed
 
-    futures = {client.submit(run_chunk, data, g, point, seed, start, stop, pure=False, **kw):
-               (g, point, start, stop) for g, point, start, stop in chunks}
+    futures = {client.submit(run_chunk, data, chunk[0], chunk[1], seed, chunk[2], chunk[3],
+                             pure=False, **chunk_kwargs(kw, chunk)): chunk for chunk in chunks}
     try:
         for future in as_completed(futures):
             yield _result(future, futures[future])

@@ -65,6 +65,11 @@ class SweepResult:
     ``axes`` are the grid keys the sweep varied (the frame has a column each); ``lost`` counts
     the samples of chunks the backend lost (error rows naming ``cause``); ``interrupted`` is
     true when the sweep stopped before every chunk ran (Ctrl-C, or a backend that failed).
+    ``unstored`` counts the samples whose run a store refused (their error names the
+    StoreError); ``unreported`` lists the runs a persisting sweep's database holds completed
+    although the result does not count them (their chunk was lost or interrupted after part
+    of it was committed); ``replayed`` counts the samples a resumed sweep found stored and
+    played again, without writing them, for this result.
     """
 
     frame: pd.DataFrame
@@ -78,6 +83,9 @@ class SweepResult:
     axes: list[str] = field(default_factory=list)
     lost: int = 0
     cause: str | None = None
+    unstored: int = 0
+    unreported: list[str] = field(default_factory=list)
+    replayed: int = 0
 
     @classmethod
     def from_chunks(cls, chunks: Sequence[ChunkResult], points: list[dict[str, Any]], *,
@@ -98,7 +106,10 @@ class SweepResult:
         for name, dtype in (("grid", "int32"), ("sample", "int64"), ("tool_calls", "int16"),
                             ("model_calls", "int16"), ("tokens", "int64"),
                             ("duration_s", "float64")):
-            frame[name] = frame[name].astype(dtype)
+            try:
+                frame[name] = frame[name].astype(dtype)
+            except OverflowError:  # a count beyond the type (such a run FAILED): kept exact
+                frame[name] = frame[name].astype(object)
         for key in sorted({k for p in points for k in p}):
             labels = {i: grid_label(p.get(key)) for i, p in enumerate(points)}
             frame[key] = frame["grid"].map(labels)
@@ -106,9 +117,12 @@ class SweepResult:
         kept = [k for c in ordered for k in c.kept]
         lost = [c for c in ordered if c.lost is not None]
         cause = cause or next((c.lost for c in lost), None)
+        errors = frame["error"].dropna()
+        unstored = int(errors.str.contains("StoreError: ", regex=False).sum()) if len(errors) \
+            else 0
         return cls(frame, points, failures, kept, elapsed, interrupted, workers, scenario,
                    list(axes if axes is not None else _varied(points)),
-                   sum(len(c) for c in lost), cause)
+                   sum(len(c) for c in lost), cause, unstored)
 
     @property
     def incomplete(self) -> bool:
@@ -204,7 +218,7 @@ class SweepResult:
                 "runs_per_s": round(self.runs_per_second, 1),
                 "failures": int((self.frame["error"].notna()
                                  | (self.frame["violations"] != "")).sum()),
-                "lost": self.lost, "interrupted": self.interrupted}
+                "lost": self.lost, "unstored": self.unstored, "interrupted": self.interrupted}
 
     def _repr_html_(self) -> str:
         """The sweep as the report shows it (see harness_lab.report.notebook)."""

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["Distribution", "LoadSpec", "StochasticFaults", "SweepBlock", "TimedFault"]
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 Capacity = dict[str, Annotated[int, Field(ge=1)]]
 

@@ -59,7 +59,11 @@ def test_a_second_sweep_into_the_same_database_is_refused_with_the_reason(
     assert main(args) == 0
     capsys.readouterr()
     assert main(args) == 2
-    assert "already holds run run-g0-s0000000 of this sweep" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "runs.db already holds a sweep (scenario 'sweep-fixture', seed 0, 3 samples x 2 " \
+           "grid points, started " in err
+    assert err.rstrip().endswith("persist each sweep into a fresh database, or add --resume "
+                                 "to complete that one")
 
 
 def test_a_grid_of_distributions_is_tabulated_and_every_sample_written(
@@ -91,3 +95,124 @@ def test_the_sweep_command_groups_by_every_grid_key(
     assert pairs == {("5", "0.0"), ("5", "0.9"), ("30", "0.0"), ("30", "0.9")}
     assert {r["n"] for r in rows} == {"8"}
     assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("flag", ["--out", "--records-out", "--plot"])
+def test_an_output_in_a_missing_directory_is_refused_before_any_sample_runs(
+        sweep_file: Path, tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    db = tmp_path / "runs.db"
+    target = tmp_path / "missing" / "out.file"
+    assert main(["sweep", str(sweep_file), "--samples", "50", "--persist", f"sqlite:///{db}",
+                 "--value", "TIMED_OUT", flag, str(target)]) == 2
+    assert capsys.readouterr().err == (
+        f"harness-lab sweep: {flag} {target}: the directory {target.parent} does not exist; "
+        "create it first\n")
+    assert not db.exists()  # refused before the database was even opened
+
+
+@pytest.mark.parametrize("flag", ["--out", "--records-out", "--plot"])
+def test_an_output_on_a_directory_or_a_fifo_is_refused_before_any_sample_runs(
+        sweep_file: Path, tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    common = ["sweep", str(sweep_file), "--samples", "50", "--value", "TIMED_OUT"]
+    assert main([*common, flag, str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"harness-lab sweep: {flag} {tmp_path} is a directory; give a file name\n")
+    assert main([*common, flag, str(fifo)]) == 2
+    assert capsys.readouterr().err == f"harness-lab sweep: {flag} {fifo} is not a regular file\n"
+
+
+def test_two_outputs_on_one_file_are_refused(sweep_file: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "same"
+    assert main(["sweep", str(sweep_file), "--out", str(out), "--records-out", str(out)]) == 2
+    assert "--out, --records-out and --plot must name different files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("runs.db", "'runs.db' is not a database URL"),
+    ("sqlite:///{tmp}/no/runs.db", "the directory {tmp}/no does not exist"),
+    ("sqlite:///{tmp}", "{tmp} is a directory, not a database file"),
+    ("sqlite:///{tmp}/notes.txt", "DatabaseError: file is not a database"),
+    ("sqlite:///file:{tmp}/ro.db?mode=ro&uri=true", "attempt to write a readonly database"),
+    ("sqlite://", "is an in-memory database: each worker would write its own"),
+])
+def test_a_database_the_sweep_cannot_write_is_refused_in_one_line_before_any_sample_runs(
+        sweep_file: Path, tmp_path: Path, url: str, reason: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.store.target import open_writable
+
+    (tmp_path / "notes.txt").write_text("notes\n" * 300, encoding="utf-8")
+    open_writable(f"sqlite:///{tmp_path / 'ro.db'}").close()
+    out = tmp_path / "samples.csv"
+    assert main(["sweep", str(sweep_file), "--samples", "20", "--out", str(out),
+                 "--persist", url.format(tmp=tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness-lab sweep: ")
+    assert reason.format(tmp=tmp_path) in err
+    assert len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_sweep_that_loses_samples_to_a_killed_worker_exits_1_saying_how_many(
+        sweep_file: Path) -> None:
+    import os
+    import signal
+
+    from harness_lab.sweep.engine import available_cores
+    from tests.sweep.processes import children, start_sweep, wait_for
+
+    if available_cores() < 2:
+        pytest.skip("needs two worker processes")
+    proc = start_sweep([str(sweep_file), "--samples", "2000", "--workers", "2"])
+
+    def workers() -> list[int]:
+        return [c for c in children(proc.pid)
+                if "popen_loky" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+
+    wait_for(lambda: len(workers()) == 2, "the two worker processes")
+    os.kill(workers()[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err
+    [line] = [x for x in err.splitlines() if x.startswith("incomplete:")]
+    assert " of 4000 samples lost (TerminatedWorkerError" in line
+
+
+def test_runs_the_database_refuses_are_counted_and_the_sweep_exits_1(
+        sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    from harness_lab.report.frames import read_runs
+    from harness_lab.store.target import open_writable
+
+    db = tmp_path / "runs.db"
+    open_writable(f"sqlite:///{db}").close()
+    with sqlite3.connect(db) as conn:  # a database rule that refuses two of the runs
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON trace_event WHEN NEW.run_id IN "
+                     "('run-g0-s0000001', 'run-g1-s0000002') "
+                     "BEGIN SELECT RAISE(ABORT, 'refused by the audit rule'); END")
+    out = tmp_path / "samples.csv"
+    code = main(["sweep", str(sweep_file), "--samples", "4", "--persist", f"sqlite:///{db}",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "incomplete: 2 of 8 runs were not stored (their error names the store's reason)" \
+        in err
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    refused = {(r["grid"], r["sample"]): r["error"] for r in rows if r["error"]}
+    assert set(refused) == {("0", "1"), ("1", "2")}
+    assert all("refused by the audit rule" in e for e in refused.values())
+    assert len(read_runs(f"sqlite:///{db}")) == 6  # the other runs are all stored
+
+
+def test_more_workers_than_cores_print_a_note(sweep_file: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.sweep.engine import available_cores
+
+    assert main(["sweep", str(sweep_file), "--samples", "2", "--workers", "1000"]) == 0
+    assert f"note: 1000 workers asked, {available_cores()} used" in capsys.readouterr().err

@@ -68,7 +68,7 @@ def test_an_interrupted_sweep_keeps_every_completed_chunk(sweep_data: dict[str, 
 
     def interrupted(chunks: list[Any], parallelism: int, client: Any
                     ) -> Iterator[ChunkResult]:
-        g, point, start, stop = chunks[0]
+        g, point, start, stop, _ = chunks[0]
         yield run_chunk(sweep_data, g, point, 1, start, stop)
         raise KeyboardInterrupt
 
@@ -104,7 +104,8 @@ def test_a_sweep_refuses_a_database_that_already_holds_its_runs_and_keeps_them(
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     Sweep(sweep_data, samples=5, seed=1, store_url=url).run()
     before = read_runs(url)
-    with pytest.raises(SweepError, match="already holds run run-g0-s0000000 of this sweep"):
+    with pytest.raises(SweepError, match="already holds a sweep \\(scenario 'sweep-fixture', "
+                       "seed 1, 5 samples x 2 grid points"):
         Sweep(sweep_data, samples=8, seed=2, store_url=url).run()
     assert read_runs(url).equals(before)
 

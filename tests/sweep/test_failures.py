@@ -43,7 +43,7 @@ def test_a_backend_failure_keeps_the_completed_chunks_and_says_why(
     sweep = Sweep(sweep_data, samples=10, seed=1, chunk_size=5)
 
     def broken(chunks: list[Any], parallelism: int, client: Any) -> Iterator[ChunkResult]:
-        g, point, start, stop = chunks[0]
+        g, point, start, stop, _ = chunks[0]
         yield run_chunk(sweep_data, g, point, 1, start, stop)
         raise RuntimeError("scheduler went away")
 

@@ -169,3 +169,19 @@ def test_an_interrupted_comparison_exits_130(tmp_path: Any, sweep_data: dict[str
     captured = capsys.readouterr()
     assert "comparison interrupted" in captured.err
     assert "delta" not in captured.out
+
+
+def test_a_count_beyond_64_bits_keeps_the_table_and_its_value_exact() -> None:
+    from harness_lab.sweep.chunk import ChunkResult
+    from harness_lab.sweep.result import SweepResult
+    from harness_lab.sweep.sample import Outcome
+
+    outcomes = [Outcome(0, 0, "DIAGNOSIS", "FAILED", "FAILED", None, "FAILED", 1.0, 1, 1,
+                        10**50, (), "StoreError: run run-g0-s0000000: total_tokens is 51 "
+                        "digits long"),
+                Outcome(0, 1, "DIAGNOSIS", "SUCCESS", "SUCCESS", None, "SUCCESS", 1.0, 1, 1, 7)]
+    result = SweepResult.from_chunks([ChunkResult.of(0, 0, outcomes)], [{}], elapsed=1.0,
+                                     interrupted=False, workers=1, scenario="s")
+    assert result.frame["tokens"].tolist() == [10**50, 7]
+    assert result.unstored == 1
+    assert result.shares("run_state")["count"].sum() == 2

@@ -147,3 +147,90 @@ def test_an_unreachable_scheduler_is_a_clear_error(sweep_data: dict[str, Any]) -
     pytest.importorskip("distributed")
     with pytest.raises(SweepError, match="cannot reach the dask scheduler at 'tcp://127.0.0.1:9'"):
         Sweep(sweep_data, samples=5, scheduler="tcp://127.0.0.1:9", connect_timeout_s=1).run()
+
+
+def test_a_grid_integer_beyond_64_bits_is_refused_naming_its_line(
+        tmp_path: Path, sweep_data: dict[str, Any]) -> None:
+    path = _file(tmp_path, sweep_data, {"config.budget.tokens": [1000, 10**50]})
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    with pytest.raises(ScenarioError) as caught:  # as the Python API gets it, past the loader
+        Sweep(data, samples=5, source=str(path)).validate()
+    [problem] = caught.value.problems
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert problem.field == "sweep.grid.config.budget.tokens"
+    assert lines[problem.line - 1].strip() == f"- {10**50}"
+    assert problem.message == ("value 1: an integer of 51 digits is beyond the 64-bit range "
+                               "a run's values are stored in")
+
+
+@pytest.mark.parametrize("value, message", [
+    (float("inf"), "inf is not a finite number"),
+    (float("nan"), "nan is not a finite number"),
+    ({"fixed": [1, {"x": -(10**30)}]}, "an integer of 31 digits is beyond the 64-bit range"),
+])
+def test_an_override_no_run_can_take_is_refused_by_name(
+        sweep_data: dict[str, Any], value: Any, message: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        Sweep(sweep_data, samples=5, overrides={"config.deadline_s": value}).validate()
+    [problem] = caught.value.problems
+    assert problem.field == "override config.deadline_s"
+    assert problem.message.startswith(message)
+
+
+def test_an_override_nested_deeper_than_any_recursion_is_refused_without_recursing(
+        sweep_data: dict[str, Any]) -> None:
+    deep: Any = 1
+    for _ in range(5_000):
+        deep = [deep]
+    with pytest.raises(ScenarioError, match="nests deeper than 32 levels"):
+        Sweep(sweep_data, samples=5, overrides={"config.deadline_s": deep}).validate()
+
+
+def test_an_override_too_big_to_be_a_setting_is_refused(sweep_data: dict[str, Any]) -> None:
+    with pytest.raises(ScenarioError, match="holds more than 10,000 items"):
+        Sweep(sweep_data, samples=5, overrides={"tags": list(range(20_000))}).validate()
+
+
+@pytest.mark.parametrize("distribution", [{"fixed": float("inf")},
+                                          {"uniform": [0.5, float("inf")]},
+                                          {"lognormal": {"median": float("nan"), "sigma": 1}},
+                                          {"empirical": [1.0, float("inf")]}])
+def test_a_latency_distribution_that_is_not_finite_is_refused(
+        sweep_data: dict[str, Any], distribution: dict[str, Any]) -> None:
+    data = dict(sweep_data, sweep={**sweep_data["sweep"], "latency": {"tool": distribution}})
+    with pytest.raises(ScenarioError, match="finite number"):
+        Sweep(data, samples=5).validate()
+
+
+def test_a_grid_of_more_points_than_a_sweep_runs_is_refused_before_any_point_is_built(
+        sweep_data: dict[str, Any]) -> None:
+    grid = {f"config.policy.x{i}": list(range(10)) for i in range(6)}
+    data = dict(sweep_data, sweep={**sweep_data["sweep"], "grid": grid})
+    with pytest.raises(SweepError, match=r"the grid has more than 10,000 points "
+                                         r"\(10 x 10 x 10 x 10 x 10 x 10\); sweep fewer "):
+        Sweep(data, samples=5).validate()
+
+
+def test_more_runs_than_a_sweep_keeps_rows_for_are_refused(sweep_data: dict[str, Any]) -> None:
+    with pytest.raises(SweepError, match="100,000,000 samples x 2 grid points is more than "
+                                         "100,000,000 runs"):
+        Sweep(sweep_data, samples=100_000_000).validate()
+
+
+def test_resuming_needs_a_database(sweep_data: dict[str, Any]) -> None:
+    with pytest.raises(SweepError, match="resume needs the database the sweep persisted into"):
+        Sweep(sweep_data, samples=5, resume=True).validate()
+
+
+def test_more_workers_than_cores_are_capped_with_a_note(sweep_data: dict[str, Any]) -> None:
+    from harness_lab.sweep.engine import available_cores
+
+    cores = available_cores()
+    sweep = Sweep(sweep_data, samples=5, workers=1000)
+    assert sweep.local_workers() == cores
+    assert sweep.worker_note() == (f"1000 workers asked, {cores} used: this machine lets the "
+                                   f"sweep use {cores} cores, and more processes than cores "
+                                   "only cost memory")
+    assert Sweep(sweep_data, workers=-1).local_workers() == cores
+    assert Sweep(sweep_data, workers=-1000).local_workers() == 1
+    assert Sweep(sweep_data, workers=1).worker_note() is None

@@ -1,0 +1,145 @@
+"""A persisting sweep claims its database first: never two sweeps in one, resumable."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from sqlalchemy import select, update
+
+from harness_lab.errors import SweepError
+from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+from harness_lab.store.base import RunStart
+from harness_lab.store.sql import SqlRunStore, trace_event
+from harness_lab.sweep.claim import (
+    Claim,
+    fingerprint,
+    resume_claim,
+    stake_claim,
+    stored_runs,
+    sweep_claim,
+)
+from harness_lab.sweep.engine import Sweep
+from harness_lab.trace import TraceEvent
+from tests.sweep.processes import completed_runs
+
+
+def claim_of(data: dict[str, Any], seed: int = 1, samples: int = 10) -> Claim:
+    """The claim of a sweep of ``data`` without a grid override."""
+    points = Sweep(data, samples=samples, seed=seed).points()
+    return Claim(fingerprint(data, seed, points), "sweep-fixture", seed, samples, len(points))
+
+
+def test_the_fingerprint_names_the_scenario_seed_and_grid_but_not_the_sample_count(
+        sweep_data: dict[str, Any]) -> None:
+    assert claim_of(sweep_data, samples=10).fingerprint == claim_of(
+        sweep_data, samples=99).fingerprint
+    assert claim_of(sweep_data, seed=1).fingerprint != claim_of(sweep_data, seed=2).fingerprint
+    other = dict(sweep_data, name="other")
+    assert claim_of(other).fingerprint != claim_of(sweep_data).fingerprint
+
+
+def test_a_second_claim_is_refused_naming_the_sweep_that_holds_the_database(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    store = SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}")
+    stake_claim(store, claim_of(sweep_data), "runs.db")
+    with pytest.raises(SweepError, match=rf"runs.db already holds a sweep \(scenario "
+                       rf"'sweep-fixture', seed 1, 10 samples x 2 grid points, started .* by "
+                       rf"{socket.gethostname()}:{os.getpid()}\)"):
+        stake_claim(store, claim_of(sweep_data, seed=5), "runs.db")
+    store.close()
+
+
+def test_a_database_with_sweep_runs_but_no_claim_is_refused(sweep_data: dict[str, Any],
+                                                            tmp_path: Path) -> None:
+    store = SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}")
+    start_run(store, "run-g0-s0000000")
+    with pytest.raises(SweepError, match="already holds run run-g0-s0000000 of a sweep"):
+        stake_claim(store, claim_of(sweep_data), "runs.db")
+    store.close()
+
+
+def start_run(store: SqlRunStore, run_id: str) -> None:
+    """A RUNNING row, as a process killed mid-run leaves it."""
+    started = TraceEvent(run_id, 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                         TraceEventStatus.OK, {})
+    store.insert_running(RunStart(run_id, "s", "why?", 0.0), started)
+
+
+def test_resuming_removes_the_runs_left_running_and_reports_the_completed_ones(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Sweep(sweep_data, samples=4, seed=1, store_url=url).run()
+    store = SqlRunStore(url)
+    start_run(store, "run-g1-s0000007")
+    stored = resume_claim(store, claim_of(sweep_data, samples=8), url)
+    assert stored.completed == {0: {0, 1, 2, 3}, 1: {0, 1, 2, 3}}
+    assert stored.removed_running == 1
+    assert store.get_run("run-g1-s0000007") is None
+    with store.engine.connect() as conn:
+        assert conn.execute(select(trace_event).where(
+            trace_event.c.run_id == "run-g1-s0000007")).all() == []
+        attempt = conn.execute(select(sweep_claim.c.attempt)).scalar_one()
+    assert attempt == 2
+    store.close()
+
+
+def test_resuming_is_refused_without_a_sweep_for_another_sweep_and_while_it_runs(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = SqlRunStore(url)
+    with pytest.raises(SweepError, match="holds no sweep to resume"):
+        resume_claim(store, claim_of(sweep_data), url)
+    stake_claim(store, claim_of(sweep_data), url)
+    with pytest.raises(SweepError, match="holds a different sweep .* --resume needs the same "
+                                         "scenario file, --seed, grid and --set overrides"):
+        resume_claim(store, claim_of(sweep_data, seed=2), url)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(update(sweep_claim).values(
+                owner=f"{socket.gethostname()}:{sleeper.pid}"))
+        with pytest.raises(SweepError, match=f"the sweep is still running "
+                                             f"\\({socket.gethostname()}:{sleeper.pid}\\)"):
+            resume_claim(store, claim_of(sweep_data), url)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert resume_claim(store, claim_of(sweep_data), url).count == 0
+    store.close()
+
+
+def test_a_resumed_sweep_with_more_samples_runs_only_the_new_ones_and_equals_a_whole_sweep(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    Sweep(sweep_data, samples=5, seed=3, store_url=url).run()
+    resumed = Sweep(sweep_data, samples=9, seed=3, store_url=url, resume=True).run()
+    whole = Sweep(sweep_data, samples=9, seed=3).run()
+    assert resumed.replayed == 10
+    assert resumed.frame.equals(whole.frame)
+    store = SqlRunStore(url)
+    assert stored_runs(store).count == 18
+    store.close()
+
+
+def test_two_sweeps_started_together_on_one_fresh_database_never_share_it(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep_data), encoding="utf-8")
+    db = tmp_path / "runs.db"
+    args = [sys.executable, "-m", "harness_lab", "sweep", str(path), "--samples", "200",
+            "--persist", f"sqlite:///{db}"]
+    both = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    ended = [(p.wait(timeout=300), p.communicate()[1]) for p in both]
+    assert sorted(code for code, _ in ended) == [0, 2]
+    refused = next(err for code, err in ended if code == 2)
+    assert f"{db} already holds a sweep (scenario 'sweep-fixture'" in refused
+    assert len(refused.strip().splitlines()) == 1
+    assert completed_runs(db) == 400
