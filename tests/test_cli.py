@@ -479,3 +479,16 @@ def test_explore_lines_fit_a_hundred_columns() -> None:
     assert proc.returncode == 0 and len(lines) == 36
     assert max(map(len, lines)) <= 100
     assert " conclusion…@before router#1/crash crash " in proc.stdout
+
+
+def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
+    assert main(["sweep", canonical, "--samples", "10"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in table] == [["release_outcome", "count"],
+                                                    ["SUCCESS", "10"]]
+    assert main(["sweep", canonical, "--samples", "10", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["release_outcome"], r["count"]) for r in rows] == [
+        ("SUCCESS", "10"), ("FALLBACK", "0"), ("FAILED", "0"), ("CANCELLED", "0")]
