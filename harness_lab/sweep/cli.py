@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -51,12 +53,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
                                 workers=args.workers, check_invariants=not args.no_invariants,
                                 store_url=args.persist, commit_every=args.commit_every,
-                                scheduler=args.scheduler,
+                                scheduler=args.scheduler, resume=args.resume,
                                 progress=_progress(args), overrides=_pairs(args.set),
                                 keep_failures=args.keep_failures, keep_every=args.keep_every)
         problem = _argument_problem(args, sweep)
         if problem is not None:
             raise SweepError(problem)
+        note = sweep.worker_note()
+        if note is not None and not args.load:
+            print(f"note: {note}", file=sys.stderr)
         if args.load:
             return _load(args, sweep)
         if args.compare is not None or args.against is not None:
@@ -75,6 +80,14 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
     from harness_lab.report.frames import AXIS_DTYPES
     from harness_lab.sweep.chunk import OUTCOME_COLUMNS
 
+    for flag in ("out", "records_out", "plot"):
+        path = getattr(args, flag)
+        problem = _output_problem(f"--{flag.replace('_', '-')}", path) if path else None
+        if problem is not None:
+            return problem
+    paths = [os.path.realpath(p) for p in (args.out, args.records_out, args.plot) if p]
+    if len(set(paths)) < len(paths):
+        return "--out, --records-out and --plot must name different files"
     columns = [c for c in OUTCOME_COLUMNS if c not in ("grid", "sample")]
     if args.column not in columns:
         return f"--column {args.column!r} is not an outcome column; choose from {columns}"
@@ -90,47 +103,105 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
     return None
 
 
+def _output_problem(flag: str, path: str) -> str | None:
+    """Why ``path`` cannot be written as the output of ``flag``, or None: checked before any
+    sample runs, so a sweep never plays every sample and then fails to write."""
+    target = Path(path)
+    if target.is_dir():
+        return f"{flag} {path} is a directory; give a file name"
+    parent = target.parent
+    if not parent.is_dir():
+        return f"{flag} {path}: the directory {parent} does not exist; create it first"
+    if target.exists() and not target.is_file():
+        return f"{flag} {path} is not a regular file"
+    if not os.access(target if target.exists() else parent, os.W_OK):
+        return f"{flag} {path} cannot be written (permission denied)"
+    return None
+
+
 def _sweep(args: argparse.Namespace, sweep: Any) -> int:
     from harness_lab.cli import format_rows
 
     result = sweep.run()
-    _write_outputs(args, result)
+    written = _write_outputs(args, result)
     summary = result.summary()
     print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
-    if result.cause is not None:
-        print(f"incomplete: {result.lost} samples lost ({result.cause})", file=sys.stderr)
+    if result.replayed:
+        print(f"resumed: {result.replayed} samples were already stored (played again for this "
+              "result, not written); the others were run and stored", file=sys.stderr)
     shares = result.shares(args.column, by=result.axes)
     if args.format in ("table", "markdown"):  # for people: no zero-count category rows
         shares = shares[shares["count"] > 0]
     print(format_rows(shares.to_dict("records"), list(shares.columns), args.format), end="")
-    if args.plot:
-        _plot(args, result)
+    if args.plot and written:
+        written = _plot(args, result)
     for failure in result.failures[:5]:
         print(f"failure: {failure}", file=sys.stderr)
-    return 130 if result.interrupted else 0
+    incomplete = _incomplete(args, result)
+    if result.interrupted:
+        return 130
+    return 1 if incomplete or not written else 0
 
 
-def _write_outputs(args: argparse.Namespace, result: Any) -> None:
-    """Write the sample rows and kept records first: nothing after them can lose them."""
-    if args.out:
-        result.frame.to_csv(args.out, index=False)
-    if args.records_out:
-        import json
+def _incomplete(args: argparse.Namespace, result: Any) -> bool:
+    """Say what the sweep lost, did not store or did not report; True when anything."""
+    said = False
+    if result.lost:
+        cause = str(result.cause).strip().splitlines()
+        print(f"incomplete: {result.lost} of {result.samples} samples lost "
+              f"({cause[0] if cause else 'unknown cause'})", file=sys.stderr)
+        said = True
+    if result.unstored:
+        print(f"incomplete: {result.unstored} of {result.samples} runs were not stored "
+              "(their error names the store's reason)", file=sys.stderr)
+        said = True
+    if result.unreported:
+        shown = ", ".join(result.unreported[:5]) + (", ..." if len(result.unreported) > 5
+                                                    else "")
+        print(f"note: the database holds {len(result.unreported)} completed runs this result "
+              f"does not count ({shown}); --resume completes the sweep", file=sys.stderr)
+    elif result.interrupted and args.persist:
+        print("note: --resume completes the sweep, running only the samples not stored",
+              file=sys.stderr)
+    return said
 
-        with open(args.records_out, "w", encoding="utf-8") as fh:
-            json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
-                      default=str)
+
+def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
+    """Write the sample rows and kept records first: nothing after them can lose them.
+
+    A write that fails anyway (the disk full) is said, and the sweep exits 1.
+    """
+    try:
+        if args.out:
+            result.frame.to_csv(args.out, index=False)
+        if args.records_out:
+            import json
+
+            with open(args.records_out, "w", encoding="utf-8") as fh:
+                json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
+                          default=str)
+    except OSError as exc:
+        print(f"harness-lab sweep: could not write {exc.filename or 'the output'}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
 
 
-def _plot(args: argparse.Namespace, result: Any) -> None:
+def _plot(args: argparse.Namespace, result: Any) -> bool:
     from harness_lab.report.plots import figure_png
 
     ax = result.plot_share(result.axes[0], args.value, args.column)
-    with open(args.plot, "wb") as fh:
-        fh.write(figure_png(ax))
+    try:
+        with open(args.plot, "wb") as fh:
+            fh.write(figure_png(ax))
+    except OSError as exc:
+        print(f"harness-lab sweep: could not write {args.plot}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return False
     others = result.axes[1:]
     print(f"plot: {args.column}={args.value} against {result.axes[0]}"
           + (f", one line per value of {', '.join(others)}" if others else ""), file=sys.stderr)
+    return True
 
 
 def _compare(args: argparse.Namespace, sweep: Any) -> int:
@@ -193,6 +264,9 @@ def register(sub: Any) -> None:
                    help="local processes (joblib; -1: every core, -2: all but one)")
     p.add_argument("--scheduler", help="a dask.distributed scheduler address")
     p.add_argument("--persist", help="persist every run to this SQLAlchemy URL")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the sweep --persist's database holds (same file, seed, grid "
+                        "and --set): run only the samples it does not hold yet")
     p.add_argument("--commit-every", type=int, default=256, metavar="N",
                    help="persisted runs per transaction (default 256; 1: run by run)")
     p.add_argument("--no-invariants", action="store_true",
