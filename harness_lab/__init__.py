@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from harness_lab.config import HarnessConfig, Policy, UserCancelNotice
     from harness_lab.core import BudgetLimits, RunBudget, RunCancellation, RunLifecycle
     from harness_lab.defects import Defect
+    from harness_lab.explanation import explain
     from harness_lab.harness import Harness, RunHandle
     from harness_lab.invariants import Violation, check
+    from harness_lab.logs import read_log
+    from harness_lab.logs.diff import diff_logs
     from harness_lab.record import RunRecord
     from harness_lab.sse import ChatSseSession
 
@@ -45,6 +48,9 @@ _EXPORTS = {
     "UserCancelNotice": "harness_lab.config",
     "Violation": "harness_lab.invariants",
     "check": "harness_lab.invariants",
+    "diff_logs": "harness_lab.logs.diff",
+    "explain": "harness_lab.explanation",
+    "read_log": "harness_lab.logs",
 }
 
 __all__ = [
@@ -63,6 +69,9 @@ __all__ = [
     "UserCancelNotice",
     "Violation",
     "check",
+    "diff_logs",
+    "explain",
+    "read_log",
 ]
 
 

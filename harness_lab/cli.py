@@ -534,6 +534,8 @@ _COMMAND_MODULES = {
     "init": ("harness_lab.scaffold", "create a starter scenario directory to copy from"),
     "explain": ("harness_lab.explanation.cli",
                 "answer doc §15's troubleshooting questions for a run"),
+    "diff": ("harness_lab.logs.diff_cli",
+             "compare two run logs (or a log and a fresh run); exit 1 on a regression"),
 }
 
 

@@ -9,7 +9,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
     assert harness_lab.__all__ == [
         "BudgetLimits", "ChatSseSession", "Components", "Defect", "Harness", "HarnessConfig",
         "Policy", "RunBudget", "RunCancellation", "RunHandle", "RunLifecycle", "RunRecord",
-        "UserCancelNotice", "Violation", "check",
+        "UserCancelNotice", "Violation", "check", "diff_logs", "explain", "read_log",
     ]
 
 

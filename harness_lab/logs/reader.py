@@ -190,6 +190,8 @@ def _parse(path: Path, number: int, text: str, whole: bool, *, last: bool
     except json.JSONDecodeError as exc:
         if last and not whole:
             return number, {}, True
+        if number == 1:
+            raise LogError(f"{path}: not a run log (its first line is not JSON)") from None
         raise LogError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})"
                        ) from None
     if not isinstance(line, dict) or "kind" not in line:

@@ -125,3 +125,11 @@ def test_an_unknown_question_is_refused_with_the_known_keys(outcomes: dict[str, 
                                                             ) -> None:
     with pytest.raises(KeyError, match="unknown question.*outcome, collection"):
         explain(outcomes["missing-context"], ("why",))
+
+
+def test_run_record_explain_gives_the_same_answers_as_explain(outcomes: dict[str, ResultSet]
+                                                              ) -> None:
+    record = outcomes["timeout-no-content"].record
+    assert record is not None
+    assert record.explain() == explain(record)
+    assert record.explain()["limits"].startswith("Timeout, not budget")

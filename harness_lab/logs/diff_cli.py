@@ -1,0 +1,130 @@
+"""``harness-lab diff OLD NEW``: the scenarios that changed between two runs; exit 1 when one
+regressed (see :mod:`harness_lab.logs.diff` for what counts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+_EXIT = {0: "nothing regressed", 1: "a scenario regressed (a new failure, or an outcome "
+         "changed while its file did not)",
+         2: "usage error: a file that is not a run log, a missing path, neither NEW nor --run "
+            "or both"}
+
+
+def _columns() -> list[Any]:
+    from harness_lab.terminal.styles import verdict_style
+    from harness_lab.terminal.tables import Column
+
+    def change_style(value: str) -> str | None:
+        return verdict_style("FAILED" if value in ("regressed", "new failure") else
+                             "ok" if value == "new pass" else "")
+
+    return [Column("scenario", "scenario", name=True),
+            Column("change", "change", style=change_style),
+            Column("old", "was", style=verdict_style), Column("new", "now", style=verdict_style),
+            Column("aspects", "what changed")]
+
+
+def _print_changes(rows: list[dict[str, Any]]) -> None:
+    """The table (one line per scenario), then each scenario's differences, wrapped."""
+    import textwrap
+
+    from harness_lab.terminal.console import width_of
+    from harness_lab.terminal.tables import print_table
+
+    print_table(rows, _columns(), sys.stdout)
+    width = max(width_of(sys.stdout), 40)
+    detailed = [r for r in rows if r["detail"] and r["change"] not in ("removed", "added")]
+    if detailed:
+        print()
+    for r in detailed:
+        print(textwrap.fill(f"{r['scenario']}: {r['detail']}", width,
+                            subsequent_indent="    "))
+
+
+def _summary(counts: dict[str, int]) -> str:
+    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind != "unchanged"]
+    compared = sum(counts.values())
+    return (f"{compared} scenario(s) compared: " + (", ".join(parts) or "no change")
+            + (f"; {counts['unchanged']} unchanged" if counts["unchanged"] and parts else ""))
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from harness_lab.logs.diff import diff_logs
+    from harness_lab.logs.reader import LogError, read_log
+
+    if (args.new is None) == (args.run is None):
+        print("harness-lab diff: give NEW (a second log) or --run PATHS (a fresh run), "
+              "not both", file=sys.stderr)
+        return 2
+    try:
+        old = read_log(args.old)
+        for note in old.notes:
+            print(f"{args.old}: {note}", file=sys.stderr)
+        new: Any
+        if args.new is not None:
+            new = read_log(args.new)
+            for note in new.notes:
+                print(f"{args.new}: {note}", file=sys.stderr)
+        else:
+            new = _fresh(args)
+            if isinstance(new, int):
+                return new
+    except LogError as exc:
+        print(f"harness-lab diff: {exc}", file=sys.stderr)
+        return 2
+    diff = diff_logs(old, new)
+    if args.format == "json":
+        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        rows = [c.row() for c in diff.changes if args.all or c.change != "unchanged"]
+        if rows:
+            _print_changes(rows)
+        print(_summary(diff.counts()))
+    return 1 if diff.regressed else 0
+
+
+def _fresh(args: argparse.Namespace) -> Any:
+    from harness_lab.cli import selected_results
+    from harness_lab.logs.options import run_log
+
+    log = run_log("diff", args)
+    if isinstance(log, int):
+        return log
+    results = selected_results("diff", args.run, args.tag or (), None,
+                               on_result=log.add if log else None)
+    if log is not None:
+        path = log.close()
+        if path is not None:
+            print(f"log: {path}", file=sys.stderr)
+    return results
+
+
+def register(sub: Any) -> None:
+    """Add ``harness-lab diff``."""
+    from harness_lab.cli import HelpFormatter
+    from harness_lab.logs.options import add_log_options
+
+    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
+    p = sub.add_parser(
+        "diff", help="compare two run logs (or a log and a fresh run); exit 1 on a regression",
+        description="List the scenarios whose outcome, states, SSE events, trace or stored "
+                    "row changed, new failures, new passes, added and removed scenarios. A "
+                    "scenario regressed when it was ok and is not, or when its outcome "
+                    "changed while its scenario file did not (docs/logs.md).",
+        epilog="\n".join(lines), formatter_class=HelpFormatter)
+    p.add_argument("old", metavar="OLD", help="the earlier run log (*.jsonl)")
+    p.add_argument("new", metavar="NEW", nargs="?", help="the later run log")
+    p.add_argument("--run", nargs="+", metavar="PATH",
+                   help="run these scenario files or directories now and compare them")
+    p.add_argument("--tag", action="append", help="with --run: only scenarios with this tag")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="table for people, json for tools")
+    p.add_argument("--all", action="store_true", help="list unchanged scenarios too")
+    add_log_options(p)
+    p.set_defaults(func=_cmd_diff)
