@@ -13,12 +13,13 @@ it, so a test can prove that cassettes scrub credentials and store decoded bodie
 It checks every request before a scripted reply is consumed, and refuses with an
 OpenAI-style error body: 401 (bearer token), 404 (path), 405 (method), 411 (no
 ``Content-Length``), 400 (a ``Content-Length`` that is not a count, a body that is not a
-JSON object, a chat request without ``model`` and ``messages``), 408 (a body slower than
-``read_timeout`` or shorter than announced), 413 (a body over ``max_body_bytes``), 415 (not
-``application/json``), 431 (a header value over ``max_header_bytes``). It listens with a
-deep backlog and one daemon thread per connection, and keeps only the last
-``keep_requests`` requests (at most ``keep_bytes`` of bodies); ``received`` and
-``rejected`` count all of them.
+JSON object or shorter than announced, a chat request without ``model`` and ``messages``),
+408 (a body slower than ``read_timeout``), 413 (a body over ``max_body_bytes``), 415 (not
+``application/json``), 431 (a header value over ``max_header_bytes``); http.server's own
+refusals (a request line that does not parse, 414, 501) get the same JSON shape. It listens
+with a deep backlog and one daemon thread per connection, and keeps only the last
+``keep_requests`` requests (at most ``keep_bytes`` of bodies); ``received`` and ``rejected``
+count all of them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -463,6 +465,19 @@ def _handler(server: ReferenceServer) -> type[BaseHTTPRequestHandler]:
                     500, f"reference server: {type(exc).__name__}: {exc}", "server_error")
             self._send(status, payload, content_type,
                        gzip_ok="gzip" in headers.get("accept-encoding", ""))
+
+        def send_error(self, code: int, message: str | None = None,
+                       explain: str | None = None) -> None:
+            """Refusals of http.server itself (a request line that does not parse, too many
+            or too long headers, an unsupported method) as JSON errors with a status line."""
+            if self.request_version == "HTTP/0.9":
+                self.request_version = "HTTP/1.0"  # answer garbage with a real status line
+            self.close_connection = True
+            path = (getattr(self, "path", "") or "").split("?", 1)[0]
+            reason = message or HTTPStatus(code).phrase
+            self._send(*server.refuse(ReceivedRequest(getattr(self, "command", "") or "", path,
+                                                      {}, b""), int(code), reason),
+                       gzip_ok=False)
 
         def _drain(self) -> None:
             """Read what the client already sent (bounded, briefly), so that closing the

@@ -118,4 +118,10 @@ HTTP_REQUESTS: list[tuple[str, bytes, int, str]] = [
     ("not UTF-8", with_length(b"3", b'"\xff"'), 400, "not JSON"),
     ("PUT", b"PUT /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer reference-key\r\n"
             b"Content-Length: 0\r\n\r\n", 405, "use POST"),
+    ("a request line that does not parse", b"GARBAGE\r\n\r\n", 400, "Bad request syntax"),
+    ("a request line over 64 KiB", b"POST /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414,
+     "Request-URI Too Long"),
+    ("101 headers", b"POST /v1/chat/completions HTTP/1.1\r\n"
+     + b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n", 431, "Too many headers"),
+    ("HEAD", b"HEAD /v1/chat/completions HTTP/1.1\r\n\r\n", 501, "Unsupported method"),
 ]
