@@ -14,23 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from harness_lab.explanation.answers import QUESTIONS
+from harness_lab.logs.sources import is_log_file
 
-__all__ = ["is_log_file", "register", "split_log_ref"]
+__all__ = ["register", "split_log_ref"]
 
 _EXIT = {0: "every run was explained",
          1: "a scenario could not be loaded or run, so it has no record to explain",
          2: "usage error: a missing path, a file that is not a log before #, or a scenario "
             "or run id the log does not hold"}
-_HEADER = b'{"kind":"header"'
-
-
-def is_log_file(path: Path) -> bool:
-    """True when ``path`` is a file that starts like a run log."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(_HEADER)) == _HEADER
-    except OSError:
-        return False
 
 
 def split_log_ref(text: str) -> tuple[Path, str | None] | None:

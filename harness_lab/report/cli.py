@@ -29,12 +29,15 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.cli import EXIT_FAILED, EXIT_USAGE, selected_results
+    from harness_lab.logs.sources import logged_results
     from harness_lab.report.html import write_html_report
     from harness_lab.report.viewer import ReportContext, git_commit
 
     paths = args.paths or ["scenarios"]
     began = time.perf_counter()
-    results = selected_results("report", paths, args.tag or (), args.out)
+    results = logged_results("report", paths, args.tag or ())  # run logs: shown as kept
+    if results is None:
+        results = selected_results("report", paths, args.tag or (), args.out)
     if isinstance(results, int):
         return results
     elapsed = time.perf_counter() - began
@@ -61,7 +64,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("report", help="run scenarios and write a self-contained HTML report",
                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/)")
+    p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "
+                                            "run logs (harness_logs/*.jsonl) to show as kept")
     p.add_argument("--out", default="report.html",
                    help="the HTML file to write; its directory must exist (otherwise exit 2 "
                         "before anything runs)")

@@ -1,0 +1,47 @@
+"""Run logs where a command takes scenario paths: ``harness-lab report LOG`` shows a log."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.results import ResultSet
+
+__all__ = ["is_log_file", "logged_results"]
+
+_HEADER = b'{"kind":"header"'
+
+
+def is_log_file(path: str | Path) -> bool:
+    """True when ``path`` is a file that starts like a run log."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_HEADER)) == _HEADER
+    except OSError:
+        return False
+
+
+def logged_results(command: str, paths: Sequence[str], tags: Sequence[str] = ()
+                   ) -> ResultSet | int | None:
+    """The results kept in ``paths`` when every one is a run log (those with one of ``tags``,
+    when given), in order; 2 (a usage error, printed) for a log that cannot be read; None
+    when the paths are not all logs (they are scenarios to run)."""
+    if not paths or not all(is_log_file(p) for p in paths):
+        return None
+    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.scenarios.results import ResultSet
+
+    results = ResultSet()
+    for path in paths:
+        try:
+            log = read_log(path)
+        except LogError as exc:
+            print(f"harness-lab {command}: {exc}", file=sys.stderr)
+            return 2
+        for note in log.notes:
+            print(f"{path}: {note}", file=sys.stderr)
+        results.extend(r for r in log.results if not tags or set(tags) & set(r.tags))
+    return results
