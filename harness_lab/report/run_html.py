@@ -278,9 +278,11 @@ def scenario_name_html(name: str) -> str:
     return f'<span class="hl-name">{html.escape(base)}</span>{chips}'
 
 
-def result_sections(result: ScenarioResult, *, open_events: bool = True) -> str:
+def result_sections(result: ScenarioResult, *, open_events: bool = True,
+                    source: str | None = None) -> str:
     """The drill-down of a scenario result: problems, turns, then its record's sections (or,
-    for a crashed run, the SSE events and trace sent before the crash and the stored row)."""
+    for a crashed run, the SSE events and trace sent before the crash and the stored row),
+    and the text of its scenario file when ``source`` gives it (collapsed)."""
     facts = [("file", cell(result.path)), ("case", cell(result.case)),
              ("tags", cell(", ".join(result.tags) or None))]
     again = terminal_command(result)
@@ -306,4 +308,7 @@ def result_sections(result: ScenarioResult, *, open_events: bool = True) -> str:
                                   suffix=" until the crash")
         parts.append(_section("stored diagnosis_run row", stored_row_table(result.stored_row),
                               open_=True))
+    if source is not None:
+        parts.append(_section("scenario file", f'<pre class="hl-source">{html.escape(source)}'
+                              "</pre>", open_=False))
     return "".join(parts)

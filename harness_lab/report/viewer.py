@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import os
+import stat
 import subprocess
 from collections import Counter
 from collections.abc import Sequence
@@ -50,9 +51,11 @@ from harness_lab.states import FallbackType, ReleaseOutcome, RunState
 if TYPE_CHECKING:
     from harness_lab.scenarios.runner import ScenarioResult
 
-__all__ = ["ReportContext", "asset_text", "git_commit", "viewer_html"]
+__all__ = ["SOURCE_LIMIT", "ReportContext", "asset_text", "git_commit", "viewer_html"]
 
 _VERDICT_RANK: Final = {"FAILED": 0, "ERROR": 1, "ok": 2}
+SOURCE_LIMIT: Final = 32_768
+"""At most this many bytes of a scenario file are shown in its drill-down."""
 _SEP: Final = "\u241f"  # separates the tags of a row's data-tags attribute
 
 
@@ -131,6 +134,35 @@ def _directories(results: Sequence[ScenarioResult]) -> list[str]:
     return labels
 
 
+class _Sources:
+    """The text of each scenario file, read once, the first :data:`SOURCE_LIMIT` bytes."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str | None] = {}
+
+    def text(self, path: str | None) -> str | None:
+        if path is None:
+            return None
+        if path not in self._texts:
+            self._texts[path] = _read_source(path)
+        return self._texts[path]
+
+
+def _read_source(path: str) -> str | None:
+    """A regular file's first bytes as text; None for anything else (a FIFO would block)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as stream:
+            data = stream.read(SOURCE_LIMIT + 1)
+    except OSError:
+        return None
+    text = data[:SOURCE_LIMIT].decode("utf-8", errors="replace")
+    if len(data) > SOURCE_LIMIT:
+        text += f"\n… (the file goes on; the first {SOURCE_LIMIT:,} bytes are shown)"
+    return text
+
+
 def _rows(results: Sequence[ScenarioResult]) -> list[_Row]:
     dirs = _directories(results)
     rows = [_Row(f"run-{i + 1}", r, d, result_outcome(r))
@@ -156,7 +188,7 @@ def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def _main_row(row: _Row) -> str:
+def _main_row(row: _Row, source: str | None) -> str:
     r = row.result
     rec = r.record
     problems = result_problems(r)
@@ -204,7 +236,7 @@ def _main_row(row: _Row) -> str:
             f'<td class="c-problems"><ul>{listed}{more}</ul></td>'
             f'<td class="c-time">{virtual}</td></tr>'
             f'<tr class="detail" hidden data-for="{row.rid}"><td colspan="{len(_COLUMNS)}">'
-            f'<div class="drill">{result_sections(r)}</div></td></tr>')
+            f'<div class="drill">{result_sections(r, source=source)}</div></td></tr>')
 
 
 _COLUMNS: Final = (("", "", "c-toggle"), ("verdict", "verdict", "c-verdict"),
@@ -217,7 +249,8 @@ def _main_table(rows: Sequence[_Row]) -> str:
     heads = "".join(
         f'<th class="{cls}"' + (f' data-sort="{key}" title="sort by {label}"' if key else "")
         + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
-    body = "".join(_main_row(row) for row in rows)
+    sources = _Sources()
+    body = "".join(_main_row(row, sources.text(row.result.path)) for row in rows)
     return (f'<table id="runs" class="runs"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{body}</tbody></table>"
             '<p id="no-match" hidden>No scenario matches these filters.</p>')

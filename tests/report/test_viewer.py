@@ -236,3 +236,25 @@ def test_the_drill_down_says_how_to_see_the_run_in_a_terminal(page: str) -> None
     assert re.search(r"<code>harness-lab show [^<]*timeouts/notice\.yaml\[silent\]&#x27;?</code>",
                      page)
     assert re.search(r"<code>harness-lab validate [^<]*broken/unknown-key\.yaml</code>", page)
+
+
+def test_the_drill_down_holds_the_scenario_file_collapsed(page: str) -> None:
+    source = page[page.index('<summary>scenario file</summary><pre class="hl-source">'):]
+    source = source[:source.index("</pre>")]
+    assert source.count("\n") > 3  # the file's lines, not one of them
+    assert "expect: {tool_calls: 5, run_state: TIMED_OUT}" in page  # only the file says it
+    assert "faults:\n  - {kind: user_cancel, at_s: 1.0}" in page
+    assert '<details class="hl-section"><summary>scenario file</summary>' in page  # closed
+
+
+def test_a_result_whose_file_is_not_a_regular_file_shows_without_its_text(
+        tmp_path: Path) -> None:
+    import os
+
+    from harness_lab.scenarios.runner import ScenarioResult
+
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)  # reading it would block: the page must not try
+    page = viewer_html([ScenarioResult("pipe", str(fifo), error=f"{fifo}: not a regular file")])
+    assert "not a regular file" in page
+    assert "<summary>scenario file</summary>" not in page
