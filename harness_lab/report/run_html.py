@@ -45,13 +45,17 @@ _STATUS_COLORS = {"OK": "#228833", "FAILED": "#CC3311", "REJECTED": "#EE7733",
                   "ERROR": "#CC3311", "PROJECTING": "#0077BB"}
 
 
-def badge(label: str, color: str, *, title: str | None = None, cls: str = "") -> str:
+def badge(label: str, color: str, *, title: str | None = None, cls: str = "",
+          breakable: bool = True) -> str:
     """A coloured label; its text is black or white, whichever reads on ``color``.
 
-    A long label may wrap after a colon (``FALLBACK:`` / ``MISSING_REQUIRED_CONTEXT``).
+    A long label may wrap after a colon (``FALLBACK:`` / ``MISSING_REQUIRED_CONTEXT``)
+    unless ``breakable`` is false.
     """
     tip = f' title="{html.escape(title)}"' if title else ""
-    shown = html.escape(label).replace(":", ":<wbr>")
+    shown = html.escape(label)
+    if breakable:
+        shown = shown.replace(":", ":<wbr>")
     return (f'<span class="hl-badge {cls}"{tip} style="background:{color};'
             f'color:{text_color(color)}">{shown}</span>')
 

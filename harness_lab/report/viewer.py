@@ -382,7 +382,8 @@ def _outcome_table(rows: Sequence[_Row]) -> str:
         body.append(f"<tr><td><b>{html.escape(case.case)}</b><div class='sub'>"
                     f"{html.escape(case.description)}</div></td>"
                     f"<td>{html.escape(case.run_state.value)}</td>"
-                    f"<td>{badge(label, outcome)}</td><td>{html.escape(case.db_status.value)}"
+                    f"<td>{badge(label, outcome, breakable=False)}</td>"
+                    f"<td>{html.escape(case.db_status.value)}"
                     f"</td><td>{' '.join(links) or '<span class=sub>no scenario</span>'}</td>"
                     "</tr>")
     return ('<section id="outcome-table"><h2>The outcome table (doc §10)</h2>'
