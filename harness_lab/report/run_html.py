@@ -11,6 +11,7 @@ with virtual times, the canonical tool invocations and rejections, the stored
 from __future__ import annotations
 
 import html
+import os
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -265,8 +266,9 @@ def _turns_html(turns: Sequence[RunRecord]) -> str:
 
 def terminal_command(result: ScenarioResult) -> str | None:
     """The command that shows this result's run in a terminal (``harness-lab show``), or
-    that checks its file when it did not load; None without a file."""
-    if result.path is None:
+    that checks its file when it did not load; None without a file (a scenario built in
+    memory, say)."""
+    if result.path is None or not os.path.isfile(result.path):
         return None
     if result.record is None and not result.crashed:
         return shlex.join(["harness-lab", "validate", result.path])

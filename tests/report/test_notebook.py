@@ -98,3 +98,14 @@ def test_a_sweep_shows_its_shares_with_wilson_intervals() -> None:
     assert f"{first['ci_low']:.1%} – {first['ci_high']:.1%}" in text
     for literal in NO_MISSING_LITERALS:
         assert literal not in text
+
+
+def test_a_scenario_built_in_memory_names_no_file_to_show() -> None:
+    from harness_lab.scenarios import Scenario, run_scenario
+
+    scenario = Scenario.model_validate({
+        "name": "in-memory", "description": "built in a notebook", "tools": {"logs": {}},
+        "model": [{"draft": {"missing_info": ["which service"]}}]})
+    text = run_scenario(scenario)._repr_html_()
+    assert "in-memory" in text
+    assert "harness-lab show" not in text
