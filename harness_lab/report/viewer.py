@@ -326,8 +326,10 @@ def _header(title: str, results: Sequence[ScenarioResult], context: ReportContex
 def _distribution(rows: Sequence[_Row]) -> str:
     """Outcome counts per directory as stacked bars; a segment filters the table."""
     by_dir: dict[str, Counter[str]] = {}
+    placed = any(row.directory for row in rows)  # bare records have no file, so no directory
     for row in rows:
-        by_dir.setdefault(row.directory or MISSING, Counter())[row.outcome or "(no run)"] += 1
+        key = (row.directory or MISSING) if placed else "all runs"
+        by_dir.setdefault(key, Counter())[row.outcome or "(no run)"] += 1
     if not by_dir:
         return ""
     largest = max(sum(c.values()) for c in by_dir.values())
@@ -344,7 +346,8 @@ def _distribution(rows: Sequence[_Row]) -> str:
             segments.append(
                 f'<span class="seg" style="width:{width:.3f}%;background:{color};'
                 f'color:{text_color(color)}" title="{_attr(f"{directory}: {n} {label}")}" '
-                f'data-dir="{_attr(directory)}" data-outcome="{_attr(label)}">{n}</span>')
+                f'data-dir="{_attr(directory if placed else "")}" '
+                f'data-outcome="{_attr(label)}">{n}</span>')
         lines.append(f'<div class="dist-row"><span class="dist-dir">{html.escape(directory)}'
                      f' <span class="hl-count">{total}</span></span><span class="bar">'
                      f'{"".join(segments)}</span></div>')
@@ -354,7 +357,8 @@ def _distribution(rows: Sequence[_Row]) -> str:
         f'{outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR}"></span>'
         f"{html.escape(label)} <span class='hl-count'>{seen[label]}</span></span>"
         for label in _ordered(seen, order))
-    return (f'<section id="distribution"><h2>Outcomes by directory</h2>'
+    heading = "Outcomes by directory" if placed else "Outcomes"
+    return (f'<section id="distribution"><h2>{heading}</h2>'
             f'<div class="legend">{legend}</div>{"".join(lines)}</section>')
 
 

@@ -155,3 +155,11 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_report_of_bare_records_counts_their_outcomes_without_directories() -> None:
+    text = report()
+    section = text[text.index('<section id="distribution">'):]
+    section = section[:section.index("</section>")]
+    assert "<h2>Outcomes</h2>" in section
+    assert re.findall(r'<span class="dist-dir">([^<]*)<', section) == ["all runs "]
