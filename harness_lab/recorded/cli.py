@@ -22,6 +22,10 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 
 
+MAX_REFERENCE_BYTES = 1024 * 1024
+"""The largest ``--reference`` file read (1 MiB; a scripted conversation is a few KiB)."""
+
+
 class ReferenceScriptError(ValueError):
     """A ``--reference`` file that is not a scripted conversation; names the file."""
 
@@ -68,13 +72,33 @@ def reference_server(path: str | Path) -> Any:
     import yaml  # type: ignore[import-untyped]
 
     from harness_lab.recorded import ReferenceServer
+    from harness_lab.recorded.cassette_file import MAX_NESTING
 
     file = Path(path)
     if not file.is_file():
-        why = "is a directory" if file.is_dir() else "no such file"
+        why = ("is a directory" if file.is_dir() else "is not a regular file"
+               if file.exists() else "no such file")
         raise ReferenceScriptError(f"{file}: {why}")
+    if file.stat().st_size > MAX_REFERENCE_BYTES:
+        raise ReferenceScriptError(f"{file}: over {MAX_REFERENCE_BYTES:,} bytes, the limit of "
+                                   "a scripted conversation")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        depth = 0
+        for event in yaml.parse(text, Loader=loader):
+            line = event.start_mark.line + 1
+            if isinstance(event, yaml.AliasEvent):
+                raise ReferenceScriptError(f"{file}:{line}: YAML aliases are not accepted in a "
+                                           "scripted conversation; write the value out")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise ReferenceScriptError(f"{file}:{line}: nests deeper than "
+                                               f"{MAX_NESTING} levels")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        data = yaml.load(text, Loader=loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReferenceScriptError(f"{file}: not a readable YAML file: {first}") from None

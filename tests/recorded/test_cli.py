@@ -139,6 +139,12 @@ def test_a_refused_first_recording_writes_no_file(
                                           "mapping"),
     ("usage.yaml", "completions: [{text: hi, usage: [1]}]\n",
      "--reference usage.yaml: completions[0].usage: must be"),
+    ("bomb.yaml", "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+     + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n"
+               for i in range(9)) + "completions: [{json: {k: *j}}]\n",
+     "--reference bomb.yaml:2: YAML aliases are not accepted"),
+    ("deep.yaml", "completions: " + "[" * 100 + "]" * 100 + "\n",
+     "--reference deep.yaml:1: nests deeper than 32 levels"),
 ])
 def test_a_bad_reference_file_is_one_line_and_exit_2(
         library: Path, capsys: pytest.CaptureFixture[str], reference: str,
