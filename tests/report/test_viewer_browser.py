@@ -186,3 +186,18 @@ def test_slash_focuses_the_search_and_escape_clears_it(page: Any) -> None:
     assert len(shown_names(page)) == 2
     search.send_keys(Keys.ESCAPE)
     assert len(shown_names(page)) == len(VERDICTS)
+
+
+def test_the_shipped_library_report_fits_the_window_and_logs_no_error(
+        browser: Any, tmp_path: Path) -> None:
+    library = Path(__file__).resolve().parents[2] / "scenarios"
+    out = tmp_path / "library.html"
+    assert main(["report", str(library), "--out", str(out)]) in (0, 1)
+    browser.get("about:blank")
+    browser.get(out.as_uri())
+    browser.find_element(By.ID, "expand").click()  # every drill-down open
+    inner = browser.execute_script("return window.innerWidth")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= inner
+    rows = browser.find_elements(By.CSS_SELECTOR, "#runs tr.run")
+    assert len(rows) > 100
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
