@@ -42,6 +42,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption("--record-mode", default="none", choices=RECORD_MODES,
                         help="record mode of recorded scenarios' cassettes: none (replay "
                              "only, the default), once, new_episodes, all, rewrite")
+    from harness_lab.logs.pytest_log import add_options
+
+    add_options(group)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Prepare the run log of the scenario items (see :mod:`harness_lab.logs.pytest_log`)."""
+    from harness_lab.logs.pytest_log import open_log
+
+    open_log(config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the run log's footer."""
+    from harness_lab.logs.pytest_log import close
+
+    close(session.config)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name the run log of the scenario items, when one was written."""
+    from harness_lab.logs.pytest_log import written
+
+    path = written(config)
+    if path is not None:
+        terminalreporter.write_line(f"harness-lab run log: {path}")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -118,6 +144,9 @@ class ScenarioItem(pytest.Item):
             result = recorded_result(self.loaded, mode)
         else:
             result = run_scenario(self.loaded)
+        from harness_lab.logs.pytest_log import log_result
+
+        log_result(self.config, result)
         if not result.ok:
             raise ScenarioFailed(result)
 

@@ -58,9 +58,10 @@ def log_dir_problem(directory: Path) -> str | None:
 
 class RunLog:
     """The log of one command: opened on the first result, so a command that runs nothing
-    leaves no file; :meth:`close` writes the footer."""
+    leaves no file; :meth:`close` writes the footer. A ``directory`` of None is decided then
+    (see :func:`log_directory`)."""
 
-    def __init__(self, directory: Path, command: str, argv: list[str]) -> None:
+    def __init__(self, directory: Path | None, command: str, argv: list[str]) -> None:
         self.directory = directory
         self.command = command
         self.argv = argv
