@@ -54,7 +54,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     failed = len(results.failures())
     runs = sum(r.record is not None for r in results)
-    print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok")
+    print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok; "
+          f"open {out.resolve().as_uri()}")
     return EXIT_FAILED if failed else 0
 
 

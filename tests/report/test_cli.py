@@ -85,3 +85,13 @@ def test_plots_embeds_the_outcome_figures_and_the_failed_runs_timeline(tmp_path:
     plain = tmp_path / "plain.html"
     assert main(["report", str(tmp_path), "--out", str(plain)]) == 1
     assert "<img" not in plain.read_text(encoding="utf-8")
+
+
+def test_the_command_says_where_to_open_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"wrote {out}: 1 scenario(s), 1 run record(s), 0 not ok; open file://")
+    assert said.strip().endswith(out.as_uri())
