@@ -539,6 +539,10 @@ _COMMAND_MODULES = {
 }
 
 
+_BUILT_IN_COMMANDS = ("run", "validate", "show", "schema")
+"""The subcommands :func:`build_parser` defines itself."""
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The subcommand named in ``argv`` (its first word that is not an option), if any."""
     for word in argv:
@@ -550,7 +554,17 @@ def _command_of(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``harness-lab``."""
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(only=_command_of(words) or "")
+    command = _command_of(words)
+    if command is not None and command not in _BUILT_IN_COMMANDS + tuple(_COMMAND_MODULES):
+        import difflib
+
+        close = difflib.get_close_matches(command, _BUILT_IN_COMMANDS + tuple(_COMMAND_MODULES),
+                                          n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        print(f"harness-lab: unknown command {command!r}{hint} (harness-lab --help lists "
+              "the commands)", file=sys.stderr)
+        return EXIT_USAGE
+    parser = build_parser(only=command or "")
     args = parser.parse_args(words)
     args.argv = words  # the command line as typed, which a run log records
     try:

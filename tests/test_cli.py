@@ -492,3 +492,17 @@ def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["release_outcome"], r["count"]) for r in rows] == [
         ("SUCCESS", "10"), ("FALLBACK", "0"), ("FAILED", "0"), ("CANCELLED", "0")]
+
+
+def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rn", "scenarios"]) == 2
+    assert capsys.readouterr().err == ("harness-lab: unknown command 'rn'; did you mean 'run'? "
+                                       "(harness-lab --help lists the commands)\n")
+
+
+def test_validate_takes_a_file_with_a_variant_as_its_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "listed.yaml"
+    path.write_text(LISTED, encoding="utf-8")
+    assert main(["validate", f"{path}[quick]"]) == 0
+    assert "2 scenario(s) valid" in capsys.readouterr().out

@@ -101,11 +101,12 @@ def _walk(root: Path) -> list[Path]:
 
 
 def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The scenario files under ``paths``: a file as given; a directory searched recursively,
-    skipping hidden directories, virtual environments, ``node_modules`` and ``__pycache__``
-    (see :data:`SKIPPED_DIRECTORIES`) and any ``cassettes`` directory (recordings)."""
+    """The scenario files under ``paths``: a file as given (``FILE[variant]`` names its file);
+    a directory searched recursively, skipping hidden directories, virtual environments,
+    ``node_modules`` and ``__pycache__`` (see :data:`SKIPPED_DIRECTORIES`) and any
+    ``cassettes`` directory (recordings)."""
     files: list[Path] = []
-    for searched in map(Path, paths):
+    for searched in (Selector.parse(p).path for p in paths):
         if not searched.is_dir():
             files.extend(discover([searched]))
             continue
