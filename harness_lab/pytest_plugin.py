@@ -12,6 +12,7 @@ run's timeline.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,43 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
     if not is_scenario_file(file_path, roots):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A directory holding a scenario "file" that is not a regular file (a FIFO, a device, a
+    socket named ``*.yaml``) is collected so that entry is a failing item: pytest itself
+    passes over such entries silently. Any other directory is left to pytest."""
+    config = parent.config
+    if config.getoption("--no-scenarios") or (path / "__init__.py").is_file():
+        return None
+    roots = (config.rootpath, config.invocation_params.dir)
+    if not _special_entries(path, roots):
+        return None
+    return ScenarioDirectory.from_parent(parent, path=path)  # type: ignore[no-any-return]
+
+
+def _special_entries(path: Path, roots: Sequence[Path]) -> list[Path]:
+    """The scenario entries of ``path`` that are neither directories nor regular files."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return []  # pytest reports a directory it cannot list
+    return sorted(Path(e.path) for e in entries
+                  if not e.is_dir() and not e.is_file()
+                  and is_scenario_file(Path(e.path), roots))
+
+
+class ScenarioDirectory(pytest.Dir):
+    """A directory collected as pytest does, plus one failing item per scenario entry that
+    is not a regular file (see :func:`pytest_collect_directory`)."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        """What pytest collects here, then the special entries' failing items."""
+        yield from super().collect()
+        roots = (self.config.rootpath, self.config.invocation_params.dir)
+        for entry in _special_entries(self.path, roots):
+            yield ScenarioFile.from_parent(self, path=entry)
 
 
 def is_scenario_file(path: Path, roots: Sequence[Path]) -> bool:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+import harness_lab.store.sql  # noqa: F401  (see below)
+from tests.scenarios.hostile import write
+
 pytest_plugins = ["pytester"]
+# pytester runs pytest in this process and then forgets the modules the inner run imported;
+# a run imports the SQL store (SQLAlchemy) lazily, and SQLAlchemy imported twice in one process
+# breaks. Importing it here first keeps one copy for every inner run.
 
 GOOD = """\
 name: good
@@ -69,6 +75,19 @@ def test_a_malformed_file_is_one_failing_item_naming_the_problem(
     result = pytester.runpytest("scenarios")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*bad.yaml:3: modle: unknown key*"])
+
+
+@pytest.mark.parametrize("family", ["alias bomb in a tool scope", "FIFO named x.yaml",
+                                    "symlink to /dev/zero"])
+def test_a_hostile_file_is_one_failing_item_and_the_good_file_beside_it_passes(
+        pytester: pytest.Pytester, family: str) -> None:
+    scenarios = pytester.mkdir("scenarios")
+    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
+    write(family, scenarios)
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*malformed scenario file:*", f"*{scenarios / 'x.yaml'}*"])
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_yaml_outside_a_scenarios_directory_is_not_collected(pytester: pytest.Pytester) -> None:
