@@ -125,6 +125,10 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _count(n: int) -> str:
+    return f"{n} interaction" + ("" if n == 1 else "s")
+
+
 def _size(n: int) -> str:
     return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KiB"
 
@@ -178,20 +182,19 @@ def _cmd_record(args: argparse.Namespace) -> int:
                 os.environ[key_env] = user_key
     if not outcome.ok:
         kept = "was left as it was" if outcome.path.exists() else "was not written"
-        print(f"not recorded: {_shown(outcome.path)} {kept} "
-              f"(scenario {sc.name}, record mode {outcome.record_mode})", file=sys.stderr)
+        print(f"not recorded: {_shown(outcome.path)} {kept}", file=sys.stderr)
         for problem in outcome.problems:
             print(f"  {problem}", file=sys.stderr)
+        print(f"  (scenario {sc.name}, record mode {outcome.record_mode})", file=sys.stderr)
         return EXIT_REFUSED
     if outcome.written:
-        print(f"recorded {outcome.recorded} interaction(s) into {_shown(outcome.path)} "
-              f"({outcome.interactions} in all, {_size(outcome.size)}); "
-              f"scenario {sc.name}: ok")
+        print(f"recorded {_count(outcome.recorded)} into {_shown(outcome.path)} "
+              f"({outcome.interactions} in all, {_size(outcome.size)})")
     else:
-        print(f"nothing new to record: {_shown(outcome.path)} holds {outcome.interactions} "
-              f"interaction(s) ({_size(outcome.size)}) and replayed {outcome.played} "
-              f"(record mode {outcome.record_mode}; --mode all records it again); "
-              f"scenario {sc.name}: ok")
+        print(f"nothing new to record: {_shown(outcome.path)} holds "
+              f"{_count(outcome.interactions)} ({_size(outcome.size)})\n{outcome.played} "
+              f"replayed (record mode {outcome.record_mode}; --mode all records it again)")
+    print(f"scenario {sc.name}: ok")
     return 0
 
 

@@ -81,13 +81,15 @@ def _problems(result: ScenarioResult, report: CassetteReport | None, key_env: st
               ) -> list[str]:
     out: list[str] = []
     steps = report.steps if report is not None else []
+    refused_key = False
     for s in steps:
         if s.outcome == "error":
             out.append(f"request {s.step} ({s.method} {s.url}) got no answer: {s.error}")
         elif s.outcome == "recorded" and s.status is not None and s.status >= 400:
-            hint = (f" (is the key in ${key_env} right?)" if s.status in (401, 403) else "")
-            out.append(f"request {s.step} ({s.method} {s.url}) was answered HTTP "
-                       f"{s.status}{hint}")
+            refused_key = refused_key or s.status in (401, 403)
+            out.append(f"request {s.step} ({s.method} {s.url}) was answered HTTP {s.status}")
+    if refused_key:
+        out.append(f"the endpoint refused the key: is ${key_env} set and right?")
     if out:
         if not result.ok and result.record is not None:
             out.append(f"so the run ended {result.record.run_state.value}, which the "

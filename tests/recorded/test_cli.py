@@ -57,9 +57,9 @@ def test_recording_writes_the_cassette_and_prints_a_short_summary(
     code = main(["record", "scenarios/diagnosis-success.yaml", "--reference", str(REFERENCE)])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
-    assert re.fullmatch(r"recorded 7 interaction\(s\) into "
+    assert re.fullmatch(r"recorded 7 interactions into "
                         r"cassettes/recorded-diagnosis-success\.yaml \(7 in all, "
-                        r"2\d\.\d KiB\); scenario recorded-diagnosis-success: ok\n", out), out
+                        r"2\d\.\d KiB\)\nscenario recorded-diagnosis-success: ok\n", out), out
     assert "{" not in out
     text = cassette_of(library).read_text(encoding="utf-8")
     assert "sk-reference-not-a-secret" not in text
@@ -75,8 +75,9 @@ def test_the_default_mode_once_replays_an_existing_cassette_and_leaves_it_alone(
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith("nothing new to record: cassettes/recorded-diagnosis-success.yaml "
-                          "holds 7 interaction(s)")
-    assert "replayed 7" in out
+                          "holds 7 interactions (")
+    assert "\n7 replayed (record mode once; --mode all records it again)\n" in out
+    assert all(len(line) <= 100 for line in out.splitlines())
     assert cassette_of(library).read_bytes() == before
 
 
@@ -86,15 +87,18 @@ def test_a_wrong_key_answered_401_leaves_the_old_cassette_byte_identical(
     before = with_shipped_cassette(library)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000000000000")
     with reference_server(REFERENCE) as server:
-        code = main(["record", "scenarios/diagnosis-success.yaml", "--base-url",
-                     server.base_url, "--mode", "all"])
+        url = server.base_url
+        code = main(["record", "scenarios/diagnosis-success.yaml", "--base-url", url,
+                     "--mode", "all"])
     assert server.used == 0 and [r.status for r in server.requests] == [401]
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
     assert err.splitlines()[0] == (
-        "not recorded: cassettes/recorded-diagnosis-success.yaml was left as it was "
-        "(scenario recorded-diagnosis-success, record mode all)")
-    assert "was answered HTTP 401 (is the key in $OPENAI_API_KEY right?)" in err
+        "not recorded: cassettes/recorded-diagnosis-success.yaml was left as it was")
+    assert err.splitlines()[-1] == "  (scenario recorded-diagnosis-success, record mode all)"
+    assert err.splitlines()[1:3] == [
+        f"  request 1 (POST {url}/chat/completions) was answered HTTP 401",
+        "  the endpoint refused the key: is $OPENAI_API_KEY set and right?"]
     assert cassette_of(library).read_bytes() == before
     assert sorted(p.name for p in (library / "cassettes").iterdir()) == [
         "recorded-diagnosis-success.yaml"]

@@ -72,7 +72,7 @@ def test_recording_against_a_reference_server_then_replaying_gives_the_same_row(
     assert "sk-reference-not-a-secret" not in cassette.read_text(encoding="utf-8")
     [replayed] = run_paths([scenario])
     assert replayed.row()["expected"] == "ok"
-    assert recorded.startswith(f"recorded 7 interaction(s) into {cassette} (7 in all, ")
+    assert recorded.startswith(f"recorded 7 interactions into {cassette} (7 in all, ")
 
 
 def test_a_changed_query_misses_the_cassette_and_names_the_request(tmp_path: Path) -> None:
