@@ -208,3 +208,21 @@ def test_record_modes_are_validated_and_paths_follow_the_convention(tmp_path: Pa
             pass
     assert cassette_path("checkout", tmp_path) == tmp_path / "cassettes" / "checkout.yaml"
     assert cassette_path("a.yml", tmp_path).name == "a.yml"
+
+
+def test_a_compressed_answer_holding_a_secret_reaches_the_caller_scrubbed_as_replay_gives_it(
+        tmp_path: Path) -> None:
+    path = tmp_path / "gzip-secret.yaml"
+    raw = json.dumps({"line": f"key {SECRET} used by org-ABCdef123456"}).encode()
+    answer = httpx.Response(200, content=gzip.compress(raw),
+                            headers={"Content-Encoding": "gzip", "Content-Length":
+                                     str(len(gzip.compress(raw))),
+                            "Content-Type": "application/json"})
+    with cassette(path, record_mode="once"):
+        live = post(serve([answer]), {"a": 1})
+    with cassette(path) as report:
+        replayed = post(serve(), {"a": 1})
+    assert live.json() == {"line": "key sk-REDACTED used by org-REDACTED"}
+    assert replayed.content == live.content and report.played == 1
+    stored = yaml.safe_load(path.read_text())["interactions"][0]["response"]
+    assert stored["headers"]["content-length"] == [str(len(live.content))]
