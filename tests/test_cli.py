@@ -506,3 +506,12 @@ def test_validate_takes_a_file_with_a_variant_as_its_file(
     path.write_text(LISTED, encoding="utf-8")
     assert main(["validate", f"{path}[quick]"]) == 0
     assert "2 scenario(s) valid" in capsys.readouterr().out
+
+
+def test_sweep_and_report_draw_progress_on_a_terminal(library: Path, tmp_path: Path) -> None:
+    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
+    assert "sweep chunks" in _on_a_terminal("sweep", canonical, "--samples", "400")
+    assert "sweep chunks" not in _on_a_terminal("sweep", canonical, "--samples", "400",
+                                                 "--quiet")
+    drawn = _on_a_terminal("report", str(library), "--out", str(tmp_path / "r.html"))
+    assert "scenario runs" in drawn
