@@ -17,7 +17,8 @@ JSON object or shorter than announced, a chat request without ``model`` and ``me
 408 (a body slower than ``read_timeout``), 413 (a body over ``max_body_bytes``), 415 (not
 ``application/json``), 431 (a header value over ``max_header_bytes``); http.server's own
 refusals (a request line that does not parse, 414, 501) get the same JSON shape. It listens
-with a deep backlog and one daemon thread per connection, and keeps only the last
+with a deep backlog and one daemon thread per connection (at most ``MAX_CONNECTIONS`` at
+once: idle connections cannot pile up threads), and keeps only the last
 ``keep_requests`` requests (at most ``keep_bytes`` of bodies); ``received`` and ``rejected``
 count all of them.
 """
@@ -38,6 +39,7 @@ from typing import Any
 __all__ = [
     "LISTEN_BACKLOG",
     "MAX_BODY_BYTES",
+    "MAX_CONNECTIONS",
     "MAX_HEADER_BYTES",
     "READ_TIMEOUT_S",
     "RawResponse",
@@ -193,6 +195,9 @@ READ_TIMEOUT_S = 5.0
 
 LISTEN_BACKLOG = 1024
 """Connections the kernel queues before the server accepts them."""
+
+MAX_CONNECTIONS = 256
+"""Connections served at once (one thread each); the next wait in the backlog."""
 
 
 class ReferenceServer:
@@ -392,10 +397,32 @@ _COUNT = re.compile(r"[0-9]{1,18}")
 
 
 class _Server(ThreadingHTTPServer):
-    """A threading HTTP server with a deep listen backlog and daemon handler threads."""
+    """A threading HTTP server with a deep listen backlog and daemon handler threads, at most
+    MAX_CONNECTIONS of them at once (further connections wait in the backlog)."""
 
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]
+                 ) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Start the connection's thread once a slot is free."""
+        self._slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve the connection, then free its slot."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class _Refused(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -19,7 +20,7 @@ from harness_lab.recorded import (
     json_completion,
     tool_call_completion,
 )
-from harness_lab.recorded.reference_server import ToolRoute
+from harness_lab.recorded.reference_server import MAX_CONNECTIONS, ToolRoute
 from tests.recorded.hostile import CHAT, GOOD_BODY, HELLO, HTTP_REQUESTS, with_length
 
 AUTH = {"Authorization": "Bearer reference-key"}
@@ -182,3 +183,19 @@ def test_a_tool_route_that_raises_is_answered_500_naming_the_error() -> None:
         response = httpx.post(server.root_url + "/broken", json={}, headers=AUTH)
     assert response.status_code == 500
     assert response.json()["error"]["message"] == "reference server: KeyError: 'service'"
+
+
+def test_idle_connections_hold_at_most_the_connection_limit_of_threads_and_then_time_out() -> None:
+    before = threading.active_count()
+    with ReferenceServer([], tools={"/t": {"items": []}}, read_timeout=1.0) as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port), timeout=10)
+                for _ in range(MAX_CONNECTIONS + 44)]
+        try:
+            time.sleep(0.3)  # let the server accept what it will
+            threads = threading.active_count() - before
+            answer = httpx.post(server.root_url + "/t", json={}, headers=AUTH, timeout=30)
+        finally:
+            for conn in idle:
+                conn.close()
+    assert threads <= MAX_CONNECTIONS + 2  # the handler threads and the serving thread
+    assert answer.status_code == 200  # served once idle connections timed out
