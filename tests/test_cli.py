@@ -515,3 +515,13 @@ def test_sweep_and_report_draw_progress_on_a_terminal(library: Path, tmp_path: P
                                                  "--quiet")
     drawn = _on_a_terminal("report", str(library), "--out", str(tmp_path / "r.html"))
     assert "scenario runs" in drawn
+
+
+@pytest.mark.parametrize("args", [["--help"], ["validate", str(CRASH)], ["run", "--help"]])
+def test_help_and_validate_import_no_heavy_package(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness_lab.cli", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HARNESS_LAB_PURE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert not imported & {"pandas", "matplotlib", "sqlalchemy", "joblib", "httpx", "vcr"}

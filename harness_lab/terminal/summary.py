@@ -55,7 +55,7 @@ def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
     if failed:
         parts.append(f"{failed} failed")
     if errors:
-        parts.append(f"{errors} errors")
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
     closing = Text.assemble((", ".join(parts), verdict_style("FAILED" if lines else "ok") or ""))
     if elapsed_s is not None:
         closing.append(f" in {elapsed_s:.2f} s")
