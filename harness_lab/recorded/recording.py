@@ -133,17 +133,15 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
     endpoints. The cassette is replaced only by a sound recording (see the module doc).
     Raise ValueError for a scenario that is not recorded, one with faults (a fork of a
     recording replays it, and is never recorded) in any mode but ``none``, or an unknown
-    mode, and
-    :class:`CassetteError` when the existing cassette cannot be read or written (mode
-    ``all`` never reads it).
+    mode, and :class:`CassetteError` when the existing cassette cannot be read or written
+    (mode ``all`` never reads it).
     """
     sc = loaded.scenario
     if record_mode not in RECORDING_MODES:
         raise ValueError(f"record mode must be one of {', '.join(RECORDING_MODES)}, "
                          f"not {record_mode!r}")
     mode = "all" if record_mode == "rewrite" else record_mode
-    found = cassette_file(sc, loaded.path)
-    target = Path(os.path.normpath(found)) if found is not None else None
+    target = cassette_file(sc, loaded.path)
     if sc.recorded is None or target is None:
         raise ValueError(f"{loaded.path}: a recorded scenario needs `recorded:` and "
                          "`cassette:`")
