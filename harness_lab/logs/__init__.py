@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, log_directory
     from harness_lab.logs.reader import Log, LogEntry, LogError, read_log
-    from harness_lab.logs.schema import FORMAT_VERSION, log_schema
+    from harness_lab.logs.schema import log_schema
+    from harness_lab.logs.version import FORMAT_VERSION
     from harness_lab.logs.writer import LogWriter
 
 _EXPORTS = {
-    "DEFAULT_LOG_DIR": "harness_lab.logs.options", "FORMAT_VERSION": "harness_lab.logs.schema",
+    "DEFAULT_LOG_DIR": "harness_lab.logs.options", "FORMAT_VERSION": "harness_lab.logs.version",
     "LOG_DIR_ENV": "harness_lab.logs.options", "Log": "harness_lab.logs.reader",
     "LogEntry": "harness_lab.logs.reader", "LogError": "harness_lab.logs.reader",
     "LogWriter": "harness_lab.logs.writer", "log_directory": "harness_lab.logs.options",

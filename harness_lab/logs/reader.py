@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.logs.codec import result_from_data
-from harness_lab.logs.schema import FORMAT_VERSION
+from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.record import RunRecord
 from harness_lab.scenarios.runner import ScenarioResult
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.states import (
     ChatApplicationStatus,
     CollectionState,
@@ -36,8 +37,6 @@ from harness_lab.states import (
 
 __all__ = ["FORMAT_VERSION", "Footer", "Header", "RecordModel", "RunLine", "log_schema"]
 
-FORMAT_VERSION = 1
-"""The version of the log format this toolkit writes (and the highest it reads)."""
 
 _STRICT = ConfigDict(extra="forbid")
 

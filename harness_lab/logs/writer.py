@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from harness_lab.logs.codec import result_to_data
 from harness_lab.logs.options import log_directory
-from harness_lab.logs.schema import FORMAT_VERSION
+from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.scenarios.runner import ScenarioResult
 
 __all__ = ["LogWriter", "sha256_of"]
@@ -40,9 +40,16 @@ def sha256_of(path: str | os.PathLike[str]) -> str | None:
 
 
 def _commit(where: Path) -> str | None:
-    from harness_lab.report.viewer import git_commit
+    """The commit checked out at ``where`` (one ``git rev-parse``), or None outside git."""
+    import subprocess
 
-    return git_commit(where)
+    try:
+        done = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
 
 
 def _now() -> str:
