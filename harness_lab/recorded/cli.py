@@ -147,11 +147,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"{args.scenario}: holds no scenario", file=sys.stderr)
         return EXIT_USAGE
     sc = loaded.scenario
-    if sc.recorded is None or sc.cassette is None:
-        print(f"{args.scenario}: a recorded scenario needs `recorded:` and `cassette:`",
-              file=sys.stderr)
-        return EXIT_USAGE
-    if args.api_key_env:
+    if args.api_key_env and sc.recorded is not None:
         sc = sc.model_copy(update={"recorded": sc.recorded.model_copy(
             update={"api_key_env": args.api_key_env})})
         loaded = dataclasses.replace(loaded, scenario=sc)
@@ -161,7 +157,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"harness-lab record: --reference {exc}", file=sys.stderr)
         return EXIT_USAGE
     base_url, tool_url = args.base_url, None
-    key_env = sc.recorded.api_key_env
+    key_env = sc.recorded.api_key_env if sc.recorded is not None else "OPENAI_API_KEY"
     user_key = os.environ.get(key_env)
     if server is not None:
         server.start()

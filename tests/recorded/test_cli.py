@@ -209,3 +209,15 @@ def test_a_cassette_whose_directory_is_a_file_is_exit_2_before_any_request(
     assert err.startswith("harness-lab record: cassette cassettes/recorded-diagnosis-success"
                           ".yaml: cannot be written: ")
     assert err.count("\n") == 1
+
+
+def test_a_scenario_that_is_not_recorded_is_one_line_and_exit_2(
+        library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = library / "scenarios" / "plain.yaml"
+    plain.write_text("name: plain\ndescription: scripted\ntools: {logs: {}}\nmodel:\n"
+                     "  - draft: {missing_info: [which service]}\n", encoding="utf-8")
+    code = main(["record", "scenarios/plain.yaml", "--reference", str(REFERENCE)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == ("harness-lab record: scenarios/plain.yaml: a recorded scenario needs "
+                   "`recorded:` and `cassette:`\n")
