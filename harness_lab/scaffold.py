@@ -1,24 +1,26 @@
 """``harness-lab init [DIR]``: a starter scenario directory a newcomer can copy from.
 
 It holds one scenario of each path (system chat, knowledge query, a published diagnosis
-report, a fallback), each opening with the editor modeline that points at ``schema.json``
-(the JSON Schema of scenario files, written beside them), and a README of what to try next.
+report, a fallback), each opening with the editor modeline that points at
+``scenario.schema.json`` (the JSON Schema of scenario files, written beside them), and a
+README of what to try next.
 The directory passes ``harness-lab run DIR``; nothing that exists is overwritten.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from harness_lab.scenarios.schema import SCHEMA_FILE, modeline
+
 __all__ = ["MODELINE", "SCENARIOS", "register", "scaffold"]
 
-MODELINE = "# yaml-language-server: $schema=./schema.json\n"
+MODELINE = modeline(f"./{SCHEMA_FILE}") + "\n"
 """The first line of each scaffolded scenario: editors with the YAML language server (VS Code,
-Neovim, Helix...) then complete and check keys against ``schema.json``."""
+Neovim, Helix...) then complete and check keys against ``scenario.schema.json``."""
 
 SCENARIOS: dict[str, str] = {
     "system-chat.yaml": """\
@@ -125,9 +127,11 @@ Try next:
     harness-lab validate {dir}                 # check files without running them
     harness-lab explore {dir}/diagnosis-report.yaml   # every fault at every boundary
 
-Then copy a file and change one thing: add `faults: [{{kind: deadline, at: "before tool#2"}}]`
-to `diagnosis-report.yaml` and see which expectations fail. The first line of each file points
-editors at `schema.json` for completion and checking.
+Then copy a file and change one thing: add
+`faults: [{{kind: deadline, at: {{when: before, call: tool, n: 2}}}}]` to a copy of
+`diagnosis-report.yaml` (with its own `name`) and see which expectations fail: the run times
+out before its second tool call. The first line of each file points editors at
+`scenario.schema.json` for completion and checking.
 """
 
 
@@ -136,11 +140,11 @@ def scaffold(directory: str | Path) -> list[Path]:
 
     Raise FileExistsError, writing nothing, when any of them exists already.
     """
-    from harness_lab.scenarios.spec import Scenario
+    from harness_lab.scenarios.schema import schema_text
 
     root = Path(directory)
     contents = {name: MODELINE + text for name, text in SCENARIOS.items()}
-    contents["schema.json"] = json.dumps(Scenario.model_json_schema(), indent=2) + "\n"
+    contents[SCHEMA_FILE] = schema_text()
     contents["README.md"] = README.format(dir=directory)
     existing = [root / name for name in contents if (root / name).exists()]
     if existing:
