@@ -64,6 +64,7 @@ from harness_lab.tools.ledger import InvocationLedger, Ledger
 __all__ = ["ChatApplication", "Published"]
 
 _ANSWER_JSON = json_writer(sort_keys=True)  # json.dumps(body, sort_keys=True)
+_NO_SESSION = SessionContext((), None)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -118,19 +119,26 @@ class ChatApplication:
     def handle(self, live: LiveRun, env: simpy.Environment
                ) -> Generator[simpy.Event, Any, RunRecord]:
         """Take ``live``'s query through the harness; ``yield from`` it in a simpy process."""
-        session = self.store.read_session(live.session_id, self.config.history_limit)
+        refused: StoreError | None = None
+        try:
+            session = self.store.read_session(live.session_id, self.config.history_limit)
+        except StoreError as exc:  # the run cannot see its history: it may not start either
+            session, refused = _NO_SESSION, exc
         ctx = RunContext(live.run_id, live.session_id, env, self.config, probe=self.probe,
                          latency=self.latency, capacity=self.capacity)
         live.ctx = ctx
         started = ctx.tracer.emit(TraceEventType.RUN_STARTED, TraceEventStatus.OK,
                                   {"session_id": live.session_id, "query": live.query})
-        try:
-            self.store.insert_running(RunStart(live.run_id, live.session_id, live.query,
-                                               ctx.now), started)
-        except StoreError as exc:  # no RUNNING row, so the run may not start (doc §12.1)
-            live.error = f"StoreError: {exc}"
-            return self._finish(live, ctx, self._failed(live, ctx, "STORE_FAILURE", str(exc)),
-                                stored=False)
+        if refused is None:
+            try:
+                self.store.insert_running(RunStart(live.run_id, live.session_id, live.query,
+                                                   ctx.now), started)
+            except StoreError as exc:  # no RUNNING row, so the run may not start (doc §12.1)
+                refused = exc
+        if refused is not None:
+            live.error = f"StoreError: {refused}"
+            return self._finish(live, ctx, self._failed(live, ctx, "STORE_FAILURE",
+                                                        str(refused)), stored=False)
         def disconnected() -> None:
             ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
 

@@ -200,7 +200,8 @@ class GroupCommitStore:
                 conn.rollback()  # end the read's transaction, where the driver opened one
             except self._errors as exc:
                 self._reset()
-                raise StoreError(f"session {session_id}: read failed: {exc}") from exc
+                raise StoreError(f"session {session_id!a}: read failed: {one_line(exc)}"
+                                 ) from exc
         seen = found is not None and bool(found[0])
         if not seen:  # a session with no row yet: nothing to read
             return _EMPTY_SESSION

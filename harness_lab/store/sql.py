@@ -299,10 +299,13 @@ class SqlRunStore:
     def read_session(self, session_id: str, history_limit: int) -> SessionContext:
         """The session's last ``history_limit`` finished turns and its PreviousTurn."""
         check_history_limit(history_limit)
-        with self.engine.connect() as conn:
-            turns = [dict(row._mapping) for row in conn.execute(
-                _HISTORY, {"p_session_id": session_id, "p_limit": history_limit})]
-            last = conn.execute(_PREVIOUS, {"p_session_id": session_id}).one_or_none()
+        try:
+            with self.engine.connect() as conn:
+                turns = [dict(row._mapping) for row in conn.execute(
+                    _HISTORY, {"p_session_id": session_id, "p_limit": history_limit})]
+                last = conn.execute(_PREVIOUS, {"p_session_id": session_id}).one_or_none()
+        except DRIVER_REFUSALS as exc:
+            raise StoreError(f"session {session_id!a}: read failed: {one_line(exc)}") from exc
         return SessionContext(
             history=tuple(turn_from_row(row) for row in reversed(turns)),
             previous_turn=None if last is None else previous_turn_from_row(dict(last._mapping)),

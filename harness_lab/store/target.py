@@ -30,8 +30,10 @@ def parse_url(url: str | URL) -> URL:
     try:
         return make_url(url)
     except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"{str(url)!r} is not a database URL (e.g. sqlite:///runs.db or "
-                         f"postgresql://user@host/db): {exc}") from exc
+        text = str(url)
+        hint = (f"for a SQLite file write sqlite:///{text}" if "://" not in text
+                else "e.g. sqlite:///runs.db or postgresql://user@host/db")
+        raise StoreError(f"{text!r} is not a database URL ({hint}): {exc}") from exc
 
 
 def sqlite_path(url: URL) -> Path | None:

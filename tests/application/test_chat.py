@@ -230,3 +230,13 @@ def test_a_completion_the_store_refuses_is_not_released_as_if_it_were_stored() -
     # the RunState was SUCCESS before the write failed: the checks report both facts
     assert {v.message for v in check(r)} >= {"no stored diagnosis_run row",
                                              "RunState SUCCESS with outcome FAILED"}
+
+
+def test_a_session_id_the_store_cannot_read_ends_the_run_failed_before_it_starts() -> None:
+    r = build(SUCCESS_STEPS).run("why is checkout slow?", session_id="s-\udfff")
+    assert (r.run_state, r.release_outcome) == (RunState.FAILED, ReleaseOutcome.FAILED)
+    assert r.error == ("StoreError: session 's-\\udfff': read failed: UnicodeEncodeError: "
+                       "'utf-8' codec can't encode character '\\udfff' in position 2: "
+                       "surrogates not allowed")
+    assert r.stored_row is None
+    assert r.statuses == ()

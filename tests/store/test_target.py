@@ -32,8 +32,12 @@ def test_a_writable_file_database_is_opened_with_its_tables(tmp_path: Path) -> N
 
 
 def test_an_unparsable_url_is_refused_saying_what_a_url_looks_like() -> None:
-    message = refusal("runs.db")
-    assert message.startswith("'runs.db' is not a database URL (e.g. sqlite:///runs.db")
+    assert refusal("runs.db").startswith(
+        "'runs.db' is not a database URL (for a SQLite file write sqlite:///runs.db): ")
+    assert refusal("sqlite//runs.db").startswith(
+        "'sqlite//runs.db' is not a database URL (for a SQLite file write sqlite:///")
+    assert refusal("://runs.db").startswith(
+        "'://runs.db' is not a database URL (e.g. sqlite:///runs.db or postgresql://")
 
 
 def test_an_unknown_dialect_is_refused_by_name() -> None:
