@@ -22,6 +22,7 @@ from harness_lab.application.live import LiveRun
 from harness_lab.config import HarnessConfig
 from harness_lab.core.context import BoundaryProbe, LatencyModel, clock_of, virtual_now
 from harness_lab.core.stepping import run_to_idle
+from harness_lab.defects import Defect
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
@@ -121,7 +122,8 @@ class Harness:
             hook(self)
         self._runs += 1
         env = self.env
-        sse = ChatSseSession(clock_of(env), self.before_send)
+        second = Defect.SECOND_CONTENT_EVENT in self.app.config.defects
+        sse = ChatSseSession(clock_of(env), self.before_send, allow_second_content=second)
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
         start = virtual_now(env) if at is None else at

@@ -57,13 +57,16 @@ class ChatSseSession:
 
     ``before_send(session, k, kind)`` is called before the k-th event (1-based) is written;
     it may call :meth:`disconnect` to model a send failure. ``on_disconnect`` is told once when
-    the connection is lost, so the run can be cancelled.
+    the connection is lost, so the run can be cancelled. ``allow_second_content`` seeds the
+    defect :attr:`~harness_lab.defects.Defect.SECOND_CONTENT_EVENT`: a second result is sent
+    instead of refused (for testing the invariants only).
     """
 
     __slots__ = ("state", "events", "refused", "session_id", "run_id", "_clock", "before_send",
                  "on_disconnect", "_result_sent", "_allow_second_content")
 
-    def __init__(self, clock: Callable[[], float], before_send: SendHook | None = None) -> None:
+    def __init__(self, clock: Callable[[], float], before_send: SendHook | None = None, *,
+                 allow_second_content: bool = False) -> None:
         self.state = SseState.NEW
         self.events: list[SseEvent] = []
         self.refused: list[SseEventKind] = []
@@ -73,7 +76,7 @@ class ChatSseSession:
         self.before_send = before_send
         self.on_disconnect: Callable[[], None] | None = None
         self._result_sent = False
-        self._allow_second_content = False  # Defect.SECOND_CONTENT_EVENT (test-only)
+        self._allow_second_content = allow_second_content
 
     @property
     def is_open(self) -> bool:

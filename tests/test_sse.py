@@ -27,6 +27,13 @@ def test_a_second_content_is_refused():
     assert [e.kind.value for e in s.events].count("content") == 1
 
 
+def test_a_session_built_with_the_second_content_defect_sends_a_second_content():
+    s = ChatSseSession(lambda: 0.0, allow_second_content=True)
+    s.open("s1", "r1")
+    assert s.content("s1", "r1", {}) and s.content("s1", "r1", {})
+    assert [e.kind.value for e in s.events] == ["metadata", "content", "content"]
+
+
 def test_a_result_whose_identity_differs_from_the_metadata_raises():
     with pytest.raises(SseProtocolError):
         session().content("s1", "other-run", {})

@@ -182,18 +182,13 @@ class ChatApplication:
                         {"history": len(history)})
         router = self.components.router
         try:
-            reply: RouteReply = yield from ctx.call(CallKind.ROUTER, "router",
-                                                    lambda: router.route(request),
-                                                    TraceEventType.ROUTING_DECISION)
+            reply: RouteReply = yield from ctx.provider_call(
+                CallKind.ROUTER, "router", lambda: router.route(request),
+                TraceEventType.ROUTING_DECISION, lambda r: {"intent": _intent_of(r).value})
         except ProviderError as exc:
-            ctx.tracer.emit(TraceEventType.ROUTING_DECISION, TraceEventStatus.FAILED,
-                            {"error": str(exc)})
             raise RouterUnavailable(f"router unavailable: {exc}") from exc
-        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        intent = reply.intent if type(reply.intent) is IntentType else IntentType(reply.intent)
+        intent = _intent_of(reply)
         live.intent = intent
-        ctx.tracer.emit(TraceEventType.ROUTING_DECISION, TraceEventStatus.OK,
-                        {"intent": intent.value})
         self.store.record_intent(live.run_id, intent.value)
         return intent
 
@@ -201,13 +196,11 @@ class ChatApplication:
                 ) -> Generator[simpy.Event, Any, AnswerReply]:
         responder = self.components.responder
         try:
-            reply: AnswerReply = yield from ctx.call(CallKind.RESPONDER, "responder",
-                                                     lambda: responder.answer(request), trace)
+            reply: AnswerReply = yield from ctx.provider_call(
+                CallKind.RESPONDER, "responder", lambda: responder.answer(request), trace,
+                lambda r: {"chars": len(r.text)})
         except ProviderError as exc:
-            ctx.tracer.emit(trace, TraceEventStatus.FAILED, {"error": str(exc)})
             raise ModelFailure(f"answer model failed: {exc}") from exc
-        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        ctx.tracer.emit(trace, TraceEventStatus.OK, {"chars": len(reply.text)})
         return reply
 
     def _system_chat(self, live: LiveRun, ctx: RunContext, session: SessionContext
@@ -224,16 +217,11 @@ class ChatApplication:
         retriever = self.components.retriever
         request = RetrievalRequest(live.query)
         try:
-            found: RetrievalReply = yield from ctx.call(
+            found: RetrievalReply = yield from ctx.provider_call(
                 CallKind.RETRIEVER, "retriever", lambda: retriever.retrieve(request),
-                TraceEventType.KNOWLEDGE_RETRIEVAL)
+                TraceEventType.KNOWLEDGE_RETRIEVAL, lambda r: {"passages": len(r.passages)})
         except ProviderError as exc:
-            ctx.tracer.emit(TraceEventType.KNOWLEDGE_RETRIEVAL, TraceEventStatus.FAILED,
-                            {"error": str(exc)})
             raise ModelFailure(f"retrieval failed: {exc}") from exc
-        ctx.budget.add_tokens(found.usage.input_tokens, found.usage.output_tokens)
-        ctx.tracer.emit(TraceEventType.KNOWLEDGE_RETRIEVAL, TraceEventStatus.OK,
-                        {"passages": len(found.passages)})
         self._status(live, ChatApplicationStatus.KNOWLEDGE_ANSWERING)
         answer = AnswerRequest(IntentType.KNOWLEDGE_QUERY, live.query, session.history,
                                tuple(found.passages))
@@ -265,8 +253,7 @@ class ChatApplication:
             live.decision = decision
             return Published(decision.outcome, content=decision.content, decision=decision)
         live.execution = execution
-        if execution.stop_reason is not None and ctx.state not in (RunState.RUNNING,
-                                                                    RunState.BUDGET_EXHAUSTED):
+        if not pipeline.may_release(execution):
             raise RunAborted(ctx.run_id, ctx.state, "after the agent loop")
         self._status(live, ChatApplicationStatus.SAFETY_VALIDATING)
         decision = yield from pipeline.release(execution)
@@ -285,7 +272,7 @@ class ChatApplication:
             pipeline = ReleasePipeline(ctx, live.boundary, self.components.repair,
                                        self.components.guard, live.query)
             try:
-                decision = pipeline.snapshot_fallback(live.agent.snapshot())
+                decision = pipeline.timeout_fallback(live.agent.snapshot())
             except ReleaseFailed:
                 pass
             else:
@@ -315,7 +302,11 @@ class ChatApplication:
             published = self._failed(live, ctx, "STORE_FAILURE", live.error)
         outcome = published.outcome
         if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK):
-            ctx.lifecycle.finish(RunState.SUCCESS, "completed", ctx.now)  # budget case keeps
+            # the release decided the terminal state: SUCCESS, or the BUDGET_EXHAUSTED or
+            # TIMED_OUT the run already has (then this changes nothing)
+            decision = published.decision
+            state = decision.run_state if decision is not None else RunState.SUCCESS
+            ctx.lifecycle.finish(state, "completed", ctx.now)
         term = ctx.lifecycle.termination
         assert term is not None
         if term.state is RunState.CANCELLED and outcome is not ReleaseOutcome.CANCELLED:
@@ -395,8 +386,7 @@ class ChatApplication:
                 sse.close()
             return
         if published.content is not None:
-            if Defect.SECOND_CONTENT_EVENT in self.config.defects:
-                sse._allow_second_content = True
+            if Defect.SECOND_CONTENT_EVENT in self.config.defects:  # the session allows it
                 sse.content(live.session_id, live.run_id, published.content)
             if sse.content(live.session_id, live.run_id, published.content):
                 sse.done(outcome)
@@ -439,6 +429,12 @@ class ChatApplication:
             terminations=tuple((t.state.value, t.reason, t.at)
                                for t in ctx.lifecycle.history),
             extra=dict(live.extra))
+
+
+def _intent_of(reply: RouteReply) -> IntentType:
+    """The routed intent (a router may answer its text value instead of the member)."""
+    intent = reply.intent
+    return intent if type(intent) is IntentType else IntentType(intent)
 
 
 _STORED_STATUS: Final[dict[str, StoredRunStatus]] = {s.value: s for s in StoredRunStatus}

@@ -97,6 +97,12 @@ class RunBudget:
             raise BudgetExceeded("tool_calls", self.tool_calls + 1, lim)
         self.tool_calls += 1
 
+    def refund_tool_call(self) -> None:
+        """Give back the tool call last reserved: it was refused before it ran."""
+        if self.tool_calls <= 0:
+            raise ValueError("RunBudget: no reserved tool call to refund")
+        self.tool_calls -= 1
+
     def charge_bytes(self, n: int) -> None:
         """Add a tool result's bytes; raise if the total passed the byte limit."""
         self.bytes += n

@@ -2,7 +2,10 @@
 
 Every model, tool and guard call goes through :meth:`RunContext.call`, which checks the run
 is active before and after the call, lets the call take its virtual latency on the simpy
-clock, and discards a late result when the run ended while the call was in flight.
+clock, and discards a late result when the run ended while the call was in flight. A provider
+call (router, responder, retriever, diagnosis model, repair, guard) goes through
+:meth:`RunContext.provider_call`, which adds what every provider call shares: its failure
+traced, its tokens charged, its success traced.
 """
 
 from __future__ import annotations
@@ -20,13 +23,27 @@ from harness_lab.core.lifecycle import RunLifecycle
 from harness_lab.defects import Defect
 from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
 from harness_lab.frozen import value_class
+from harness_lab.messages import TokenUsage
 from harness_lab.ports import CallKind
 from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 from harness_lab.trace import Tracer
 
-__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "RunContext", "clock_of", "virtual_now"]
+__all__ = ["Boundary", "BoundaryProbe", "LatencyModel", "ProviderReply", "RunContext", "clock_of",
+           "virtual_now"]
 
 R = TypeVar("R")
+
+
+class ProviderReply(Protocol):
+    """What every provider's reply carries: the tokens its call spent."""
+
+    @property
+    def usage(self) -> TokenUsage:
+        """The call's token usage."""
+        ...
+
+
+P = TypeVar("P", bound=ProviderReply)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -211,6 +228,30 @@ class RunContext:
             # still held the call's error, the two would keep each other (and the whole run)
             # alive until the garbage collector's next pass instead of being freed at once
             error = None
+
+    def provider_call(self, kind: CallKind, name: str, fn: Callable[[], P],
+                      event: TraceEventType, ok: Callable[[P], dict[str, Any]] | None, *,
+                      failed: dict[str, Any] | None = None
+                      ) -> Generator[simpy.Event, Any, P]:
+        """One provider call through :meth:`call`; ``yield from`` it inside a simpy process.
+
+        A :class:`ProviderError` is traced FAILED on ``event`` (the ``failed`` fields, then
+        ``error``) and re-raised for the caller to decide what it means; a reply's tokens are
+        charged to the budget (never raising: the caller checks the limit where its rule says),
+        then ``event`` is traced OK with ``ok(reply)``. ``ok=None`` leaves the outcome's trace
+        to the caller, for a reply whose success is decided after it is read.
+        """
+        try:
+            reply: P = yield from self.call(kind, name, fn, event)
+        except ProviderError as exc:
+            data = {"error": str(exc)} if failed is None else {**failed, "error": str(exc)}
+            self.tracer.emit(event, TraceEventStatus.FAILED, data)
+            raise
+        usage = reply.usage
+        self.budget.add_tokens(usage.input_tokens, usage.output_tokens)
+        if ok is not None:
+            self.tracer.emit(event, TraceEventStatus.OK, ok(reply))
+        return reply
 
 
 def _technical_failure(kind: CallKind, exc: OSError) -> ProviderError | ToolExecutionError:

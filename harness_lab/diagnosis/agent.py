@@ -18,7 +18,7 @@ import simpy
 from pydantic import ValidationError
 
 from harness_lab.core.context import RunContext
-from harness_lab.diagnosis.collection import CollectionController
+from harness_lab.diagnosis.collection import CollectionController, exhaust_budget
 from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, validator_of
 from harness_lab.errors import (
@@ -40,7 +40,6 @@ from harness_lab.ports import (
     ToolCallRequest,
 )
 from harness_lab.states import (
-    CancellationReason,
     DiagnosisStopReason,
     EvidenceStatus,
     InformationGain,
@@ -158,20 +157,17 @@ class DiagnosisAgent:
                                self._notice)
         self._notice = None
         self._observations = []
+        steps = self.steps
         try:
-            reply: ModelReply = yield from ctx.call(
+            reply: ModelReply = yield from ctx.provider_call(
                 CallKind.MODEL, "diagnosis", lambda: self.model.step(request),
-                TraceEventType.AGENT_MODEL_STEP)
+                TraceEventType.AGENT_MODEL_STEP,
+                lambda r: {"step": steps, "action": "tool" if r.tool_call is not None else "reply",
+                           "tool": r.tool_call.name if r.tool_call else None,
+                           "stop_required": stop_required},
+                failed={"step": steps})
         except ProviderError as exc:
-            ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.FAILED,
-                            {"step": self.steps, "error": str(exc)})
-            raise ModelFailure(f"diagnosis model failed at step {self.steps}: {exc}") from exc
-        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        action = ("tool" if reply.tool_call is not None else "reply")
-        ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.OK,
-                        {"step": self.steps, "action": action,
-                         "tool": reply.tool_call.name if reply.tool_call else None,
-                         "stop_required": stop_required})
+            raise ModelFailure(f"diagnosis model failed at step {steps}: {exc}") from exc
         return reply
 
     def _parse(self, reply: ModelReply) -> Mapping[str, Any]:
@@ -276,11 +272,7 @@ class DiagnosisAgent:
         return self._stop()
 
     def _budget_stop(self, exc: BudgetExceeded) -> DiagnosisAgentExecution:
-        """A hard budget ran out: the run ends BUDGET_EXHAUSTED first, then work stops."""
-        ctx = self.ctx
-        ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
-        self.collection.budget_reached()
-        ctx.tracer.emit(TraceEventType.BUDGET_EXHAUSTED, TraceEventStatus.OK,
-                        {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
+        """A hard budget ran out: the run is exhausted, the loop ends as a Controlled Stop."""
+        exhaust_budget(self.ctx, self.collection, exc)
         return DiagnosisAgentExecution(None, DiagnosisStopReason.BUDGET_LIMIT_REACHED,
                                        self.snapshot())

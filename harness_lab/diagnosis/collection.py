@@ -3,15 +3,35 @@ the stop reason and the STOP_REQUIRED delivery flag (doc §8)."""
 
 from __future__ import annotations
 
+from harness_lab.core.context import RunContext
+from harness_lab.errors import BudgetExceeded
 from harness_lab.states import (
     COLLECTION_TRANSITIONS,
+    CancellationReason,
     CollectionState,
     DiagnosisStopReason,
     InformationGain,
+    TraceEventStatus,
+    TraceEventType,
     advance,
 )
 
-__all__ = ["CollectionController"]
+__all__ = ["CollectionController", "exhaust_budget"]
+
+
+def exhaust_budget(ctx: RunContext, collection: CollectionController,
+                   exc: BudgetExceeded) -> None:
+    """A hard budget ran out (doc §3.3): the one way a run is exhausted, wherever it happens.
+
+    The run ends BUDGET_EXHAUSTED first (unless it already ended otherwise: the first terminal
+    wins), the collection's stop reason becomes BUDGET_LIMIT_REACHED, and a BUDGET_EXHAUSTED
+    trace event names the budget, its value and its limit. What is then released is the
+    release's rule (:meth:`~harness_lab.release.pipeline.ReleasePipeline.budget_release`).
+    """
+    ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
+    collection.budget_reached()
+    ctx.tracer.emit(TraceEventType.BUDGET_EXHAUSTED, TraceEventStatus.OK,
+                    {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
 
 
 class CollectionController:

@@ -2,6 +2,9 @@
 
 ``DiagnosisReleaseResult`` only expresses SUCCESS or FALLBACK; when nothing safe can be
 published the pipeline raises :class:`ReleaseFailed` and the application maps it to FAILED.
+Each decision also states the RunState the run ends with (doc §10): SUCCESS for a normal
+release, BUDGET_EXHAUSTED after a budget stop (:meth:`ReleasePipeline._budget_release`),
+TIMED_OUT for the policy's timeout fallback.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import ValidationError
 
 from harness_lab.core.context import RunContext
 from harness_lab.diagnosis.agent import DiagnosisAgentExecution
+from harness_lab.diagnosis.collection import exhaust_budget
 from harness_lab.diagnosis.data import draft_data
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
@@ -33,7 +37,6 @@ from harness_lab.ports import (
 from harness_lab.release.evidence import EvidenceCheck, EvidenceGuard
 from harness_lab.release.fallback import fallback_content, report_content
 from harness_lab.states import (
-    CancellationReason,
     DiagnosisStopReason,
     FallbackType,
     ReleaseOutcome,
@@ -48,7 +51,10 @@ __all__ = ["ReleaseDecision", "ReleasePipeline"]
 
 @dataclass(frozen=True, slots=True, init=False)
 class ReleaseDecision:
-    """What release publishes: SUCCESS with a report, or FALLBACK with a safe content."""
+    """What release publishes: SUCCESS with a report, or FALLBACK with a safe content.
+
+    ``run_state`` is the terminal RunState the release ends the run with (doc §10).
+    """
 
     outcome: ReleaseOutcome
     fallback_type: FallbackType | None
@@ -57,12 +63,14 @@ class ReleaseDecision:
     repaired: bool = False
     draft: DiagnosisDraft | None = None
     problems: tuple[str, ...] = ()
+    run_state: RunState = RunState.SUCCESS
 
     def __init__(self,
                  outcome: ReleaseOutcome, fallback_type: FallbackType | None,
                  content: Mapping[str, Any], verdict: SemanticVerdict | None = None,
                  repaired: bool = False, draft: DiagnosisDraft | None = None,
-                 problems: tuple[str, ...] = ()) -> None:
+                 problems: tuple[str, ...] = (),
+                 run_state: RunState = RunState.SUCCESS) -> None:
         """Set every field (a native setter each, once compiled)."""
         object.__setattr__(self, "outcome", outcome)
         object.__setattr__(self, "fallback_type", fallback_type)
@@ -71,6 +79,7 @@ class ReleaseDecision:
         object.__setattr__(self, "repaired", repaired)
         object.__setattr__(self, "draft", draft)
         object.__setattr__(self, "problems", problems)
+        object.__setattr__(self, "run_state", run_state)
 
     @property
     def conclusion(self) -> str | None:
@@ -95,52 +104,79 @@ class ReleasePipeline:
         self.guard = guard
         self.query = query
 
+    def budget_stopped(self, execution: DiagnosisAgentExecution) -> bool:
+        """True for the budget's Controlled Stop: the agent's loop exhausted the run."""
+        return (execution.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+                and self.ctx.state is RunState.BUDGET_EXHAUSTED)
+
+    def may_release(self, execution: DiagnosisAgentExecution) -> bool:
+        """Whether an execution may still be released: a Completed one (release checks the
+        run again), a Controlled Stop of a RUNNING run, or the budget's stop (doc §10)."""
+        return (execution.stop_reason is None or self.ctx.state is RunState.RUNNING
+                or self.budget_stopped(execution))
+
     def release(self, execution: DiagnosisAgentExecution
                 ) -> Generator[simpy.Event, Any, ReleaseDecision]:
         """Release a Completed or Controlled Stop execution (the doc §9 flow)."""
-        budget_stop = (execution.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
-                       and self.ctx.state is RunState.BUDGET_EXHAUSTED)
-        if not budget_stop:
-            self.ctx.check_active("release")
+        snapshot = execution.snapshot
+        if self.budget_stopped(execution):  # the run is already BUDGET_EXHAUSTED
+            return self._budget_release(self._snapshot_facts(snapshot), snapshot.missing_info,
+                                        "no verified facts in the ProgressSnapshot")
+        self.ctx.check_active("release")
         draft = execution.draft
         if draft is None:
-            return self.snapshot_fallback(execution.snapshot)
+            return self.snapshot_fallback(snapshot)
         if draft.conclusion is None:
-            return self._no_conclusion(draft, execution.snapshot)
+            return self._no_conclusion(draft, snapshot)
         try:
-            decision: ReleaseDecision = yield from self._guard_chain(draft, execution.snapshot)
+            decision: ReleaseDecision = yield from self._guard_chain(draft, snapshot)
         except BudgetExceeded as exc:
-            return self._budget_fallback(exc, draft, execution.snapshot)
+            # a guard or repair reply spent the token budget: its conclusion is not published,
+            # since its guard chain did not finish within the budget
+            exhaust_budget(self.ctx, self.boundary.collection, exc)
+            return self._budget_release(verified(snapshot.facts, self.boundary.ready_ids()),
+                                        snapshot.missing_info, "the token budget ran out "
+                                        "during release, with no verified facts", draft=draft)
         return decision
 
-    def _budget_fallback(self, exc: BudgetExceeded, draft: DiagnosisDraft,
-                         snapshot: ProgressSnapshot) -> ReleaseDecision:
-        """A guard or repair reply spent the token budget: BUDGET_EXHAUSTED, then the snapshot.
+    def _budget_release(self, facts: tuple[Fact, ...], missing: tuple[str, ...], why: str, *,
+                        draft: DiagnosisDraft | None = None) -> ReleaseDecision:
+        """The budget rule (doc §10), for every budget stop, in the agent's loop or in release.
 
-        The conclusion is not published, since its guard chain did not finish within the
-        budget; as for a budget stop in the loop (doc §3.3), the ProgressSnapshot's verified
-        facts make an INSUFFICIENT_EVIDENCE fallback and without any the run fails.
+        The run stays BUDGET_EXHAUSTED; the ProgressSnapshot's verified ``facts`` make an
+        INSUFFICIENT_EVIDENCE fallback; without any the run fails (``why``).
         """
-        ctx = self.ctx
-        ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
-        self.boundary.collection.budget_reached()
-        ctx.tracer.emit(TraceEventType.BUDGET_EXHAUSTED, TraceEventStatus.OK,
-                        {"kind": exc.kind, "value": exc.value, "limit": exc.limit})
-        facts = verified(snapshot.facts, self.boundary.ready_ids())
         if not facts:
-            self._failed("the token budget ran out during release, with no verified facts")
-        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, snapshot.missing_info,
-                            draft=draft)
+            self._failed(why)
+        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, missing, draft=draft,
+                            run_state=RunState.BUDGET_EXHAUSTED)
 
     def snapshot_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
         """Controlled stop or draft-contract error: verified facts -> INSUFFICIENT_EVIDENCE."""
+        return self._snapshot_release(snapshot, RunState.SUCCESS)
+
+    def timeout_fallback(self, snapshot: ProgressSnapshot) -> ReleaseDecision:
+        """The policy's timeout fallback: as :meth:`snapshot_fallback`, the run stays TIMED_OUT.
+
+        Called for a TIMED_OUT run whose policy sets ``timeout_progress_fallback`` (doc §10).
+        """
+        return self._snapshot_release(snapshot, RunState.TIMED_OUT)
+
+    def _snapshot_release(self, snapshot: ProgressSnapshot, run_state: RunState
+                          ) -> ReleaseDecision:
+        facts = self._snapshot_facts(snapshot)
+        if not facts:
+            self._failed("no verified facts in the ProgressSnapshot")
+        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, snapshot.missing_info,
+                            run_state=run_state)
+
+    def _snapshot_facts(self, snapshot: ProgressSnapshot) -> tuple[Fact, ...]:
+        """The snapshot's verified facts, the snapshot check traced (EVIDENCE_GUARD_INITIAL)."""
         facts = verified(snapshot.facts, self.boundary.ready_ids())
         self.ctx.tracer.emit(TraceEventType.EVIDENCE_GUARD_INITIAL,
                              TraceEventStatus.OK if facts else TraceEventStatus.FAILED,
                              {"mode": "snapshot", "verified_facts": len(facts)})
-        if not facts:
-            self._failed("no verified facts in the ProgressSnapshot")
-        return self._decide(FallbackType.INSUFFICIENT_EVIDENCE, facts, snapshot.missing_info)
+        return facts
 
     def _no_conclusion(self, draft: DiagnosisDraft, snapshot: ProgressSnapshot
                        ) -> ReleaseDecision:
@@ -194,14 +230,11 @@ class ReleasePipeline:
         ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.STARTED,
                         {"problems": list(check.problems)})
         try:
-            reply: ModelReply = yield from ctx.call(
+            reply: ModelReply = yield from ctx.provider_call(
                 CallKind.REPAIR, "evidence_repair", lambda: self.repairer.repair(request),
-                TraceEventType.EVIDENCE_REPAIR)
-        except ProviderError as exc:
-            ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.FAILED,
-                            {"error": str(exc)})
+                TraceEventType.EVIDENCE_REPAIR, None)  # its outcome is the repaired draft's
+        except ProviderError:
             return None
-        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
         fixed, problem = _repaired_draft(reply)
         ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR,
                         TraceEventStatus.OK if fixed is not None else TraceEventStatus.FAILED,
@@ -221,18 +254,14 @@ class ReleasePipeline:
                                tuple(cited))
         ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_ATTEMPT, TraceEventStatus.STARTED, {})
         try:
-            reply: GuardReply = yield from ctx.call(
+            reply: GuardReply = yield from ctx.provider_call(
                 CallKind.GUARD, "semantic_guard", lambda: self.guard.judge(request),
-                TraceEventType.SEMANTIC_GUARD_DECISION)
-        except ProviderError as exc:
-            verdict = SemanticVerdict.UNAVAILABLE
-            ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_DECISION, TraceEventStatus.FAILED,
-                            {"verdict": verdict.value, "error": str(exc)})
-            return verdict
-        ctx.budget.add_tokens(reply.usage.input_tokens, reply.usage.output_tokens)
-        verdict = SemanticVerdict.SUPPORTED if reply.supported else SemanticVerdict.UNSUPPORTED
-        ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_DECISION, TraceEventStatus.OK,
-                        {"verdict": verdict.value, "rationale": reply.rationale})
+                TraceEventType.SEMANTIC_GUARD_DECISION,
+                lambda r: {"verdict": _verdict(r).value, "rationale": r.rationale},
+                failed={"verdict": SemanticVerdict.UNAVAILABLE.value})
+        except ProviderError:
+            return SemanticVerdict.UNAVAILABLE
+        verdict = _verdict(reply)
         ctx.budget.check_tokens()
         return verdict
 
@@ -247,7 +276,8 @@ class ReleasePipeline:
     def _decide(self, kind: FallbackType | None, facts: tuple[Fact, ...],
                 missing: tuple[str, ...], *, verdict: SemanticVerdict | None = None,
                 repaired: bool = False, draft: DiagnosisDraft | None = None,
-                problems: tuple[str, ...] = ()) -> ReleaseDecision:
+                problems: tuple[str, ...] = (),
+                run_state: RunState = RunState.SUCCESS) -> ReleaseDecision:
         if kind is None:
             assert draft is not None
             outcome, content = ReleaseOutcome.SUCCESS, report_content(draft)
@@ -256,12 +286,17 @@ class ReleasePipeline:
         self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.OK,
                              {"outcome": outcome.value,
                               "fallback_type": kind.value if kind else None})
-        return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems)
+        return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems,
+                               run_state)
 
     def _failed(self, why: str) -> NoReturn:
         self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.FAILED,
                              {"outcome": ReleaseOutcome.FAILED.value, "reason": why})
         raise ReleaseFailed(why)
+
+
+def _verdict(reply: GuardReply) -> SemanticVerdict:
+    return SemanticVerdict.SUPPORTED if reply.supported else SemanticVerdict.UNSUPPORTED
 
 
 def _merge(*groups: tuple[Fact, ...]) -> tuple[Fact, ...]:

@@ -81,7 +81,7 @@ class ToolBoundary:
                                   request.scope, norm, InvocationStatus.PROJECTING, ctx.now,
                                   call_id=request.call_id)
         if not self.ledger.begin(rec):
-            ctx.budget.tool_calls -= 1  # nothing was admitted
+            ctx.budget.refund_tool_call()  # nothing was admitted
             return self._reject(request, PreflightReason.STORE, "canonical store refused begin")
         duplicate = self.collection.is_duplicate(request.name, norm)
         if request.call_id is not None:

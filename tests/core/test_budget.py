@@ -31,3 +31,18 @@ def test_tokens_are_counted_for_every_call_and_checked_on_request():
     assert b.usage().tokens == 12
     with pytest.raises(BudgetExceeded):
         b.check_tokens()
+
+
+def test_a_refunded_tool_call_frees_its_place_under_the_limit():
+    b = RunBudget(BudgetLimits(tool_calls=1))
+    b.reserve_tool_call()
+    b.refund_tool_call()
+    assert b.headroom()["tool_calls"] == 1
+    b.reserve_tool_call()
+    with pytest.raises(BudgetExceeded):
+        b.reserve_tool_call()
+
+
+def test_a_refund_without_a_reserved_tool_call_is_refused():
+    with pytest.raises(ValueError, match="no reserved tool call"):
+        RunBudget(BudgetLimits()).refund_tool_call()
