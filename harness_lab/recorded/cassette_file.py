@@ -305,9 +305,12 @@ def write_atomically(path: str | Path, data: bytes) -> None:
 
     The temporary file is flushed to disk and renamed over ``path`` (``os.replace``), so
     ``path`` holds either its old content or all of ``data``, never part of it. The
-    directory is created when missing; the file keeps the mode of the one it replaces.
+    directory is created when missing; the file keeps the mode of the one it replaces; a
+    symbolic link stays one (the file it points to is replaced).
     """
     target = Path(path)
+    if target.is_symlink():
+        target = target.resolve()  # replace the file the link points to, keep the link
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)

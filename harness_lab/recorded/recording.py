@@ -151,6 +151,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
                          "cassette, then replay this one")
     if target.is_dir():
         raise CassetteError(target, "is a directory, not a cassette file")
+    written_to = target.resolve() if target.is_symlink() else target  # keep a link a link
     if target.exists() and mode != "all":
         check_cassette(target)
     if mode == "none":
@@ -160,7 +161,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
         return Recording(target, mode, result, report, False,
                          tuple(_problems(result, report, sc.recorded.api_key_env)))
     try:
-        staging = _staging(target, copy_existing=mode != "all")
+        staging = _staging(written_to, copy_existing=mode != "all")
     except OSError as exc:
         raise CassetteError(target, f"cannot be written: {exc.strerror or exc}") from None
     try:
@@ -175,7 +176,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
         problems = _problems(result, report, sc.recorded.api_key_env)
         written = False
         if not problems and report is not None and report.recorded and staging.is_file():
-            os.replace(staging, target)
+            os.replace(staging, written_to)
             written = True
         return Recording(target, mode, result, report, written, tuple(problems))
     finally:

@@ -159,3 +159,12 @@ def test_a_hand_written_response_without_message_list_headers_or_body_still_repl
     assert (response.status_code, response.content) == (204, b"")
     assert response.headers["content-type"] == "application/json"
     assert report.played == 2
+
+
+def test_an_atomic_write_through_a_symbolic_link_keeps_the_link(tmp_path: Path) -> None:
+    real = write(tmp_path / "real.yaml", "old")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    write_atomically(link, b"new")
+    assert link.is_symlink() and link.resolve() == real
+    assert real.read_bytes() == b"new"
