@@ -72,6 +72,12 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "explore": {0: "no variant contradicts SPEC §4 or breaks an invariant",
                 1: "a variant does", 2: f"{_OUT}; or no file under the paths can be explored",
                 EXIT_BROKEN_PIPE: _PIPE},
+    "sweep": {0: "every sample ran and every output was written",
+              1: "samples were lost, runs not stored or an output not written (each said)",
+              2: "usage error: a malformed scenario or sweep block, a bad option, an output "
+                 "path that cannot be written (checked before any sample runs), or a missing "
+                 "optional package",
+              130: "interrupted (Ctrl-C): what was stored is listed"},
     "init": {0: "the directory was written",
              2: "usage error: the directory holds files already (nothing is overwritten)"},
 }

@@ -525,3 +525,15 @@ def test_help_and_validate_import_no_heavy_package(args: list[str]) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert not imported & {"pandas", "matplotlib", "sqlalchemy", "joblib", "httpx", "vcr"}
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "show", "report", "sweep", "explore",
+                                     "init"])
+def test_each_command_lists_its_exit_codes_in_its_help(command: str) -> None:
+    from harness_lab.cli import COMMAND_EXIT_CODES
+
+    epilog = _subparsers()[command].epilog or ""
+    assert epilog.startswith("exit codes:\n")
+    codes = [int(line.split()[0]) for line in epilog.splitlines()[1:]
+             if line[:6].strip().isdigit()]
+    assert codes == list(COMMAND_EXIT_CODES[command])

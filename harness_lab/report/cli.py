@@ -61,10 +61,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab report``."""
-    from harness_lab.cli import EXIT_CODES
+    from harness_lab.cli import exit_codes
 
     p = sub.add_parser("report", help="run scenarios and write a self-contained HTML report",
-                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=exit_codes("report"))
     p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "
                                             "run logs (harness_logs/*.jsonl) to show as kept")
     p.add_argument("--out", default="report.html",

@@ -256,7 +256,10 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
-    p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution")
+    from harness_lab.cli import exit_codes
+
+    p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution",
+                       epilog=exit_codes("sweep"))
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
     p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
