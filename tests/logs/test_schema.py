@@ -27,3 +27,9 @@ def test_the_schema_rejects_a_run_line_with_an_unknown_run_state(library_log: Pa
     run["record"]["run_state"] = "EXPLODED"
     validator = jsonschema.Draft202012Validator(log_schema())
     assert not validator.is_valid(run)
+
+
+def test_the_schema_shipped_in_docs_is_the_current_one() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "docs" / "log.schema.json"
+    assert json.loads(shipped.read_text(encoding="utf-8")) == log_schema(), (
+        "docs/log.schema.json is stale: regenerate it as docs/logs.md says")
