@@ -12,14 +12,16 @@ from pathlib import Path
 
 import yaml
 
+from harness_lab.scenarios.safe_yaml import SourceError, UniqueKeyLoader, read_source
+
 __all__ = ["expectation_line"]
 
 
 @functools.lru_cache(maxsize=256)
 def _root(path: str, mtime: float) -> yaml.Node | None:
-    try:
-        return yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+    try:  # read within the loader's limits: the file may be the hostile one an ERROR row names
+        return yaml.compose(read_source(Path(path)), Loader=UniqueKeyLoader)
+    except (SourceError, yaml.YAMLError):
         return None
 
 

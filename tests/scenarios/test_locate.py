@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness_lab.scenarios.locate import expectation_line
 
 TEXT = """\
@@ -42,3 +44,13 @@ def test_a_file_without_matrix_or_expectation_points_at_its_name(tmp_path: Path)
     assert expectation_line(str(path), "plain", "run_state") == 2
     assert expectation_line(str(tmp_path / "missing.yaml"), "plain") is None
     assert expectation_line(None, "plain") is None
+
+
+@pytest.mark.parametrize("family", ["symlink to /dev/zero", "FIFO named x.yaml",
+                                    "block nesting (3,000 levels)",
+                                    "block nesting (800 levels, under the size limit)"])
+def test_a_hostile_file_has_no_expectation_line_and_is_read_within_the_limits(
+        family: str, tmp_path: Path) -> None:
+    from tests.scenarios.hostile import write
+
+    assert expectation_line(str(write(family, tmp_path)), "hostile") is None
