@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -353,9 +354,11 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
     todo = deque(chunks)
     running: dict[Future[ChunkResult], Chunk] = {}
 
+    main = threading.current_thread() is threading.main_thread()
+
     def pool() -> Any:  # the same pool while it works, a fresh one after a worker died
         return get_reusable_executor(max_workers=workers, timeout=300,
-                                     initializer=watch_parent, initargs=(os.getpid(),))
+                                     initializer=watch_parent, initargs=(os.getpid(), main))
 
     executor = pool()
     try:

@@ -2,9 +2,12 @@
 
 A sweep killed with ``kill -9`` cannot stop its workers, and a worker left running would
 play its chunk to the end and commit it into the database after the sweep died. Each worker
-therefore watches the process that started it: on Linux the kernel sends it SIGKILL the
-moment that process ends (``prctl(PR_SET_PDEATHSIG)``), and on every system a daemon thread
-checks twice a second that its parent is still the sweep and exits at once otherwise.
+therefore watches the process that started it: on every system a daemon thread checks twice
+a second that its parent is still the sweep and exits at once otherwise, and on Linux, when
+the pool was started from the sweep's main thread, the kernel sends it SIGKILL the moment
+that process ends (``prctl(PR_SET_PDEATHSIG)``). The kernel's signal follows the *thread*
+that started the worker, so a pool started from another thread (a sweep run from a thread
+pool, say) relies on the watching thread alone, lest the worker die with that thread.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ CHECK_EVERY_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
-def watch_parent(parent_pid: int) -> None:
+def watch_parent(parent_pid: int, from_main_thread: bool = False) -> None:
     """Make this process end when ``parent_pid`` (the sweep) is no longer its parent.
 
-    Runs as the initializer of each worker of the pool.
+    Runs as the initializer of each worker of the pool; ``from_main_thread`` says the pool
+    was started from the sweep's main thread (see the module's docstring).
     """
-    if sys.platform.startswith("linux"):
+    if from_main_thread and sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

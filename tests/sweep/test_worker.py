@@ -104,3 +104,20 @@ def test_ctrl_c_stops_the_workers_and_the_result_lists_every_stored_run_it_does_
     else:
         assert "note: --resume completes the sweep" in err
     assert completed_runs(db) == stored
+
+
+def test_a_sweep_run_from_a_thread_keeps_its_workers_after_that_thread_ends(
+        sweep_file: Path) -> None:
+    import threading
+
+    results: list[Any] = []
+
+    def sweep() -> None:
+        results.append(Sweep.from_file(sweep_file, samples=40, seed=2, workers=2).run())
+
+    for _ in range(2):  # the second sweep reuses the pool the first thread started
+        thread = threading.Thread(target=sweep)
+        thread.start()
+        thread.join()
+    assert [r.lost for r in results] == [0, 0]
+    assert results[0].frame.equals(results[1].frame)
