@@ -80,7 +80,14 @@ SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "site-pa
 def _skipped(directory: Path) -> bool:
     name = directory.name
     return (name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg")
-            or (directory / "pyvenv.cfg").is_file())
+            or _is_virtualenv(directory))
+
+
+def _is_virtualenv(directory: Path) -> bool:
+    try:
+        return (directory / "pyvenv.cfg").is_file()
+    except OSError:  # a directory that cannot be searched: the walk reports it
+        return False
 
 
 def _walk(root: Path) -> list[Path]:

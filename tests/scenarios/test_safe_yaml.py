@@ -181,3 +181,21 @@ def test_discover_returns_the_files_below_a_directory_in_order(tmp_path: Path) -
     for name in ("b/z.yml", "a.yaml", "notes.txt"):
         (tmp_path / name).write_text("x", encoding="utf-8")
     assert discover([tmp_path]) == [tmp_path / "a.yaml", tmp_path / "b" / "z.yml"]
+
+
+@pytest.mark.skipif(not hasattr(os, "setuid") or os.geteuid() != 0,
+                    reason="needs root to run the check as another user")
+def test_validate_exits_2_naming_a_directory_it_cannot_list(shared_tree: Path) -> None:
+    code = ("import os, sys\n"
+            "from harness_lab.cli import main\n"
+            "main(['validate', sys.argv[1] + '/good.yaml'])\n"  # imports, as root
+            f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            "print('exit', main(['validate', sys.argv[1]]), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(shared_tree)], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "HARNESS_LAB_PURE": "1"})
+    assert done.stderr.splitlines() == [
+        f"{shared_tree / 'locked'}: <document>: cannot list this directory (Permission "
+        f"denied): the scenario files inside it were not searched",
+        "1 scenario(s) valid, 1 file(s) with problems",
+        "exit 2"]
