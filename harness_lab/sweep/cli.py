@@ -121,9 +121,14 @@ def _output_problem(flag: str, path: str) -> str | None:
 
 def _sweep(args: argparse.Namespace, sweep: Any) -> int:
     from harness_lab.cli import format_rows
+    from harness_lab.logs.sweep_log import log_sweep, sweep_log
 
+    log = sweep_log(args)
+    if isinstance(log, int):
+        return log
     result = sweep.run()
     written = _write_outputs(args, result)
+    log_sweep(log, args, result)
     summary = result.summary()
     print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
     if result.replayed:
@@ -296,4 +301,7 @@ def register(sub: Any) -> None:
     p.add_argument("--keep-every", type=int, default=0,
                    help="also keep the full record of every K-th sample")
     p.add_argument("--records-out", help="write the kept failures and records to this JSON")
+    from harness_lab.logs.options import add_log_options
+
+    add_log_options(p)
     p.set_defaults(func=_cmd_sweep)

@@ -1,0 +1,90 @@
+"""The run log of a sweep: the records it keeps (``--keep-every``) and its failing samples.
+
+A sweep keeps each kept sample as ``RunRecord.to_dict()`` (what ``--records-out`` writes) and
+each failing sample as a summary; the log holds one run line per kept record, named
+``SCENARIO@gGRID-sSAMPLE`` and judged by the invariants, and one per failing sample without
+a kept record (its error and broken invariants, no record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_lab.logs.options import RunLog, run_log
+
+__all__ = ["log_sweep", "record_from_dict", "sweep_log", "sweep_results"]
+
+
+def record_from_dict(d: Mapping[str, Any]) -> Any:
+    """The RunRecord of ``RunRecord.to_dict()`` data (which leaves out only ``extra``)."""
+    from harness_lab.logs.codec import record_from_data
+
+    return record_from_data({**d, "stored_status": d["db_status"], "extra": {}})
+
+
+def _name(scenario: str, grid: Any, sample: Any) -> str:
+    return f"{scenario}@g{grid}-s{sample}"
+
+
+def _grid_sample(run_id: str) -> tuple[int, int]:
+    from harness_lab.sweep.sample import sample_of
+
+    head = run_id.rpartition("-s")[0]
+    return int(head.rpartition("-g")[2]), sample_of(run_id)
+
+
+def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
+                  failures: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Scenario results of a sweep's kept records and failing samples, in that order."""
+    from harness_lab.invariants import check
+    from harness_lab.scenarios.runner import ScenarioResult
+
+    results: list[ScenarioResult] = []
+    seen: set[tuple[int, int]] = set()
+    for d in kept:
+        if "trace" not in d:  # a kept sample that crashed: its error only
+            grid, sample = d["grid"], d["sample"]
+            results.append(ScenarioResult(_name(scenario, grid, sample), path,
+                                          error=str(d.get("error"))))
+            seen.add((grid, sample))
+            continue
+        record = record_from_dict(d)
+        grid, sample = _grid_sample(record.run_id)
+        seen.add((grid, sample))
+        violations = tuple(check(record))
+        results.append(ScenarioResult(
+            _name(scenario, grid, sample), path, record=record, violations=violations,
+            unexpected=tuple(sorted({v.invariant for v in violations})), error=record.error,
+            stored_row=None if record.stored_row is None else dict(record.stored_row)))
+    for f in failures:
+        if (f["grid"], f["sample"]) in seen:
+            continue
+        results.append(ScenarioResult(
+            _name(scenario, f["grid"], f["sample"]), path,
+            unexpected=tuple(f.get("violations") or ()),
+            error=f.get("error") or None,
+            extra={"run_state": f.get("run_state"), "release_outcome": f.get("release_outcome"),
+                   "seed": f.get("seed")}))
+    return results
+
+
+def sweep_log(args: argparse.Namespace) -> RunLog | int | None:
+    """The sweep's log hook, checked before the sweep runs (2: a usage error, printed)."""
+    return run_log("sweep", args)
+
+
+def log_sweep(log: RunLog | None, args: argparse.Namespace, result: Any) -> Path | None:
+    """Log what the sweep kept and its failures; say where (nothing kept: no log)."""
+    if log is None:
+        return None
+    for item in sweep_results(result.scenario or Path(args.file).stem, str(args.file),
+                              result.kept, result.failures):
+        log.add(item)
+    path = log.close()
+    if path is not None:
+        print(f"log: {path}", file=sys.stderr)
+    return path
