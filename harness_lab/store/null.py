@@ -15,6 +15,7 @@ from harness_lab.store.base import (
     RunStart,
     SessionContext,
 )
+from harness_lab.store.errors import StoreError, unstorable
 from harness_lab.trace import TraceEvent
 
 __all__ = ["NullRunStore"]
@@ -35,7 +36,14 @@ class NullRunStore:
         return _EMPTY
 
     def insert_running(self, start: RunStart, started: TraceEvent) -> None:
-        """Hold the RUNNING row until completion."""
+        """Hold the RUNNING row until completion; refuse, as every store does, text that no
+        store could write (so a run ends the same whether its sweep persists or not)."""
+        if not (start.query.isascii() and start.session_id.isascii()
+                and start.run_id.isascii()):
+            problem = unstorable({"run_id": start.run_id, "session_id": start.session_id,
+                                  "query": start.query})
+            if problem is not None:
+                raise StoreError(f"run {start.run_id!a}: {problem}", start.run_id)
         self._open[start.run_id] = {"run_id": start.run_id, "session_id": start.session_id,
                                     "query": start.query, "intent": None,
                                     "created_at": float(start.created_at)}

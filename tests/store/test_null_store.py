@@ -54,3 +54,23 @@ def test_every_completed_column_comes_from_the_start_or_the_completion_by_its_na
     assert row == {name: started[name] if name in started else getattr(done, name)
                    for name in RUN_COLUMNS}
     assert list(row) == list(RUN_COLUMNS)
+
+
+def test_text_no_store_could_write_is_refused_as_the_sql_store_refuses_it() -> None:
+    import pytest
+
+    from harness_lab.store.errors import StoreError
+    from harness_lab.store.sql import SqlRunStore
+
+    start = RunStart("r1", "s1", "why \ud83d?", 0.0)
+    messages = []
+    for store in (NullRunStore(), SqlRunStore()):
+        with pytest.raises(StoreError) as caught:
+            store.insert_running(start, STARTED)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] == (
+        "run 'r1': query holds '\\ud83d' at character 4, which is not valid Unicode text "
+        "(a lone surrogate)")
+    store = NullRunStore()
+    store.insert_running(RunStart("r1", "s1", "pourquoi ce délai ?", 0.0), STARTED)
+    assert store.get_run("r1") is not None
