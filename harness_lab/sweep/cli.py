@@ -88,6 +88,13 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
     paths = [os.path.realpath(p) for p in (args.out, args.records_out, args.plot) if p]
     if len(set(paths)) < len(paths):
         return "--out, --records-out and --plot must name different files"
+    inputs = {os.path.realpath(args.file): f"the scenario file {args.file}"}
+    database = _database_file(args.persist)
+    if database is not None:
+        inputs[os.path.realpath(database)] = f"the --persist database {database}"
+    for path in paths:
+        if path in inputs:
+            return f"an output would overwrite {inputs[path]}; write it to another file"
     columns = [c for c in OUTCOME_COLUMNS if c not in ("grid", "sample")]
     if args.column not in columns:
         return f"--column {args.column!r} is not an outcome column; choose from {columns}"
@@ -101,6 +108,20 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
         if args.value not in known:
             return f"--value {args.value!r} is not a value of {args.column}; choose from {known}"
     return None
+
+
+def _database_file(url: str | None) -> str | None:
+    """The SQLite file ``--persist`` names, if it names one."""
+    if not url:
+        return None
+    from harness_lab.store.errors import StoreError
+    from harness_lab.store.target import parse_url, sqlite_path
+
+    try:
+        path = sqlite_path(parse_url(url))
+    except StoreError:  # refused with its reason when the sweep opens it
+        return None
+    return None if path is None else str(path)
 
 
 def _output_problem(flag: str, path: str) -> str | None:

@@ -216,3 +216,18 @@ def test_more_workers_than_cores_print_a_note(sweep_file: Path,
 
     assert main(["sweep", str(sweep_file), "--samples", "2", "--workers", "1000"]) == 0
     assert f"note: 1000 workers asked, {available_cores()} used" in capsys.readouterr().err
+
+
+def test_an_output_over_the_scenario_or_the_database_is_refused(
+        sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "runs.db"
+    before = sweep_file.read_bytes()
+    assert main(["sweep", str(sweep_file), "--records-out", str(sweep_file)]) == 2
+    assert capsys.readouterr().err == (
+        f"harness-lab sweep: an output would overwrite the scenario file {sweep_file}; write "
+        "it to another file\n")
+    assert sweep_file.read_bytes() == before
+    assert main(["sweep", str(sweep_file), "--persist", f"sqlite:///{db}", "--out",
+                 str(db)]) == 2
+    assert "an output would overwrite the --persist database" in capsys.readouterr().err
+    assert not db.exists()
