@@ -72,11 +72,15 @@ class Explanation:
                 "answers": [{"key": a.key, "question": a.question, "answer": a.text}
                             for a in self.answers]}
 
-    def _repr_html_(self) -> str:
+    def answers_html(self) -> str:
+        """The questions and answers as an HTML definition list (the report's drill-down)."""
         items = "".join(f"<dt><b>{html.escape(a.question)}</b></dt>"
                         f"<dd>{html.escape(a.text)}</dd>" for a in self.answers)
         note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
-        return f"<div><h4>{html.escape(self.title())}</h4>{note}<dl>{items}</dl></div>"
+        return f'{note}<dl class="hl-explain">{items}</dl>'
+
+    def _repr_html_(self) -> str:
+        return f"<div><h4>{html.escape(self.title())}</h4>{self.answers_html()}</div>"
 
 
 def explain(target: RunRecord | ScenarioResult | LogEntry,

@@ -210,6 +210,10 @@ def record_sections(record: RunRecord, *, open_events: bool = True, timeline: bo
     if axes:
         parts.append(_section("state axes", kv_grid(axes_rows(record), cls="hl-axes"),
                               open_=True))
+        from harness_lab.explanation import explain
+
+        parts.append(_section("why (the troubleshooting questions of doc §15)",
+                              explain(record).answers_html(), open_=False))
     parts += _events_sections(record.trace, record.sse_events, open_=open_events)
     parts.append(_section("tool invocations", table(
         ("invocation", "tool", "scope", "status", "evidence", "gain", "error", "items", "bytes",

@@ -133,3 +133,14 @@ def test_run_record_explain_gives_the_same_answers_as_explain(outcomes: dict[str
     assert record is not None
     assert record.explain() == explain(record)
     assert record.explain()["limits"].startswith("Timeout, not budget")
+
+
+def test_the_report_drill_down_holds_the_same_answers(outcomes: dict[str, ResultSet]) -> None:
+    from harness_lab.report.run_html import record_sections
+
+    record = outcomes["client-disconnect"].record
+    assert record is not None
+    page = record_sections(record)
+    assert "why (the troubleshooting questions of doc §15)" in page
+    assert "<dt><b>Why is there no SSE done?</b></dt>" in page
+    assert "No done because SseState is DISCONNECTED" in page
