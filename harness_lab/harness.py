@@ -100,6 +100,24 @@ class Harness:
         self._runs = 0
         self._sessions = 0
 
+    def prepare(self, components: Components, config: HarnessConfig, *, ledger: Ledger,
+                latency: LatencyModel | None = None, probe: BoundaryProbe | None = None,
+                before_send: SendHook | None = None) -> None:
+        """Give the next submitted run these parts in place of the previous run's.
+
+        A sweep plays many samples on one harness (one environment, one store): before each
+        it hands over the sample's components, configuration, invocation ledger, latency
+        model, boundary probe and send hook, and whatever it leaves out is cleared.
+        """
+        self.config = config
+        self.before_send = before_send
+        app = self.app
+        app.components = components
+        app.config = config
+        app.ledger = ledger
+        app.latency = latency
+        app.probe = probe
+
     def new_session_id(self) -> str:
         """A fresh session id."""
         self._sessions += 1
@@ -168,7 +186,7 @@ def _check_time(name: str, t: float | None) -> None:
     """Refuse a virtual time that is not a finite number >= 0 (``None`` is "not given")."""
     if t is None:
         return
-    if isinstance(t, bool) or not isinstance(t, int | float):
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
         raise ValueError(f"Harness: {name} must be a virtual time in seconds, got {t!r}")
     if not math.isfinite(t) or t < 0:
         raise ValueError(f"Harness: {name} must be a finite virtual time >= 0 (seconds), "

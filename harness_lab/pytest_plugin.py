@@ -107,7 +107,7 @@ def _special_entries(path: Path, roots: Sequence[Path]) -> list[Path]:
                   and is_scenario_file(Path(e.path), roots))
 
 
-class ScenarioDirectory(pytest.Dir):
+class ScenarioDirectory(pytest.Dir):  # type: ignore[misc]  # Dir is final for typing only
     """A directory collected as pytest does, plus one failing item per scenario entry that
     is not a regular file (see :func:`pytest_collect_directory`)."""
 
