@@ -14,12 +14,19 @@ __all__ = ["register"]
 
 
 def _pairs(items: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` arguments as a mapping, each value read as YAML (SweepError if not)."""
+    from harness_lab.errors import SweepError
+
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"harness-lab sweep: expected KEY=VALUE, got {item!r}")
-        out[key] = yaml.safe_load(value)
+        if not sep or not key:
+            raise SweepError(f"expected KEY=VALUE, got {item!r}")
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+            raise SweepError(f"{key}={value!r}: the value is not YAML ({problem})") from exc
     return out
 
 

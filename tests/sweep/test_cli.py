@@ -231,3 +231,17 @@ def test_an_output_over_the_scenario_or_the_database_is_refused(
                  str(db)]) == 2
     assert "an output would overwrite the --persist database" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("config.deadline_s=[unclosed", "harness-lab sweep: config.deadline_s='[unclosed': the "
+                                    "value is not YAML (expected ',' or ']', but got '<stream "
+                                    "end>')\n"),
+    ("config.deadline_s", "harness-lab sweep: expected KEY=VALUE, got 'config.deadline_s'\n"),
+    ("=5", "harness-lab sweep: expected KEY=VALUE, got '=5'\n"),
+])
+def test_a_setting_that_cannot_be_read_is_a_usage_error_in_one_line(
+        sweep_file: Path, setting: str, message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(sweep_file), "--set", setting]) == 2
+    assert capsys.readouterr().err == message
