@@ -66,6 +66,10 @@ def _targets(run: str) -> Iterator[Any]:
         plan = plan_paths([run])
     except SelectionError as exc:
         raise ValueError(str(exc)) from None
+    if not plan:
+        logs = sorted(Path(run).glob("*.jsonl")) if Path(run).is_dir() else []
+        hint = (f"; it holds run logs: name one, e.g. {logs[-1]}#SCENARIO" if logs else "")
+        raise ValueError(f"no scenario under {run}{hint}")
     for entry in plan:
         yield entry.run()
 

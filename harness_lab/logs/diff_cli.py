@@ -59,8 +59,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from harness_lab.logs.reader import LogError, read_log
 
     if (args.new is None) == (args.run is None):
-        print("harness-lab diff: give NEW (a second log) or --run PATHS (a fresh run), "
-              "not both", file=sys.stderr)
+        which = "neither was given" if args.new is None else "not both"
+        print(f"harness-lab diff: give NEW (a second log) or --run PATHS (a fresh run); "
+              f"{which}", file=sys.stderr)
         return 2
     try:
         old = read_log(args.old)

@@ -58,3 +58,10 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path,
     assert "no such file or directory" in capsys.readouterr().err
     assert main(["explain", f"{tmp_path / 'nope.jsonl'}#x"]) == 2
     assert "no such log file" in capsys.readouterr().err
+
+
+def test_a_directory_of_logs_names_a_log_to_give(log: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", str(log.parent)]) == 2
+    assert capsys.readouterr().err == (f"harness-lab explain: no scenario under {log.parent}; "
+                                       f"it holds run logs: name one, e.g. {log}#SCENARIO\n")
