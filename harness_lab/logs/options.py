@@ -59,27 +59,52 @@ def log_dir_problem(directory: Path) -> str | None:
 class RunLog:
     """The log of one command: opened on the first result, so a command that runs nothing
     leaves no file; :meth:`close` writes the footer. A ``directory`` of None is decided then
-    (see :func:`log_directory`)."""
+    (see :func:`log_directory`).
+
+    A log that cannot be written (the disk full, the directory gone) never stops the runs:
+    the failure is said once on standard error, logging stops, :attr:`failed` holds the
+    reason and :meth:`close` returns None (the partial file, if any, has no footer).
+    """
 
     def __init__(self, directory: Path | None, command: str, argv: list[str]) -> None:
         self.directory = directory
         self.command = command
         self.argv = argv
         self.writer: LogWriter | None = None
+        self.failed: str | None = None
 
     def add(self, result: ScenarioResult) -> None:
         """Log one scenario result."""
-        if self.writer is None:
-            from harness_lab.logs.writer import LogWriter
+        if self.failed is not None:
+            return
+        try:
+            if self.writer is None:
+                from harness_lab.logs.writer import LogWriter
 
-            self.writer = LogWriter.open(self.directory, self.command, self.argv)
-        self.writer.add(result)
+                self.writer = LogWriter.open(self.directory, self.command, self.argv)
+            self.writer.add(result)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        where = self.writer.path if self.writer is not None else (
+            self.directory or log_directory())
+        self.failed = f"{where}: {exc.strerror or exc}"
+        print(f"harness-lab {self.command}: cannot write the run log {self.failed}; "
+              "the runs go on without it", file=sys.stderr)
+        if self.writer is not None:
+            self.writer.abandon()
 
     def close(self, stream: TextIO | None = None) -> Path | None:
-        """Write the footer; say where the log is on ``stream``; its path (None: no runs)."""
-        if self.writer is None:
+        """Write the footer; say where the log is on ``stream``; its path (None: no runs, or
+        the log could not be written)."""
+        if self.writer is None or self.failed is not None:
             return None
-        path = self.writer.close()
+        try:
+            path = self.writer.close()
+        except OSError as exc:
+            self._fail(exc)
+            return None
         if stream is not None:
             print(f"log: {path}", file=stream)
         return path

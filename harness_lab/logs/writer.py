@@ -126,6 +126,13 @@ class LogWriter:
             self._stream.close()
         return self.path
 
+    def abandon(self) -> None:
+        """Close the file without a footer (a write failed); errors closing it are dropped."""
+        try:
+            self._stream.close()
+        except OSError:
+            pass
+
     def __enter__(self) -> LogWriter:
         return self
 
@@ -134,7 +141,7 @@ class LogWriter:
         if kind is None:
             self.close()
         else:  # interrupted: the log stays without a footer, as a killed process leaves it
-            self._stream.close()
+            self.abandon()
 
 
 def _version() -> str:

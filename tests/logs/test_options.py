@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,35 @@ def test_log_dir_problem_names_a_file_in_the_way(tmp_path: Path) -> None:
     assert log_dir_problem(tmp_path / "file") == f"--log-dir {tmp_path / 'file'} is not a " \
                                                  "directory"
     assert log_dir_problem(tmp_path / "new" / "deeper") is None
+
+
+def test_a_log_that_cannot_be_written_is_said_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.logs.options import RunLog
+    from harness_lab.scenarios.runner import run_paths
+
+    results = run_paths([f"{OUTCOMES}/missing-context.yaml"])
+    log = RunLog(tmp_path / "logs", "run", ["harness-lab", "run"])
+    (tmp_path / "logs").write_text("a file took the directory's place", encoding="utf-8")
+    log.add(results[0])
+    log.add(results[0])
+    assert log.close() is None
+    assert log.failed is not None and log.failed.startswith(str(tmp_path / "logs"))
+    err = capsys.readouterr().err
+    assert err.count("harness-lab run: cannot write the run log") == 1
+    assert "the runs go on without it" in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_writer_on_a_full_disk_raises_rather_than_claiming_a_log() -> None:
+    from harness_lab.logs.writer import LogWriter
+
+    full = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+    try:
+        with pytest.raises(OSError) as caught:
+            LogWriter(Path("/dev/full"), full, ["harness-lab", "run"])
+    finally:
+        with contextlib.suppress(OSError):  # the unwritten header is flushed again
+            full.close()
+    assert caught.value.strerror == "No space left on device"

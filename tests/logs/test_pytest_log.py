@@ -42,6 +42,7 @@ def test_a_pytest_session_logs_every_scenario_item_and_names_the_log(
 
 def test_no_scenario_log_writes_none(pytester: pytest.Pytester) -> None:
     _scenarios(pytester)
-    result = pytester.runpytest_subprocess("scenarios", "--scenario-log-dir", "kept", "--no-scenario-log")
+    result = pytester.runpytest_subprocess("scenarios", "--scenario-log-dir", "kept",
+                                           "--no-scenario-log")
     result.assert_outcomes(passed=1, failed=1)
     assert not pytester.path.joinpath("kept").exists()
