@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,7 +64,7 @@ def console(stream: TextIO | None = None, *, width: int | None = None,
                    markup=False, emoji=False, soft_wrap=False, legacy_windows=False)
 
 
-def _colour_system(stream: TextIO, colour: bool) -> str | None:
+def _colour_system(stream: TextIO, colour: bool) -> Literal["auto", "truecolor"] | None:
     """What a terminal supports (rich reads ``COLORTERM`` and ``TERM``); 24-bit colour when
     ``FORCE_COLOR`` asks for colour on something that is not a terminal."""
     if not colour:

@@ -27,7 +27,7 @@ def progress(total: int | None, description: str, *, enabled: bool,
     nothing, so callers need no second code path.
     """
     if not enabled:
-        yield lambda n=1: None
+        yield _nothing
         return
     from rich.progress import (
         BarColumn,
@@ -43,4 +43,12 @@ def progress(total: int | None, description: str, *, enabled: bool,
                    console=console(sys.stderr if stream is None else stream), transient=True)
     with bar:
         task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance
+
+
+def _nothing(n: int = 1) -> None:
+    """The ``advance`` of a bar that is not drawn."""
