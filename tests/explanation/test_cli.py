@@ -65,3 +65,14 @@ def test_a_directory_of_logs_names_a_log_to_give(log: Path,
     assert main(["explain", str(log.parent)]) == 2
     assert capsys.readouterr().err == (f"harness-lab explain: no scenario under {log.parent}; "
                                        f"it holds run logs: name one, e.g. {log}#SCENARIO\n")
+
+
+def test_a_matrix_variant_is_explained_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    policy = OUTCOMES.parent / "policy" / "user-cancel-notice.yaml"
+    assert main(["explain", f"{policy}[silent]", "--question", "sse_done"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("== ") == 1
+    assert out.startswith("== policy-user-cancel-notice[silent] / run run-000001\n")
+    assert "cancelled by USER_REQUESTED" in out and "after metadata -> status -> status" in out
+    assert main(["explain", f"{policy}[loud]"]) == 2
+    assert "has no variant 'loud'" in capsys.readouterr().err
