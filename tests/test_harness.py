@@ -472,3 +472,42 @@ def test_a_time_that_is_not_a_finite_virtual_time_is_refused_where_it_is_given(
 def test_a_time_in_seconds_from_now_is_still_accepted() -> None:
     record = build(SUCCESS_STEPS).run("why?", at=2.5, cancel_at=1e9)
     assert record.run_state is RunState.SUCCESS
+
+
+class _Boundaries:
+    """A probe that keeps the run id of every boundary it sees."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    def at_boundary(self, ctx: Any, boundary: Any) -> None:
+        self.runs.append(ctx.run_id)
+
+
+def test_prepare_gives_the_next_run_new_parts_and_clears_those_left_out() -> None:
+    from harness_lab.application.components import Components
+    from harness_lab.fakes import (
+        ScriptedModel,
+        ScriptedRepair,
+        ScriptedResponder,
+        ScriptedRetriever,
+        ScriptedRouter,
+    )
+    from harness_lab.tools.ledger import InvocationLedger
+
+    probe = _Boundaries()
+    h = build(SUCCESS_STEPS, probe=probe, before_send=lambda s, k, kind: None)
+    first = h.run("why is checkout slow?")
+    assert probe.runs and set(probe.runs) == {first.run_id}
+    responder = ScriptedResponder("Hello again!")
+    h.prepare(Components(router=ScriptedRouter("SYSTEM_CHAT"), model=ScriptedModel([]),
+                         guard=ScriptedSemanticGuard("SUPPORTED"), repair=ScriptedRepair([]),
+                         responder=responder, retriever=ScriptedRetriever(),
+                         tools=standard_tools()),
+              HarnessConfig(deadline_s=5.0), ledger=InvocationLedger())
+    second = h.run("hi")
+    assert second.content == {"contentType": "system_answer", "text": "Hello again!"}
+    assert second.deadline_at == second.started_at + 5.0
+    assert set(probe.runs) == {first.run_id}  # the probe was cleared
+    assert h.before_send is None and h.config.deadline_s == 5.0
+    assert len(responder.requests) == 1

@@ -40,8 +40,14 @@ Chunk = tuple[int, dict[str, Any], int, int, bool]
 whether it persists its runs (a resumed sweep plays the samples already stored again
 without writing them, for its result)."""
 
-__all__ = ["MAX_GRID_POINTS", "MAX_RUNS", "Chunk", "ChunkResult", "Sweep", "available_cores",
-           "grid_points", "overridden", "processes", "run_chunk"]
+Backend = Callable[["Sweep", list[Chunk], int, Any], Iterator[ChunkResult]]
+"""How a sweep's chunks are played: ``backend(sweep, chunks, parallelism, client)`` yields
+each chunk's result as it completes (``client``: the dask client, or None). The built-in one
+is :func:`play_chunks`."""
+
+__all__ = ["MAX_GRID_POINTS", "MAX_RUNS", "Backend", "Chunk", "ChunkResult", "Sweep",
+           "available_cores", "grid_points", "overridden", "play_chunks", "processes",
+           "run_chunk"]
 
 MAX_GRID_POINTS = 10_000
 """The most grid points a sweep runs (each is checked whole before any sample runs)."""
@@ -78,7 +84,8 @@ class Sweep:
     all cores as joblib does: -1 is every core); ``scheduler`` the address of a
     dask.distributed scheduler (or a ``distributed.Client``), which takes precedence and
     whose worker threads then size the chunks. ``source`` is the scenario file, for messages
-    that name it and the line.
+    that name it and the line. ``backend`` plays the chunks (see :data:`Backend`; None: the
+    built-in :func:`play_chunks`).
     """
 
     data: dict[str, Any]
@@ -97,6 +104,7 @@ class Sweep:
     overrides: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
     connect_timeout_s: float = 10.0
+    backend: Backend | None = None
 
     @classmethod
     def from_file(cls, path: str | Path, **kw: Any) -> Sweep:
@@ -215,7 +223,8 @@ class Sweep:
         started = time.perf_counter()
         results: list[ChunkResult] = []
         interrupted, cause = False, None
-        stream = self._execute(chunks, parallelism, client)
+        backend = self.backend if self.backend is not None else play_chunks
+        stream = backend(self, chunks, parallelism, client)
         if self.progress:
             from harness_lab.report.progress import progress_bar
 
@@ -297,23 +306,27 @@ class Sweep:
         return [run_id_of(g, s) for g in sorted(held.completed)
                 for s in sorted(held.completed[g]) if (g, s) not in reported]
 
-    def _kwargs(self) -> dict[str, Any]:
+    def job_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`run_chunk` this sweep's settings give."""
         return {"check_invariants": self.check_invariants, "keep_failures": self.keep_failures,
                 "keep_every": self.keep_every, "store_url": self.store_url,
                 "commit_every": self.commit_every}
 
-    def _execute(self, chunks: list[Chunk], parallelism: int, client: Any
-                 ) -> Iterator[ChunkResult]:
-        kw = self._kwargs()
-        if client is not None:
-            yield from _dask(client, self.data, self.seed, chunks, kw)
-        elif parallelism <= 1:
-            for chunk in chunks:
-                g, point, start, stop, _ = chunk
-                yield run_chunk(self.data, g, point, self.seed, start, stop,
-                                **chunk_kwargs(kw, chunk))
-        else:
-            yield from processes(run_chunk, parallelism, self.data, self.seed, chunks, kw)
+
+def play_chunks(sweep: Sweep, chunks: list[Chunk], parallelism: int, client: Any
+                ) -> Iterator[ChunkResult]:
+    """The built-in :data:`Backend`: on the dask ``client`` when there is one, else in this
+    process (``parallelism`` 1) or on ``parallelism`` loky processes."""
+    kw = sweep.job_kwargs()
+    if client is not None:
+        yield from _dask(client, sweep.data, sweep.seed, chunks, kw)
+    elif parallelism <= 1:
+        for chunk in chunks:
+            g, point, start, stop, _ = chunk
+            yield run_chunk(sweep.data, g, point, sweep.seed, start, stop,
+                            **chunk_kwargs(kw, chunk))
+    else:
+        yield from processes(run_chunk, parallelism, sweep.data, sweep.seed, chunks, kw)
 
 
 def chunk_kwargs(kw: dict[str, Any], chunk: Chunk) -> dict[str, Any]:

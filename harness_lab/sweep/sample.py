@@ -193,20 +193,16 @@ class GridPoint:
     def _play(self, sample: int) -> RunRecord:
         sc = self.scenario
         harness = self.harness()
-        app = harness.app
         stream = SampleStream(self.seed, self.index, sample)
         components = self._components()
         if self.stochastic is not None:
             components = wrap_stochastic(components, self.stochastic, stream)
         plan = FaultPlan(sc.faults) if sc.faults else None
-        app.components = components
-        app.config = self.config
-        app.probe = None
-        app.ledger = self._ledger
-        app.latency = SampleLatency(stream, self.samplers, self.defaults)
-        harness.before_send = None
+        config = (plan.configure(self.config, list(components.tools)) if plan is not None
+                  else self.config)
+        harness.prepare(components, config, ledger=self._ledger,
+                        latency=SampleLatency(stream, self.samplers, self.defaults))
         if plan is not None:
-            app.config = plan.configure(self.config, list(components.tools))
             plan.install(harness, components)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker

@@ -61,19 +61,14 @@ def test_a_crash_inside_one_sample_becomes_an_error_row_and_the_sweep_goes_on(
     assert result.failures and result.failures[0]["error"].startswith("crash:")
 
 
-def test_an_interrupted_sweep_keeps_every_completed_chunk(sweep_data: dict[str, Any],
-                                                          monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
-    sweep = Sweep(sweep_data, samples=10, seed=1, chunk_size=5)
-
-    def interrupted(chunks: list[Any], parallelism: int, client: Any
+def test_an_interrupted_sweep_keeps_every_completed_chunk(sweep_data: dict[str, Any]) -> None:
+    def interrupted(sweep: Sweep, chunks: list[Any], parallelism: int, client: Any
                     ) -> Iterator[ChunkResult]:
         g, point, start, stop, _ = chunks[0]
         yield run_chunk(sweep_data, g, point, 1, start, stop)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep, "_execute", interrupted)
-    result = sweep.run()
+    result = Sweep(sweep_data, samples=10, seed=1, chunk_size=5, backend=interrupted).run()
     assert result.interrupted is True
     assert list(result.frame["sample"]) == [0, 1, 2, 3, 4]
 

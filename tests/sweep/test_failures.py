@@ -39,16 +39,14 @@ def test_a_sample_after_a_crashed_kept_sample_plays_on_a_fresh_harness(
 
 
 def test_a_backend_failure_keeps_the_completed_chunks_and_says_why(
-        sweep_data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    sweep = Sweep(sweep_data, samples=10, seed=1, chunk_size=5)
-
-    def broken(chunks: list[Any], parallelism: int, client: Any) -> Iterator[ChunkResult]:
+        sweep_data: dict[str, Any]) -> None:
+    def broken(sweep: Sweep, chunks: list[Any], parallelism: int, client: Any
+               ) -> Iterator[ChunkResult]:
         g, point, start, stop, _ = chunks[0]
         yield run_chunk(sweep_data, g, point, 1, start, stop)
         raise RuntimeError("scheduler went away")
 
-    monkeypatch.setattr(sweep, "_execute", broken)
-    result = sweep.run()
+    result = Sweep(sweep_data, samples=10, seed=1, chunk_size=5, backend=broken).run()
     assert list(result.frame["sample"]) == [0, 1, 2, 3, 4]
     assert result.interrupted is True
     assert result.cause == "RuntimeError: scheduler went away"
@@ -62,7 +60,7 @@ def test_a_chunk_whose_worker_dies_becomes_error_rows_and_the_other_chunks_compl
     sweep = Sweep(sweep_data, samples=20, seed=2, chunk_size=5)
     chunks = sweep._chunks(2)
     results = {(c.grid, c.start): c for c in processes(
-        dies_on_the_first_chunk, 2, sweep_data, 2, chunks, sweep._kwargs())}
+        dies_on_the_first_chunk, 2, sweep_data, 2, chunks, sweep.job_kwargs())}
     assert len(results) == 8
     first = results[(0, 0)]
     assert first.lost is not None and "TerminatedWorkerError" in first.lost

@@ -112,24 +112,27 @@ def test_errored_samples_are_shared_under_error(sweep_data: dict[str, Any]) -> N
 
 
 def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
+    """The ``call``-th sweep made from here on (the command line's too) is interrupted after
+    its first chunk; those before it play as the built-in backend does."""
     from collections.abc import Iterator
 
+    from harness_lab.sweep import engine
     from harness_lab.sweep.engine import ChunkResult, run_chunk
 
+    play_chunks = engine.play_chunks
     calls: list[int] = []
-    execute = Sweep._execute
 
-    def stopping(self: Sweep, chunks: list[Any], parallelism: int, client: Any
+    def stopping(sweep: Sweep, chunks: list[Any], parallelism: int, client: Any
                  ) -> Iterator[ChunkResult]:
         calls.append(1)
         if len(calls) < call:
-            yield from execute(self, chunks, parallelism, client)
+            yield from play_chunks(sweep, chunks, parallelism, client)
             return
         g, point, start, stop, _ = chunks[0]
-        yield run_chunk(self.data, g, point, self.seed, start, stop)
+        yield run_chunk(sweep.data, g, point, sweep.seed, start, stop)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Sweep, "_execute", stopping)
+    monkeypatch.setattr(engine, "play_chunks", stopping)
 
 
 def test_an_interrupted_first_side_stops_the_comparison(sweep_data: dict[str, Any],

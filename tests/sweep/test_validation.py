@@ -13,6 +13,7 @@ import yaml
 from harness_lab.cli import main
 from harness_lab.errors import SweepError
 from harness_lab.scenarios import ScenarioError
+from harness_lab.sweep import engine
 from harness_lab.sweep.compare import compare_policies
 from harness_lab.sweep.engine import ChunkResult, Sweep
 
@@ -25,11 +26,13 @@ def _file(tmp_path: Path, data: dict[str, Any], grid: dict[str, Any]) -> Path:
 
 
 def _nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(self: Sweep, chunks: list[Any], parallelism: int, client: Any
+    """Every sweep made from here on fails the test if it plays a chunk (the built-in backend
+    replaced: the command line builds its own sweeps)."""
+    def refuse(sweep: Sweep, chunks: list[Any], parallelism: int, client: Any
                ) -> Iterator[ChunkResult]:
         raise AssertionError("a sample ran")
 
-    monkeypatch.setattr(Sweep, "_execute", refuse)
+    monkeypatch.setattr(engine, "play_chunks", refuse)
 
 
 def test_a_bad_grid_value_names_the_file_the_grid_key_and_the_line_before_anything_runs(
