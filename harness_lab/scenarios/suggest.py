@@ -30,12 +30,11 @@ def accepted_keys(model: type[BaseModel], loc: Sequence[int | str]) -> set[str]:
     current: list[Any] = [model]
     for part in loc:
         members = [leaf for tp in current for leaf in _members(tp)]
-        following = [nxt for tp in members for nxt in _follow(tp, part)]
-        if following:
-            current = following
-        else:
-            tagged = [tp for tp in members if _tag_of(tp) == part]
-            current = tagged or members
+        tagged = [tp for tp in members if _tag_of(tp) == part]
+        if tagged:  # a union member's tag (``list[Variant]``, ``user_cancel``) picks it
+            current = tagged
+            continue
+        current = [nxt for tp in members for nxt in _follow(tp, part)] or members
     return {key for tp in current for leaf in _members(tp) for key in _keys(leaf)}
 
 
@@ -76,6 +75,11 @@ def _tag_of(tp: Any) -> str | None:
         return tp.__name__
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return f"str-enum[{tp.__name__}]"
+    origin = typing.get_origin(tp)
+    if origin in (list, dict):
+        names = [getattr(a, "__name__", None) for a in typing.get_args(tp)]
+        if all(names):
+            return f"{origin.__name__}[{','.join(str(n) for n in names)}]"
     return None
 
 
