@@ -91,7 +91,8 @@ def test_a_tool_request_with_a_draft_loads_as_one_reply_carrying_both() -> None:
 def test_an_unknown_key_in_a_matrix_variant_names_the_variant_field_alone() -> None:
     text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
                    "    expect: {tool_cals: 1}\n")
-    assert problems_of(text) == ["bad.yaml:13: matrix.0.expect.tool_cals: unknown key"]
+    assert problems_of(text) == [
+        "bad.yaml:13: matrix.0.expect.tool_cals: unknown key; did you mean 'tool_calls'?"]
 
 
 def test_a_matrix_list_expands_into_named_variants() -> None:
