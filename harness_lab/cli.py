@@ -454,8 +454,25 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Help that keeps descriptions and epilogs as written and shows each option's default
-    (when it has one worth showing: not None, False or an empty list)."""
+    """Help that wraps a one-paragraph description to the width, keeps text written line by
+    line (the exit codes) as it is, and shows each option's default (when it has one worth
+    showing: not None, False or an empty list)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text.strip():
+            return argparse.HelpFormatter._fill_text(self, text, width, indent)
+        import re
+        import textwrap
+
+        lines = []
+        for line in text.splitlines():
+            if len(indent + line) <= width:
+                lines.append(indent + line)
+                continue
+            hang = re.match(r"\s*\S+\s+", line)  # a table row: continue under its text
+            lines += textwrap.wrap(line, width, initial_indent=indent,
+                                   subsequent_indent=indent + " " * (hang.end() if hang else 0))
+        return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -497,8 +514,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      help="output format (default: from the --out extension, else table)")
     run.add_argument("--out", help=_OUT_HELP)
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
-    run.add_argument("-q", "--quiet", action="store_true",
-                     help="no progress bar and no summary line")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     from harness_lab.logs.options import add_log_options
 
     add_log_options(run)

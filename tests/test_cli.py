@@ -537,3 +537,16 @@ def test_each_command_lists_its_exit_codes_in_its_help(command: str) -> None:
     codes = [int(line.split()[0]) for line in epilog.splitlines()[1:]
              if line[:6].strip().isdigit()]
     assert codes == list(COMMAND_EXIT_CODES[command])
+
+
+def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness_lab.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", "100")
+    helps = {"harness-lab": build_parser().format_help()}
+    helps.update({name: p.format_help() for name, p in _subparsers().items()
+                  if name in ("run", "validate", "show", "schema", "report", "sweep", "explore",
+                              "init")})
+    too_wide = {name: line for name, text in helps.items() for line in text.splitlines()
+                if len(line) > 100}
+    assert too_wide == {}
