@@ -455,8 +455,9 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help that wraps a one-paragraph description to the width, keeps text written line by
-    line (the exit codes) as it is, and shows each option's default (when it has one worth
-    showing: not None, False or an empty list)."""
+    line (the exit codes) line by line, continuing a too-long line under its text, and shows
+    each option's default (when it has one worth showing: not None, False or an empty
+    list)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if "\n" not in text.strip():
