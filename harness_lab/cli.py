@@ -61,8 +61,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
             1: "one did not, or a scenario errored or could not be loaded",
             2: _OUT, 5: _NOTHING, EXIT_BROKEN_PIPE: _PIPE},
     "validate": {0: "every file is valid",
-                 2: f"a file is malformed (each problem is named by file, line and field); "
-                    f"or {_PATHS}",
+                 2: "a file is malformed (each problem is named by file, line and field); "
+                    "or a missing path",
                  5: "no scenario file under the paths", EXIT_BROKEN_PIPE: _PIPE},
     "show": {0: "every expectation and invariant of the shown scenarios held",
              1: "one did not, or a file could not be loaded", 2: _PATHS,
@@ -93,6 +93,7 @@ def exit_codes(command: str) -> str:
         lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
                                subsequent_indent=" " * 7)
     return "\n".join(lines) + "\n"
+
 
 _OUT_HELP = ("write the rows to this file (format from its extension: .csv, .json, .md, .html); "
              "the summary still goes to the terminal; its directory must exist")
