@@ -162,6 +162,7 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
         self._measures: dict[int, tuple[int, int]] = {}  # id(node) -> (size, depth)
         self._paths: dict[int, tuple[str, ...]] = {}  # id(mapping node) -> its field path
         self._path: list[str] = []
+        self._open = 0  # nodes being composed, the root included (a key adds no path part)
 
     # -- composing: limits and field paths ----------------------------------------------------
 
@@ -178,12 +179,14 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
                 else str(index) if index is not None else None)
         if part is not None:
             self._path.append(part)
-        if len(self._path) > MAX_DEPTH:
+        self._open += 1
+        if len(self._path) > MAX_DEPTH or self._open > MAX_DEPTH + 1:
             self._stop(self.peek_event().start_mark,
                        f"nested more than {MAX_DEPTH} levels deep (see Limits in "
                        f"docs/scenarios.md)")
         node: yaml.Node = super().compose_node(parent, index)
         self._measure(node)
+        self._open -= 1
         if part is not None:
             self._path.pop()
         return node

@@ -29,7 +29,7 @@ EXPECTED: dict[str, tuple[int | None, str, str]] = {
     "block nesting (3,000 levels)": (None, "", "the file holds 4,510,563 bytes; a scenario "
                                                "file holds at most 1,048,576 bytes"),
     "block nesting (800 levels, under the size limit)": (
-        44, "config.k.k.k.k.k.…", "nested more than 40 levels deep"),
+        43, "config.k.k.k.k.k.…", "nested more than 40 levels deep"),
     "4,400-digit integer": (4, "expect.tool_calls", "(4400 digits) is outside the signed "
                                                     "64-bit range the store keeps"),
     "integer beyond 64 bits": (5, "model.0.usage.input", "the integer 10000000000000000000… "
@@ -199,3 +199,12 @@ def test_validate_exits_2_naming_a_directory_it_cannot_list(shared_tree: Path) -
         f"denied): the scenario files inside it were not searched",
         "1 scenario(s) valid, 1 file(s) with problems",
         "exit 2"]
+
+
+def test_keys_nested_inside_keys_count_as_nesting() -> None:
+    text = HEAD + "config:\n  ? " + "{? " * 2000 + "a: 1" + "}: 1" * 2000 + "\n"
+    with pytest.raises(ScenarioError) as info:
+        load_text(text, "k.yaml")
+    [problem] = info.value.problems
+    assert (problem.line, problem.field) == (4, "config")
+    assert problem.message.startswith("nested more than 40 levels deep")
