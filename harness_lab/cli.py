@@ -287,7 +287,7 @@ RUN_TABLE_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fall
 def _run_columns() -> list[Any]:
     from harness_lab.terminal.styles import (
         fallback_style,
-        outcome_style,
+        release_style,
         state_style,
         verdict_style,
     )
@@ -295,7 +295,7 @@ def _run_columns() -> list[Any]:
 
     return [Column("scenario", "scenario", name=True), Column("intent", "intent"),
             Column("run_state", "run_state", style=state_style),
-            Column("release_outcome", "release", style=outcome_style),
+            Column("release_outcome", "release", row_style=release_style),
             Column("fallback_type", "fallback", style=fallback_style),
             Column("db_status", "db_status", style=state_style),
             Column("verdict", "result", style=verdict_style)]
@@ -560,6 +560,8 @@ _COMMAND_MODULES = {
                 "answer doc §15's troubleshooting questions for a run"),
     "diff": ("harness_lab.logs.diff_cli",
              "compare two run logs (or a log and a fresh run); exit 1 on a regression"),
+    "audit": ("harness_lab.audit.cli",
+              "check stored runs (a log, an export, a database) against the invariants"),
 }
 
 

@@ -550,3 +550,13 @@ def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> N
     too_wide = {name: line for name, text in helps.items() for line in text.splitlines()
                 if len(line) > 100}
     assert too_wide == {}
+
+
+def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
+        library: Path) -> None:
+    from harness_lab.report.palette import OUTCOME_COLORS
+
+    colour = OUTCOME_COLORS["FALLBACK:MISSING_REQUIRED_CONTEXT"].lstrip("#")
+    rgb = ";".join(str(int(colour[i:i + 2], 16)) for i in (0, 2, 4))
+    out = _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
+    assert f"\x1b[38;2;{rgb}mFALLBACK" in out

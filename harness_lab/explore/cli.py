@@ -99,13 +99,17 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     rows = [_row(f.row()) for f in findings]
     if args.format == "table" and not args.out:
         if rows:
+            from harness_lab.terminal import styles
             from harness_lab.terminal.tables import Column, print_table
 
             for row in rows:  # the terminal's short forms: the case names its row
                 row["contradicts_spec"] = "yes" if row["contradicts_spec"] else "-"
                 row["expected"] = row.get("case") or row["expected"]
             print_table(rows, [Column(c, _HEADERS.get(c, c), name=c == "variant",
-                                      style=_style(c)) for c in TABLE_COLUMNS])
+                                      style=_style(c),
+                                      row_style=styles.release_style
+                                      if c == "release_outcome" else None)
+                               for c in TABLE_COLUMNS])
     else:
         text = format_rows(rows, TABLE_COLUMNS, args.format)
         if args.out:

@@ -3,7 +3,10 @@ looks the same in the terminal and in the HTML report."""
 
 from __future__ import annotations
 
-__all__ = ["fallback_style", "outcome_style", "state_style", "verdict_style"]
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["fallback_style", "outcome_style", "release_style", "state_style", "verdict_style"]
 
 
 def outcome_style(value: str) -> str | None:
@@ -11,6 +14,16 @@ def outcome_style(value: str) -> str | None:
     from harness_lab.report.palette import MISSING_COLOR, outcome_color
 
     color = outcome_color(value)
+    return None if color == MISSING_COLOR else color
+
+
+def release_style(row: Mapping[str, Any]) -> str | None:
+    """A row's ReleaseOutcome coloured as the HTML report colours the run's outcome: a
+    FALLBACK by its FallbackType, a FAILED by a TIMED_OUT or BUDGET_EXHAUSTED RunState."""
+    from harness_lab.report.palette import MISSING_COLOR, outcome_color
+
+    color = outcome_color(row.get("release_outcome"), row.get("fallback_type"),
+                          row.get("run_state"))
     return None if color == MISSING_COLOR else color
 
 

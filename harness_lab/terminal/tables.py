@@ -31,13 +31,16 @@ class Column:
     """One column: its key in the rows, its header, and how its cells are styled.
 
     ``style`` maps a cell's text to a rich style (a colour such as ``#117733``), or to None
-    for the default. ``name=True`` marks the one column that may be shortened.
+    for the default; ``row_style`` maps the whole row instead (a release outcome coloured as
+    its fallback type and run state make it). ``name=True`` marks the one column that may be
+    shortened.
     """
 
     key: str
     header: str
     name: bool = False
     style: Callable[[str], str | None] | None = None
+    row_style: Callable[[Mapping[str, Any]], str | None] | None = None
     right: bool = False
 
 
@@ -129,11 +132,12 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
     for c, w in zip(columns, widths, strict=True):
         table.add_column(c.header, no_wrap=True, width=w, overflow="ellipsis",
                          justify="right" if c.right else "left")
-    for line in cells:
+    for row, line in zip(rows, cells, strict=True):
         texts = []
         for c, w, text in zip(columns, widths, line, strict=True):
             shown = shorten(text, w) if c.name else text
-            style = c.style(text) if c.style is not None else None
+            style = (c.row_style(row) if c.row_style is not None
+                     else c.style(text) if c.style is not None else None)
             texts.append(Text(shown, style=style or ""))
         table.add_row(*texts)
     with out.capture() as captured:
