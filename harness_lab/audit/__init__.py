@@ -1,0 +1,125 @@
+"""audit(): check runs the toolkit did not produce against the lifecycle invariants.
+
+A source is a run log, a JSON Lines export of ``diagnosis_run`` / ``trace_event`` /
+``tool_invocation`` / ``sse_event`` rows, or a SQLAlchemy database URL (with a column
+mapping for another harness's schema). Each run is rebuilt as a RunRecord and checked by the
+same rules as a live run (:mod:`harness_lab.invariant_rules`: doc §16 and the §10/§12.2
+mappings); a run still RUNNING without RUN_FINISHED is *incomplete*, not a violation, and
+the SSE rules are left out for a run whose source holds no SSE events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["AuditReport", "AuditedRun", "audit"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditedRun:
+    """One run's audit: ``checked``, ``incomplete`` or ``unreadable``, and what broke."""
+
+    run_id: str
+    state: str
+    violations: tuple[tuple[str, str], ...] = ()
+    unchecked: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """Every audited run of a source."""
+
+    source: str
+    runs: tuple[AuditedRun, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no run broke an invariant and every run could be read."""
+        return not any(r.violations or r.state == "unreadable" for r in self.runs)
+
+    def counts(self) -> dict[str, int]:
+        """Runs by state, then violations by invariant."""
+        states = Counter(r.state for r in self.runs)
+        broken = Counter(name for r in self.runs for name, _ in r.violations)
+        return {"runs": len(self.runs), **{k: states[k] for k in
+                                           ("checked", "incomplete", "unreadable")},
+                "runs with violations": sum(1 for r in self.runs if r.violations),
+                **dict(sorted(broken.items()))}
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One row per violation: run_id, invariant, message."""
+        import pandas as pd
+
+        return pd.DataFrame([(r.run_id, name, msg) for r in self.runs
+                             for name, msg in r.violations],
+                            columns=["run_id", "invariant", "message"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON data."""
+        return {"source": self.source, "ok": self.ok, "counts": self.counts(),
+                "runs": [{"run_id": r.run_id, "state": r.state, "note": r.note,
+                          "unchecked": list(r.unchecked),
+                          "violations": [{"invariant": n, "message": m}
+                                         for n, m in r.violations]}
+                         for r in self.runs if r.violations or r.state != "checked"]}
+
+
+def _check(record: Any, rules: Mapping[str, Any], unchecked: tuple[str, ...]
+           ) -> AuditedRun:
+    breaches = tuple((name, msg) for name, fn in rules.items() for msg in fn(record))
+    return AuditedRun(record.run_id, "checked", breaches, unchecked)
+
+
+def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
+    from harness_lab.audit.rebuild import SSE_RULES, Incomplete, rebuild
+    from harness_lab.invariants import INVARIANTS
+
+    without_sse = {k: v for k, v in INVARIANTS.items() if k not in SSE_RULES}
+    out = []
+    for run_id, record, rows in runs:
+        if record is not None:
+            out.append(_check(record, INVARIANTS, ()))
+            continue
+        try:
+            rebuilt = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
+        except Incomplete:
+            out.append(AuditedRun(run_id, "incomplete",
+                                  note="RUNNING with no RUN_FINISHED: not finished yet"))
+            continue
+        except (ValueError, KeyError, TypeError) as exc:
+            out.append(AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}"))
+            continue
+        if rows.sse is None:
+            out.append(_check(rebuilt, without_sse, SSE_RULES))
+        else:
+            out.append(_check(rebuilt, INVARIANTS, ()))
+    return out
+
+
+def audit(source: str | Path, mapping: Mapping[str, Any] | None = None) -> AuditReport:
+    """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
+    raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
+    from harness_lab.audit.sources import SourceError, read_export, read_sql, records_of_log
+    from harness_lab.logs.sources import is_log_file
+
+    text = str(source)
+    if "://" in text:
+        found = read_sql(text, mapping)
+        return AuditReport(text, tuple(_rows((k, None, v) for k, v in found.items())))
+    path = Path(text)
+    if not path.is_file():
+        raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "
+                          "database URL such as sqlite:///runs.db)")
+    if is_log_file(path):
+        return AuditReport(text, tuple(_rows(records_of_log(path))))
+    found = read_export(path)
+    return AuditReport(text, tuple(_rows((k, None, v) for k, v in found.items())))

@@ -1,0 +1,86 @@
+"""``harness-lab audit SOURCE``: the lifecycle invariants checked on stored runs; exit 1 when
+any run breaks one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_EXIT = {0: "every run holds every invariant it could be checked on",
+         1: "a run broke an invariant, or a run's rows could not be read",
+         2: "usage error: a source that cannot be read, or a mapping file that is not JSON"}
+_SHOWN = 20  # violations listed one per line before the rest are only counted
+
+
+def _mapping(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the mapping is not a JSON object")
+    return data
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from harness_lab.audit import audit
+    from harness_lab.audit.sources import SourceError
+
+    try:
+        report = audit(args.source, _mapping(args.mapping))
+    except (SourceError, OSError, ValueError) as exc:
+        print(f"harness-lab audit: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0 if report.ok else 1
+    shown = 0
+    for run in report.runs:
+        if run.state == "unreadable":
+            print(f"{run.run_id}: unreadable: {run.note}")
+        for name, message in run.violations:
+            shown += 1
+            if shown <= _SHOWN:
+                print(f"{run.run_id}: {name}: {message}")
+    if shown > _SHOWN:
+        print(f"... and {shown - _SHOWN} more violation(s) (--format json lists them all)")
+    counts = report.counts()
+    unchecked = sorted({n for r in report.runs for n in r.unchecked})
+    parts = [f"{counts['runs']} run(s): {counts['checked']} checked, "
+             f"{counts['incomplete']} incomplete (RUNNING, no RUN_FINISHED)"]
+    if counts["unreadable"]:
+        parts.append(f"{counts['unreadable']} unreadable")
+    parts.append(f"{counts['runs with violations']} with violations")
+    print(", ".join(parts))
+    broken = {k: v for k, v in counts.items() if k not in (
+        "runs", "checked", "incomplete", "unreadable", "runs with violations")}
+    for name, n in broken.items():
+        print(f"  {name}: {n}")
+    if unchecked:
+        print(f"not checked (the source holds no SSE events): {', '.join(unchecked)}")
+    return 0 if report.ok else 1
+
+
+def register(sub: Any) -> None:
+    """Add ``harness-lab audit``."""
+    from harness_lab.cli import HelpFormatter
+
+    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
+    p = sub.add_parser(
+        "audit", help="check stored runs (a log, an export, a database) against the invariants",
+        description="Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool "
+                    "invocations (and SSE events when the source has them) and check every "
+                    "lifecycle invariant and the §10/§12.2 mappings on it (docs/logs.md).",
+        epilog="\n".join(lines), formatter_class=HelpFormatter)
+    p.add_argument("source", metavar="SOURCE",
+                   help="a run log, a JSON Lines export of rows, or a database URL "
+                        "(sqlite:///runs.db, postgresql://...)")
+    p.add_argument("--mapping", metavar="JSON",
+                   help="a JSON file naming the database's table and columns for ours")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text for people, json for tools")
+    p.set_defaults(func=_cmd_audit)

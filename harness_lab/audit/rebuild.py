@@ -1,0 +1,133 @@
+"""A RunRecord rebuilt from stored rows (``diagnosis_run``, ``trace_event``,
+``tool_invocation`` and, when a source has them, SSE events), so the invariant rules of
+:mod:`harness_lab.invariant_rules` check runs the toolkit did not produce.
+
+What rows cannot say is left empty (the ChatApplicationStatus sequence, budget headroom,
+information gains); the rules that need SSE events are not checked without them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness_lab.core.budget import Usage
+from harness_lab.record import RunRecord
+from harness_lab.sse import SseEvent
+from harness_lab.states import (
+    EvidenceStatus,
+    FallbackType,
+    InformationGain,
+    IntentType,
+    InvocationStatus,
+    ReleaseOutcome,
+    RunState,
+    SseEventKind,
+    SseState,
+    StoredRunStatus,
+    ToolErrorCode,
+    TraceEventStatus,
+    TraceEventType,
+    TracePhase,
+)
+from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
+
+__all__ = ["SSE_RULES", "Incomplete", "rebuild"]
+
+SSE_RULES = ("sse_protocol", "late_content_refused")
+"""The invariants that read SSE events: not checked on a source without them."""
+
+
+class Incomplete(Exception):  # noqa: N818 (a state of a run, not a failure of the code)
+    """The run has not finished: its row is RUNNING and there is no RUN_FINISHED event."""
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _opt(kind: Any, value: Any) -> Any:
+    return None if value is None or value == "" else kind(value)
+
+
+def _trace(run_id: str, rows: Sequence[Mapping[str, Any]]) -> tuple[TraceEvent, ...]:
+    out = []
+    for r in sorted(rows, key=lambda r: int(r["seq"])):
+        detail = _json(r.get("detail")) or {}
+        out.append(TraceEvent(run_id, int(r["seq"]), float(r["t"]), TraceEventType(r["type"]),
+                              TracePhase(r["phase"]), TraceEventStatus(r["status"]),
+                              detail if isinstance(detail, dict) else {"detail": detail}))
+    return tuple(out)
+
+
+def _invocations(run_id: str, rows: Sequence[Mapping[str, Any]]
+                 ) -> tuple[CanonicalInvocation, ...]:
+    out = []
+    for r in sorted(rows, key=lambda r: int(r["seq"])):
+        scope = _json(r.get("scope")) or {}
+        out.append(CanonicalInvocation(
+            str(r["invocation_id"]), run_id, int(r["seq"]), str(r["tool"]),
+            scope if isinstance(scope, dict) else {"scope": scope},
+            str(r.get("normalized_scope") or ""), InvocationStatus(r["status"]),
+            float(r.get("started_at") or 0.0), _opt(EvidenceStatus, r.get("evidence_status")),
+            _opt(ToolErrorCode, r.get("error_code")), r.get("error"), int(r.get("items") or 0),
+            int(r.get("size_bytes") or 0), _opt(InformationGain, r.get("information_gain")),
+            None if r.get("finished_at") is None else float(r["finished_at"]),
+            r.get("call_id")))
+    return tuple(out)
+
+
+def _sse(rows: Sequence[Mapping[str, Any]]) -> tuple[SseEvent, ...]:
+    return tuple(SseEvent(int(r["seq"]), float(r["t"]), SseEventKind(r["kind"]),
+                          _json(r.get("data")) or {})
+                 for r in sorted(rows, key=lambda r: int(r["seq"])))
+
+
+def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
+            invocation_rows: Sequence[Mapping[str, Any]],
+            sse_rows: Sequence[Mapping[str, Any]] | None = None) -> RunRecord:
+    """The RunRecord the rows describe; raise :class:`Incomplete` for a run still RUNNING
+    without RUN_FINISHED, ValueError for a value outside its enum."""
+    run_id = str(row["run_id"])
+    trace = _trace(run_id, trace_rows)
+    finished = [e for e in trace if e.type is TraceEventType.RUN_FINISHED]
+    if row.get("status") == StoredRunStatus.RUNNING.value and not finished:
+        raise Incomplete(run_id)
+    state = row.get("termination_state") or (finished[-1].detail.get("run_state")
+                                             if finished else None)
+    outcome = row.get("release_outcome") or (finished[-1].detail.get("outcome")
+                                             if finished else None)
+    if state is None or outcome is None:
+        raise Incomplete(run_id)
+    release = ReleaseOutcome(outcome)
+    answer = _json(row.get("answer_json"))
+    answer = answer if isinstance(answer, dict) else None
+    published = release in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
+    sse = _sse(sse_rows) if sse_rows is not None else ()
+    cancelled = [e for e in trace if e.type is TraceEventType.RUN_CANCELLED]
+    disconnected = any(e.detail.get("reason") == "CLIENT_DISCONNECTED" for e in cancelled)
+    terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
+                         for e in finished)
+    stored = dict(row)
+    return RunRecord(
+        run_id, str(row.get("session_id") or ""), str(row.get("query") or ""),
+        _opt(IntentType, row.get("intent")), RunState(state), row.get("termination_reason"),
+        release, _opt(FallbackType, row.get("fallback_type")),
+        _opt(StoredRunStatus, row.get("status")),
+        SseState.DISCONNECTED if disconnected else SseState.TERMINAL, None, None, None, (),
+        Usage(int(row.get("agent_steps") or 0), int(row.get("tool_calls") or 0),
+              int(row.get("total_tokens") or 0), 0, int(row.get("input_tokens") or 0),
+              int(row.get("output_tokens") or 0)),
+        {}, float(row.get("created_at") or 0.0),
+        float(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
+        int(row.get("agent_steps") or 0), answer if published else None,
+        None if published else answer, sse, (), trace,
+        _invocations(run_id, invocation_rows), (), (), False, False, float("inf"), (), stored,
+        terminations)

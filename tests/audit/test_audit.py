@@ -1,0 +1,200 @@
+"""audit: clean runs pass, tampered copies are flagged by invariant, unfinished runs are
+incomplete; from a log, from a JSON Lines export and from a database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_lab.audit import audit
+from harness_lab.audit.sources import SourceError, export_lines
+from harness_lab.cli import main
+from harness_lab.fakes import draft
+from harness_lab.logs.writer import LogWriter
+from harness_lab.record import RunRecord
+from harness_lab.scenarios.results import ResultSet
+from harness_lab.scenarios.runner import run_paths
+from harness_lab.store.sql import SqlRunStore
+from tests.conftest import INV1, build
+
+OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, RunRecord]:
+    """The outcome-table scenarios' records, by scenario."""
+    results: ResultSet = run_paths([OUTCOMES])
+    return {r.scenario: r.record for r in results if r.record is not None}
+
+
+def _export(path: Path, records: list[RunRecord], *, sse: bool = True,
+            change: Any = None) -> Path:
+    lines = [line for r in records for line in export_lines(r)
+             if sse or line["table"] != "sse_event"]
+    if change is not None:
+        change(lines)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_every_outcome_scenario_exported_as_rows_passes(outcomes: dict[str, RunRecord],
+                                                        tmp_path: Path) -> None:
+    for name, record in outcomes.items():
+        report = audit(_export(tmp_path / f"{name}.jsonl", [record]))
+        assert [(r.state, r.violations) for r in report.runs] == [("checked", ())], name
+        assert report.ok
+
+
+def test_a_log_the_toolkit_wrote_passes_and_its_crashed_runs_are_incomplete(
+        tmp_path: Path) -> None:
+    results = run_paths([OUTCOMES, OUTCOMES.parent / "faults" / "crash-after-tool.yaml"])
+    with LogWriter.open(tmp_path, "run") as writer:
+        for r in results:
+            writer.add(r)
+    report = audit(writer.path)
+    assert report.ok
+    assert report.counts()["checked"] == 13 and report.counts()["incomplete"] == 1
+
+
+def _rows(lines: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:
+    return [line for line in lines if line["table"] == table]
+
+
+def _two_terminations(lines: list[dict[str, Any]]) -> None:
+    finished = [t for t in _rows(lines, "trace_event") if t["type"] == "RUN_FINISHED"][0]
+    lines.append({**finished, "seq": finished["seq"] + 1, "t": finished["t"] + 1.0})
+
+
+def _content_after_done(lines: list[dict[str, Any]]) -> None:
+    sse = _rows(lines, "sse_event")
+    content = [e for e in sse if e["kind"] == "content"][0]
+    lines.append({**content, "seq": sse[-1]["seq"] + 1, "t": sse[-1]["t"] + 0.5})
+
+
+def _cited_error(lines: list[dict[str, Any]]) -> None:
+    invocation = [i for i in _rows(lines, "tool_invocation")
+                  if i["invocation_id"] == INV1][0]
+    invocation.update(status="ERROR", evidence_status="ERROR", error_code="EXECUTION")
+
+
+def _tool_after_saturation(lines: list[dict[str, Any]]) -> None:
+    trace = _rows(lines, "trace_event")
+    stop = [t for t in trace if t["type"] == "COLLECTION_STOP"][0]
+    for t in trace:
+        if t["seq"] > stop["seq"]:
+            t["seq"] += 1
+    lines.append({"table": "trace_event", "run_id": stop["run_id"], "seq": stop["seq"] + 1,
+                  "t": stop["t"], "type": "TOOL_INVOCATION", "phase": "TOOL",
+                  "status": "STARTED", "detail": {"tool": "logs", "evidence_tool": True}})
+
+
+def _fallback_stored_failed(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["status"] = "FAILED"
+
+
+def _fallback_published(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["published_result"] = '{"conclusion": "x"}'
+
+
+TAMPERED = [
+    ("conclusion-guards-pass", _two_terminations, "single_termination",
+     "2 RUN_FINISHED events"),
+    ("conclusion-guards-pass", _content_after_done, "sse_protocol",
+     "2 content/failure events"),
+    ("conclusion-guards-pass", _cited_error, "cited_ready_only",
+     f"published content cites {INV1}, which is not a READY invocation"),
+    ("saturated-progress", _tool_after_saturation, "no_evidence_tool_after_saturation",
+     "evidence tool logs ran after COLLECTION_STOP"),
+    ("insufficient-evidence", _fallback_stored_failed, "stored_axes_distinct",
+     "stored status FAILED, §12.2 maps FALLBACK to SUCCESS"),
+    ("insufficient-evidence", _fallback_published, "stored_axes_distinct",
+     "published_result stored for a run that is not DIAGNOSIS + SUCCESS"),
+]
+
+
+@pytest.mark.parametrize(("scenario", "tamper", "invariant", "message"), TAMPERED,
+                         ids=[t[2] + "-" + t[1].__name__ for t in TAMPERED])
+def test_a_tampered_export_is_flagged_by_name(outcomes: dict[str, RunRecord], tmp_path: Path,
+                                             scenario: str, tamper: Any, invariant: str,
+                                             message: str) -> None:
+    report = audit(_export(tmp_path / "t.jsonl", [outcomes[scenario]], change=tamper))
+    (run,) = report.runs
+    assert (invariant, message) in run.violations
+    assert not report.ok
+
+
+def test_a_running_row_without_run_finished_is_incomplete_not_a_violation(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    def unfinished(lines: list[dict[str, Any]]) -> None:
+        row = _rows(lines, "diagnosis_run")[0]
+        row.update(status="RUNNING", release_outcome=None, termination_state=None)
+        lines[:] = [line for line in lines if line.get("type") != "RUN_FINISHED"]
+
+    report = audit(_export(tmp_path / "u.jsonl", [outcomes["missing-context"]],
+                           change=unfinished))
+    assert [(r.state, r.violations) for r in report.runs] == [("incomplete", ())]
+    assert report.ok
+
+
+def test_without_sse_events_the_sse_rules_are_named_as_not_checked(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    report = audit(_export(tmp_path / "n.jsonl", [outcomes["client-disconnect"]], sse=False))
+    (run,) = report.runs
+    assert run.violations == () and run.unchecked == ("sse_protocol", "late_content_refused")
+
+
+def _database(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    harness = build([draft(missing_info=["which service"])] * 3, store=SqlRunStore(url))
+    for _ in range(3):
+        record = harness.run("it is slow")
+        assert record.release_outcome.value == "FALLBACK"
+    return url
+
+
+def test_a_database_of_the_run_store_passes(tmp_path: Path) -> None:
+    report = audit(_database(tmp_path))
+    assert [r.run_id for r in report.runs] == ["run-000001", "run-000002", "run-000003"]
+    assert report.ok and {r.state for r in report.runs} == {"checked"}
+
+
+def test_a_database_with_other_names_is_read_through_a_mapping(tmp_path: Path) -> None:
+    url = _database(tmp_path)
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        db.execute("ALTER TABLE diagnosis_run RENAME TO chat_run")
+        db.execute("ALTER TABLE chat_run RENAME COLUMN status TO run_status")
+        db.execute("UPDATE chat_run SET run_status = 'FAILED' WHERE run_id = 'run-000002'")
+    mapping = {"diagnosis_run": {"table": "chat_run", "columns": {"status": "run_status"}}}
+    report = audit(url, mapping)
+    flagged = {r.run_id: [name for name, _ in r.violations] for r in report.runs}
+    assert flagged == {"run-000001": [], "run-000002": ["stored_axes_distinct"],
+                       "run-000003": []}
+    with pytest.raises(SourceError, match="cannot read the run tables"):
+        audit(url)
+
+
+def test_the_command_lists_violations_and_counts_and_exits_1(
+        outcomes: dict[str, RunRecord], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path = _export(tmp_path / "t.jsonl", [outcomes["conclusion-guards-pass"]],
+                   change=_two_terminations)
+    assert main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "run-000001: single_termination: 2 terminal transitions (SUCCESS -> " \
+                     "SUCCESS): first terminal must win"
+    assert "1 run(s): 1 checked, 0 incomplete (RUNNING, no RUN_FINISHED), 1 with violations" \
+        in out
+    assert "  single_termination: 2" in out
+    assert main(["audit", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_an_export_line_that_is_not_one_is_refused_by_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"table": "diagnosis_run", "run_id": "r"}\n{"table": "nope"}\n',
+                   encoding="utf-8")
+    with pytest.raises(SourceError, match=rf"^{bad}:2: not an export line"):
+        audit(bad)
