@@ -71,10 +71,19 @@ def _name_problems(item: LoadedScenario, first_use: dict[str, tuple[str, str]]
 
 
 def _cassette_problems(item: LoadedScenario) -> list[Problem]:
+    """The scenario's cassette must exist and be one a strict replay can read."""
     cassette = cassette_file(item.scenario, item.path)
-    if cassette is None or cassette.is_file():
+    if cassette is None:
         return []
-    state = "is not a regular file" if cassette.exists() else "does not exist"
-    return [Problem(item.path, item.key_lines.get("cassette"), "cassette",
-                    f"the cassette {cassette} {state}: a replay cannot start (record it with "
-                    f"`harness-lab record {item.path}`)")]
+    line = item.key_lines.get("cassette")
+    if not cassette.exists():
+        return [Problem(item.path, line, "cassette",
+                        f"the cassette {cassette} does not exist: a replay cannot start "
+                        f"(record it with `harness-lab record {item.path}`)")]
+    from harness_lab.recorded.cassette_file import CassetteError, check_cassette
+
+    try:
+        check_cassette(cassette)
+    except CassetteError as exc:
+        return [Problem(item.path, line, "cassette", f"a replay cannot read it: {exc}")]
+    return []

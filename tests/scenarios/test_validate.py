@@ -137,3 +137,15 @@ def test_validate_reports_a_duplicate_name_it_would_refuse_under_run(
         f"{tmp_path / 'b.yaml'}:1: name: scenario name 'base' is already used by "
         f"{tmp_path / 'a.yaml'}:1; `run` refuses the second file of a name",
         "1 scenario(s) valid, 1 file(s) with problems"]
+
+
+def test_a_broken_cassette_is_refused_naming_the_cassettes_problem(tmp_path: Path) -> None:
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "missing.yaml").write_text("version: 1\n", encoding="utf-8")
+    path = tmp_path / "r.yaml"
+    path.write_text(TWO_TOOL_DIAGNOSIS + RECORDED, encoding="utf-8")
+    [problem] = validate_files([path]).problems[str(path)]
+    assert (problem.line, problem.field) == (17, "cassette")
+    assert problem.message.startswith(
+        f"a replay cannot read it: cassette {tmp_path / 'cassettes' / 'missing.yaml'}")
+    assert "interactions" in problem.message
