@@ -20,6 +20,7 @@ from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import RunBudget
 from harness_lab.core.cancellation import RunCancellation
 from harness_lab.core.lifecycle import RunLifecycle
+from harness_lab.core.stepping import clock_of, virtual_now
 from harness_lab.defects import Defect
 from harness_lab.errors import ProviderError, RunAborted, ToolExecutionError
 from harness_lab.frozen import value_class
@@ -86,23 +87,6 @@ class LatencyModel(Protocol):
     def latency(self, kind: CallKind, name: str, reply_latency: float | None) -> float:
         """Seconds of virtual time the call takes."""
         ...
-
-
-def virtual_now(env: simpy.Environment) -> float:
-    """``env.now``, read without a call into Python.
-
-    simpy's ``Environment.now`` is a property returning the ``_now`` the environment
-    advances; a run reads the clock some eighty times (every boundary, record and trace
-    event), and from the compiled core the property's Python frame costs more than the rest
-    of the read. The equality with ``env.now`` is held by a test.
-    """
-    now: float = env._now
-    return now
-
-
-def clock_of(env: simpy.Environment) -> Callable[[], float]:
-    """The virtual clock of ``env`` as a function (not a bound method: it holds no cycle)."""
-    return lambda: virtual_now(env)
 
 
 class RunContext:

@@ -1,4 +1,5 @@
-"""Running an environment to idle from the run core is simpy's own ``env.run()``, step by step."""
+"""Running an environment to idle from the run core is simpy's own ``env.run()``, step by step;
+the clock read directly is always the value ``env.now`` gives."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_lab.core.stepping import restart_clock, run_to_idle
+from harness_lab.core.stepping import clock_of, restart_clock, run_to_idle, virtual_now
 
 # one action of a process: wait, fail, interrupt / join another process, wait for any or all
 # of two timeouts, hold a shared resource, fire or await a shared signal
@@ -192,3 +193,26 @@ def test_an_environment_of_another_kind_is_not_restarted() -> None:
     env.run(until=3.0)
     assert not restart_clock(env)
     assert env.now == 3.0
+
+
+def test_the_direct_clock_read_equals_env_now_as_time_advances() -> None:
+    env = simpy.Environment(initial_time=2.5)
+    seen: list[tuple[float, float]] = []
+
+    def ticker() -> simpy.events.ProcessGenerator:
+        for delay in (0.1, 1.0, 7.25):
+            yield env.timeout(delay)
+            seen.append((virtual_now(env), env.now))
+
+    env.process(ticker())
+    env.run()
+    assert [a for a, _ in seen] == [b for _, b in seen]
+    assert seen[-1][1] == 2.5 + 0.1 + 1.0 + 7.25
+
+
+def test_a_clock_follows_its_environment() -> None:
+    env = simpy.Environment()
+    clock = clock_of(env)
+    assert clock() == 0.0
+    env.run(until=4.0)
+    assert clock() == 4.0 == env.now
