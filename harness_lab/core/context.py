@@ -161,6 +161,27 @@ class RunContext:
         The result (or a ProviderError / ToolExecutionError) is computed when the call starts,
         takes its latency in virtual time, and is used only if the run is still active after.
         """
+        return self._boundary(kind, name, fn, discard_event, False, None, None)
+
+    def provider_call(self, kind: CallKind, name: str, fn: Callable[[], P],
+                      event: TraceEventType, ok: Callable[[P], dict[str, Any]] | None, *,
+                      failed: dict[str, Any] | None = None
+                      ) -> Generator[simpy.Event, Any, P]:
+        """One provider call as a boundary (:meth:`call`); ``yield from`` it in a simpy process.
+
+        A :class:`ProviderError` is traced FAILED on ``event`` (the ``failed`` fields, then
+        ``error``) and re-raised for the caller to decide what it means; a reply's tokens are
+        charged to the budget (never raising: the caller checks the limit where its rule says),
+        then ``event`` is traced OK with ``ok(reply)``. ``ok=None`` leaves the outcome's trace
+        to the caller, for a reply whose success is decided after it is read.
+        """
+        # the same generator as call's, not one wrapped around it: a provider call is made
+        # about ten times a run, and every layer of generators costs each of its resumptions
+        return self._boundary(kind, name, fn, event, True, ok, failed)
+
+    def _boundary(self, kind: CallKind, name: str, fn: Callable[[], R], event: TraceEventType,
+                  provider: bool, ok: Callable[[Any], dict[str, Any]] | None,
+                  failed: dict[str, Any] | None) -> Generator[simpy.Event, Any, R]:
         n = self._counts.get(kind, 0) + 1
         self._counts[kind] = n
         probe = self.probe
@@ -201,41 +222,27 @@ class RunContext:
                     self.check_active(f"after {kind}:{name}")
             except RunAborted:
                 self.discarded.append((kind, name, virtual_now(self.env)))
-                self.tracer.emit(discard_event, TraceEventStatus.DISCARDED,
+                self.tracer.emit(event, TraceEventStatus.DISCARDED,
                                  {"call": kind.value, "name": name, "state": self.state.value})
                 raise
             if error is not None:
+                if provider and isinstance(error, ProviderError):
+                    text = str(error)
+                    self.tracer.emit(event, TraceEventStatus.FAILED,
+                                     {"error": text} if failed is None
+                                     else {**failed, "error": text})
                 raise error
+            if provider:
+                usage = result.usage
+                self.budget.add_tokens(usage.input_tokens, usage.output_tokens)
+                if ok is not None:
+                    self.tracer.emit(event, TraceEventStatus.OK, ok(result))
             return result  # type: ignore[no-any-return]
         finally:
             # whatever is raised from here has a traceback holding this frame; if the frame
             # still held the call's error, the two would keep each other (and the whole run)
             # alive until the garbage collector's next pass instead of being freed at once
             error = None
-
-    def provider_call(self, kind: CallKind, name: str, fn: Callable[[], P],
-                      event: TraceEventType, ok: Callable[[P], dict[str, Any]] | None, *,
-                      failed: dict[str, Any] | None = None
-                      ) -> Generator[simpy.Event, Any, P]:
-        """One provider call through :meth:`call`; ``yield from`` it inside a simpy process.
-
-        A :class:`ProviderError` is traced FAILED on ``event`` (the ``failed`` fields, then
-        ``error``) and re-raised for the caller to decide what it means; a reply's tokens are
-        charged to the budget (never raising: the caller checks the limit where its rule says),
-        then ``event`` is traced OK with ``ok(reply)``. ``ok=None`` leaves the outcome's trace
-        to the caller, for a reply whose success is decided after it is read.
-        """
-        try:
-            reply: P = yield from self.call(kind, name, fn, event)
-        except ProviderError as exc:
-            data = {"error": str(exc)} if failed is None else {**failed, "error": str(exc)}
-            self.tracer.emit(event, TraceEventStatus.FAILED, data)
-            raise
-        usage = reply.usage
-        self.budget.add_tokens(usage.input_tokens, usage.output_tokens)
-        if ok is not None:
-            self.tracer.emit(event, TraceEventStatus.OK, ok(reply))
-        return reply
 
 
 def _technical_failure(kind: CallKind, exc: OSError) -> ProviderError | ToolExecutionError:
