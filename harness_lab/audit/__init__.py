@@ -108,13 +108,13 @@ def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
 def audit(source: str | Path, mapping: Mapping[str, Any] | None = None) -> AuditReport:
     """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
     raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
-    from harness_lab.audit.sources import SourceError, read_export, read_sql, records_of_log
+    from harness_lab.audit.sources import SourceError, iter_sql, read_export, records_of_log
     from harness_lab.logs.sources import is_log_file
 
     text = str(source)
     if "://" in text:
-        found = read_sql(text, mapping)
-        return AuditReport(text, tuple(_rows((k, None, v) for k, v in found.items())))
+        runs = ((str(rows.row["run_id"]), None, rows) for rows in iter_sql(text, mapping))
+        return AuditReport(text, tuple(_rows(runs)))
     path = Path(text)
     if not path.is_file():
         raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "

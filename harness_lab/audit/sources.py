@@ -16,8 +16,8 @@ from typing import Any
 
 from harness_lab.record import RunRecord
 
-__all__ = ["DEFAULT_MAPPING", "RunRows", "SourceError", "export_lines", "read_export",
-           "read_sql", "records_of_log"]
+__all__ = ["BATCH", "DEFAULT_MAPPING", "RunRows", "SourceError", "export_lines", "iter_sql",
+           "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -125,26 +125,37 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     return runs
 
 
-def _select(conn: Any, mapping: Mapping[str, Any], logical: str) -> list[dict[str, Any]]:
+BATCH = 500
+"""Runs read at a time from a database: memory stays bounded by a batch, not the table."""
+
+
+def _names(mapping: Mapping[str, Any], logical: str) -> tuple[str, dict[str, str]]:
     spec = mapping.get(logical) or DEFAULT_MAPPING[logical]
-    names: Mapping[str, str] = spec.get("columns") or {}
-    result = conn.execute(_all(spec.get("table", logical), conn))
-    renamed = {source: ours for ours, source in names.items()}
-    return [{renamed.get(k, k): v for k, v in r._mapping.items()} for r in result]
+    columns: Mapping[str, str] = spec.get("columns") or {}
+    return str(spec.get("table", logical)), dict(columns)
 
 
-def _all(name: str, conn: Any) -> Any:
-    from sqlalchemy import text
+def _query(conn: Any, table: str, where: str | None = None, size: int = 0) -> Any:
+    from sqlalchemy import bindparam, text
 
-    quoted = conn.dialect.identifier_preparer.quote(name)
-    return text(f"SELECT * FROM {quoted}")  # noqa: S608 (a quoted table name)
+    quote = conn.dialect.identifier_preparer.quote
+    sql = f"SELECT * FROM {quote(table)}"  # noqa: S608 (quoted names, bound values)
+    if where is None:
+        return text(sql)
+    clause = text(f"{sql} WHERE {quote(where)} IN :ids")
+    return clause.bindparams(bindparam("ids", expanding=True)) if size else clause
 
 
-def read_sql(url: str, mapping: Mapping[str, Any] | None = None) -> dict[str, RunRows]:
-    """The runs of a database, by run id: its ``diagnosis_run``, ``trace_event`` and
-    ``tool_invocation`` tables, or the tables and columns ``mapping`` names for them
-    (``{"diagnosis_run": {"table": "chat_run", "columns": {"status": "run_status"}}}``:
-    each of our column names to the database's)."""
+def _renamed(row: Any, columns: Mapping[str, str]) -> dict[str, Any]:
+    back = {theirs: ours for ours, theirs in columns.items()}
+    return {back.get(k, k): v for k, v in row._mapping.items()}
+
+
+def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[RunRows]:
+    """The runs of a database, in its ``diagnosis_run`` order, :data:`BATCH` at a time: its
+    ``diagnosis_run``, ``trace_event`` and ``tool_invocation`` tables, or the tables and
+    columns ``mapping`` names for them (``{"diagnosis_run": {"table": "chat_run",
+    "columns": {"status": "run_status"}}}``: each of our column names to the database's)."""
     from sqlalchemy import create_engine
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -153,21 +164,29 @@ def read_sql(url: str, mapping: Mapping[str, Any] | None = None) -> dict[str, Ru
         engine = create_engine(url)
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+    run_table, run_cols = _names(given, "diagnosis_run")
+    children = [(name, *_names(given, name)) for name in ("trace_event", "tool_invocation")]
     try:
-        with engine.connect() as conn:
-            rows = {name: _select(conn, given, name) for name in TABLES[:3]}
+        with engine.connect() as conn, engine.connect() as reader:
+            runs = conn.execution_options(stream_results=True).execute(_query(conn, run_table))
+            while True:
+                batch = [_renamed(r, run_cols) for r in runs.fetchmany(BATCH)]
+                if not batch:
+                    break
+                found = {str(r["run_id"]): RunRows(r) for r in batch}
+                for name, table, cols in children:
+                    key = cols.get("run_id", "run_id")
+                    rows = reader.execute(_query(reader, table, key, len(found)),
+                                          {"ids": list(found)})
+                    for r in rows:
+                        child = _renamed(r, cols)
+                        run = found.get(str(child["run_id"]))
+                        if run is not None:
+                            (run.trace if name == "trace_event" else run.invocations).append(
+                                child)
+                yield from found.values()
     except SQLAlchemyError as exc:
         first = str(exc).strip().splitlines()[0]
         raise SourceError(f"{url}: cannot read the run tables ({first})") from None
     finally:
         engine.dispose()
-    runs = {str(r["run_id"]): RunRows(r) for r in rows["diagnosis_run"]}
-    for r in rows["trace_event"]:
-        run = runs.get(str(r["run_id"]))
-        if run is not None:
-            run.trace.append(r)
-    for r in rows["tool_invocation"]:
-        run = runs.get(str(r["run_id"]))
-        if run is not None:
-            run.invocations.append(r)
-    return runs

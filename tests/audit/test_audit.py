@@ -198,3 +198,20 @@ def test_an_export_line_that_is_not_one_is_refused_by_line(tmp_path: Path) -> No
                    encoding="utf-8")
     with pytest.raises(SourceError, match=rf"^{bad}:2: not an export line"):
         audit(bad)
+
+
+def test_a_database_larger_than_a_batch_is_read_whole_in_order(tmp_path: Path) -> None:
+    from harness_lab.audit.sources import BATCH
+
+    url = f"sqlite:///{tmp_path / 'many.db'}"
+    store = SqlRunStore(url)
+    harness = build([draft(missing_info=["which service"])] * (BATCH + 3), store=store)
+    for _ in range(BATCH + 3):
+        harness.run("it is slow")
+    with sqlite3.connect(tmp_path / "many.db") as db:
+        db.execute("DELETE FROM trace_event WHERE run_id = ? AND type = 'RUN_FINISHED'",
+                   (f"run-{BATCH + 1:06d}",))
+    report = audit(url)
+    assert [r.run_id for r in report.runs] == [f"run-{i:06d}" for i in range(1, BATCH + 4)]
+    broken = [(r.run_id, name) for r in report.runs for name, _ in r.violations]
+    assert broken == [(f"run-{BATCH + 1:06d}", "single_termination")]
