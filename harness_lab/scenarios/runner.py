@@ -202,7 +202,8 @@ class ScenarioRun:
         plan = FaultPlan(sc.faults) if sc.faults else None
         self.plan = plan
         config = plan.configure(base_config, list(tools)) if plan is not None else base_config
-        harness = Harness(self._components(None, tools), base_config, store=self.store,
+        first = self._components(None, tools)
+        harness = Harness(first, base_config, store=self.store,
                           latency=ScenarioLatency.from_spec(sc.latency))
         self.harness = harness
         if self.hook is not None:
@@ -219,7 +220,8 @@ class ScenarioRun:
                                                    m.observed)
                                           for m in compare(turn.expect, record)]
         app = harness.app
-        components = self._components(None, tools)
+        # the components the harness was built with are still unplayed when no turn ran
+        components = self._components(None, tools) if sc.turns else first
         app.components = components
         app.config = config
         if plan is not None:
