@@ -560,3 +560,14 @@ def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
     rgb = ";".join(str(int(colour[i:i + 2], 16)) for i in (0, 2, 4))
     out = _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
     assert f"\x1b[38;2;{rgb}mFALLBACK" in out
+
+
+def test_a_closed_standard_output_ends_run_with_141_and_no_traceback(library: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "run", str(library)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "HARNESS_LAB_PURE": "1", "FORCE_COLOR": "1"})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err

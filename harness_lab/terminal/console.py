@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -54,14 +55,28 @@ def console(stream: TextIO | None = None, *, width: int | None = None,
     colour this module decides (or ``width`` and ``colour`` when given: a file written with
     ``--out`` is neither coloured nor cut); no markup, emoji or highlighting is read from
     the text."""
-    from rich.console import Console
-
     out = sys.stdout if stream is None else stream
     colour = colour_wanted(out) if colour is None else colour
-    return Console(file=out, width=width_of(out) if width is None else width,
+    return _console_class()(file=out, width=width_of(out) if width is None else width,
                    force_terminal=colour, no_color=not colour,
                    color_system=_colour_system(out, colour), highlight=False,
                    markup=False, emoji=False, soft_wrap=False, legacy_windows=False)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    """rich's Console, but a closed pipe raises BrokenPipeError to the command (which exits
+    141, as a shell has it) instead of rich's ``SystemExit(1)``."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        """A console that lets a closed pipe reach the command line's handler."""
+
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeConsole
 
 
 def _colour_system(stream: TextIO, colour: bool) -> Literal["auto", "truecolor"] | None:
