@@ -145,8 +145,15 @@ def _style(column: str) -> Any:
     from harness_lab.terminal import styles
 
     return {"run_state": styles.state_style, "db_status": styles.state_style,
-            "release_outcome": styles.outcome_style,
-            "fallback_type": styles.fallback_style}.get(column)
+            "release_outcome": styles.outcome_style, "fallback_type": styles.fallback_style,
+            "flag": _flag_style}.get(column)
+
+
+def _flag_style(flag: str) -> str | None:
+    """``FLAG`` in the FAILED verdict's colour, ``?`` (inconclusive) in the ERROR one's."""
+    from harness_lab.terminal.styles import verdict_style
+
+    return verdict_style({"FLAG": "FAILED", "?": "ERROR"}.get(flag, ""))
 
 
 
