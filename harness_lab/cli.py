@@ -562,6 +562,8 @@ _COMMAND_MODULES = {
              "compare two run logs (or a log and a fresh run); exit 1 on a regression"),
     "audit": ("harness_lab.audit.cli",
               "check stored runs (a log, an export, a database) against the invariants"),
+    "calibrate": ("harness_lab.audit.calibrate_cli",
+                  "fit a sweep's latencies and fault rates from stored runs"),
 }
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AuditReport", "AuditedRun", "audit"]
+__all__ = ["AuditReport", "AuditedRun", "audit", "finished_records"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,18 +108,37 @@ def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
 def audit(source: str | Path, mapping: Mapping[str, Any] | None = None) -> AuditReport:
     """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
     raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
+    return AuditReport(str(source), tuple(_rows(_sources(source, mapping))))
+
+
+def _sources(source: str | Path, mapping: Mapping[str, Any] | None
+             ) -> Iterable[tuple[str, Any, Any]]:
     from harness_lab.audit.sources import SourceError, iter_sql, read_export, records_of_log
     from harness_lab.logs.sources import is_log_file
 
     text = str(source)
     if "://" in text:
-        runs = ((str(rows.row["run_id"]), None, rows) for rows in iter_sql(text, mapping))
-        return AuditReport(text, tuple(_rows(runs)))
+        return ((str(rows.row["run_id"]), None, rows) for rows in iter_sql(text, mapping))
     path = Path(text)
     if not path.is_file():
         raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "
                           "database URL such as sqlite:///runs.db)")
     if is_log_file(path):
-        return AuditReport(text, tuple(_rows(records_of_log(path))))
-    found = read_export(path)
-    return AuditReport(text, tuple(_rows((k, None, v) for k, v in found.items())))
+        return records_of_log(path)
+    return ((k, None, v) for k, v in read_export(path).items())
+
+
+def finished_records(source: str | Path, mapping: Mapping[str, Any] | None = None
+                     ) -> Iterable[Any]:
+    """The RunRecords of every finished, readable run of ``source`` (as :func:`audit` reads
+    it), for fitting; incomplete and unreadable runs are left out."""
+    from harness_lab.audit.rebuild import Incomplete, rebuild
+
+    for _, record, rows in _sources(source, mapping):
+        if record is not None:
+            yield record
+            continue
+        try:
+            yield rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
+        except (Incomplete, ValueError, KeyError, TypeError):
+            continue

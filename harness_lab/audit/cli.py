@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["read_mapping", "register"]
 
 _EXIT = {0: "every run holds every invariant it could be checked on",
          1: "a run broke an invariant, or a run's rows could not be read",
@@ -17,7 +17,8 @@ _EXIT = {0: "every run holds every invariant it could be checked on",
 _SHOWN = 20  # violations listed one per line before the rest are only counted
 
 
-def _mapping(path: str | None) -> dict[str, Any] | None:
+def read_mapping(path: str | None) -> dict[str, Any] | None:
+    """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
     if path is None:
         return None
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -31,7 +32,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from harness_lab.audit.sources import SourceError
 
     try:
-        report = audit(args.source, _mapping(args.mapping))
+        report = audit(args.source, read_mapping(args.mapping))
     except (SourceError, OSError, ValueError) as exc:
         print(f"harness-lab audit: {exc}", file=sys.stderr)
         return 2

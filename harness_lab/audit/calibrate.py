@@ -1,0 +1,163 @@
+"""calibrate(): a sweep's distributions fitted from observed runs, written as a ``sweep:`` block.
+
+From each run's trace: the latency of every completed call by kind (router, model, tool,
+repair, guard), the share of tool calls that failed in execution and of provider calls that
+failed, by kind, and the instants of client disconnects and user cancels. Latencies are
+fitted as a lognormal (median and log-space sigma, by maximum likelihood), or kept as an
+empirical distribution of quantiles, or ``fixed`` when every value is the same.
+
+Calls cut short (a late result discarded) are left out of the latencies, and a disconnect or
+cancel planned after a run ended leaves no trace: the fitted disconnect and cancel
+probabilities are lower bounds, their instants those of the runs they reached.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_lab.record import RunRecord
+from harness_lab.states import TraceEventStatus, TraceEventType
+
+__all__ = ["Observations", "calibrate", "fit_distribution", "observe", "sweep_yaml"]
+
+QUANTILES = 21
+"""Values kept by an empirical fit: the 0th, 5th, ..., 100th percentiles."""
+
+_OK = TraceEventStatus.OK
+_FAILED = TraceEventStatus.FAILED
+_PAIRS = {  # call kind: (the event that starts it, the event that ends it)
+    "router": (TraceEventType.ROUTING_ATTEMPT, TraceEventType.ROUTING_DECISION),
+    "guard": (TraceEventType.SEMANTIC_GUARD_ATTEMPT, TraceEventType.SEMANTIC_GUARD_DECISION),
+}
+
+
+@dataclass
+class Observations:
+    """What the runs show, before fitting."""
+
+    runs: int = 0
+    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    tool_calls: int = 0
+    tool_errors: int = 0
+    disconnects: list[float] = field(default_factory=list)
+    cancels: list[float] = field(default_factory=list)
+
+
+def _end(kind: str, status: TraceEventStatus, obs: Observations) -> None:
+    obs.calls[kind] += 1
+    if status is _FAILED:
+        obs.errors[kind] += 1
+
+
+def observe(records: Iterable[RunRecord]) -> Observations:
+    """Latencies, call and error counts and fault instants of ``records``."""
+    obs = Observations()
+    for r in records:
+        obs.runs += 1
+        started: dict[Any, float] = {}
+        previous = r.started_at
+        for e in r.trace:
+            kind = e.type
+            if kind is TraceEventType.AGENT_MODEL_STEP and e.status is not (
+                    TraceEventStatus.DISCARDED):
+                _end("model", e.status, obs)
+                if e.status is _OK:
+                    obs.latency["model"].append(e.t - previous)
+            elif kind is TraceEventType.TOOL_INVOCATION:
+                started[e.detail.get("invocation_id")] = e.t
+            elif kind is TraceEventType.TOOL_PROGRESS and e.status is not (
+                    TraceEventStatus.DISCARDED):
+                obs.tool_calls += 1
+                if e.status is _FAILED and e.detail.get("error_code") == "EXECUTION":
+                    obs.tool_errors += 1
+                begun = started.get(e.detail.get("invocation_id"))
+                if e.status is _OK and begun is not None:
+                    obs.latency["tool"].append(e.t - begun)
+            elif kind is TraceEventType.EVIDENCE_REPAIR:
+                if e.status is TraceEventStatus.STARTED:
+                    started["repair"] = e.t
+                elif e.status is not TraceEventStatus.DISCARDED:
+                    _end("repair", e.status, obs)
+                    if e.status is _OK and "repair" in started:
+                        obs.latency["repair"].append(e.t - started["repair"])
+            else:
+                for call, (begin, end) in _PAIRS.items():
+                    if kind is begin:
+                        started[call] = e.t
+                    elif kind is end and e.status is not TraceEventStatus.DISCARDED:
+                        _end(call, e.status, obs)
+                        if e.status is _OK and call in started:
+                            obs.latency[call].append(e.t - started[call])
+            previous = e.t
+        for state, reason, at in r.terminations:
+            if state == "CANCELLED" and "disconnect" in reason:
+                obs.disconnects.append(at)
+            elif state == "CANCELLED":
+                obs.cancels.append(at)
+    return obs
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def fit_distribution(values: list[float], method: str = "lognormal") -> dict[str, Any]:
+    """A ``sweep:`` distribution of ``values``: ``fixed`` when they are all equal, else a
+    ``lognormal`` (maximum likelihood) or an ``empirical`` list of :data:`QUANTILES`
+    quantiles."""
+    if not values:
+        raise ValueError("no values to fit")
+    low, high = min(values), max(values)
+    if high - low <= 1e-9 * max(1.0, high):
+        return {"fixed": _round(low)}
+    if method == "empirical":
+        ordered = sorted(values)
+        picks = [ordered[round(i * (len(ordered) - 1) / (QUANTILES - 1))]
+                 for i in range(QUANTILES)]
+        return {"empirical": [_round(v) for v in picks]}
+    if method != "lognormal":
+        raise ValueError(f"unknown fit {method!r}: lognormal or empirical")
+    logs = [math.log(max(v, 1e-9)) for v in values]
+    mean = sum(logs) / len(logs)
+    sigma = math.sqrt(sum((x - mean) ** 2 for x in logs) / len(logs))
+    return {"lognormal": {"median": _round(math.exp(mean)), "sigma": _round(sigma)}}
+
+
+def calibrate(records: Iterable[RunRecord], method: str = "lognormal") -> dict[str, Any]:
+    """The ``sweep:`` block (latency and faults) the runs imply, checked by the sweep's own
+    schema; raise ValueError when there are no runs."""
+    from harness_lab.sweep.spec import SweepBlock
+
+    obs = observe(records)
+    if not obs.runs:
+        raise ValueError("no finished runs to calibrate from")
+    latency = {kind: fit_distribution(values, method)
+               for kind, values in sorted(obs.latency.items()) if values}
+    faults: dict[str, Any] = {}
+    if obs.tool_calls:
+        faults["tool_error_p"] = _round(obs.tool_errors / obs.tool_calls)
+    provider = {kind: _round(obs.errors[kind] / n) for kind, n in sorted(obs.calls.items())
+                if n and obs.errors[kind]}
+    if provider:
+        faults["provider_error_p"] = provider
+    for name, instants in (("disconnect", obs.disconnects), ("cancel", obs.cancels)):
+        if instants:
+            faults[name] = {"p": _round(len(instants) / obs.runs),
+                            "at_s": fit_distribution(instants, "empirical")}
+    block = {"latency": latency, "faults": faults}
+    SweepBlock.model_validate(block)
+    return block
+
+
+def sweep_yaml(block: dict[str, Any], note: str = "") -> str:
+    """The block as the ``sweep:`` key of a scenario file."""
+    import yaml
+
+    head = "".join(f"# {line}\n" for line in note.splitlines())
+    return head + yaml.safe_dump({"sweep": block}, sort_keys=False, default_flow_style=None)

@@ -1,0 +1,107 @@
+"""calibrate: a sweep drawn from known distributions is fitted back within sampling error."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness_lab.audit.calibrate import QUANTILES, calibrate, fit_distribution, observe
+from harness_lab.cli import main
+from harness_lab.logs import read_log
+from harness_lab.sweep.spec import SweepBlock
+
+KNOWN = """\
+name: known-latencies
+description: Runs drawn from known distributions, to fit them back.
+tools:
+  logs: {}
+  metrics: {}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - tool: metrics
+    scope: {service: checkout}
+    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
+  - draft:
+      conclusion: pool exhausted
+      evidence: [{invocation_id: inv-1, claim: timeouts}]
+    progress: {assessment: GAINED}
+config: {deadline_s: 1000}
+sweep:
+  latency:
+    model: {lognormal: {median: 1.0, sigma: 0.5}}
+    tool: {lognormal: {median: 2.0, sigma: 0.3}}
+    guard: {fixed: 0.5}
+  faults:
+    tool_error_p: 0.1
+    provider_error_p: {guard: 0.1}
+    disconnect: {p: 0.2, at_s: {uniform: [0, 1]}}
+"""
+SAMPLES = 600
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The log of a sweep of KNOWN, every sample's record kept."""
+    where = tmp_path_factory.mktemp("known")
+    (where / "known.yaml").write_text(KNOWN, encoding="utf-8")
+    assert main(["sweep", str(where / "known.yaml"), "--samples", str(SAMPLES), "--seed", "11",
+                 "--workers", "1", "--keep-every", "1", "--log-dir", str(where / "logs"),
+                 "--quiet"]) == 0
+    (path,) = (where / "logs").glob("*.jsonl")
+    return path
+
+
+def _within(fitted: float, true: float, standard_error: float) -> bool:
+    return abs(fitted - true) <= 4 * standard_error
+
+
+def test_the_fitted_sweep_block_falls_within_the_sampling_error_of_the_true_one(
+        swept: Path) -> None:
+    records = read_log(swept).records
+    obs = observe(records)
+    block = calibrate(records)
+    model, tool = block["latency"]["model"]["lognormal"], block["latency"]["tool"]["lognormal"]
+    n_model, n_tool = len(obs.latency["model"]), len(obs.latency["tool"])
+    assert n_model > 600 and n_tool > 300
+    # the log-space mean has standard error sigma/sqrt(n), the log-space sigma sigma/sqrt(2n)
+    assert _within(math.log(model["median"]), 0.0, 0.5 / math.sqrt(n_model))
+    assert _within(model["sigma"], 0.5, 0.5 / math.sqrt(2 * n_model))
+    assert _within(math.log(tool["median"]), math.log(2.0), 0.3 / math.sqrt(n_tool))
+    assert _within(tool["sigma"], 0.3, 0.3 / math.sqrt(2 * n_tool))
+    assert block["latency"]["guard"] == {"fixed": 0.5}
+    faults = block["faults"]
+    assert _within(faults["tool_error_p"], 0.1, math.sqrt(0.1 * 0.9 / obs.tool_calls))
+    guards = obs.calls["guard"]
+    assert _within(faults["provider_error_p"]["guard"], 0.1, math.sqrt(0.1 * 0.9 / guards))
+    assert _within(faults["disconnect"]["p"], 0.2, math.sqrt(0.2 * 0.8 / SAMPLES))
+    at = faults["disconnect"]["at_s"]["empirical"]
+    assert len(at) == QUANTILES and 0 <= at[0] and at[-1] <= 1
+    assert _within(at[QUANTILES // 2], 0.5, 0.5 / math.sqrt(len(obs.disconnects)))  # a median
+    SweepBlock.model_validate(block)
+
+
+def test_the_command_prints_a_sweep_block_a_scenario_file_takes(
+        swept: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["calibrate", str(swept), "--fit", "empirical"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"# fitted by harness-lab calibrate from {swept} (empirical)")
+    block = yaml.safe_load(text)["sweep"]
+    assert len(block["latency"]["model"]["empirical"]) == QUANTILES
+    SweepBlock.model_validate(block)
+    assert main(["calibrate", str(swept), "--out", str(tmp_path / "no" / "x.yaml")]) == 2
+    assert main(["calibrate", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_fits_of_simple_samples() -> None:
+    assert fit_distribution([0.5, 0.5, 0.5]) == {"fixed": 0.5}
+    fitted = fit_distribution([math.exp(-1), 1.0, math.exp(1)])["lognormal"]
+    assert fitted["median"] == 1.0
+    assert fitted["sigma"] == pytest.approx(math.sqrt(2 / 3), rel=1e-3)
+    assert fit_distribution([float(i) for i in range(101)], "empirical")["empirical"] == [
+        float(i) for i in range(0, 101, 5)]
+    with pytest.raises(ValueError, match="no values"):
+        fit_distribution([])
