@@ -240,3 +240,17 @@ def test_a_session_id_the_store_cannot_read_ends_the_run_failed_before_it_starts
                        "surrogates not allowed")
     assert r.stored_row is None
     assert r.statuses == ()
+
+
+def test_a_released_run_ends_in_the_state_its_release_decided_not_by_a_refused_finish() -> None:
+    from harness_lab.core.budget import BudgetLimits
+    from harness_lab.defects import Defect
+
+    # with the seeded defect, the lifecycle lets a later terminal state override the first:
+    # had the application tried to end a budget fallback SUCCESS, the run would now be SUCCESS
+    config = HarnessConfig(budget=BudgetLimits(tool_calls=1),
+                           defects=frozenset({Defect.LATE_SUCCESS_OVERRIDES_CANCEL}))
+    r = build(SUCCESS_STEPS, config=config).run("why is checkout slow?")
+    assert (r.run_state, r.release_outcome) == (RunState.BUDGET_EXHAUSTED, ReleaseOutcome.FALLBACK)
+    assert [state for state, _, _ in r.terminations] == ["BUDGET_EXHAUSTED"]
+    assert r.stored_row is not None and r.stored_row["termination_state"] == "BUDGET_EXHAUSTED"
