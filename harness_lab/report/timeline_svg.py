@@ -144,7 +144,7 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     spans = _phase_spans(trace, skip_tools=bool(tools)) + _tool_spans(tools, active_end)
     marks = _instants(trace)
     present = {s[0] for s in spans} | {m[0] for m in marks}
-    lanes = [p.value for p in TracePhase if p.value in present and p.value != "RUN"]
+    lanes: list[str] = [p.value for p in TracePhase if p.value in present and p.value != "RUN"]
     lanes += [p for p in sorted(present - set(lanes)) if p not in (SSE_LANE, "RUN")]
     if "RUN" in present:
         lanes.append("RUN")
@@ -215,7 +215,7 @@ def _draw_deadline(canvas: _Canvas, deadline: float, far: bool) -> None:
     color = EVENT_COLORS["deadline"]
     top, bottom = _TOP - 4, canvas.height - _AXIS + 4
     if far:
-        x = _WIDTH - _RIGHT
+        x: float = _WIDTH - _RIGHT
         y = _TOP + 2
         canvas.add(f'<g class="deadline"><path d="M{x - 16} {y}L{x} {y}M{x - 5} {y - 4}L{x} {y}'
                    f'L{x - 5} {y + 4}" stroke="{color}" stroke-width="1.5" fill="none"/>'

@@ -34,8 +34,9 @@ class SpecModel(BaseModel):
         if not isinstance(data, dict):
             return data
         changed: dict[str, Any] | None = None
+        model: Any = cls  # typed loosely: the compiled build type-checks without pydantic
         for key, value in data.items():
-            words = _words(cls, key) if isinstance(key, str) else None
+            words = _words(model, key) if isinstance(key, str) else None
             if not words:
                 continue
             fixed = _respell(value, words)
@@ -46,7 +47,7 @@ class SpecModel(BaseModel):
 
 
 @functools.cache
-def _words(model: type[BaseModel], key: str) -> dict[str, str] | None:
+def _words(model: Any, key: str) -> dict[str, str] | None:
     """The enum/literal spellings field ``key`` accepts, by their lower case (None if none or
     if two spellings differ only in case)."""
     info = next((f for name, f in model.model_fields.items() if key in (name, f.alias)), None)

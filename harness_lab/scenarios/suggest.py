@@ -48,12 +48,24 @@ def _members(tp: Any) -> list[Any]:
     return [tp]
 
 
+def _fields_of(tp: Any) -> dict[str, Any] | None:
+    """The fields of ``tp`` when it is a pydantic model class; None for any other type.
+
+    Typed loosely on purpose: the compiled build type-checks without pydantic's types."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        model: Any = tp
+        fields: dict[str, Any] = model.model_fields
+        return fields
+    return None
+
+
 def _follow(tp: Any, part: int | str) -> list[Any]:
     """The types ``part`` leads to inside ``tp`` (a field, a list item, a mapping value)."""
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
+    fields = _fields_of(tp)
+    if fields is not None:
         if not isinstance(part, str):
             return []
-        for name, info in tp.model_fields.items():
+        for name, info in fields.items():
             if part in (name, info.alias):
                 return [info.annotation]
         return []
@@ -68,8 +80,9 @@ def _follow(tp: Any, part: int | str) -> list[Any]:
 
 def _tag_of(tp: Any) -> str | None:
     """The ``kind`` literal of a discriminated union member, or the member's type name."""
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        kind = tp.model_fields.get("kind")
+    fields = _fields_of(tp)
+    if fields is not None:
+        kind = fields.get("kind")
         if kind is not None and typing.get_origin(kind.annotation) is typing.Literal:
             return str(typing.get_args(kind.annotation)[0])
         return tp.__name__
@@ -84,6 +97,7 @@ def _tag_of(tp: Any) -> str | None:
 
 
 def _keys(tp: Any) -> list[str]:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return [info.alias or name for name, info in tp.model_fields.items()]
+    fields = _fields_of(tp)
+    if fields is not None:
+        return [info.alias or name for name, info in fields.items()]
     return []
