@@ -215,3 +215,40 @@ def test_a_database_larger_than_a_batch_is_read_whole_in_order(tmp_path: Path) -
     assert [r.run_id for r in report.runs] == [f"run-{i:06d}" for i in range(1, BATCH + 4)]
     broken = [(r.run_id, name) for r in report.runs for name, _ in r.violations]
     assert broken == [(f"run-{BATCH + 1:06d}", "single_termination")]
+
+
+HAND_MADE = """\
+{"table": "diagnosis_run", "run_id": "r-1", "session_id": "s-1", "intent": "SYSTEM_CHAT", \
+"status": "SUCCESS", "release_outcome": "SUCCESS", "fallback_type": null, \
+"answer_json": "{\\"contentType\\": \\"system_answer\\", \\"text\\": \\"hi\\"}", \
+"termination_state": "SUCCESS", "created_at": 0.0, "finished_at": 0.5}
+{"table": "trace_event", "run_id": "r-1", "seq": 0, "t": 0.0, "type": "RUN_STARTED", \
+"phase": "RUN", "status": "OK", "detail": "{}"}
+{"table": "trace_event", "run_id": "r-1", "seq": 1, "t": 0.5, "type": "RUN_FINISHED", \
+"phase": "RUN", "status": "OK", "detail": {"outcome": "SUCCESS", "run_state": "SUCCESS"}}
+{"table": "diagnosis_run", "run_id": "r-2", "session_id": "s-1", "status": "RUNNING"}
+{"table": "trace_event", "run_id": "r-2", "seq": 0, "t": 0.0, "type": "RUN_STARTED", \
+"phase": "RUN", "status": "OK", "detail": {}}
+{"table": "diagnosis_run", "run_id": "r-3", "session_id": "s-2", "intent": "DIAGNOSIS", \
+"status": "FAILED", "release_outcome": "FALLBACK", "fallback_type": "INSUFFICIENT_EVIDENCE", \
+"answer_json": {"contentType": "fallback", "fallbackType": "INSUFFICIENT_EVIDENCE", \
+"facts": []}, "termination_state": "SUCCESS"}
+{"table": "trace_event", "run_id": "r-3", "seq": 0, "t": 0.0, "type": "RUN_STARTED", \
+"phase": "RUN", "status": "OK", "detail": {}}
+{"table": "trace_event", "run_id": "r-3", "seq": 1, "t": 2.0, "type": "RELEASE_DECISION", \
+"phase": "RELEASE", "status": "OK", "detail": {"outcome": "FALLBACK"}}
+{"table": "trace_event", "run_id": "r-3", "seq": 2, "t": 2.0, "type": "RUN_FINISHED", \
+"phase": "RUN", "status": "OK", "detail": {"outcome": "FALLBACK", "run_state": "SUCCESS"}}
+"""
+
+
+def test_a_hand_made_export_in_the_documented_format_is_audited(tmp_path: Path) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_text(HAND_MADE, encoding="utf-8")
+    report = audit(path)
+    assert [(r.run_id, r.state, [name for name, _ in r.violations]) for r in report.runs] == [
+        ("r-1", "checked", []), ("r-2", "incomplete", []),
+        ("r-3", "checked", ["stored_axes_distinct"])]
+    assert report.runs[2].violations[0][1] == \
+        "stored status FAILED, §12.2 maps FALLBACK to SUCCESS"
+    assert report.counts()["stored_axes_distinct"] == 1
