@@ -22,7 +22,8 @@ from typing import Any
 from harness_lab.record import RunRecord
 from harness_lab.states import TraceEventStatus, TraceEventType
 
-__all__ = ["Observations", "calibrate", "fit_distribution", "observe", "sweep_yaml"]
+__all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "observe",
+           "sweep_yaml"]
 
 QUANTILES = 21
 """Values kept by an empirical fit: the 0th, 5th, ..., 100th percentiles."""

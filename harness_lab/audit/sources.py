@@ -16,8 +16,8 @@ from typing import Any
 
 from harness_lab.record import RunRecord
 
-__all__ = ["BATCH", "DEFAULT_MAPPING", "RunRows", "SourceError", "export_lines", "iter_sql",
-           "read_export", "records_of_log"]
+__all__ = ["BATCH", "DEFAULT_MAPPING", "TABLES", "RunRows", "SourceError", "export_lines",
+           "iter_sql", "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""

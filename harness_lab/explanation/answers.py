@@ -25,7 +25,8 @@ from harness_lab.states import (
 )
 from harness_lab.trace import TraceEvent
 
-__all__ = ["QUESTIONS", "Answerer"]
+__all__ = ["QUESTIONS", "Answerer", "cite", "collection", "evidence", "limits", "outcome",
+           "previous_turn", "sse_done", "stored_status"]
 
 Answerer = Callable[[RunRecord], str]
 

@@ -44,7 +44,7 @@ from harness_lab.tools.records import CanonicalInvocation, ToolRejection
 from harness_lab.trace import TraceEvent
 
 __all__ = ["RECORD_FIELDS", "data", "record_from_data", "record_to_data", "result_from_data",
-           "result_to_data"]
+           "result_to_data", "sse_event_from_data", "trace_event_from_data", "variant_of"]
 
 E = TypeVar("E", bound=Enum)
 

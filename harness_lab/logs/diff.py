@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["ASPECTS", "DIFF_COLUMNS", "KINDS", "LogDiff", "ScenarioChange", "diff_logs",
-           "diff_results"]
+__all__ = ["ASPECTS", "DIFF_COLUMNS", "KINDS", "LogDiff", "ScenarioChange", "Side", "diff_logs",
+           "diff_results", "log_sides", "result_sides"]
 
 ASPECTS = ("verdict", "outcome", "states", "sse", "trace", "stored_row", "file")
 """What is compared, in the order a change is reported."""

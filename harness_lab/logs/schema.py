@@ -35,7 +35,9 @@ from harness_lab.states import (
     TracePhase,
 )
 
-__all__ = ["FORMAT_VERSION", "Footer", "Header", "RecordModel", "RunLine", "log_schema"]
+__all__ = ["FORMAT_VERSION", "Footer", "Header", "InvocationModel", "MismatchModel", "RecordModel",
+           "RejectionModel", "RunLine", "SseEventModel", "TraceEventModel", "UsageModel",
+           "ViolationModel", "log_schema"]
 
 
 _STRICT = ConfigDict(extra="forbid")
