@@ -73,8 +73,8 @@ class RunLog:
         self.writer: LogWriter | None = None
         self.failed: str | None = None
 
-    def add(self, result: ScenarioResult) -> None:
-        """Log one scenario result."""
+    def add(self, result: ScenarioResult, wall_s: float | None = None) -> None:
+        """Log one scenario result (``wall_s``: its wall time, when the caller measured it)."""
         if self.failed is not None:
             return
         try:
@@ -82,7 +82,7 @@ class RunLog:
                 from harness_lab.logs.writer import LogWriter
 
                 self.writer = LogWriter.open(self.directory, self.command, self.argv)
-            self.writer.add(result)
+            self.writer.add(result, wall_s)
         except OSError as exc:
             self._fail(exc)
 

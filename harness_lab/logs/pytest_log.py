@@ -8,6 +8,7 @@ at the first result: ``--scenario-log-dir``, else ``$HARNESS_LAB_LOG_DIR``, else
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,7 +23,20 @@ if TYPE_CHECKING:
 __all__ = ["add_options", "close", "log_result", "open_log", "written"]
 
 _LOG = pytest.StashKey[RunLog]()
+_CLOCK = pytest.StashKey["_Clock"]()
 _PATH = pytest.StashKey["Path | None"]()
+
+
+class _Clock:
+    """Notes when each test's call starts, so a scenario item's wall time is its own."""
+
+    started: float | None = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        """Note the start of the call."""
+        self.started = time.perf_counter()
+        yield
 
 
 def add_options(group: Any) -> None:
@@ -44,13 +58,18 @@ def open_log(config: pytest.Config) -> None:
     words = ["pytest", *config.invocation_params.args]
     config.stash[_LOG] = RunLog(None if given is None else Path(given), "pytest",
                                 [str(w) for w in words])
+    clock = _Clock()
+    config.pluginmanager.register(clock, "harness_lab_run_log_clock")
+    config.stash[_CLOCK] = clock
 
 
 def log_result(config: pytest.Config, result: ScenarioResult) -> None:
     """Append one scenario item's result to the session's log."""
     log = config.stash.get(_LOG, None)
     if log is not None:
-        log.add(result)
+        clock = config.stash.get(_CLOCK, None)
+        started = None if clock is None else clock.started
+        log.add(result, None if started is None else time.perf_counter() - started)
 
 
 def close(config: pytest.Config) -> Path | None:

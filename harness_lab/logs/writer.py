@@ -101,11 +101,11 @@ class LogWriter:
             self._hashes[file] = sha256_of(file)
         return self._hashes[file]
 
-    def add(self, result: ScenarioResult) -> None:
-        """Append one scenario result; its wall time is the time since the previous one
-        (or since the log was opened)."""
+    def add(self, result: ScenarioResult, wall_s: float | None = None) -> None:
+        """Append one scenario result; its wall time is ``wall_s`` when the caller measured
+        it, else the time since the previous one (or since the log was opened)."""
         now = time.perf_counter()
-        wall, self._last = now - self._last, now
+        wall, self._last = (now - self._last if wall_s is None else wall_s), now
         r = result.record
         virtual = None if r is None else r.finished_at - r.started_at
         self._write({"kind": "run", "seq": self._runs, **result_to_data(result),
