@@ -233,7 +233,7 @@ class RunContext:
                                      else {**failed, "error": text})
                 raise error
             if provider:
-                usage = result.usage
+                usage: TokenUsage = result.usage  # typed: its fields are then read natively
                 self.budget.add_tokens(usage.input_tokens, usage.output_tokens)
                 if ok is not None:
                     self.tracer.emit(event, TraceEventStatus.OK, ok(result))
