@@ -187,7 +187,8 @@ def _check_time(name: str, t: float | None) -> None:
     if t is None:
         return
     if isinstance(t, bool) or not isinstance(t, (int, float)):
-        raise ValueError(f"Harness: {name} must be a virtual time in seconds, got {t!r}")
+        # a TypeError, as the compiled core's own argument check raises for a non-number
+        raise TypeError(f"Harness: {name} must be a virtual time in seconds, got {t!r}")
     if not math.isfinite(t) or t < 0:
         raise ValueError(f"Harness: {name} must be a finite virtual time >= 0 (seconds), "
                          f"got {t!r}")

@@ -61,7 +61,7 @@ def test_the_csv_has_exactly_the_columns_in_order_header_first(
          "fallback_type", "db_status", "invariants", "tags", "duration_s", "mismatches",
          "error"],
         ["good", str(library / "good.yaml"), "1", "ok", "DIAGNOSIS", "SUCCESS", "FALLBACK",
-         "MISSING_REQUIRED_CONTEXT", "SUCCESS", "[]", "[]", "0", "[]", ""],
+         "MISSING_REQUIRED_CONTEXT", "SUCCESS", "[]", "[]", "0.0", "[]", ""],
     ]
 
 

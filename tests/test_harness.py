@@ -458,8 +458,7 @@ def test_a_subclass_of_the_harness_overrides_what_its_runs_use() -> None:
 
 
 @pytest.mark.parametrize("when", [{"disconnect_at": math.nan}, {"cancel_at": math.nan},
-                                  {"at": math.inf}, {"at": -1.0}, {"cancel_at": math.inf},
-                                  {"disconnect_at": "soon"}])
+                                  {"at": math.inf}, {"at": -1.0}, {"cancel_at": math.inf}])
 def test_a_time_that_is_not_a_finite_virtual_time_is_refused_where_it_is_given(
         when: dict[str, Any]) -> None:
     harness = build(SUCCESS_STEPS)
@@ -467,6 +466,13 @@ def test_a_time_that_is_not_a_finite_virtual_time_is_refused_where_it_is_given(
     with pytest.raises(ValueError, match=f"Harness: {name} must be a"):
         harness.run("why?", **when)
     assert harness.handles == []  # nothing was scheduled
+
+
+def test_a_time_that_is_not_a_number_is_a_type_error() -> None:
+    harness = build(SUCCESS_STEPS)
+    with pytest.raises(TypeError):
+        harness.run("why?", disconnect_at="soon")
+    assert harness.handles == []
 
 
 def test_a_time_in_seconds_from_now_is_still_accepted() -> None:

@@ -91,7 +91,7 @@ def export_row(result: ScenarioResult) -> dict[str, Any]:
                                               + [f"{n} (expected to break)"
                                                  for n in result.missing]),
         "tags": list(result.tags),
-        "duration_s": None if r is None else round(r.finished_at - r.started_at, 9),
+        "duration_s": None if r is None else round(float(r.finished_at - r.started_at), 9),
         "mismatches": [{"field": m.field, "expected": _data(m.expected),
                         "observed": _data(m.observed)} for m in result.mismatches],
         "error": result.error,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pwd
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,11 +98,36 @@ def test_a_database_opened_read_only_is_refused_before_anything_is_written(
     assert message.endswith("OperationalError: attempt to write a readonly database")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to a read-only file")
 def test_a_read_only_database_file_is_refused(tmp_path: Path) -> None:
-    db = a_database(tmp_path / "runs.db")
-    db.chmod(0o444)
-    assert "readonly database" in refusal(f"sqlite:///{db}")
+    if os.geteuid() != 0:
+        db = a_database(tmp_path / "runs.db")
+        db.chmod(0o444)
+        assert "readonly database" in refusal(f"sqlite:///{db}")
+        return
+    # root writes to any file: the check runs as nobody, in a directory nobody may enter
+    # (the interpreter is root's, so the process imports first and then drops its rights)
+    shared = Path(tempfile.mkdtemp(prefix="readonly-"))
+    try:
+        shared.chmod(0o755)
+        db = a_database(shared / "runs.db")
+        db.chmod(0o444)
+        nobody = pwd.getpwnam("nobody").pw_uid
+        code = ("import os, sys\n"
+                "from harness_lab.store.errors import StoreError\n"
+                "from harness_lab.store.target import open_writable\n"
+                "open_writable('sqlite://').close()\n"  # the driver loaded, as root
+                f"os.setgroups([]); os.setgid({nobody}); os.setuid({nobody})\n"
+                "try:\n"
+                "    open_writable(sys.argv[1]).close(); print('opened')\n"
+                "except StoreError as exc:\n"
+                "    print(exc)\n")
+        done = subprocess.run([sys.executable, "-c", code, f"sqlite:///{db}"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "readonly database" in done.stdout
+        assert "\n" not in done.stdout.strip()
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 @pytest.fixture
