@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import secrets
+import stat
 import sys
 import time
 from collections import Counter
@@ -28,14 +29,26 @@ from harness_lab.scenarios.runner import ScenarioResult
 __all__ = ["LogWriter", "sha256_of"]
 
 def sha256_of(path: str | os.PathLike[str]) -> str | None:
-    """The SHA-256 of a file's bytes (hex), or None when it cannot be read."""
+    """The SHA-256 of a scenario file's bytes (hex), or None when it cannot be read.
+
+    Only a regular file within the scenario size limit is hashed: the file is opened without
+    blocking and checked first, so a FIFO or a device named like a scenario never hangs or
+    floods the log writer (the loader has refused such a file already)."""
+    from harness_lab.scenarios.limits import MAX_FILE_BYTES
+
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 16), b""):
-                digest.update(block)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError:
         return None
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    digest.update(data)
     return digest.hexdigest()
 
 
