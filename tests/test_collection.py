@@ -37,3 +37,38 @@ def test_a_budget_running_out_after_saturation_becomes_the_stop_reason():
     c.budget_reached()
     assert c.state is CollectionState.SATURATED
     assert c.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED
+
+
+def _context():
+    import simpy
+
+    from harness_lab.config import HarnessConfig
+    from harness_lab.core.context import RunContext
+
+    return RunContext("run-1", "session-1", simpy.Environment(), HarnessConfig())
+
+
+def test_exhausting_the_budget_ends_the_run_stops_collection_and_traces_the_budget():
+    from harness_lab.diagnosis.collection import exhaust_budget
+    from harness_lab.errors import BudgetExceeded
+    from harness_lab.states import RunState, TraceEventType
+
+    ctx, c = _context(), CollectionController(3, 3)
+    exhaust_budget(ctx, c, BudgetExceeded("bytes", 120, 100))
+    assert ctx.state is RunState.BUDGET_EXHAUSTED
+    assert (c.state, c.stop_reason) == (CollectionState.COLLECTING,
+                                        DiagnosisStopReason.BUDGET_LIMIT_REACHED)
+    [event] = [e for e in ctx.tracer.events if e.type is TraceEventType.BUDGET_EXHAUSTED]
+    assert dict(event.detail) == {"kind": "bytes", "value": 120, "limit": 100}
+
+
+def test_exhausting_the_budget_of_a_run_already_ended_keeps_its_first_terminal_state():
+    from harness_lab.diagnosis.collection import exhaust_budget
+    from harness_lab.errors import BudgetExceeded
+    from harness_lab.states import CancellationReason, RunState
+
+    ctx, c = _context(), CollectionController(3, 3)
+    ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client left")
+    exhaust_budget(ctx, c, BudgetExceeded("tokens", 11, 10))
+    assert ctx.state is RunState.CANCELLED
+    assert c.stop_reason is DiagnosisStopReason.BUDGET_LIMIT_REACHED

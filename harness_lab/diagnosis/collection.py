@@ -26,7 +26,7 @@ def exhaust_budget(ctx: RunContext, collection: CollectionController,
     The run ends BUDGET_EXHAUSTED first (unless it already ended otherwise: the first terminal
     wins), the collection's stop reason becomes BUDGET_LIMIT_REACHED, and a BUDGET_EXHAUSTED
     trace event names the budget, its value and its limit. What is then released is the
-    release's rule (:meth:`~harness_lab.release.pipeline.ReleasePipeline.budget_release`).
+    release's rule (``ReleasePipeline._budget_release``).
     """
     ctx.cancellation.cancel(CancellationReason.BUDGET_EXHAUSTED, str(exc))
     collection.budget_reached()
