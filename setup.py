@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -76,6 +77,25 @@ def _built_in_place(paths: list[str]) -> dict[str, Path] | None:
     return files if all(f.is_file() for f in files.values()) else None
 
 
+class _ParallelBuildExt(build_ext):
+    """Compiles the C files of one extension on every core (mypyc writes one per module)."""
+
+    def build_extension(self, ext: Extension) -> None:
+        """Build ``ext``, its sources compiled in parallel."""
+        compile_one = self.compiler.compile
+
+        def compile_all(sources: list[str], *args: object, **kwargs: object) -> list[str]:
+            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                parts = list(pool.map(lambda s: compile_one([s], *args, **kwargs), sources))
+            return [obj for part in parts for obj in part]
+
+        self.compiler.compile = compile_all
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler.compile = compile_one
+
+
 class _ReusingBuildExt(build_ext):
     """Copies the extensions of an earlier in-place build instead of compiling them."""
 
@@ -119,12 +139,13 @@ def _extensions() -> list[object]:
         return [Extension(name, sources=[]) for name in reused]
     try:
         extensions = mypycify([*options, *paths], opt_level="3", debug_level="0",
-                              group_name="harness_lab")
+                              group_name="harness_lab", multi_file=True)
     except (Exception, SystemExit) as exc:  # a mypy release that cannot compile this source
         print(f"harness_lab: the run core stays pure Python: mypyc failed: {exc}",
               file=sys.stderr)
         return []
     _record_sources(paths)
+    CMDCLASS["build_ext"] = _ParallelBuildExt
     for extension in extensions:
         extension.optional = True  # no C compiler: a warning, and the pure modules serve
     return extensions
