@@ -69,6 +69,8 @@ class ScenarioChange:
     regressed: bool
     aspects: tuple[str, ...]
     detail: str
+    differences: tuple[tuple[str, str], ...] = ()
+    """(aspect, what differs) pairs, in :data:`ASPECTS` order: the parts of ``detail``."""
 
     def row(self) -> dict[str, Any]:
         """The change as one table row (:data:`DIFF_COLUMNS`)."""
@@ -157,7 +159,7 @@ def _trace(r: RunRecord) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _compare(old: Side, new: Side) -> tuple[list[str], list[str]]:
-    """(aspects that differ, a detail for each)."""
+    """(aspects that differ, a detail for each, in the same order)."""
     aspects: list[str] = []
     details: list[str] = []
     a, b = old.result, new.result
@@ -208,6 +210,7 @@ def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
         return ScenarioChange(name, "removed", old.result.verdict, None, False, (),
                               "not in the new run")
     aspects, details = _compare(old, new)
+    notes = list(zip(aspects, details, strict=True))
     was_ok, is_ok = old.result.verdict == "ok", new.result.verdict == "ok"
     outcome = "outcome" in aspects
     if was_ok and not is_ok:
@@ -222,8 +225,9 @@ def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
         kind, bad = "unchanged", False
     if kind == "regressed" and "file" not in aspects:
         details.append("the scenario file did not change")
+        notes.append(("file", "the scenario file did not change"))
     return ScenarioChange(name, kind, old.result.verdict, new.result.verdict, bad,
-                          tuple(aspects), "; ".join(details))
+                          tuple(aspects), "; ".join(details), tuple(notes))
 
 
 def _by_name(sides: Iterable[Side]) -> dict[str, Side]:

@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harness_lab.report.compare import Comparison, compare_with
     from harness_lab.report.frames import (
         AXIS_DTYPES,
         INVOCATION_DTYPES,
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
     from harness_lab.report.progress import progress_bar
 
 _MODULES: dict[str, tuple[str, ...]] = {
+    "compare": (
+        "Comparison", "compare_with",
+    ),
     "frames": (
         "AXIS_DTYPES", "INVOCATION_DTYPES", "REJECTION_DTYPES", "RUN_FRAME_COLUMNS",
         "SSE_DTYPES", "TRACE_DTYPES", "Source", "categorize", "crosstab", "enum_dtype",
@@ -89,9 +93,11 @@ __all__ = [
     "SSE_DTYPES",
     "STORED_STATUS_FOR_OUTCOME",
     "TRACE_DTYPES",
+    "Comparison",
     "ExpectedOutcome",
     "Source",
     "categorize",
+    "compare_with",
     "crosstab",
     "enum_dtype",
     "expected_outcome",

@@ -7,7 +7,14 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness_lab.logs.reader import Log
+    from harness_lab.report.compare import Comparison
+    from harness_lab.scenarios.results import ResultSet
 
 __all__ = ["TITLE", "register"]
 
@@ -24,6 +31,8 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
         words += ["--title", args.title]
     if args.plots:
         words.append("--plots")
+    if args.compare:
+        words += ["--compare", args.compare]
     return shlex.join(words)
 
 
@@ -34,20 +43,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.report.viewer import ReportContext, git_commit
 
     paths = args.paths or ["scenarios"]
+    old = _old_log(args.compare) if args.compare else None  # before anything runs
+    if isinstance(old, int):
+        return old
     began = time.perf_counter()
     results = logged_results("report", paths, args.tag or ())  # run logs: shown as kept
+    from_logs = results is not None
     if results is None:
         results = selected_results("report", paths, args.tag or (), args.out)
     if isinstance(results, int):
         return results
     elapsed = time.perf_counter() - began
+    comparison = None
+    if old is not None:
+        comparison = _comparison(old, paths if from_logs else None, results, args.tag or ())
     first = Path(paths[0])
     context = ReportContext(command=_command(args, paths), paths=tuple(paths),
                             elapsed_s=elapsed,
                             commit=git_commit(first if first.is_dir() else first.parent))
     try:
         out = write_html_report(args.out, results, title=args.title, context=context,
-                                plots=args.plots)
+                                plots=args.plots, compare=comparison)
     except OSError as exc:
         print(f"harness-lab report: cannot write --out {args.out}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -56,7 +72,40 @@ def _cmd_report(args: argparse.Namespace) -> int:
     runs = sum(r.record is not None for r in results)
     print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok; "
           f"open {out.resolve().as_uri()}")
+    if comparison is not None:
+        counts = comparison.counts()
+        told = ", ".join(f"{n} {kind}" for kind, n in counts.items()
+                         if n and kind != "unchanged") or "no change"
+        print(f"compared with {comparison.old.path}: {told}")
     return EXIT_FAILED if failed else 0
+
+
+def _old_log(path: str) -> Log | int:
+    """The ``--compare`` log, or 2 (the one-line error printed) when it is not a readable
+    run log."""
+    from harness_lab.cli import EXIT_USAGE
+    from harness_lab.logs.reader import LogError, read_log
+
+    try:
+        log = read_log(path)
+    except LogError as exc:
+        print(f"harness-lab report: --compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for note in log.notes:
+        print(f"{path}: {note}", file=sys.stderr)
+    return log
+
+
+def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
+                tags: Sequence[str]) -> Comparison:
+    """The comparison of the reported results with the ``--compare`` log: by the hashes the
+    new logs kept when the results came from logs, else as a fresh run."""
+    from harness_lab.logs.reader import read_log
+    from harness_lab.report.compare import compare_with
+
+    if logs is not None:
+        return compare_with(old, [read_log(path) for path in logs], tags=tags)
+    return compare_with(old, results, tags=tags)
 
 
 def register(sub: Any) -> None:
@@ -75,4 +124,9 @@ def register(sub: Any) -> None:
     p.add_argument("--plots", action="store_true",
                    help="also embed matplotlib figures (outcomes by directory and by tag, the "
                         "timeline of the runs that did not hold) as PNG; about a second each")
+    p.add_argument("--compare", metavar="OLD_LOG",
+                   help="compare with an earlier run log: its date, commit and command and "
+                        "the diff's counts in the header, each scenario's change (regressed, "
+                        "newly passing, ...) and differences, a change filter (as "
+                        "harness-lab diff classifies them; docs/logs.md)")
     p.set_defaults(func=_cmd_report)

@@ -23,6 +23,8 @@ from harness_lab.report.viewer import ReportContext, viewer_html
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from harness_lab.logs.reader import Log
+    from harness_lab.report.compare import Comparison
     from harness_lab.scenarios.runner import ScenarioResult
 
 __all__ = ["html_report", "png_img", "results_of_records", "summary_figures",
@@ -96,12 +98,16 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
                 labels: Sequence[str | None] | None = None,
                 cases: Sequence[str | None] | None = None,
                 title: str = "harness_lab report",
-                context: ReportContext | None = None, plots: bool = False) -> str:
+                context: ReportContext | None = None, plots: bool = False,
+                compare: Comparison | Log | str | os.PathLike[str] | None = None) -> str:
     """The report viewer of scenario results (or of bare records) as one HTML document.
 
     ``labels`` and ``cases`` apply when ``items`` are records (see
     :func:`results_of_records`); ``context`` fills the header (command, paths, timing);
-    ``plots`` adds the matplotlib figures of :func:`summary_figures`.
+    ``plots`` adds the matplotlib figures of :func:`summary_figures`. ``compare`` adds the
+    "compared with" view: a :class:`~harness_lab.report.compare.Comparison`, or an earlier
+    run log (a ``Log`` or its path) that the items are compared with as a fresh run (raise
+    LogError when the path is not a readable log).
     """
     listed = list(items)
     if listed and all(isinstance(item, RunRecord) for item in listed):
@@ -113,15 +119,28 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
             raise TypeError("labels and cases apply to run records only; scenario results "
                             "carry their own")
         results = listed  # type: ignore[assignment]
+    comparison = _comparison(compare, results)
     figures = summary_figures(results) if plots else []
-    return viewer_html(results, title=title, context=context, figures=figures)
+    return viewer_html(results, title=title, context=context, figures=figures,
+                       comparison=comparison)
+
+
+def _comparison(compare: Comparison | Log | str | os.PathLike[str] | None,
+                results: Sequence[ScenarioResult]) -> Comparison | None:
+    from harness_lab.report.compare import Comparison, compare_with
+
+    if compare is None or isinstance(compare, Comparison):
+        return compare
+    return compare_with(compare, results)
 
 
 def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResult | RunRecord],
                       *, labels: Sequence[str | None] | None = None,
                       cases: Sequence[str | None] | None = None,
                       title: str = "harness_lab report",
-                      context: ReportContext | None = None, plots: bool = False) -> Path:
+                      context: ReportContext | None = None, plots: bool = False,
+                      compare: Comparison | Log | str | os.PathLike[str] | None = None
+                      ) -> Path:
     """Write :func:`html_report` to ``path`` (UTF-8) and return the path.
 
     The page is built completely, written to a temporary file beside ``path`` and then
@@ -129,7 +148,7 @@ def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResu
     leaves an existing file as it was and no partial page behind.
     """
     text = html_report(items, labels=labels, cases=cases, title=title, context=context,
-                       plots=plots)
+                       plots=plots, compare=compare)
     target = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                          dir=target.parent)

@@ -27,6 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from harness_lab.report.cells import MISSING, cell, duration
+from harness_lab.report.compare import CHANGE_LABELS, change_badge, change_filter
+from harness_lab.report.compare_html import (
+    change_select,
+    compared_header,
+    compared_section,
+    removed_section,
+)
 from harness_lab.report.mapping import OUTCOME_TABLE, case_matched
 from harness_lab.report.palette import (
     MISSING_COLOR,
@@ -49,6 +56,8 @@ from harness_lab.report.run_html import (
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState
 
 if TYPE_CHECKING:
+    from harness_lab.logs.diff import ScenarioChange
+    from harness_lab.report.compare import Comparison
     from harness_lab.scenarios.runner import ScenarioResult
 
 __all__ = ["SOURCE_LIMIT", "ReportContext", "asset_text", "git_commit", "viewer_html"]
@@ -100,6 +109,7 @@ class _Row:
     result: ScenarioResult
     directory: str
     outcome: str
+    change: ScenarioChange | None = None
 
     @property
     def run_state(self) -> str:
@@ -163,9 +173,10 @@ def _read_source(path: str) -> str | None:
     return text
 
 
-def _rows(results: Sequence[ScenarioResult]) -> list[_Row]:
+def _rows(results: Sequence[ScenarioResult], comparison: Comparison | None) -> list[_Row]:
     dirs = _directories(results)
-    rows = [_Row(f"run-{i + 1}", r, d, result_outcome(r))
+    rows = [_Row(f"run-{i + 1}", r, d, result_outcome(r),
+                 comparison.change_of(r.scenario) if comparison is not None else None)
             for i, (r, d) in enumerate(zip(results, dirs, strict=True))]
     order = sorted(range(len(rows)), key=lambda i: (_VERDICT_RANK[rows[i].result.verdict], i))
     return [rows[i] for i in order]
@@ -188,7 +199,7 @@ def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def _main_row(row: _Row, source: str | None) -> str:
+def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> str:
     r = row.result
     rec = r.record
     problems = result_problems(r)
@@ -204,6 +215,11 @@ def _main_row(row: _Row, source: str | None) -> str:
     if r.case:
         subs.append(f"§10 case {html.escape(r.case)}")
     state = "".join(f'<div class="sub">{line}</div>' for line in subs)
+    moved = (comparison.outcome_change(row.change, r)
+             if comparison is not None and row.change is not None else None)
+    if moved:
+        state += f'<div class="sub changed-outcome">{html.escape(moved)}</div>'
+    marks = change_filter(row.change)
     listed = "".join(f"<li>{html.escape(p)}</li>" for p in problems[:4])
     more = (f'<li class="more">and {len(problems) - 4} more</li>' if len(problems) > 4 else "")
     virtual = MISSING
@@ -212,12 +228,14 @@ def _main_row(row: _Row, source: str | None) -> str:
                    f"{rec.usage.model_calls} model · {rec.tool_calls} tool</div>")
     search = " ".join([r.scenario, r.description, " ".join(r.tags), r.path or "",
                        row.outcome, row.run_state, r.case or "", *problems,
-                       rec.run_id if rec is not None else "", rec.query if rec else ""])
+                       rec.run_id if rec is not None else "", rec.query if rec else "",
+                       CHANGE_LABELS[row.change.change] if row.change else "", moved or ""])
     attrs = {
         "id": row.rid, "data-verdict": r.verdict, "data-dir": row.directory,
         "data-tags": _SEP + _SEP.join(r.tags) + _SEP, "data-outcome": row.outcome,
         "data-run-state": row.run_state, "data-release": row.release,
         "data-fallback": row.fallback, "data-search": search.lower(),
+        "data-change": _SEP + _SEP.join(marks) + _SEP if marks else "",
         "data-k-verdict": str(_VERDICT_RANK[r.verdict]), "data-k-name": r.scenario.lower(),
         "data-k-outcome": _outcome_key(row.outcome), "data-k-case": r.case or "",
         "data-k-time": f"{rec.duration_s:.6f}" if rec is not None else "-1",
@@ -229,14 +247,15 @@ def _main_row(row: _Row, source: str | None) -> str:
     style = f' style="background:{background}"' if background else ""
     return (f'<tr class="run" tabindex="0" aria-expanded="false" {attr_text}{style}>'
             '<td class="c-toggle"><span class="caret">▸</span></td>'
-            f'<td class="c-verdict">{verdict_badge(r.verdict)}</td>'
+            f'<td class="c-verdict">{verdict_badge(r.verdict)}{change_badge(row.change)}</td>'
             f'<td class="c-scenario">{scenario_name_html(r.scenario)}{describe}'
             f'<div class="tags">{where}{tags}</div></td>'
             f'<td class="c-outcome">{_outcome_badge(row.outcome)}{state}</td>'
             f'<td class="c-problems"><ul>{listed}{more}</ul></td>'
             f'<td class="c-time">{virtual}</td></tr>'
             f'<tr class="detail" hidden data-for="{row.rid}"><td colspan="{len(_COLUMNS)}">'
-            f'<div class="drill">{result_sections(r, source=source)}</div></td></tr>')
+            f'<div class="drill">{compared_section(comparison, row.change, r)}'
+            f'{result_sections(r, source=source)}</div></td></tr>')
 
 
 _COLUMNS: Final = (("", "", "c-toggle"), ("verdict", "verdict", "c-verdict"),
@@ -245,12 +264,12 @@ _COLUMNS: Final = (("", "", "c-toggle"), ("verdict", "verdict", "c-verdict"),
                    ("virtual time", "time", "c-time"))
 
 
-def _main_table(rows: Sequence[_Row]) -> str:
+def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
     heads = "".join(
         f'<th class="{cls}"' + (f' data-sort="{key}" title="sort by {label}"' if key else "")
         + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
     sources = _Sources()
-    body = "".join(_main_row(row, sources.text(row.result.path)) for row in rows)
+    body = "".join(_main_row(row, sources.text(row.result.path), comparison) for row in rows)
     return (f'<table id="runs" class="runs"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{body}</tbody></table>"
             '<p id="no-match" hidden>No scenario matches these filters.</p>')
@@ -268,7 +287,7 @@ def _ordered(present: Counter[str], order: Sequence[str]) -> list[str]:
     return known + sorted(v for v in present if v not in order and v)
 
 
-def _filters(rows: Sequence[_Row]) -> str:
+def _filters(rows: Sequence[_Row], comparison: Comparison | None) -> str:
     verdicts = Counter(r.result.verdict for r in rows)
     tags = Counter(t for r in rows for t in r.result.tags)
     dirs = Counter(r.directory for r in rows if r.directory)
@@ -287,6 +306,8 @@ def _filters(rows: Sequence[_Row]) -> str:
         _options("fallback", "FallbackType",
                  _ordered(fallbacks, [f.value for f in FallbackType]), fallbacks),
     ]
+    if comparison is not None:
+        selects.insert(0, change_select([row.change for row in rows]))
     return ('<div class="filters" id="filters">'
             '<input id="search" type="search" placeholder="search (press /): names, tags, '
             'problems…" aria-label="search" title="rows holding every word you type; '
@@ -296,7 +317,8 @@ def _filters(rows: Sequence[_Row]) -> str:
             '<span id="shown" aria-live="polite"></span></div>')
 
 
-def _header(title: str, results: Sequence[ScenarioResult], context: ReportContext) -> str:
+def _header(title: str, results: Sequence[ScenarioResult], context: ReportContext,
+            comparison: Comparison | None) -> str:
     from harness_lab import __version__
 
     counts = Counter(r.verdict for r in results)
@@ -320,7 +342,8 @@ def _header(title: str, results: Sequence[ScenarioResult], context: ReportContex
                      f'style="background:{color};color:{text_color(color)}">'
                      f"{counts.get(verdict, 0)} {verdict}</button>")
     return (f'<header class="top"><h1>{html.escape(title)}</h1><div class="meta">{meta}</div>'
-            f'{command}{paths}<div class="totals">{"".join(chips)}</div></header>')
+            f'{command}{paths}<div class="totals">{"".join(chips)}</div>'
+            f"{compared_header(comparison) if comparison is not None else ''}</header>")
 
 
 def _distribution(rows: Sequence[_Row]) -> str:
@@ -424,18 +447,24 @@ def _figures(figures: Sequence[tuple[str, str]]) -> str:
 
 def viewer_html(results: Sequence[ScenarioResult], *, title: str = "harness_lab report",
                 context: ReportContext | None = None,
-                figures: Sequence[tuple[str, str]] = ()) -> str:
+                figures: Sequence[tuple[str, str]] = (),
+                comparison: Comparison | None = None) -> str:
     """The viewer page of ``results`` as one HTML document.
 
     ``figures`` are (caption, ``<img>`` or ``<svg>`` markup) pairs shown at the end of the
-    page; the markup must be self-contained (a data URI, inline SVG).
+    page; the markup must be self-contained (a data URI, inline SVG). ``comparison`` (see
+    :func:`harness_lab.report.compare.compare_with`) adds the "compared with" view: the
+    earlier run and the diff's counts in the header, each row's change, a change filter,
+    the differences in each drill-down and the scenarios the earlier run had alone.
     """
     context = context or ReportContext()
-    rows = _rows(results)
+    rows = _rows(results, comparison)
     style = asset_text("base.css") + asset_text("viewer.css")
-    body = [_header(title, results, context), _distribution(rows),
-            '<section id="scenarios"><h2>Scenarios</h2>', _filters(rows), _main_table(rows),
-            "</section>", _outcome_table(rows), _crosstab(rows), _figures(figures)]
+    body = [_header(title, results, context, comparison), _distribution(rows),
+            '<section id="scenarios"><h2>Scenarios</h2>', _filters(rows, comparison),
+            _main_table(rows, comparison), "</section>",
+            removed_section(comparison) if comparison is not None else "",
+            _outcome_table(rows), _crosstab(rows), _figures(figures)]
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{html.escape(title)}</title>\n<style>\n{style}</style>\n</head>\n"

@@ -23,7 +23,9 @@
     for (var i = 0; i < wanted.length; i++) {
       var name = wanted[i][0], value = wanted[i][1];
       var have = row.getAttribute("data-" + name) || "";
-      if (name === "tags" ? have.indexOf(SEP + value + SEP) < 0 : have !== value) {
+      // tags and change hold several values, each between two separators
+      var listed = name === "tags" || name === "change";
+      if (listed ? have.indexOf(SEP + value + SEP) < 0 : have !== value) {
         return false;
       }
     }
@@ -52,6 +54,10 @@
     })[0] || {}).value || "";
     Array.prototype.forEach.call(document.querySelectorAll("button.total"), function (b) {
       b.classList.toggle("active", b.getAttribute("data-verdict") === verdict);
+    });
+    var change = filterValue("change");
+    Array.prototype.forEach.call(document.querySelectorAll("button.change-total"), function (b) {
+      b.classList.toggle("active", b.getAttribute("data-change") === change);
     });
     saveState();
   }
@@ -90,6 +96,13 @@
         }
       });
     });
+  }
+
+  function filterValue(name) {
+    var select = selects.filter(function (s) {
+      return s.getAttribute("data-filter") === name;
+    })[0];
+    return select ? select.value : "";
   }
 
   function setFilter(name, value) {
@@ -158,6 +171,20 @@
   Array.prototype.forEach.call(document.querySelectorAll("button.total"), function (b) {
     b.addEventListener("click", function () {
       setFilter("verdict", b.getAttribute("data-verdict"));
+      apply();
+      filters.scrollIntoView({block: "start"});
+    });
+  });
+  // The counts of the "compared with" header: each keeps the rows of its kind of change;
+  // removed scenarios have no row, so theirs goes to the section that lists them.
+  Array.prototype.forEach.call(document.querySelectorAll("button.change-total"), function (b) {
+    b.addEventListener("click", function () {
+      var target = b.getAttribute("data-target");
+      if (target) {
+        document.getElementById(target).scrollIntoView({block: "start"});
+        return;
+      }
+      setFilter("change", b.getAttribute("data-change"));
       apply();
       filters.scrollIntoView({block: "start"});
     });
