@@ -140,13 +140,21 @@ def _first_difference(name: str, old: Sequence[tuple[Any, ...]],
             return f"{name} {i} {a[0]}: status {a[1]} -> {b[1]}"
         before, after = a[-1], b[-1]
         key = next(k for k in [*before, *after] if before.get(k) != after.get(k))
-        return (f"{name} {i} {a[0]}: {key} {_short(repr(before.get(key)), 40)} -> "
-                f"{_short(repr(after.get(key)), 40)}")
+        return (f"{name} {i} {a[0]}: {key} {_payload(before, key)} -> "
+                f"{_payload(after, key)}")
     return f"{name}s: {len(old)} -> {len(new)}"
 
 
+def _payload(data: dict[str, Any], key: str) -> str:
+    """A payload's value as Python writes it (``none`` for None); ``(absent)`` for a key it
+    does not have."""
+    if key not in data:
+        return "(absent)"
+    return "none" if data[key] is None else _short(repr(data[key]), 40)
+
+
 def _short(value: Any, limit: int = 80) -> str:
-    text = str(value)
+    text = "none" if value is None else str(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -172,8 +180,8 @@ def _compare(old: Side, new: Side) -> tuple[list[str], list[str]]:
     ra, rb = a.record, b.record
     if _outcome(ra) != _outcome(rb):
         aspects.append("outcome")
-        pairs = [f"{k} {x} -> {y}" for k, x, y in zip(_OUTCOME, _outcome(ra), _outcome(rb),
-                                                      strict=True) if x != y]
+        pairs = [f"{k} {_short(x)} -> {_short(y)}"
+                 for k, x, y in zip(_OUTCOME, _outcome(ra), _outcome(rb), strict=True) if x != y]
         details.append("; ".join(pairs))
     if ra is not None and rb is not None:
         states = [k for k in _STATES if getattr(ra, k) != getattr(rb, k)]

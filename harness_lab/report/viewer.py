@@ -270,7 +270,8 @@ def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
         + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
     sources = _Sources()
     body = "".join(_main_row(row, sources.text(row.result.path), comparison) for row in rows)
-    return (f'<table id="runs" class="runs"><thead><tr>{heads}</tr></thead>'
+    compared = " compared" if comparison is not None else ""
+    return (f'<table id="runs" class="runs{compared}"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{body}</tbody></table>"
             '<p id="no-match" hidden>No scenario matches these filters.</p>')
 

@@ -293,3 +293,23 @@ def test_several_new_logs_are_compared_together(runs: Runs) -> None:
     comparison = compare_with(runs.old, [log])
     assert comparison.counts() == {"regressed": 0, "new failure": 1, "new pass": 0,
                                    "changed": 0, "added": 1, "removed": 1, "unchanged": 5}
+
+
+def test_a_value_that_went_missing_reads_as_none_never_as_a_python_literal(
+        tmp_path: Path) -> None:
+    root = write_library(tmp_path / "lib")
+    case = root / "fallbacks" / "wrong-case.yaml"
+    old = write_log_of(run_paths([case]), tmp_path / "before")
+    case.write_text(case.read_text(encoding="utf-8").replace(
+        "tools: {logs: {}}", "tools: {logs: {}}\nlatency: {model: 1.0}\nconfig: {deadline_s: 0.5}"),
+        encoding="utf-8")
+    new = read_log(write_log_of(run_paths([case]), tmp_path / "after"))
+    comparison = compare_with(old, new)
+    change = comparison.change_of("wrong-case-fails")
+    assert change is not None and change.change == "regressed"  # FAILED before and after
+    outcome = dict(change.differences)["outcome"]
+    assert "fallback_type MISSING_REQUIRED_CONTEXT -> none" in outcome
+    page = viewer_html(new.results, comparison=comparison)
+    visible = re.sub(r"<script>.*?</script>", "", page, flags=re.S)
+    for literal in (">None<", "None ", "None;", "-&gt; None", "<NA>", ">nan<", ">null<"):
+        assert literal not in visible
