@@ -12,6 +12,7 @@ Failures are :class:`~harness_lab.errors.ProviderError` with ``latency_s=None``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,11 +64,13 @@ def json_text(value: Any) -> str:
     return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
+@functools.cache
 def envelope_schema_text() -> str:
     """The JSON Schema of one agent reply object, as compact sorted text.
 
     Titles and descriptions are left out: they are the models' documentation, and the prompt
-    should not change (nor old cassettes diverge) when only documentation does.
+    should not change (nor old cassettes diverge) when only documentation does. Generated
+    once per process (pydantic takes milliseconds to build it; the model does not change).
     """
     schema = _bare_schema(AgentEnvelope.model_json_schema())
     return json.dumps(schema, sort_keys=True, separators=(",", ":"))

@@ -8,6 +8,14 @@ deeper than :data:`MAX_NESTING`, a missing ``interactions`` list, a missing ``re
 ``response``, or a value of the wrong type. A file that does not exist is not an error here:
 vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
 
+A process parses each cassette once: the checked interactions are kept in a small cache keyed
+by the file's path and the digest of its bytes (so an edited file, even one edited twice
+within the file system's clock tick, is read again), and every call gets its own fresh
+request objects and copies of the responses and metadata: whatever one replay changes (vcrpy
+scrubs loaded requests in place) no other replay sees. The file is still opened, its type
+and size checked and its bytes read on every call; only decoding, YAML parsing and checking
+are skipped when the bytes are the ones already parsed.
+
 :func:`write_atomically` writes a temporary file in the target's directory and renames it
 over the target, so a reader (or a crash) never sees half a cassette.
 :class:`CassettePersister` plugs both into vcrpy.
@@ -15,10 +23,15 @@ over the target, so a reader (or a crash) never sees half a cassette.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
 import stat
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +44,8 @@ from vcr.serializers import compat, yamlserializer  # type: ignore[import-untype
 from harness_lab.errors import HarnessError
 
 __all__ = [
+    "CACHED_CASSETTES",
+    "CACHED_CASSETTE_BYTES",
     "MAX_CASSETTE_BYTES",
     "MAX_NESTING",
     "CassetteError",
@@ -45,6 +60,12 @@ MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 
 MAX_NESTING = 32
 """The deepest YAML nesting accepted; a vcrpy cassette needs five levels."""
+
+CACHED_CASSETTES = 32
+"""How many parsed cassettes a process keeps (the least recently read goes first)."""
+
+CACHED_CASSETTE_BYTES = 4 * 1024 * 1024
+"""Cassette files larger than this (4 MiB) are parsed on every read, never kept."""
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -76,7 +97,7 @@ class CassetteError(HarnessError, ValueError):
 # -- reading --------------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -97,6 +118,10 @@ def _read_text(path: Path) -> str:
         raise CassetteError(path, f"cannot be read: {exc.strerror or exc}") from None
     if len(raw) > MAX_CASSETTE_BYTES:
         raise CassetteError(path, f"is over {MAX_CASSETTE_BYTES:,} bytes, the cassette limit")
+    return raw
+
+
+def _decode(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -240,16 +265,53 @@ def _replayable(response: Mapping[str, Any]) -> dict[str, Any]:
                                          else body}}
 
 
-def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
-    """``(requests, responses)`` (and ``metadata`` when present) of the cassette at ``path``,
-    parsed by ``serializer`` (vcrpy's YAML serializer by default).
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """The checked interactions of one cassette file, never handed out themselves."""
 
-    Raise ``CassetteNotFoundError`` (vcrpy's) when the file does not exist and
-    :class:`CassetteError` for anything that is not a readable cassette.
-    """
-    file = Path(path)
-    serializer = serializer if serializer is not None else yamlserializer
-    text = _read_text(file)
+    requests: tuple[dict[str, Any], ...]
+    responses: tuple[dict[str, Any], ...]
+    metadata: Any
+
+    def fresh(self) -> tuple[Any, ...]:
+        """New request objects and deep copies of the responses and metadata."""
+        requests = [VcrRequest._from_dict(dict(r)) for r in self.requests]
+        responses = copy.deepcopy(list(self.responses))
+        if self.metadata:
+            return requests, responses, copy.deepcopy(self.metadata)
+        return requests, responses
+
+
+class _ParsedCache:
+    """A bounded, thread-safe LRU of parsed cassettes keyed by path and content digest."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, bytes], _Parsed] = OrderedDict()
+
+    def get(self, key: tuple[str, bytes]) -> _Parsed | None:
+        with self._lock:
+            parsed = self._entries.get(key)
+            if parsed is not None:
+                self._entries.move_to_end(key)
+            return parsed
+
+    def put(self, key: tuple[str, bytes], parsed: _Parsed) -> None:
+        with self._lock:
+            stale = [k for k in self._entries if k[0] == key[0]]  # older bytes of this file
+            for k in stale:
+                del self._entries[k]
+            self._entries[key] = parsed
+            while len(self._entries) > CACHED_CASSETTES:
+                self._entries.popitem(last=False)
+
+
+_cache = _ParsedCache()
+
+
+def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
+    """Decode, parse and check the bytes of a cassette file."""
+    text = _decode(file, raw)
     if not text.strip():
         raise CassetteError(file, "is empty: it holds no `interactions` (delete it or record "
                                   "it again with record mode `all`)", line=1)
@@ -276,12 +338,35 @@ def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
     requests, responses = [], []
     for i, item in enumerate(interactions):
         try:
-            requests.append(VcrRequest._from_dict(dict(item["request"])))
+            request = dict(item["request"])
+            VcrRequest._from_dict(dict(request))  # refused here, not on a later cached read
+            requests.append(request)
             responses.append(compat.convert_to_bytes(_replayable(item["response"])))
         except Exception as exc:  # noqa: BLE001 - anything vcrpy refuses names its interaction
             raise checker.fail(["interactions", i], f"cannot be read: {exc}") from None
-    metadata = data.get("metadata")
-    return (requests, responses, metadata) if metadata else (requests, responses)
+    return _Parsed(tuple(requests), tuple(responses), data.get("metadata"))
+
+
+def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
+    """``(requests, responses)`` (and ``metadata`` when present) of the cassette at ``path``,
+    parsed by ``serializer`` (vcrpy's YAML serializer by default).
+
+    Raise ``CassetteNotFoundError`` (vcrpy's) when the file does not exist and
+    :class:`CassetteError` for anything that is not a readable cassette. With the YAML
+    serializer, bytes already parsed in this process are not parsed again; every call gets
+    objects of its own (see the module's documentation).
+    """
+    file = Path(path)
+    serializer = serializer if serializer is not None else yamlserializer
+    raw = _read_bytes(file)
+    if serializer is not yamlserializer or len(raw) > CACHED_CASSETTE_BYTES:
+        return _parse(file, raw, serializer).fresh()
+    key = (os.path.abspath(file), hashlib.blake2b(raw, digest_size=20).digest())
+    parsed = _cache.get(key)
+    if parsed is None:
+        parsed = _parse(file, raw, serializer)
+        _cache.put(key, parsed)
+    return parsed.fresh()
 
 
 def check_cassette(path: str | Path) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +28,41 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "OpenAICompatibleClient",
     "encode_body",
+    "http_client",
     "parse_completion",
+    "shared_ssl_context",
 ]
 
 _ERROR_PREVIEW = 200
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """The hosted OpenAI API, used by :meth:`OpenAICompatibleClient.from_env` by default."""
+
+
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """The one TLS context of this process: certificate verification against certifi's CA
+    bundle, as httpx sets it up when it ignores the environment.
+
+    Loading the CA bundle costs about 20 ms, which every new ``httpx.Client`` otherwise pays
+    again, though a replayed run never opens a connection. A context is safe to share
+    between clients and threads; it is created on first use.
+    """
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context(trust_env=False)
+        return _ssl_context
+
+
+def http_client() -> httpx.Client:
+    """A new ``httpx.Client`` that ignores proxy and certificate environment variables and
+    verifies TLS with :func:`shared_ssl_context`: what a scenario's recorded components use,
+    whether they replay a cassette or record one."""
+    return httpx.Client(trust_env=False, verify=shared_ssl_context())
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:

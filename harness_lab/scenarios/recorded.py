@@ -31,8 +31,6 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
                         base_url: str | None = None, tool_url: str | None = None
                         ) -> Components:
     """Components on the OpenAI adapters; tools with a URL are HTTP tools, others scripted."""
-    import httpx
-
     from harness_lab.application.components import Components
     from harness_lab.recorded import (
         HttpJsonTool,
@@ -40,10 +38,11 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
         ToolSpec,
         openai_providers,
     )
+    from harness_lab.recorded.client import http_client
 
     spec = sc.recorded
     assert spec is not None
-    http = httpx.Client(trust_env=False)
+    http = http_client()  # one TLS context per process: a replay never connects
     key = os.environ.get(spec.api_key_env) or None
     client = OpenAICompatibleClient(base_url or spec.base_url, model=spec.model,
                                     api_key=key, http_client=http)

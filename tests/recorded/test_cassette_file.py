@@ -168,3 +168,72 @@ def test_an_atomic_write_through_a_symbolic_link_keeps_the_link(tmp_path: Path) 
     write_atomically(link, b"new")
     assert link.is_symlink() and link.resolve() == real
     assert real.read_bytes() == b"new"
+
+
+# -- one parse per process, a fresh copy per read ---------------------------------------------
+
+
+def test_a_cassette_rewritten_in_place_with_the_same_size_and_time_is_read_again(
+        tmp_path: Path) -> None:
+    path = write(tmp_path / "edited.yaml", GOOD)
+    with cassette(path):
+        assert post({"a": 0}).json() == {"n": 0}
+        assert post({"a": 1}).json() == {"n": 1}
+    stamp = path.stat()
+    edited = GOOD.replace('{"n": 0}', '{"n": 7}')
+    assert len(edited) == len(GOOD)
+    write(path, edited)
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    with cassette(path):
+        assert post({"a": 0}).json() == {"n": 7}
+        assert post({"a": 1}).json() == {"n": 1}
+    _, responses = read_cassette(path)
+    assert responses[0]["body"]["string"] == b'{"n": 7}'
+
+
+def test_a_cassette_tampered_after_a_good_read_is_refused_naming_its_line(
+        tmp_path: Path) -> None:
+    path = write(tmp_path / "tampered-later.yaml", GOOD)
+    assert check_cassette(path) == 2
+    write(path, without_response_of_interaction_1(GOOD))
+    with pytest.raises(CassetteError, match="`response` is missing") as caught:
+        read_cassette(path)
+    assert (caught.value.line, caught.value.interaction) == (11, 1)
+
+
+def test_what_one_read_changes_no_later_read_of_the_same_file_sees(tmp_path: Path) -> None:
+    path = write(tmp_path / "shared.yaml", GOOD)
+    requests, responses = read_cassette(path)
+    requests[0].body = b"changed"
+    requests[0].headers["content-type"] = "text/plain"
+    requests[1].uri = "https://elsewhere.test/"
+    responses[0]["body"]["string"] = b"changed"
+    responses[0]["headers"]["content-type"].append("text/plain")
+    responses[1]["status"]["code"] = 500
+    again, answers = read_cassette(path)
+    assert [r.body for r in again] == [b'{"a": 0}', b'{"a": 1}']
+    assert again[0].headers["content-type"] == "application/json"
+    assert again[1].uri == URL
+    assert [a["body"]["string"] for a in answers] == [b'{"n": 0}', b'{"n": 1}']
+    assert answers[0]["headers"]["content-type"] == ["application/json"]
+    assert answers[1]["status"]["code"] == 200
+
+
+def test_a_replay_that_scrubs_a_secret_leaves_the_next_replay_the_recorded_request(
+        tmp_path: Path) -> None:
+    token = "tok-live-0123456789"
+    path = write(tmp_path / "token.yaml",
+                 GOOD.replace('{"a": 0}', f'{{"a": "{token}"}}'))
+
+    def ask() -> httpx.Response:
+        with httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(599))) as http:
+            return http.post(URL, content=json.dumps({"a": token}).encode(),
+                             headers={"content-type": "application/json"})
+
+    with cassette(path, secrets=[token]) as scrubbed:
+        assert ask().json() == {"n": 0}
+        post({"a": 1})
+    with cassette(path) as plain:
+        assert ask().json() == {"n": 0}
+        post({"a": 1})
+    assert (scrubbed.played, plain.played, plain.misses) == (2, 2, [])

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+from pathlib import Path
 
 import httpx
 import pytest
 
 from harness_lab.errors import ProviderError
 from harness_lab.recorded import ChatToolCall, OpenAICompatibleClient
-from harness_lab.recorded.client import encode_body
+from harness_lab.recorded.client import encode_body, http_client, shared_ssl_context
 from tests.recorded.conftest import chat_body, mock_client, reply_with
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -129,3 +136,36 @@ def test_from_env_reads_the_key_and_base_url(monkeypatch: pytest.MonkeyPatch) ->
     keyless = OpenAICompatibleClient.from_env(api_key_env="MY_KEY")
     assert keyless.base_url == "https://api.openai.com/v1"
     assert "Authorization" not in keyless.headers()
+
+
+def test_every_recording_client_shares_one_tls_context_that_verifies_certificates() -> None:
+    context = shared_ssl_context()
+    assert shared_ssl_context() is context
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] > 50  # the CA bundle is loaded
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_a_recording_client_refuses_a_server_whose_certificate_nobody_signed(
+        tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert, key)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def handshake() -> None:
+            connection, _ = listener.accept()
+            with contextlib.suppress(OSError), server_context.wrap_socket(
+                    connection, server_side=True):
+                pass
+
+        thread = threading.Thread(target=handshake, daemon=True)
+        thread.start()
+        with http_client() as http, pytest.raises(httpx.ConnectError,
+                                                  match="CERTIFICATE_VERIFY_FAILED"):
+            http.get(f"https://127.0.0.1:{port}/", timeout=10)
+        thread.join(timeout=10)
