@@ -58,7 +58,8 @@ def compared_header(comparison: Comparison) -> str:
     facts = comparison.facts()
     log = html.escape(facts[0][1])
     command = next((text for name, text in facts if name == "command"), None)
-    meta = " · ".join(html.escape(text) for name, text in facts[1:] if name != "command")
+    meta = " · ".join(html.escape(f"commit {text}" if name == "commit" else text)
+                      for name, text in facts[1:] if name != "command")
     counts = comparison.counts()
     chips = []
     for kind in HEADER_KINDS:

@@ -159,6 +159,9 @@ def test_the_header_names_the_earlier_log_and_a_button_per_kind(runs: Runs, page
     header = page[page.index('<div class="compared"'):page.index("</header>")]
     assert f"<code>{runs.old}</code>" in header
     assert "harness-lab run lib" in header
+    commit = read_log(runs.old).header["git_commit"]
+    if commit:  # the suite may run outside a git work tree
+        assert f"commit {commit[:10]}" in header
     buttons = re.findall(r'<button type="button" class="change-total" data-change="([^"]+)"'
                          r'[^>]*>(\d+) ([^<]+)</button>', header)
     assert buttons == [("regressed", "0", "regressed"), ("new failure", "1", "new failure"),
