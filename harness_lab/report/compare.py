@@ -12,7 +12,7 @@ import os
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from harness_lab.logs.diff import (
     LogDiff,
@@ -25,12 +25,10 @@ from harness_lab.logs.diff import (
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.report.palette import verdict_color
 from harness_lab.report.run_html import badge, result_outcome
+from harness_lab.scenarios.runner import ScenarioResult
 
-if TYPE_CHECKING:
-    from harness_lab.scenarios.runner import ScenarioResult
-
-__all__ = ["CHANGE_COLORS", "CHANGE_LABELS", "Comparison", "change_badge", "change_filter",
-           "compare_with"]
+__all__ = ["ANY", "CHANGE_COLORS", "CHANGE_LABELS", "REGRESSION", "Comparison", "change_badge",
+           "change_filter", "compare_with"]
 
 CHANGE_LABELS: Final = {"regressed": "regressed", "new failure": "new failure",
                         "new pass": "newly passing", "changed": "changed", "added": "new",
@@ -148,16 +146,14 @@ def compare_with(old: Log | str | os.PathLike[str],
     of them are compared (on both sides).
     """
     old_log = old if isinstance(old, Log) else read_log(old)
-    logs: list[Log] | None = None
-    if isinstance(new, Log):
-        logs = [new]
-    else:
-        new = list(new)
-        if new and all(isinstance(item, Log) for item in new):
-            logs = new  # type: ignore[assignment]
-    if logs is None:
-        results = [r for r in new if not tags or set(tags) & set(r.tags)]  # type: ignore[union-attr]
+    items: list[Log | ScenarioResult] = [new] if isinstance(new, Log) else list(new)
+    logs = [item for item in items if isinstance(item, Log)]
+    if not logs:
+        results = [r for r in items
+                   if isinstance(r, ScenarioResult) and (not tags or set(tags) & set(r.tags))]
         diff = diff_logs(old_log, results)
+    elif len(logs) != len(items):
+        raise TypeError("compare logs or scenario results, not both")
     else:
         sides = _tagged((side for log in logs for side in log_sides(log)), tags)
         diff = diff_results(_tagged(log_sides(old_log), tags), sides,

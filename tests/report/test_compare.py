@@ -316,3 +316,9 @@ def test_a_value_that_went_missing_reads_as_none_never_as_a_python_literal(
     visible = re.sub(r"<script>.*?</script>", "", page, flags=re.S)
     for literal in (">None<", "None ", "None;", "-&gt; None", "<NA>", ">nan<", ">null<"):
         assert literal not in visible
+
+
+def test_logs_and_results_mixed_as_the_new_side_are_refused(runs: Runs) -> None:
+    log = read_log(runs.new)
+    with pytest.raises(TypeError, match="logs or scenario results, not both"):
+        compare_with(runs.old, [log, *log.results])
