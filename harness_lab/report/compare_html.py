@@ -87,7 +87,7 @@ def compared_header(comparison: Comparison) -> str:
 def compared_section(comparison: Comparison | None, change: ScenarioChange | None,
                      result: ScenarioResult) -> str:
     """A drill-down's first section: how the scenario changed and each difference the diff
-    reports (empty without a comparison)."""
+    reports, open unless nothing changed (empty without a comparison)."""
     if comparison is None:
         return ""
     if change is None:
@@ -109,8 +109,9 @@ def compared_section(comparison: Comparison | None, change: ScenarioChange | Non
         if not rows and change.detail:
             rows = f"<tr><th>change</th><td>{html.escape(change.detail)}</td></tr>"
         body = head + (f'<table class="hl-kv hl-differences">{rows}</table>' if rows else "")
-    return (f'<details class="hl-section hl-compared" open><summary>compared with the '
-            f"earlier run</summary>{body}</details>")
+    changed = change is None or change.change != "unchanged"
+    return (f'<details class="hl-section hl-compared"{" open" if changed else ""}><summary>'
+            f"compared with the earlier run</summary>{body}</details>")
 
 
 def removed_section(comparison: Comparison) -> str:

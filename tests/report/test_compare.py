@@ -322,3 +322,12 @@ def test_logs_and_results_mixed_as_the_new_side_are_refused(runs: Runs) -> None:
     log = read_log(runs.new)
     with pytest.raises(TypeError, match="logs or scenario results, not both"):
         compare_with(runs.old, [log, *log.results])
+
+
+def test_an_unchanged_scenarios_drill_down_says_so_closed(page: str) -> None:
+    rows = {r["data-k-name"]: r for r in rows_of(page)}
+    start = page.index(f'data-for="{rows["missing-context-ok"]["id"]}"')
+    opened = page.index("hl-compared", start)
+    compared = page[opened:page.index("</details>", opened)]
+    assert compared.startswith('hl-compared"><summary>')
+    assert "unchanged: the outcome, states, SSE events, trace, stored row" in compared
