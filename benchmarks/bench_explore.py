@@ -6,17 +6,39 @@
 
 Prints the files, bases and variants explored, the planning time (loading the files,
 recording each base run, enumerating its variants), the running and judging time, the whole
-wall clock, the cost per variant per worker, and which run core served (compiled or pure).
-The command-line figure (``harness-lab explore scenarios/``) adds the interpreter's start-up.
+wall clock, the cost per variant per worker, the CPU time spent by this process and its
+worker processes (read from ``/proc``, so on Linux only; a figure a busy machine disturbs
+less than the wall clock), and which run core served (compiled or pure). The command-line
+figure (``harness-lab explore scenarios/``) adds the interpreter's start-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def children_cpu_s() -> float | None:
+    """CPU seconds (user and system) of this process's live child processes, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    me, total = os.getpid(), 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in filter(str.isdigit, entries):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == me:  # fields[1] is the parent pid; utime, stime are 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
 
 
 def main() -> None:
@@ -27,6 +49,7 @@ def main() -> None:
                         help="worker processes (default: every core)")
     args = parser.parse_args()
     start = time.perf_counter()
+    cpu_start = time.process_time()
     from harness_lab.explore.library import default_workers, plan_library, run_library
     from harness_lab.native import core_build
 
@@ -35,6 +58,8 @@ def main() -> None:
     planned = time.perf_counter()
     library = run_library(plan, workers=args.workers)
     done = time.perf_counter()
+    cpu = time.process_time() - cpu_start
+    workers_cpu = children_cpu_s()
     result = library.result
     workers = result.workers
     print(f"core: {core_build()}")
@@ -47,6 +72,8 @@ def main() -> None:
     print(f"wall clock {done - start:.2f} s; "
           f"{(done - planned) * workers / max(result.variant_count, 1) * 1e3:.2f} ms "
           "per variant per worker")
+    shown = "n/a" if workers_cpu is None else f"{workers_cpu:.2f} s"
+    print(f"CPU {cpu:.2f} s in this process, {shown} in worker processes")
 
 
 if __name__ == "__main__":
