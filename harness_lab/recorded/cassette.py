@@ -99,13 +99,15 @@ SECRET_QUERY_PARAMETERS = ("api-key", "api_key", "key")
 REDACTED = "REDACTED"
 """What a scrubbed value is replaced with."""
 
-_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\borg-[A-Za-z0-9]{6,}", f"org-{REDACTED}"),
-    (r"\bsk-[A-Za-z0-9_\-]{12,}", f"sk-{REDACTED}"),
-    (r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*", f"Bearer {REDACTED}"),
+# (pattern, replacement, a text every match contains once lower-cased: without it in the
+# lower-cased value the pattern cannot match, and the value is not searched)
+_PATTERNS: tuple[tuple[str, str, str], ...] = (
+    (r"\borg-[A-Za-z0-9]{6,}", f"org-{REDACTED}", "org-"),
+    (r"\bsk-[A-Za-z0-9_\-]{12,}", f"sk-{REDACTED}", "sk-"),
+    (r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*", f"Bearer {REDACTED}", "bearer"),
 )
-_TEXT_PATTERNS = tuple((re.compile(p), r) for p, r in _PATTERNS)
-_BYTE_PATTERNS = tuple((re.compile(p.encode()), r.encode()) for p, r in _PATTERNS)
+_TEXT_PATTERNS = tuple((re.compile(p), r, m) for p, r, m in _PATTERNS)
+_BYTE_PATTERNS = tuple((re.compile(p.encode()), r.encode(), m.encode()) for p, r, m in _PATTERNS)
 
 
 # -- reports and errors ---------------------------------------------------------------------
@@ -302,15 +304,19 @@ def _scrub(value: Any, secrets: Sequence[str]) -> Any:
         out = bytes(value)
         for secret in secrets:
             out = out.replace(secret.encode("utf-8"), REDACTED.encode())
-        for bpattern, breplacement in _BYTE_PATTERNS:
-            out = bpattern.sub(breplacement, out)
+        lowered = out.lower()
+        for bpattern, breplacement, bmarker in _BYTE_PATTERNS:
+            if bmarker in lowered:
+                out = bpattern.sub(breplacement, out)
         return out
     if isinstance(value, str):
         text = value
         for secret in secrets:
             text = text.replace(secret, REDACTED)
-        for pattern, replacement in _TEXT_PATTERNS:
-            text = pattern.sub(replacement, text)
+        lowered = text.lower()
+        for pattern, replacement, marker in _TEXT_PATTERNS:
+            if marker in lowered:
+                text = pattern.sub(replacement, text)
         return text
     return value
 

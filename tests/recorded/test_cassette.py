@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml  # type: ignore[import-untyped]
+from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 
 from harness_lab.errors import HarnessError
 from harness_lab.recorded import (
@@ -20,6 +21,7 @@ from harness_lab.recorded import (
     cassette,
     cassette_path,
 )
+from harness_lab.recorded.cassette import scrub_request, scrub_response
 
 URL = "https://api.provider.test/v1/chat/completions"
 SECRET = "sk-live-abcdefghijklmnop1234"
@@ -226,3 +228,21 @@ def test_a_compressed_answer_holding_a_secret_reaches_the_caller_scrubbed_as_rep
     assert replayed.content == live.content and report.played == 1
     stored = yaml.safe_load(path.read_text())["interactions"][0]["response"]
     assert stored["headers"]["content-length"] == [str(len(live.content))]
+
+
+@pytest.mark.parametrize("value", [
+    "token BEARER abc.def= and bearer\txyz", "ORG-ABCDEF1234 org-abcdef1234 org-short",
+    "SK-LONGENOUGHKEY123 sk-longenoughkey123 sk-short", "plain text with no credential",
+])
+def test_scrubbing_text_and_bytes_replaces_exactly_what_the_patterns_name(value: str) -> None:
+    expected = {
+        "token BEARER abc.def= and bearer\txyz": "token Bearer REDACTED and Bearer REDACTED",
+        "ORG-ABCDEF1234 org-abcdef1234 org-short": "ORG-ABCDEF1234 org-REDACTED org-short",
+        "SK-LONGENOUGHKEY123 sk-longenoughkey123 sk-short":
+            "SK-LONGENOUGHKEY123 sk-REDACTED sk-short",
+        "plain text with no credential": "plain text with no credential",
+    }[value]
+    request = VcrRequest("POST", URL, value, {})
+    assert scrub_request(request).body == expected.encode()
+    response = scrub_response({"headers": {}, "body": {"string": value}})
+    assert response["body"]["string"] == expected
