@@ -313,9 +313,9 @@ def _scrub(value: Any, secrets: Sequence[str]) -> Any:
         text = value
         for secret in secrets:
             text = text.replace(secret, REDACTED)
-        lowered = text.lower()
+        lowered_text = text.lower()
         for pattern, replacement, marker in _TEXT_PATTERNS:
-            if marker in lowered:
+            if marker in lowered_text:
                 text = pattern.sub(replacement, text)
         return text
     return value
