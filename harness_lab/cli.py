@@ -294,7 +294,7 @@ def _run_columns() -> list[Any]:
     )
     from harness_lab.terminal.tables import Column
 
-    return [Column("scenario", "scenario", name=True), Column("intent", "intent"),
+    return [Column("scenario", "scenario", name=True), Column("intent", "intent", optional=True),
             Column("run_state", "run_state", style=state_style),
             Column("release_outcome", "release", row_style=release_style),
             Column("fallback_type", "fallback", style=fallback_style),

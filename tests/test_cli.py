@@ -291,9 +291,11 @@ def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
     assert proc.returncode == 1
     assert max(len(line) for line in lines) <= 100
     rows = [line.split() for line in lines[1:7]]
-    states = ["DIAGNOSIS", "SUCCESS", "FALLBACK", "MISSING_REQUIRED_CONTEXT", "SUCCESS"]
+    states = ["SUCCESS", "FALLBACK", "MISSING_REQUIRED_CONTEXT", "SUCCESS"]
     assert [r[1:] for r in rows] == [states + ["ok"]] * 5 + [states + ["FAILED"]]
-    assert rows[1][0] == "a-scenario-who…n_threshold=2]"  # 29 columns left for names
+    assert rows[1][0] == "a…[deadline_s=60.0,no_gain_threshold=2]"  # 39 columns for names
+    assert lines[0].split()[:2] == ["scenario", "run_state"]  # the intent column gave way
+    assert "intent left out at this width" in lines[7]
 
 
 def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_difference(

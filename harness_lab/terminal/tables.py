@@ -3,7 +3,9 @@
 A table has one *name* column (scenario or variant names, which matrix variants make long)
 and value columns (states, verdicts) that are shown whole. The name column gets the width the
 others leave, down to :data:`MIN_NAME_WIDTH`; names longer than that are shortened in the
-middle, keeping a matrix variant's ``[...]`` part, which tells variants apart.
+middle, keeping a matrix variant's ``[...]`` part, which tells variants apart. Before a
+name is cut under :data:`COMFORTABLE_NAME_WIDTH`, the *optional* columns (the run table's
+intent) are left out, and a last line says which.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from typing import Any, TextIO
 
 from harness_lab.terminal.console import UNBOUNDED, console
 
-__all__ = ["ELLIPSIS", "MIN_NAME_WIDTH", "Column", "fit_widths", "human", "print_table",
-           "shorten"]
+__all__ = ["COMFORTABLE_NAME_WIDTH", "ELLIPSIS", "MIN_NAME_WIDTH", "Column", "fit_widths", "human",
+           "print_table", "shorten", "shown_columns"]
 
 ELLIPSIS = "…"
 MIN_NAME_WIDTH = 12
 """The narrowest the name column gets before value columns would have to be cut (they never
 are: on a terminal narrower than that, lines wrap)."""
+
+COMFORTABLE_NAME_WIDTH = 32
+"""The name column's width (or its widest name, if narrower) below which optional columns
+are left out to give names room: most scenario names of the shipped library fit in it."""
 
 _DOTTED_KEY = re.compile(r"(?<=[\[,])[A-Za-z_][\w]*\.(?=[\w.]*=)")
 
@@ -33,7 +39,8 @@ class Column:
     ``style`` maps a cell's text to a rich style (a colour such as ``#117733``), or to None
     for the default; ``row_style`` maps the whole row instead (a release outcome coloured as
     its fallback type and run state make it). ``name=True`` marks the one column that may be
-    shortened.
+    shortened; ``optional=True`` marks a column left out on a terminal too narrow for
+    the names (optional columns go last first).
     """
 
     key: str
@@ -42,6 +49,7 @@ class Column:
     style: Callable[[str], str | None] | None = None
     row_style: Callable[[Mapping[str, Any]], str | None] | None = None
     right: bool = False
+    optional: bool = False
 
 
 def human(value: Any) -> str:
@@ -114,6 +122,26 @@ def fit_widths(cells: Sequence[Sequence[str]], columns: Sequence[Column], width:
     return widths, 1
 
 
+def shown_columns(cells: Sequence[Sequence[str]], columns: Sequence[Column],
+                  width: int) -> list[int]:
+    """The indices of the columns to show at ``width``: all, unless the name column would be
+    narrower than :data:`COMFORTABLE_NAME_WIDTH` (or its widest name); then optional
+    columns are left out, the last first, until the names have that room or none is left."""
+    keep = list(range(len(columns)))
+    named = [i for i, c in enumerate(columns) if c.name]
+    if not named:
+        return keep
+    wanted = min(COMFORTABLE_NAME_WIDTH,
+                 max([len(columns[named[0]].header)] + [len(row[named[0]]) for row in cells]))
+    optional = [i for i, c in enumerate(columns) if c.optional]
+    while True:
+        widths, _ = fit_widths([[row[i] for i in keep] for row in cells],
+                               [columns[i] for i in keep], width)
+        if widths[keep.index(named[0])] >= wanted or not optional:
+            return keep
+        keep.remove(optional.pop())
+
+
 def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
                 stream: TextIO | None = None, *, plain: bool = False) -> None:
     """Print ``rows`` as a table that fits the stream's width, coloured on a terminal.
@@ -125,6 +153,10 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
 
     out = console(stream, width=UNBOUNDED, colour=False) if plain else console(stream)
     cells = [[human(row.get(c.key)) for c in columns] for row in rows]
+    keep = shown_columns(cells, columns, out.width)
+    hidden = [c.header for i, c in enumerate(columns) if i not in keep]
+    columns = [columns[i] for i in keep]
+    cells = [[line[i] for i in keep] for line in cells]
     widths, gap = fit_widths(cells, columns, out.width)
     out.width = max(out.width, sum(widths) + gap * (len(widths) - 1))  # states are never cut
     table = Table(box=None, padding=(0, gap, 0, 0), pad_edge=False, show_edge=False,
@@ -143,4 +175,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
     with out.capture() as captured:
         out.print(table)
     lines = captured.get().splitlines()
+    if hidden:
+        lines.append(f"({', '.join(hidden)} left out at this width: widen the terminal, "
+                     "or use --format json)")
     out.file.write("".join(line.rstrip() + "\n" for line in lines))

@@ -67,3 +67,31 @@ def test_a_pipe_without_columns_keeps_whole_names(monkeypatch: pytest.MonkeyPatc
     buf = io.StringIO()
     print_table([{"name": NAME}], [Column("name", "name", name=True)], buf)
     assert buf.getvalue().splitlines()[1] == NAME
+
+
+def _optional_table() -> list[str]:
+    buf = io.StringIO()
+    rows = [{"name": "fault-client-disconnect-at-start", "intent": "KNOWLEDGE_QUERY",
+             "state": "BUDGET_EXHAUSTED"}]
+    print_table(rows, [Column("name", "name", name=True),
+                       Column("intent", "intent", optional=True),
+                       Column("state", "state")], buf)
+    return buf.getvalue().splitlines()
+
+
+def test_an_optional_column_is_left_out_before_names_are_cut_and_a_line_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "52")
+    lines = _optional_table()
+    assert lines[0].split() == ["name", "state"]
+    assert lines[1].split() == ["fault-client-disconnect-at-start", "BUDGET_EXHAUSTED"]
+    assert lines[-1].startswith("(intent left out at this width")
+
+
+def test_an_optional_column_stays_when_the_names_have_room(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "70")
+    lines = _optional_table()
+    assert lines[1].split() == ["fault-client-disconnect-at-start", "KNOWLEDGE_QUERY",
+                                "BUDGET_EXHAUSTED"]
+    assert len(lines) == 2
