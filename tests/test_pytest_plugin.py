@@ -38,7 +38,7 @@ def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
     result = pytester.runpytest("scenarios")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*release_outcome: expected 'SUCCESS', observed 'FALLBACK'*",
+        "*release_outcome: expected SUCCESS, got FALLBACK*",
         "*timeline:*",
         "*RUN_FINISHED*",
     ])
