@@ -25,8 +25,9 @@ from harness_lab.states import (
     TraceEventType,
 )
 
-__all__ = ["GainsPattern", "MappingPattern", "Pattern", "RecordsPattern", "RejectionsPattern",
-           "SsePattern", "StatusesPattern", "TracePattern"]
+__all__ = ["ENUM_PLACEHOLDER", "GainsPattern", "MappingPattern", "Pattern", "RecordsPattern",
+           "RejectionsPattern", "SsePattern", "StatusesPattern", "TracePattern",
+           "with_pattern_definitions"]
 
 _DOC = ("A pattern (docs/scenarios.md, Matching): a scalar is compared exactly, a list item "
         "by item, a mapping by the keys it names; `$equals`, `$in_order`, `$adjacent` and "
@@ -51,8 +52,37 @@ def _list_schema(item: dict[str, Any], what: str) -> dict[str, Any]:
             "anyOf": [{"type": "array", "items": item}, _operators(item), {"type": "null"}]}
 
 
-def _enum_item(values: list[str], key: str | None) -> dict[str, Any]:
-    named = {"enum": values}
+_ENUMS: tuple[type[enum.Enum], ...] = (ChatApplicationStatus, InformationGain, PreflightReason,
+                                        SseEventKind, TraceEventType)
+
+
+ENUM_PLACEHOLDER = "x-harness-lab-enum"
+"""Stands for a ``$ref`` to an enum's definition in the pattern schemas: pydantic resolves
+every ``$ref`` it generates, so :func:`with_pattern_definitions` writes them afterwards."""
+
+
+def with_pattern_definitions(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (pydantic's) with each enum a list pattern's items name defined once in
+    ``$defs`` and referred to wherever the pattern schemas name it."""
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            if ENUM_PLACEHOLDER in node:
+                return {"$ref": f"#/$defs/{node[ENUM_PLACEHOLDER]}"}
+            return {k: fix(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    out = fix(schema)
+    defs = {**out.get("$defs", {}),
+            **{kind.__name__: {"enum": [str(m.value) for m in kind], "title": kind.__name__,
+                               "type": "string"} for kind in _ENUMS}}
+    out["$defs"] = dict(sorted(defs.items()))
+    return out
+
+
+def _enum_item(kind: type[enum.Enum], key: str | None) -> dict[str, Any]:
+    named = {ENUM_PLACEHOLDER: kind.__name__}
     if key is None:
         return {"anyOf": [named, {"type": "object"}]}
     return {"anyOf": [named, {"type": "object", "properties": {key: named}}]}
@@ -91,7 +121,7 @@ def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
 
 
 def _schema_of_items(kind: type[enum.Enum], key: str | None, what: str) -> WithJsonSchema:
-    return WithJsonSchema(_list_schema(_enum_item([str(m.value) for m in kind], key), what))
+    return WithJsonSchema(_list_schema(_enum_item(kind, key), what))
 
 
 _CHECK = AfterValidator(check_pattern)
