@@ -186,3 +186,17 @@ def test_a_malformed_pattern_is_refused_when_the_file_loads(expect: str, message
 def test_key_values_are_read_in_any_case() -> None:
     result: Any = mismatches(BASE + "expect:\n  sse: {$in_order: [METADATA, {kind: Done}]}\n")
     assert result == []
+
+
+def test_every_expect_field_is_documented_with_an_example() -> None:
+    from pathlib import Path
+
+    from harness_lab.scenarios.spec import Expect
+
+    text = Path(__file__).parents[2].joinpath("docs", "scenarios.md").read_text()
+    section = text[text.index("## expect\n"):text.index("### Matching")]
+    rows = {line.split("|")[1].strip().strip("`"): [c.strip() for c in line.split("|")[2:4]]
+            for line in section.splitlines() if line.startswith("| `")}
+    assert set(rows) == set(Expect.model_fields)
+    assert [name for name, (meaning, example) in rows.items()
+            if not meaning or not example.startswith(f"`{name}:")] == []
