@@ -41,6 +41,7 @@ from harness_lab.scenarios.discovery import (
 from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
+from harness_lab.scenarios.match import Shown
 from harness_lab.scenarios.observe import observe
 from harness_lab.scenarios.snapshot import check_snapshot
 from harness_lab.scenarios.spec import Expect, Scenario
@@ -294,6 +295,9 @@ class ScenarioRun:
         mismatches: list[Mismatch] = []
         if not expect.crashed:
             mismatches.append(Mismatch("crashed", False, True))
+        if sc.snapshot:  # a crashed run has no finished observation to pin
+            mismatches.append(Mismatch("snapshot", Shown("a finished run's observation"),
+                                       Shown("none: the host process crashed")))
         if expect.db_status is not None and row is not None:
             if row.get("status") != expect.db_status.value:
                 mismatches.append(Mismatch("db_status", expect.db_status.value,

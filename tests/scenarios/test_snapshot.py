@@ -85,3 +85,11 @@ def test_the_run_command_writes_snapshots_and_is_never_fooled_by_them(
     assert main(["run", "--no-log", "-q", "--update-snapshots", "s.yaml"]) == 0
     assert "1 snapshot(s) written" in capsys.readouterr().out
     assert main(["run", "--no-log", "-q", "."]) == 0  # __snapshots__ holds no scenario
+
+
+def test_a_crashed_run_with_a_snapshot_fails_rather_than_skipping_it(tmp_path: Path) -> None:
+    text = BASE + "faults:\n  - {kind: crash, at: {when: after, call: tool, n: 1}}\n"
+    text += "expect: {crashed: true}\n"
+    r = run(scenario(tmp_path, text))
+    assert [str(m) for m in r.mismatches] == [  # type: ignore[attr-defined]
+        "snapshot: expected a finished run's observation, got none: the host process crashed"]
