@@ -197,14 +197,15 @@ def _emit(text: str, out: str | None, stream: TextIO) -> int:
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
                      out: str | None, *, progress_enabled: bool | None = None,
                      progress: Callable[..., Any] | None = None,
-                     on_result: Callable[[ScenarioResult], None] | None = None
-                     ) -> ResultSet | int:
+                     on_result: Callable[[ScenarioResult], None] | None = None,
+                     update_snapshots: bool = False) -> ResultSet | int:
     """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
     with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
     an ``--out`` that cannot be written), or nothing selected.
 
     A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
-    when standard error is one); ``on_result`` is called with each result (the run log).
+    when standard error is one); ``on_result`` is called with each result (the run log);
+    ``update_snapshots`` writes snapshots instead of comparing with them.
     """
     from harness_lab.scenarios.results import ResultSet
     from harness_lab.scenarios.runner import SelectionError, plan_paths
@@ -227,7 +228,7 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
     results = ResultSet()
     with (progress or bar)(len(plan), "scenario runs", enabled=enabled) as advance:
         for entry in plan:
-            results.append(entry.run())
+            results.append(entry.run(update_snapshots=update_snapshots))
             if on_result is not None:
                 on_result(results[-1])
             advance(1)
@@ -247,7 +248,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
                                args.out, progress_enabled=progress_wanted(quiet=args.quiet),
-                               progress=progress, on_result=log.add if log else None)
+                               progress=progress, on_result=log.add if log else None,
+                               update_snapshots=args.update_snapshots)
     if isinstance(results, int):
         return results
     logged = log.close() if log is not None else None
@@ -258,12 +260,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     from harness_lab.terminal.summary import print_summary
 
-    print_summary(results, sys.stdout if people else sys.stderr, elapsed_s=elapsed)
+    stream = sys.stdout if people else sys.stderr
+    print_summary(results, stream, elapsed_s=elapsed)
+    _report_snapshots(results, args.paths or list(DEFAULT_PATHS), args.update_snapshots,
+                      stream)
     if logged is not None and not args.quiet:
         print(f"log: {logged}", file=sys.stderr)
     if args.out and not written:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     return written or (EXIT_FAILED if not results.ok else 0)
+
+
+def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
+                      stream: TextIO) -> None:
+    """After a run: how many snapshots were written, and those no scenario uses (removed
+    under ``--update-snapshots``)."""
+    from harness_lab.scenarios.runner import Selector, scenario_files
+    from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
+
+    written = sum(1 for r in results if r.extra.get("snapshot") in ("written", "updated"))
+    if written:
+        print(f"{written} snapshot(s) written", file=stream)
+    files = scenario_files([Selector.parse(p).path for p in paths])
+    for line in unused_report(unused_snapshots(files, remove=update), removed=update,
+                              flag="--update-snapshots"):
+        print(line, file=stream)
 
 
 def output_format(given: str | None, out: str | None) -> str:
@@ -518,6 +539,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--out", help=_OUT_HELP)
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--update-snapshots", action="store_true",
+                     help="write the snapshots of scenarios with `snapshot: true` instead of "
+                          "comparing with them, and remove snapshots no scenario uses")
     from harness_lab.logs.options import add_log_options
 
     add_log_options(run)

@@ -21,6 +21,7 @@ import pytest
 
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
 from harness_lab.scenarios.runner import CASSETTE_DIRECTORY, ScenarioResult, run_scenario
+from harness_lab.scenarios.snapshot import SNAPSHOT_DIRECTORY
 
 __all__ = ["SCENARIO_DIRECTORY", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
            "is_scenario_file"]
@@ -39,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="only run scenarios carrying this tag")
     group.addoption("--no-scenarios", action="store_true",
                     help="do not collect scenario YAML files")
+    group.addoption("--snapshot-update", action="store_true",
+                    help="write the snapshots of scenarios with `snapshot: true` instead of "
+                         "comparing with them, and remove snapshots no scenario uses")
     if importlib.util.find_spec("pytest_recording") is None:  # else its option serves both
         group.addoption("--record-mode", default="none", choices=RECORD_MODES,
                         help="record mode of recorded scenarios' cassettes: none (replay "
@@ -63,12 +67,26 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Name the run log of the scenario items, when one was written."""
+    """Name the run log of the scenario items, when one was written, and list the snapshots
+    no collected scenario file uses (removing them under ``--snapshot-update``)."""
     from harness_lab.logs.pytest_log import written
 
     path = written(config)
     if path is not None:
         terminalreporter.write_line(f"harness-lab run log: {path}")
+    files = config.stash.get(_COLLECTED, set())
+    if files:
+        from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
+
+        update = bool(config.getoption("--snapshot-update"))
+        unused = unused_snapshots(sorted(files), remove=update)
+        for line in unused_report(unused, removed=update, flag="--snapshot-update"):
+            terminalreporter.write_line(line)
+
+
+_COLLECTED = pytest.StashKey[set[Path]]()
+"""The scenario files collected in this session (whose snapshots are checked for use)."""
+
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -131,7 +149,8 @@ def is_scenario_file(path: Path, roots: Sequence[Path]) -> bool:
         except ValueError:
             continue
         directories = (root.name, *below)
-        return SCENARIO_DIRECTORY in directories and CASSETTE_DIRECTORY not in directories
+        return (SCENARIO_DIRECTORY in directories and CASSETTE_DIRECTORY not in directories
+                and SNAPSHOT_DIRECTORY not in below)
     return False
 
 
@@ -153,6 +172,7 @@ class ScenarioFile(pytest.File):
         except ScenarioError as exc:
             yield BrokenScenarioItem.from_parent(self, name=self.path.stem, error=exc)
             return
+        self.config.stash.setdefault(_COLLECTED, set()).add(self.path)
         wanted = set(self.config.getoption("--scenario-tag") or ())
         for item in loaded:
             tags = set(item.scenario.tags)
@@ -181,7 +201,8 @@ class ScenarioItem(pytest.Item):
 
             result = recorded_result(self.loaded, mode)
         else:
-            result = run_scenario(self.loaded)
+            result = run_scenario(self.loaded,
+                                  update_snapshots=self.config.getoption("--snapshot-update"))
         from harness_lab.logs.pytest_log import log_result
 
         log_result(self.config, result)
@@ -227,7 +248,8 @@ def explain(result: ScenarioResult) -> str:
     if result.error:
         lines.append(f"error: {result.error}")
     for m in result.mismatches:
-        lines.append(f"  {m.field}: expected {m.expected!r}, observed {m.observed!r}")
+        lines.append(f"  {m}")
+        lines.extend(f"    {line}" for line in m.detail.splitlines())
     for v in result.violations:
         lines.append(f"  invariant {v.invariant}: {v.message}")
     for name in result.missing:

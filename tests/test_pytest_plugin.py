@@ -38,7 +38,7 @@ def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
     result = pytester.runpytest("scenarios")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*release_outcome: expected 'SUCCESS', observed 'FALLBACK'*",
+        "*release_outcome: expected SUCCESS, got FALLBACK*",
         "*timeline:*",
         "*RUN_FINISHED*",
     ])
@@ -128,3 +128,27 @@ def test_a_cassette_inside_a_scenario_directory_is_not_collected(
                                                             encoding="utf-8")
     result = pytester.runpytest("scenarios")
     result.assert_outcomes(passed=1)
+
+
+def test_snapshot_update_writes_the_snapshots_the_next_session_compares_with(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    pytester.path.joinpath("scenarios", "good.yaml").write_text(GOOD + "snapshot: true\n",
+                                                                encoding="utf-8")
+    pytester.runpytest("scenarios").assert_outcomes(failed=1)
+    pytester.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=1)
+    assert pytester.path.joinpath("scenarios", "__snapshots__", "good.snap.yaml").is_file()
+    pytester.runpytest("scenarios").assert_outcomes(passed=1)
+
+
+def test_a_snapshot_no_scenario_uses_is_listed_after_the_session(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    good = pytester.path.joinpath("scenarios", "good.yaml")
+    good.write_text(GOOD + "snapshot: true\n", encoding="utf-8")
+    pytester.runpytest("scenarios", "--snapshot-update")
+    good.write_text(GOOD, encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.stdout.fnmatch_lines([
+        "1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
+        "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])

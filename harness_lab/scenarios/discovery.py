@@ -71,8 +71,10 @@ def select(selector: Selector, loaded: Sequence[LoadedScenario]) -> list[LoadedS
     return kept
 
 
-SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
-"""Directories never searched for scenarios, besides hidden ones (``.venv``, ``.git``...),
+SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "site-packages",
+                                 "__snapshots__"})
+"""Directories never searched for scenarios (``__snapshots__`` holds scenarios' snapshots),
+besides hidden ones (``.venv``, ``.git``...),
 ``*.egg`` and any virtual environment (a directory holding ``pyvenv.cfg``), as pytest's
 ``norecursedirs`` has it."""
 

@@ -1,26 +1,19 @@
-"""Compare a run record against a scenario's expectations."""
+"""Compare a run against a scenario's expectations.
+
+The state axes and counts are compared exactly; every pattern field is matched against its
+part of the run's observation (:mod:`harness_lab.scenarios.observe`) by the one matching
+language of :mod:`harness_lab.scenarios.match`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from harness_lab.record import RunRecord
+from harness_lab.scenarios.match import Mismatch, Shown, match
 from harness_lab.scenarios.spec import Expect
 
-__all__ = ["Mismatch", "compare", "is_subsequence"]
-
-
-@dataclass(frozen=True, slots=True)
-class Mismatch:
-    """One expectation that did not hold."""
-
-    field: str
-    expected: Any
-    observed: Any
-
-    def __str__(self) -> str:
-        return f"{self.field}: expected {self.expected}, got {self.observed}"
+__all__ = ["KEYS", "Mismatch", "compare", "is_subsequence"]
 
 
 def _v(x: Any) -> Any:
@@ -36,10 +29,17 @@ def is_subsequence(needle: list[str], haystack: list[str]) -> bool:
 _AXES = ("run_state", "release_outcome", "fallback_type", "intent", "stop_reason",
          "collection_state", "semantic_verdict", "sse_state")
 
+KEYS = {"sse": "kind", "trace": "type", "rejections": "reason", "invocations": "tool"}
+"""The key field of each list of records: a string item of its pattern stands for it."""
 
-def compare(expect: Expect, record: RunRecord, *, previous_turn: str | None = None
+_PATTERNS = ("statuses", "sse", "trace", "invocations", "rejections", "gains", "progress",
+             "row", "usage", "routing", "agent_requests", "terminations")
+"""The pattern fields of :class:`Expect`, each matched against the observation's part."""
+
+
+def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
             ) -> list[Mismatch]:
-    """Every mismatch between ``expect`` and ``record`` (empty when all hold)."""
+    """Every mismatch between ``expect`` and the run (empty when all hold)."""
     out: list[Mismatch] = []
 
     def check(field: str, expected: Any, observed: Any) -> None:
@@ -54,18 +54,14 @@ def compare(expect: Expect, record: RunRecord, *, previous_turn: str | None = No
     if expect.db_status is not None:
         check("db_status", expect.db_status.value, _v(record.stored_status))
     check("termination_reason", expect.termination_reason, record.termination_reason)
-    if expect.sse is not None:
-        check("sse", [k.value for k in expect.sse], record.sse_kinds())
-    if expect.trace is not None:
-        check("trace", [t.value for t in expect.trace], record.trace_types())
+    for part in _PATTERNS:
+        pattern = getattr(expect, part)
+        if pattern is not None:
+            out += _match(part, pattern, observation)
     if expect.trace_contains is not None:
-        want = [t.value for t in expect.trace_contains]
-        if not is_subsequence(want, record.trace_types()):
-            out.append(Mismatch("trace_contains", want, record.trace_types()))
+        out += _match("trace", {"$in_order": expect.trace_contains}, observation)
     if expect.trace_excludes is not None:
-        present = [t.value for t in expect.trace_excludes if t.value in record.trace_types()]
-        if present:
-            out.append(Mismatch("trace_excludes", "none of " + str(present), present))
+        out += _match("trace", {"$absent": expect.trace_excludes}, observation)
     check("tool_calls", expect.tool_calls, record.tool_calls)
     if expect.tool_calls_by_name is not None:
         counts: dict[str, int] = {}
@@ -74,12 +70,9 @@ def compare(expect: Expect, record: RunRecord, *, previous_turn: str | None = No
         observed = {name: counts.get(name, 0) for name in expect.tool_calls_by_name}
         check("tool_calls_by_name", expect.tool_calls_by_name, observed)
     check("model_calls", expect.model_calls, record.usage.model_calls)
-    if expect.rejections is not None:
-        check("rejections", [r.value for r in expect.rejections],
-              [r.reason.value for r in record.rejections])
     check("discarded", expect.discarded, len(record.discarded))
     if expect.previous_turn is not None:
-        check("previous_turn", expect.previous_turn, previous_turn or "none")
+        check("previous_turn", expect.previous_turn, _previous_turn(observation))
     if expect.failure_code is not None:
         failures = [e for e in record.sse_events if e.kind.value == "failure"]
         check("failure_code", expect.failure_code,
@@ -90,10 +83,29 @@ def compare(expect: Expect, record: RunRecord, *, previous_turn: str | None = No
               dones[0].data.get("outcome") if dones else "none")
     check("stop_required_delivered", expect.stop_required_delivered,
           record.stop_required_delivered)
-    if expect.gains is not None:
-        check("gains", [g.value for g in expect.gains], [g.value for g in record.gains])
+    if expect.stop_required_deliveries is not None:
+        got = observation.get("stop_required_deliveries")
+        check("stop_required_deliveries", expect.stop_required_deliveries,
+              Shown("not observed (recorded components keep no requests)")
+              if got is None else got)
     if expect.published_result is not None:
         row = record.stored_row or {}
         check("published_result", expect.published_result,
               row.get("published_result") is not None)
     return out
+
+
+def _match(part: str, pattern: Any, observation: dict[str, Any]) -> list[Mismatch]:
+    observed = observation.get(part)
+    if observed is None and part in ("routing", "agent_requests"):
+        return [Mismatch(part, pattern, Shown("not observed (recorded components keep no "
+                                              "requests)"))]
+    return match(pattern, observed, part, KEYS.get(part))
+
+
+def _previous_turn(observation: dict[str, Any]) -> str:
+    """The run id of the PreviousTurn the first diagnosis-model call received, or none."""
+    steps = observation.get("agent_requests") or []
+    if not steps or steps[0]["previous_turn"] is None:
+        return "none"
+    return str(steps[0]["previous_turn"]["run_id"])

@@ -8,6 +8,7 @@ its ``case:``; a scenario without such a line at its ``matrix`` entry or its ``n
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import yaml
@@ -68,10 +69,15 @@ def expectation_line(path: str | None, scenario: str, field: str | None = None) 
         return None
     variant = _variant(root, scenario)
     if field is not None:
-        parts = field.split(".")
+        parts = re.split(r"[.\[]", field)
         if parts[0] == "turns" and len(parts) >= 3 and parts[1].isdigit():
             turn = _get(_get(root, "turns"), int(parts[1]))
             line = _key_line(_get(turn, "expect"), parts[2])
+            if line is not None:
+                return line
+        if parts[0] == "snapshot":
+            line = _key_line(variant, "set") if variant is not None else None
+            line = line or _key_line(root, "snapshot")
             if line is not None:
                 return line
         for holder in (variant, root):

@@ -27,8 +27,7 @@ UNRUN_COLUMNS = ("file", "scenario", "error")
 def first_difference(result: ScenarioResult) -> str:
     """The first thing that did not hold, in one line: the error, the first mismatch (and how
     many more), an invariant that broke, or one expected to break that held; ``""`` if ok."""
-    problems = ([f"{m.field}: expected {_plain(m.expected)}, got {_plain(m.observed)}"
-                 for m in result.mismatches]
+    problems = ([str(m) for m in result.mismatches]
                 + [f"invariant {name} broke" for name in result.unexpected]
                 + [f"invariant {name} held, expected to break" for name in result.missing])
     if result.error is not None:
@@ -40,12 +39,6 @@ def first_difference(result: ScenarioResult) -> str:
         return ""
     more = len(problems) - 1
     return f"{problems[0]} (and {more} more)" if more else problems[0]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(str(_plain(v)) for v in value) + "]"
-    return getattr(value, "value", value)
 
 
 def location(result: ScenarioResult) -> tuple[str | None, int | None]:

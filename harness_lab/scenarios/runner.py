@@ -16,7 +16,6 @@ from harness_lab.application.live import LiveRun
 from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
-from harness_lab.ports import AgentRequest
 from harness_lab.record import RunRecord
 from harness_lab.scenarios.build import (
     ScenarioLatency,
@@ -42,6 +41,9 @@ from harness_lab.scenarios.discovery import (
 from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
+from harness_lab.scenarios.match import Shown
+from harness_lab.scenarios.observe import observe
+from harness_lab.scenarios.snapshot import check_snapshot
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
@@ -82,6 +84,7 @@ class ScenarioResult:
     extra: dict[str, Any] = field(default_factory=dict)
     partial_sse: tuple[SseEvent, ...] = ()  # what a crashed run sent before it died
     partial_trace: tuple[TraceEvent, ...] = ()  # what a crashed run traced before it died
+    observation: dict[str, Any] | None = None  # what a snapshot pins (observe.py), turns too
 
     @property
     def ok(self) -> bool:
@@ -155,7 +158,8 @@ class ScenarioRun:
 
     def __init__(self, loaded: LoadedScenario | Scenario, *, store: RunStore | None = None,
                  hook: Callable[[Harness], None] | None = None, record_mode: str = "none",
-                 base_url: str | None = None, tool_url: str | None = None) -> None:
+                 base_url: str | None = None, tool_url: str | None = None,
+                 update_snapshots: bool = False) -> None:
         if isinstance(loaded, Scenario):
             loaded = LoadedScenario(loaded, "<memory>")
         self.loaded = loaded
@@ -168,6 +172,7 @@ class ScenarioRun:
         self.base_url = base_url
         self.tool_url = tool_url
         self.cassette_report: Any = None
+        self.update_snapshots = update_snapshots
         self._recorded: Components | None = None
 
     def run(self) -> ScenarioResult:
@@ -211,14 +216,17 @@ class ScenarioRun:
         session = sc.session_id or harness.new_session_id()
         earlier: list[RunRecord] = []
         turn_mismatches: list[Mismatch] = []
+        turn_observations: list[dict[str, Any]] = []
         for t, turn in enumerate(sc.turns):
             harness.app.components = self._components(turn, tools)
             record = harness.run(turn.query, session)
             earlier.append(record)
+            seen = _observe(record, harness.handles[-1].live, harness.app.components)
+            turn_observations.append(seen)
             if turn.expect is not None:
-                turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
-                                                   m.observed)
-                                          for m in compare(turn.expect, record)]
+                turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected, m.observed,
+                                             m.detail)
+                                    for m in compare(turn.expect, record, seen)]
         app = harness.app
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
@@ -234,14 +242,17 @@ class ScenarioRun:
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
         record = handle.record
-        return self._judge(record, tuple(earlier), _previous(app.components.model),
-                           turn_mismatches)
+        observation = _observe(record, handle.live, app.components)
+        if turn_observations:
+            observation["turns"] = turn_observations
+        return self._judge(record, tuple(earlier), observation, turn_mismatches)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
-               previous: str | None, turn_mismatches: list[Mismatch]) -> ScenarioResult:
+               observation: dict[str, Any], turn_mismatches: list[Mismatch]
+               ) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
-        mismatches = turn_mismatches + compare(expect, record, previous_turn=previous)
+        mismatches = turn_mismatches + compare(expect, record, observation)
         exhausted = record.error if record.error and "ScriptExhausted" in record.error else None
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
@@ -257,10 +268,18 @@ class ScenarioRun:
             if lost:
                 error = "; ".join(([error] if error else [])
                                   + [self._fault_message(i, m) for i, m in lost])
+        extra: dict[str, Any] = {}
+        if sc.snapshot:
+            found, problem, extra = check_snapshot(self.loaded.path, sc.name, observation,
+                                                   update=self.update_snapshots)
+            mismatches += found
+            if problem is not None:
+                error = "; ".join(([error] if error else []) + [problem])
         return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                               sc.case, record, earlier, tuple(mismatches), violations,
                               unexpected, missing, error,
-                              stored_row=dict(record.stored_row or {}))
+                              stored_row=dict(record.stored_row or {}), extra=extra,
+                              observation=observation)
 
     def _fault_message(self, index: int, message: str) -> str:
         lines = self.loaded.fault_lines
@@ -276,6 +295,9 @@ class ScenarioRun:
         mismatches: list[Mismatch] = []
         if not expect.crashed:
             mismatches.append(Mismatch("crashed", False, True))
+        if sc.snapshot:  # a crashed run has no finished observation to pin
+            mismatches.append(Mismatch("snapshot", Shown("a finished run's observation"),
+                                       Shown("none: the host process crashed")))
         if expect.db_status is not None and row is not None:
             if row.get("status") != expect.db_status.value:
                 mismatches.append(Mismatch("db_status", expect.db_status.value,
@@ -307,18 +329,17 @@ def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = Non
         tools=tools)
 
 
-def _previous(model: Any) -> str | None:
-    requests: Sequence[AgentRequest] = getattr(model, "requests", ())
-    if not requests:
-        return None
-    prev = requests[0].previous_turn
-    return prev.run_id if prev is not None else None
+def _observe(record: RunRecord, live: LiveRun, components: Components) -> dict[str, Any]:
+    """The observation of a finished run, with its ProgressSnapshot when it had an agent."""
+    progress = live.agent.snapshot() if live.agent is not None else None
+    return observe(record, progress=progress, components=components)
 
 
-def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None = None
-                 ) -> ScenarioResult:
-    """Run one scenario (variant)."""
-    return ScenarioRun(scenario, store=store).run()
+def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None = None,
+                 update_snapshots: bool = False) -> ScenarioResult:
+    """Run one scenario (variant); ``update_snapshots`` writes its snapshot (if it keeps one)
+    instead of comparing with it."""
+    return ScenarioRun(scenario, store=store, update_snapshots=update_snapshots).run()
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,12 +350,12 @@ class PlannedRun:
     loaded: LoadedScenario | None = None
     result: ScenarioResult | None = None
 
-    def run(self) -> ScenarioResult:
+    def run(self, *, update_snapshots: bool = False) -> ScenarioResult:
         """Run the scenario (or return the error result)."""
         if self.result is not None:
             return self.result
         assert self.loaded is not None
-        return run_scenario(self.loaded)
+        return run_scenario(self.loaded, update_snapshots=update_snapshots)
 
 
 def plan_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = ()) -> list[PlannedRun]:

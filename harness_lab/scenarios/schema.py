@@ -24,10 +24,12 @@ _MODELINE = "# yaml-language-server: $schema="
 
 
 def scenario_schema() -> dict[str, Any]:
-    """The JSON Schema of a scenario file: pydantic's, naming its dialect."""
+    """The JSON Schema of a scenario file: pydantic's, naming its dialect, with the
+    definitions the pattern fields of ``expect`` refer to."""
+    from harness_lab.scenarios.patterns import with_pattern_definitions
     from harness_lab.scenarios.spec import Scenario
 
-    return {"$schema": SCHEMA_URI, **Scenario.model_json_schema()}
+    return {"$schema": SCHEMA_URI, **with_pattern_definitions(Scenario.model_json_schema())}
 
 
 def schema_text() -> str:

@@ -18,20 +18,25 @@ from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
 from harness_lab.scenarios.model_base import SpecModel
+from harness_lab.scenarios.patterns import (
+    GainsPattern,
+    MappingPattern,
+    RecordsPattern,
+    RejectionsPattern,
+    SsePattern,
+    StatusesPattern,
+    TracePattern,
+)
 from harness_lab.states import (
     CollectionState,
     DiagnosisStopReason,
     FallbackType,
-    InformationGain,
     IntentType,
-    PreflightReason,
     ReleaseOutcome,
     RunState,
     SemanticVerdict,
-    SseEventKind,
     SseState,
     StoredRunStatus,
-    TraceEventType,
 )
 from harness_lab.sweep.spec import SweepBlock
 
@@ -444,22 +449,50 @@ class Expect(SpecModel):
     """The SemanticGuard verdict, or none."""
     sse_state: SseState | None = None
     """The SSE session's final state."""
-    sse: list[SseEventKind] | None = None
-    """The kinds of SSE events sent, exactly and in order."""
-    trace: list[TraceEventType] | None = None
-    """The trace event types, exactly and in order."""
-    trace_contains: list[TraceEventType] | None = None
-    """Trace event types that must occur."""
-    trace_excludes: list[TraceEventType] | None = None
-    """Trace event types that must not occur."""
+    statuses: StatusesPattern | None = None
+    """The ChatApplicationStatus values of the `status` events, in order (a pattern)."""
+    sse: SsePattern | None = None
+    """The SSE events with their payloads, each {kind, t, data} (a pattern; a string item is
+    a kind, so a list of kinds is the exact sequence of kinds)."""
+    trace: TracePattern | None = None
+    """The trace events, each {type, t, phase, status, detail} (a pattern; a string item is
+    a type, so a list of types is the exact sequence of types)."""
+    trace_contains: TracePattern | None = None
+    """Trace events that must occur in this order, others between (`trace: {$in_order: ...}`)."""
+    trace_excludes: TracePattern | None = None
+    """Trace events that must not occur (`trace: {$absent: ...}`)."""
     tool_calls: Count | None = None
     """Tool calls made."""
     tool_calls_by_name: dict[str, int] | None = None
     """Tool calls made, per tool."""
     model_calls: Count | None = None
     """Diagnosis-model calls made."""
-    rejections: list[PreflightReason] | None = None
-    """Preflight rejection reasons, in order."""
+    rejections: RejectionsPattern | None = None
+    """The preflight rejections, each {tool, scope, reason, message, t, call_id} (a pattern;
+    a string item is a reason)."""
+    invocations: RecordsPattern | None = None
+    """The canonical invocations, each {invocation_id, tool, scope, status, evidence_status,
+    error_code, error, items, size_bytes, information_gain, started_at, finished_at,
+    call_id} (a pattern; a string item is a tool)."""
+    progress: MappingPattern | None = None
+    """The ProgressSnapshot at the end: {facts: [{statement, citations}], missing_info,
+    steps} (a pattern)."""
+    row: MappingPattern | None = None
+    """The stored run row, its JSON columns (answer_json, published_result) parsed (a
+    pattern)."""
+    usage: MappingPattern | None = None
+    """What the run used: {model_calls, tool_calls, tokens, input_tokens, output_tokens,
+    bytes} (a pattern)."""
+    routing: RecordsPattern | None = None
+    """What each router call received: {query, history: [{run_id, query, intent, answer}],
+    previous_turn: {run_id, query, conclusion} or null} (a pattern)."""
+    agent_requests: RecordsPattern | None = None
+    """What each diagnosis-model call received: {step, stop_required, previous_turn,
+    observations, notice} (a pattern)."""
+    stop_required_deliveries: Count | None = None
+    """How many diagnosis-model calls were told STOP_REQUIRED."""
+    terminations: RecordsPattern | None = None
+    """Every terminal transition recorded, each {state, reason, t} (a pattern)."""
     discarded: Count | None = None
     """Late results discarded."""
     previous_turn: str | Literal["none"] | None = None
@@ -474,8 +507,8 @@ class Expect(SpecModel):
     """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
     """Whether a stop-required notice reached the model."""
-    gains: list[InformationGain] | None = None  # every InformationGain decided, in order
-    """Every InformationGain decided, in order."""
+    gains: GainsPattern | None = None
+    """Every InformationGain decided, in order (a pattern)."""
     violations: list[str] = []
     """Invariants the run is expected to break (seeded defects)."""
 
@@ -572,6 +605,9 @@ class Scenario(SpecModel):
     """Faults injected into the run; each must fire."""
     expect: Expect = Expect()
     """What the run must show."""
+    snapshot: bool = False
+    """Compare the run's whole observation with its snapshot in `__snapshots__/` beside the
+    file (written by `harness-lab run --update-snapshots`)."""
     matrix: list[Variant] | dict[str, Axis] | None = None
     """Variants: a list of named overrides, or a mapping of axes whose product is run."""
     expect_when: list[WhenSpec] = []

@@ -37,17 +37,24 @@ def summary_lines(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
 
 def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
                   elapsed_s: float | None = None) -> None:
-    """Print the failures (if any) and a closing count line to ``stream``."""
+    """Print the failures (if any), each with the details of its mismatches (a snapshot's
+    diff), and a closing count line to ``stream``."""
     from rich.text import Text
 
     out = console(stream)
     lines = summary_lines(results)
+    failing = [r for r in results if not r.ok]
     if lines:
         out.print(Text("short summary", style="bold"))
-        for verdict, rest in lines:
+        for (verdict, rest), result in zip(lines, failing, strict=True):
             text = Text.assemble((verdict, verdict_style(verdict) or ""), " " + rest)
             text.truncate(out.width, overflow="ellipsis")
             out.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+            for detail in (m.detail for m in result.mismatches if m.detail):
+                for line in detail.splitlines():
+                    style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
+                    out.print(Text("    " + line, style=style), no_wrap=True,
+                              overflow="ellipsis", crop=True)
     failed = sum(v == "FAILED" for v, _ in lines)
     errors = sum(v == "ERROR" for v, _ in lines)
     passed = len(results) - len(lines)

@@ -1,0 +1,330 @@
+"""The matching language of scenario expectations: one pattern, one observed value.
+
+A pattern is plain YAML data, read by four rules and four operators (``docs/scenarios.md``,
+"Matching"):
+
+* a scalar equals the observed value (``true`` never equals ``1``);
+* a list matches a list of the same length, item by item;
+* a mapping matches a mapping that has every key it names, each value matching; keys it
+  does not name are not compared (a subset);
+* in a list of events or records, a string item stands for the item's key field (the
+  ``kind`` of an SSE event, the ``type`` of a trace event): ``RELEASE_DECISION`` is
+  ``{type: RELEASE_DECISION}``.
+
+Keys starting with ``$`` are operators (observed data never has such keys):
+``$equals`` (exactly this value: no subset, no shorthand), ``$in_order`` (these items occur
+in this order, others may come between), ``$adjacent`` (these items occur one right after
+another) and ``$absent`` (no item matches any of these; in a mapping, none of these keys is
+present). Operators combine with each other and, in a mapping, with keys.
+
+Every mismatch names its path: ``trace[RELEASE_DECISION].detail.outcome: expected FALLBACK,
+got SUCCESS``. An item of a keyed list is named by its key value (``#2`` for its second
+occurrence when the value repeats), any other item by its index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["OPERATORS", "Mismatch", "check_pattern", "match", "render"]
+
+OPERATORS = ("$equals", "$in_order", "$adjacent", "$absent")
+"""The operator keys of a mapping pattern."""
+
+_LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One expectation that did not hold: where, what was expected, what was observed.
+
+    ``detail`` carries a longer explanation shown under the one-line message (a snapshot's
+    unified diff)."""
+
+    field: str
+    expected: Any
+    observed: Any
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.field}: expected {render(self.expected)}, got {render(self.observed)}"
+
+
+class Shown(str):
+    """Text shown as it is in a mismatch (not quoted like an observed string)."""
+
+    __slots__ = ()
+
+
+def check_pattern(pattern: Any, where: str = "") -> Any:
+    """``pattern`` when its operators are well formed; else ValueError naming the place.
+
+    An unknown ``$`` key, a list operator given anything but a list, ``$absent`` in a
+    mapping given anything but key names: each is refused when the file loads, not when a
+    run happens not to reach it."""
+    if isinstance(pattern, Mapping):
+        for key, value in pattern.items():
+            here = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and key.startswith("$"):
+                if key not in OPERATORS:
+                    from harness_lab.scenarios.suggest import did_you_mean
+
+                    raise ValueError(f"{here}: unknown operator {key!r}; the operators are "
+                                     f"{', '.join(OPERATORS)}"
+                                     f"{did_you_mean(key, list(OPERATORS))}")
+                if key in _LIST_OPERATORS and not isinstance(value, list):
+                    raise ValueError(f"{here}: {key} takes a list, got {render(value)}")
+                if key == "$equals":
+                    continue  # literal data
+            check_pattern(value, here)
+    elif isinstance(pattern, list):
+        for i, item in enumerate(pattern):
+            check_pattern(item, f"{where}.{i}" if where else str(i))
+    return pattern
+
+
+def match(pattern: Any, observed: Any, path: str, key: str | None = None) -> list[Mismatch]:
+    """Every mismatch between ``pattern`` and ``observed`` (empty when it matches).
+
+    ``path`` names ``observed`` in messages; ``key`` is the key field of ``observed`` when it
+    is a list of mappings (string items of the pattern stand for it)."""
+    return _Matcher(key).match(pattern, observed, path)
+
+
+class _Matcher:
+    __slots__ = ("key",)
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key
+
+    def match(self, pattern: Any, observed: Any, path: str, top: bool | None = True
+              ) -> list[Mismatch]:
+        """``top``: True when ``observed`` is the keyed list itself, False for one of its
+        items (a string pattern is shorthand for its key field), None deeper down."""
+        if isinstance(pattern, Mapping):
+            return self._mapping(pattern, observed, path, top)
+        if isinstance(pattern, list):
+            if not isinstance(observed, list):
+                return [Mismatch(path, pattern, _shown_kind(observed))]
+            return self._sequence(pattern, observed, path, top)
+        if top is False and self.key is not None and isinstance(observed, Mapping):
+            got = observed.get(self.key)  # shorthand: a string item names the key field
+            return [] if _same(pattern, got) else [Mismatch(path, pattern, got)]
+        return [] if _same(pattern, observed) else [Mismatch(path, pattern, observed)]
+
+    # -- mappings --------------------------------------------------------------------------
+
+    def _mapping(self, pattern: Mapping[str, Any], observed: Any, path: str, top: bool | None
+                 ) -> list[Mismatch]:
+        out: list[Mismatch] = []
+        keys = {k: v for k, v in pattern.items() if not str(k).startswith("$")}
+        if "$equals" in pattern and not _same(_plain(pattern["$equals"]), observed):
+            out.append(Mismatch(path, pattern["$equals"], observed))
+        if isinstance(observed, list):
+            if keys:
+                return [Mismatch(path, Shown("a mapping"), _shown_kind(observed))]
+            items = self._labels(observed) if top else [str(i) for i in range(len(observed))]
+            if "$in_order" in pattern:
+                out += self._in_order(pattern["$in_order"], observed, path, items, top)
+            if "$adjacent" in pattern:
+                out += self._adjacent(pattern["$adjacent"], observed, path, items, top)
+            if "$absent" in pattern:
+                out += self._absent_items(pattern["$absent"], observed, path, items, top)
+            return out
+        for op in ("$in_order", "$adjacent"):
+            if op in pattern:
+                out.append(Mismatch(path, Shown(f"a list ({op})"), _shown_kind(observed)))
+        if not isinstance(observed, Mapping):
+            if keys or "$absent" in pattern:
+                out.append(Mismatch(path, Shown("a mapping"), _shown_kind(observed)))
+            return out
+        for name in pattern.get("$absent", ()):
+            if name in observed:
+                out.append(Mismatch(f"{path}.{name}", Shown("absent"), observed[name]))
+        for name, want in keys.items():
+            if name not in observed:
+                out.append(Mismatch(f"{path}.{name}", want, Shown("no such key")))
+            else:
+                out += self.match(want, observed[name], f"{path}.{name}", top=None)
+        return out
+
+    # -- lists -----------------------------------------------------------------------------
+
+    def _item(self, pattern: Any, observed: Any, path: str, top: bool | None) -> list[Mismatch]:
+        """One item of a list: shorthand applies to the items of the keyed list only."""
+        return self.match(pattern, observed, path, top=False if top else None)
+
+    def _labels(self, observed: Sequence[Any]) -> list[str]:
+        """The path label of each item: its key value (``#n`` when it repeats), else index."""
+        if self.key is None:
+            return [str(i) for i in range(len(observed))]
+        values = [item.get(self.key) if isinstance(item, Mapping) else None
+                  for item in observed]
+        seen: dict[Any, int] = {}
+        labels = []
+        for i, v in enumerate(values):
+            if v is None or not isinstance(v, str):
+                labels.append(str(i))
+                continue
+            seen[v] = seen.get(v, 0) + 1
+            labels.append(v if values.count(v) == 1 else f"{v}#{seen[v]}")
+        return labels
+
+    def _named(self, pattern: Any) -> Any:
+        """The key value a pattern item names (its shorthand, or its key field), if any."""
+        if isinstance(pattern, str):
+            return pattern
+        if isinstance(pattern, Mapping) and self.key is not None:
+            return pattern.get(self.key)
+        return None
+
+    def _same_key(self, pattern: Any, item: Any) -> bool:
+        named = self._named(pattern)
+        return (named is not None and isinstance(item, Mapping)
+                and _same(named, item.get(self.key or "")))
+
+    def _show_item(self, item: Any, pattern: Any) -> Any:
+        """An observed item as a mismatch shows it: what the pattern asked about."""
+        if isinstance(item, Mapping) and self.key is not None:
+            if isinstance(pattern, str):
+                return item.get(self.key)
+            if isinstance(pattern, Mapping):
+                return {k: item[k] for k in pattern if k in item}
+        return item
+
+    def _sequence(self, pattern: list[Any], observed: list[Any], path: str, top: bool | None
+                  ) -> list[Mismatch]:
+        labels = self._labels(observed) if top else [str(i) for i in range(len(observed))]
+        out: list[Mismatch] = []
+        for i in range(max(len(pattern), len(observed))):
+            if i >= len(observed):
+                out.append(Mismatch(f"{path}[{i}]", pattern[i], Shown("end of list")))
+                break
+            if i >= len(pattern):
+                out.append(Mismatch(f"{path}[{i}]", Shown("end of list"),
+                                    self._show_item(observed[i], pattern[-1] if pattern
+                                                    else None)))
+                break
+            named = top and self._same_key(pattern[i], observed[i])
+            here = f"{path}[{labels[i] if named else i}]"
+            found = self._item(pattern[i], observed[i], here, top)
+            if found:
+                out += found
+                break
+        if out and len(pattern) != len(observed):
+            out.append(Mismatch(path, Shown(f"{len(pattern)} items"),
+                                Shown(f"{len(observed)}")))
+        return out
+
+    def _in_order(self, patterns: list[Any], observed: list[Any], path: str,
+                  labels: list[str], top: bool | None) -> list[Mismatch]:
+        pos = 0
+        for p in patterns:
+            hit = next((i for i in range(pos, len(observed))
+                        if not self._item(p, observed[i], "", top)), None)
+            if hit is not None:
+                pos = hit + 1
+                continue
+            after = f" after {path}[{labels[pos - 1]}]" if pos else ""
+            return self._closest(p, observed, path, labels, top, pos, after)
+        return []
+
+    def _closest(self, p: Any, observed: list[Any], path: str, labels: list[str], top: bool | None,
+                 pos: int, after: str) -> list[Mismatch]:
+        """Why ``p`` matched nothing from ``pos`` on: the nearest item of the same key."""
+        same = [i for i in range(pos, len(observed)) if self._same_key(p, observed[i])]
+        if not same and self._named(p) is None:
+            same = list(range(pos, len(observed)))
+        if same and not isinstance(p, str):
+            tries = [self._item(p, observed[i], f"{path}[{labels[i]}]", top) for i in same]
+            return min(tries, key=len)
+        earlier = [i for i in range(pos) if not self._item(p, observed[i], "", top)]
+        if earlier:
+            return [Mismatch(path, Shown(f"{render(p)}{after}"),
+                             Shown(f"only before it, at {path}[{labels[earlier[-1]]}]"))]
+        return [Mismatch(path, Shown(f"{render(p)}{after}"), Shown("none"))]
+
+    def _adjacent(self, patterns: list[Any], observed: list[Any], path: str,
+                  labels: list[str], top: bool | None) -> list[Mismatch]:
+        if not patterns:
+            return []
+        best: tuple[int, int] | None = None  # (items matched, start)
+        for start in range(len(observed)):
+            n = 0
+            while (n < len(patterns) and start + n < len(observed)
+                   and not self._item(patterns[n], observed[start + n], "", top)):
+                n += 1
+            if n == len(patterns):
+                return []
+            if n and (best is None or n > best[0]):
+                best = (n, start)
+        if best is None:
+            return self._closest(patterns[0], observed, path, labels, top, 0, "")
+        n, start = best
+        previous = f"{path}[{labels[start + n - 1]}]"
+        at = start + n
+        want = Shown(f"{render(patterns[n])} right after {previous}")
+        if at >= len(observed):
+            return [Mismatch(path, want, Shown("end of list"))]
+        if self._same_key(patterns[n], observed[at]):
+            return self._item(patterns[n], observed[at], f"{path}[{labels[at]}]", top)
+        return [Mismatch(path, want, self._show_item(observed[at], patterns[n]))]
+
+    def _absent_items(self, patterns: list[Any], observed: list[Any], path: str,
+                      labels: list[str], top: bool | None) -> list[Mismatch]:
+        return [Mismatch(f"{path}[{labels[i]}]", Shown("absent"),
+                         self._show_item(item, p))
+                for p in patterns for i, item in enumerate(observed)
+                if not self._item(p, item, "", top)]
+
+
+def _same(want: Any, got: Any) -> bool:
+    """Equal, with ``true``/``false`` never equal to ``1``/``0`` at any depth."""
+    if isinstance(want, bool) or isinstance(got, bool):
+        return isinstance(want, bool) and isinstance(got, bool) and want is got
+    if isinstance(want, Mapping) and isinstance(got, Mapping):
+        return (set(want) == set(got)
+                and all(_same(want[k], got[k]) for k in want))
+    if isinstance(want, list | tuple) and isinstance(got, list | tuple):
+        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
+    return bool(want == got)
+
+
+def _plain(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def _shown_kind(value: Any) -> Shown:
+    if isinstance(value, list):
+        return Shown(f"a list of {len(value)}: {render(value)}")
+    if isinstance(value, Mapping):
+        return Shown(f"a mapping: {render(value)}")
+    return Shown(render(value))
+
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/ #]*")
+_WORDS = frozenset({"null", "true", "false", "yes", "no", "on", "off", "~"})
+
+
+def render(value: Any) -> str:
+    """``value`` as a mismatch shows it: YAML flow style (strings unquoted when plain)."""
+    if isinstance(value, Shown):
+        return str(value)
+    value = _plain(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        plain = (_PLAIN.fullmatch(value) is not None and value.lower() not in _WORDS
+                 and not value.endswith(" "))
+        return value if plain else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {render(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render(v) for v in value) + "]"
+    return str(value)
