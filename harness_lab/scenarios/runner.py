@@ -45,6 +45,7 @@ from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_fil
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
+from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
@@ -203,8 +204,9 @@ class ScenarioRun:
         self.plan = plan
         config = plan.configure(base_config, list(tools)) if plan is not None else base_config
         first = self._components(None, tools)
-        harness = Harness(first, base_config, store=self.store,
-                          latency=ScenarioLatency.from_spec(sc.latency))
+        latency = ScenarioLatency.from_spec(sc.latency)
+        ledger = InvocationLedger()  # the session's turns and the run share one ledger
+        harness = Harness(first, base_config, store=self.store, latency=latency, ledger=ledger)
         self.harness = harness
         if self.hook is not None:
             self.hook(harness)
@@ -212,20 +214,20 @@ class ScenarioRun:
         earlier: list[RunRecord] = []
         turn_mismatches: list[Mismatch] = []
         for t, turn in enumerate(sc.turns):
-            harness.app.components = self._components(turn, tools)
+            harness.prepare(self._components(turn, tools), base_config, ledger=ledger,
+                            latency=latency)
             record = harness.run(turn.query, session)
             earlier.append(record)
             if turn.expect is not None:
                 turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
                                                    m.observed)
                                           for m in compare(turn.expect, record)]
-        app = harness.app
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
-        app.components = components
-        app.config = config
         if plan is not None:
-            plan.install(harness, components)
+            components = plan.install(harness, components, config, latency)
+        else:
+            harness.prepare(components, config, ledger=ledger, latency=latency)
         handle = harness.submit(sc.query, session)
         if plan is not None:
             plan.arm(harness, handle)
@@ -234,7 +236,7 @@ class ScenarioRun:
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
         record = handle.record
-        return self._judge(record, tuple(earlier), _previous(app.components.model),
+        return self._judge(record, tuple(earlier), _previous(components.model),
                            turn_mismatches)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
