@@ -14,8 +14,9 @@ import harness_lab.native  # noqa: F401
 
 # isort: split
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
     from harness_lab.application.components import Components
@@ -75,16 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness_lab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's attributes, the lazily imported public names included."""
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

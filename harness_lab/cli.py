@@ -12,7 +12,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -87,10 +87,15 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
 
 def exit_codes(command: str) -> str:
     """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``."""
+    return exit_codes_epilog(COMMAND_EXIT_CODES[command])
+
+
+def exit_codes_epilog(codes: Mapping[int, str]) -> str:
+    """An ``exit codes:`` epilog listing ``codes`` (exit code: meaning), a line each."""
     import textwrap
 
     lines = ["exit codes:"]
-    for code, meaning in COMMAND_EXIT_CODES[command].items():
+    for code, meaning in codes.items():
         lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
                                subsequent_indent=" " * 7)
     return "\n".join(lines) + "\n"

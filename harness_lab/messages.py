@@ -51,17 +51,12 @@ class CallKind(StrEnum):
     GUARD = "guard"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Tokens one call consumed."""
 
     input_tokens: int = 0
     output_tokens: int = 0
-
-    def __init__(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "input_tokens", input_tokens)
-        object.__setattr__(self, "output_tokens", output_tokens)
 
 
 value_class(TokenUsage)  # see frozen.py
@@ -70,7 +65,7 @@ value_class(TokenUsage)  # see frozen.py
 NO_USAGE = TokenUsage()
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One earlier turn of the session, as routing history."""
 
@@ -79,19 +74,11 @@ class Turn:
     intent: IntentType | None
     answer: str | None
 
-    def __init__(self,
-                 run_id: str, query: str, intent: IntentType | None, answer: str | None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "run_id", run_id)
-        object.__setattr__(self, "query", query)
-        object.__setattr__(self, "intent", intent)
-        object.__setattr__(self, "answer", answer)
-
 
 value_class(Turn)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class PreviousTurn:
     """The last published DIAGNOSIS success of the session (doc §12.2); never a fallback."""
 
@@ -99,15 +86,6 @@ class PreviousTurn:
     query: str
     conclusion: str | None
     published_result: Mapping[str, Any]
-
-    def __init__(self,
-                 run_id: str, query: str, conclusion: str | None,
-                 published_result: Mapping[str, Any]) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "run_id", run_id)
-        object.__setattr__(self, "query", query)
-        object.__setattr__(self, "conclusion", conclusion)
-        object.__setattr__(self, "published_result", published_result)
 
 
 value_class(PreviousTurn)  # see frozen.py
@@ -153,7 +131,7 @@ class RouteReply:
 value_class(RouteReply)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class AnswerRequest:
     """A single controlled answer for the SYSTEM_CHAT or KNOWLEDGE_QUERY path."""
 
@@ -162,20 +140,11 @@ class AnswerRequest:
     history: tuple[Turn, ...]
     passages: tuple[str, ...] = ()
 
-    def __init__(self,
-                 intent: IntentType, query: str, history: tuple[Turn, ...],
-                 passages: tuple[str, ...] = ()) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "intent", intent)
-        object.__setattr__(self, "query", query)
-        object.__setattr__(self, "history", history)
-        object.__setattr__(self, "passages", passages)
-
 
 value_class(AnswerRequest)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class AnswerReply:
     """The answer text."""
 
@@ -183,32 +152,21 @@ class AnswerReply:
     usage: TokenUsage = NO_USAGE
     latency_s: float | None = None
 
-    def __init__(self,
-                 text: str, usage: TokenUsage = NO_USAGE, latency_s: float | None = None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "usage", usage)
-        object.__setattr__(self, "latency_s", latency_s)
-
 
 value_class(AnswerReply)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class RetrievalRequest:
     """One knowledge retrieval."""
 
     query: str
 
-    def __init__(self, query: str) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "query", query)
-
 
 value_class(RetrievalRequest)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class RetrievalReply:
     """Retrieved passages."""
 
@@ -216,31 +174,17 @@ class RetrievalReply:
     usage: TokenUsage = NO_USAGE
     latency_s: float | None = None
 
-    def __init__(self,
-                 passages: tuple[str, ...], usage: TokenUsage = NO_USAGE,
-                 latency_s: float | None = None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "passages", passages)
-        object.__setattr__(self, "usage", usage)
-        object.__setattr__(self, "latency_s", latency_s)
-
 
 value_class(RetrievalReply)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ToolCallRequest:
     """A tool request as the model wrote it."""
 
     name: str
     scope: Mapping[str, Any]
     call_id: str | None = None
-
-    def __init__(self, name: str, scope: Mapping[str, Any], call_id: str | None = None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "scope", scope)
-        object.__setattr__(self, "call_id", call_id)
 
 
 value_class(ToolCallRequest)  # see frozen.py
@@ -384,7 +328,7 @@ class GuardReply:
 value_class(GuardReply)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class RepairRequest:
     """EvidenceRepair input: the draft and what EvidenceGuard found wrong."""
 
@@ -393,16 +337,6 @@ class RepairRequest:
     draft: Mapping[str, Any]
     problems: tuple[str, ...]
     citable: tuple[str, ...]
-
-    def __init__(self,
-                 run_id: str, query: str, draft: Mapping[str, Any], problems: tuple[str, ...],
-                 citable: tuple[str, ...]) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "run_id", run_id)
-        object.__setattr__(self, "query", query)
-        object.__setattr__(self, "draft", draft)
-        object.__setattr__(self, "problems", problems)
-        object.__setattr__(self, "citable", citable)
 
 
 value_class(RepairRequest)  # see frozen.py

@@ -14,10 +14,10 @@ costs several times a module global.) Write the member itself, not an alias of i
 from __future__ import annotations
 
 from enum import StrEnum
-from operator import attrgetter
 from typing import Final, TypeVar
 
 from harness_lab.errors import IllegalTransition
+from harness_lab.speedups import read_value_in_c
 
 __all__ = [
     "SSE_TRANSITIONS",
@@ -51,16 +51,10 @@ __all__ = [
 
 
 class _Axis(StrEnum):
-    """Base of the state enums: a member's ``value`` read by a C-level getter.
-
-    ``Enum.value`` is a descriptor written in Python (``enum.property``), some three times the
-    cost of reading the member's ``_value_``; a run reads two dozen values into its trace,
-    SSE events and stored row. The getter set below gives the same string.
-    """
+    """Base of the state enums: a member's ``value`` is read in C (``harness_lab.speedups``)."""
 
 
-_Axis.value = property(attrgetter("_value_"),  # type: ignore[assignment,method-assign]
-                       doc="The member's string value.")
+read_value_in_c(_Axis)
 
 
 class RunState(_Axis):

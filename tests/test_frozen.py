@@ -1,98 +1,18 @@
-"""quick_init keeps a frozen dataclass's construction behaviour and its immutability."""
+"""The frozen value classes of the run core: pickled by constructor, and their written inits."""
 
 from __future__ import annotations
 
 import ast
+import copyreg
 import dataclasses
-import inspect
+import importlib
 import pickle
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from harness_lab.frozen import quick_init
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Point:
-    x: int
-    y: int = 2
-    tags: list[str] = field(default_factory=list)
-    label: str = field(default="p", kw_only=True)
-
-
-@quick_init
-@dataclass(frozen=True)
-class Checked:
-    value: int
-    doubled: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        if self.value < 0:
-            raise ValueError("negative")
-        object.__setattr__(self, "doubled", 2 * self.value)
-
-
-def test_fields_are_set_from_positional_and_keyword_arguments() -> None:
-    p = Point(1, 5, ["a"], label="q")
-    assert (p.x, p.y, p.tags, p.label) == (1, 5, ["a"], "q")
-
-
-def test_defaults_fill_missing_arguments() -> None:
-    p = Point(7)
-    assert (p.y, p.tags, p.label) == (2, [], "p")
-
-
-def test_each_instance_gets_its_own_default_factory_value() -> None:
-    a, b = Point(1), Point(2)
-    a.tags.append("only a")
-    assert b.tags == []
-
-
-def test_a_keyword_only_field_refuses_a_positional_argument() -> None:
-    with pytest.raises(TypeError):
-        Point(1, 2, [], "q")  # type: ignore[misc]
-
-
-def test_a_missing_required_argument_is_a_type_error() -> None:
-    with pytest.raises(TypeError):
-        Point()  # type: ignore[call-arg]
-
-
-def test_assigning_a_field_still_raises() -> None:
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        Point(1).x = 3  # type: ignore[misc]
-
-
-def test_post_init_runs_and_may_refuse() -> None:
-    assert Checked(4).doubled == 8
-    with pytest.raises(ValueError, match="negative"):
-        Checked(-1)
-
-
-def test_equality_hash_replace_and_pickle_behave_as_before() -> None:
-    p = Point(1, 2, label="z")
-    assert p == Point(1, 2, [], label="z")
-    assert hash(Checked(3)) == hash(Checked(3))
-    assert dataclasses.replace(p, y=9) == Point(1, 9, [], label="z")
-    assert pickle.loads(pickle.dumps(p)) == p
-
-
-def test_the_signature_names_the_fields() -> None:
-    params = inspect.signature(Point).parameters
-    assert list(params) == ["x", "y", "tags", "label"]
-    assert params["label"].kind is inspect.Parameter.KEYWORD_ONLY
-
-
-def test_a_class_that_is_not_a_frozen_dataclass_is_refused() -> None:
-    @dataclass
-    class Mutable:
-        x: int
-
-    with pytest.raises(TypeError, match="not a frozen dataclass"):
-        quick_init(Mutable)
+from harness_lab.frozen import reduce_by_fields
+from harness_lab.native import compiled_module_names
 
 
 def _written_inits() -> list[tuple[str, list[tuple[str, str | None]], list[tuple[str, str | None]],
@@ -192,6 +112,30 @@ def test_a_played_run_record_pickles_and_deep_copies_to_an_equal_record() -> Non
     assert record.trace and record.invocations and record.sse_events
     assert pickle.loads(pickle.dumps(record)) == record
     assert copy.deepcopy(record) == record
+
+
+def test_every_frozen_dataclass_of_the_run_core_is_pickled_by_its_constructor() -> None:
+    frozen = [cls for name in compiled_module_names()
+              for cls in vars(importlib.import_module(name)).values()
+              if isinstance(cls, type) and cls.__module__ == name
+              and dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen]
+    assert len(frozen) > 30
+    unregistered = [c.__qualname__ for c in frozen
+                    if copyreg.dispatch_table.get(c) is not reduce_by_fields]
+    assert unregistered == []
+
+
+def test_a_session_context_pickles_and_deep_copies_to_an_equal_value() -> None:
+    import copy
+
+    from harness_lab.ports import PreviousTurn, Turn
+    from harness_lab.states import IntentType
+    from harness_lab.store.base import SessionContext
+
+    context = SessionContext((Turn("run-1", "hi", IntentType.SYSTEM_CHAT, "hello"),),
+                             PreviousTurn("run-0", "why?", "disk full", {"conclusion": "x"}))
+    assert pickle.loads(pickle.dumps(context)) == context
+    assert copy.deepcopy(context) == context
 
 
 def test_a_live_run_starts_with_every_field_at_its_declared_default() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from harness_lab.frozen import quick_init
+from harness_lab.frozen import value_class
 from harness_lab.ports import (
     DiagnosisModel,
     EvidenceRepair,
@@ -31,7 +31,6 @@ def tool_map(tools: Iterable[Tool] | Mapping[str, Tool]) -> dict[str, Tool]:
     return out
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Components:
     """Everything external a run calls: each implements a protocol of ``harness_lab.ports``.
@@ -49,3 +48,6 @@ class Components:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools", tool_map(self.tools))
+
+
+value_class(Components)  # see frozen.py

@@ -68,15 +68,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab audit``."""
-    from harness_lab.cli import HelpFormatter
+    from harness_lab.cli import HelpFormatter, exit_codes_epilog
 
-    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
     p = sub.add_parser(
         "audit", help="check stored runs (a log, an export, a database) against the invariants",
         description="Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool "
                     "invocations (and SSE events when the source has them) and check every "
                     "lifecycle invariant and the §10/§12.2 mappings on it (docs/logs.md).",
-        epilog="\n".join(lines), formatter_class=HelpFormatter)
+        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
     p.add_argument("source", metavar="SOURCE",
                    help="a run log, a JSON Lines export of rows, or a database URL "
                         "(sqlite:///runs.db, postgresql://...)")

@@ -22,6 +22,9 @@ class BudgetLimits:
     bytes: int | None = None
 
 
+value_class(BudgetLimits)  # see frozen.py
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Usage:
     """What a run consumed, by budget kind, plus the token split."""

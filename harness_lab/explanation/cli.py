@@ -105,14 +105,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab explain``."""
-    from harness_lab.cli import HelpFormatter
+    from harness_lab.cli import HelpFormatter, exit_codes_epilog
 
-    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
     p = sub.add_parser(
         "explain", help="answer doc §15's troubleshooting questions for a run",
         description="Why did the user get this outcome? Why did collection stop? Why is "
                     "there no SSE done? Each answer cites the states and trace events it "
-                    "comes from.", epilog="\n".join(lines), formatter_class=HelpFormatter)
+                    "comes from.", epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
     p.add_argument("run", nargs="+", metavar="RUN",
                    help="a scenario file, FILE[variant] or directory (run now), a run log "
                         "(every run in it), or LOG#NAME for one scenario or run id of a log")

@@ -330,8 +330,11 @@ def _deadline(f: fs.Deadline, base: BaseRun) -> Prescription:
     return _timeout(base, trigger.facts, rule)
 
 
-def _latency_spike(f: fs.LatencySpike, base: BaseRun) -> Prescription:
-    pair = base.call(f.call, f.n, f.tool)
+def _live_call(base: BaseRun, call: CallKind, n: int, tool: str | None = None
+               ) -> tuple[BoundaryState, BoundaryState] | Prescription:
+    """The boundaries before and after the base run's n-th ``call`` (of ``tool``), when a
+    fault there meets the run still live; else the row that holds instead."""
+    pair = base.call(call, n, tool)
     if pair is None:
         return _any("the base run never makes this call")
     before, after = pair
@@ -339,6 +342,14 @@ def _latency_spike(f: fs.LatencySpike, base: BaseRun) -> Prescription:
         return _any("the base scenario's own fault acts at this call")
     if not before.live:
         return _base(base, _ENDED)
+    return pair
+
+
+def _latency_spike(f: fs.LatencySpike, base: BaseRun) -> Prescription:
+    pair = _live_call(base, f.call, f.n, f.tool)
+    if isinstance(pair, Prescription):
+        return pair
+    before, after = pair
     if f.latency_s < base.deadline_at - before.t:
         return _any("the spike ends before the deadline; the timeline shifts")
     if base.call_raised(before):
@@ -445,14 +456,10 @@ def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str,
     a provider error is instant unless it says otherwise, so the variant's ``after``
     boundary may come before a deadline the base run's call outlived.
     """
-    pair = base.call(call, n)
-    if pair is None:
-        return _any("the base run never makes this call")
+    pair = _live_call(base, call, n)
+    if isinstance(pair, Prescription):
+        return pair
     before, after = pair
-    if base.faults_at(before) or base.faults_at(after):
-        return _any("the base scenario's own fault acts at this call")
-    if not before.live:
-        return _base(base, _ENDED)
     ends = after.t if duration is None else before.t + duration
     if ends >= base.deadline_at:
         return _base(base, "the run timed out while the call was in flight; its late result "

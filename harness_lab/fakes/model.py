@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+Q = TypeVar("Q")
+S = TypeVar("S")
 R = TypeVar("R", ModelReply, RouteReply, AnswerReply, RetrievalReply, GuardReply)
 
 Step = ModelReply | BaseException | Callable[[AgentRequest], ModelReply]
@@ -148,37 +150,48 @@ def play_step(step: object, request: Any, reply_type: type[R]) -> R:
     raise TypeError(f"not a scripted step: {step!r}")
 
 
-class ScriptedModel:
+class Scripted(Generic[Q, S]):
+    """Shared state of the scripted fakes: name, defaults, script and recorded requests."""
+
+    __test__ = False
+
+    def __init__(self, name: str, script: Script[S], latency_s: float | None,
+                 usage: TokenUsage | None) -> None:
+        self.name = name
+        self.script = script
+        self.latency_s = check_seconds(name, "latency_s", latency_s)
+        self.usage = check_usage(name, "usage", usage)
+        self.requests: list[Q] = []
+
+    @property
+    def remaining(self) -> int | None:
+        """Steps not yet played; ``None`` when a single step repeats."""
+        return self.script.remaining
+
+    def rewind(self) -> None:
+        """Play again from the first step, with no request recorded (a fresh run's fake)."""
+        self.requests = []
+        self.script.rewind()
+
+    def _next(self, request: Q) -> S:
+        self.requests.append(request)
+        return self.script.take(len(self.requests))
+
+
+class ScriptedModel(Scripted[AgentRequest, Step]):
     """A DiagnosisModel that plays ``steps`` in order, one per ``step`` call.
 
     ``latency_s`` and ``usage`` fill in replies that carry none of their own.
     """
 
-    __test__ = False
-
     def __init__(self, steps: Sequence[Step], *, name: str = "ScriptedModel",
                  latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
-        self.name = name
-        self.latency_s = check_seconds(name, "latency_s", latency_s)
-        self.usage = check_usage(name, "usage", usage)
-        self.requests: list[AgentRequest] = []
-        self.script: Script[Step] = Script(name, steps)
-
-    @property
-    def remaining(self) -> int | None:
-        """Steps not yet played."""
-        return self.script.remaining
-
-    def rewind(self) -> None:
-        """Play again from the first step, with no request recorded (a fresh run's model)."""
-        self.requests = []
-        self.script.rewind()
+        super().__init__(name, Script(name, steps), latency_s, usage)
 
     def step(self, request: AgentRequest) -> ModelReply:
         """Record ``request`` and play the next step (ScriptExhausted after the last)."""
-        self.requests.append(request)
-        step = self.script.take(len(self.requests))
-        return with_defaults(play_step(step, request, ModelReply), self.latency_s, self.usage)
+        return with_defaults(play_step(self._next(request), request, ModelReply),
+                             self.latency_s, self.usage)
 
 
 class CallbackModel:

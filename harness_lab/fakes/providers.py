@@ -9,11 +9,18 @@ none of their own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from harness_lab.errors import ProviderError
-from harness_lab.fakes.model import EvidenceItem, FactItem, Script, draft, play_step, with_defaults
-from harness_lab.fakes.values import check_seconds, check_usage
+from harness_lab.fakes.model import (
+    EvidenceItem,
+    FactItem,
+    Script,
+    Scripted,
+    draft,
+    play_step,
+    with_defaults,
+)
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
@@ -46,8 +53,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Q = TypeVar("Q")
-S = TypeVar("S")
 
 DEFAULT_ANSWER = "A scripted answer."
 """What a ScriptedResponder answers when given no answers."""
@@ -81,41 +86,13 @@ def _keep(value: T) -> T:
     return value
 
 
-class _Scripted(Generic[Q, S]):
-    """Shared state of the provider fakes: name, defaults, script and recorded requests."""
-
-    __test__ = False
-
-    def __init__(self, name: str, script: Script[S], latency_s: float | None,
-                 usage: TokenUsage | None) -> None:
-        self.name = name
-        self.script = script
-        self.latency_s = check_seconds(name, "latency_s", latency_s)
-        self.usage = check_usage(name, "usage", usage)
-        self.requests: list[Q] = []
-
-    @property
-    def remaining(self) -> int | None:
-        """Steps not yet played; ``None`` when a single step repeats."""
-        return self.script.remaining
-
-    def rewind(self) -> None:
-        """Play again from the first step, with no request recorded (a fresh run's fake)."""
-        self.requests = []
-        self.script.rewind()
-
-    def _next(self, request: Q) -> S:
-        self.requests.append(request)
-        return self.script.take(len(self.requests))
-
-
 def _intent(value: RouteStep) -> RouteStep:
     if isinstance(value, str):
         return IntentType(value)
     return value
 
 
-class ScriptedRouter(_Scripted[RouteRequest, RouteStep]):
+class ScriptedRouter(Scripted[RouteRequest, RouteStep]):
     """A Router answering scripted intents; one intent repeats, a sequence is consumed."""
 
     def __init__(self, intents: RouteStep | Sequence[RouteStep], *,
@@ -131,7 +108,7 @@ class ScriptedRouter(_Scripted[RouteRequest, RouteStep]):
         return with_defaults(play_step(step, request, RouteReply), self.latency_s, self.usage)
 
 
-class ScriptedResponder(_Scripted[AnswerRequest, AnswerStep]):
+class ScriptedResponder(Scripted[AnswerRequest, AnswerStep]):
     """A Responder answering scripted texts; one text repeats, a sequence is consumed."""
 
     def __init__(self, answers: AnswerStep | Sequence[AnswerStep] = DEFAULT_ANSWER, *,
@@ -155,7 +132,7 @@ def _passages(value: RetrievalStep) -> RetrievalStep:
     return tuple(value)
 
 
-class ScriptedRetriever(_Scripted[RetrievalRequest, RetrievalStep]):
+class ScriptedRetriever(Scripted[RetrievalRequest, RetrievalStep]):
     """A Retriever: ``passages`` answer every call; ``script`` is consumed one step per call.
 
     ``ScriptedRetriever(("a", "b"))`` retrieves ``("a", "b")`` forever;
@@ -189,7 +166,7 @@ def _verdict(value: GuardStep) -> GuardStep:
     return value
 
 
-class ScriptedSemanticGuard(_Scripted[GuardRequest, GuardStep]):
+class ScriptedSemanticGuard(Scripted[GuardRequest, GuardStep]):
     """A SemanticGuard playing verdicts; one verdict repeats, a sequence is consumed.
 
     SUPPORTED and UNSUPPORTED become a GuardReply with ``rationale``; UNAVAILABLE raises
@@ -213,7 +190,7 @@ class ScriptedSemanticGuard(_Scripted[GuardRequest, GuardStep]):
         return with_defaults(play_step(step, request, GuardReply), self.latency_s, self.usage)
 
 
-class ScriptedRepair(_Scripted[RepairRequest, RepairStep]):
+class ScriptedRepair(Scripted[RepairRequest, RepairStep]):
     """An EvidenceRepair playing ``steps`` in order, one per ``repair`` call."""
 
     def __init__(self, steps: Sequence[RepairStep], *, latency_s: float | None = None,

@@ -10,6 +10,7 @@ from typing import Any
 from harness_lab.errors import ToolExecutionError
 from harness_lab.fakes.model import Script
 from harness_lab.fakes.values import check_reply
+from harness_lab.frozen import value_class
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.tools.scope import normalize_scope, scope_problem
 
@@ -119,6 +120,8 @@ class Unprojectable:
 
 
 _BEHAVIOURS = (Evidence, NoEvidence, ToolFailure, Oversize, Unprojectable)
+for _behaviour in _BEHAVIOURS:
+    value_class(_behaviour)  # see frozen.py
 
 ToolBehaviour = (Evidence | NoEvidence | ToolFailure | Oversize | Unprojectable | ToolOutput
                  | Callable[[ToolInput], ToolOutput])

@@ -9,8 +9,9 @@ helpers (:mod:`harness_lab.logs.options`) load nothing heavy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
     from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, log_directory
@@ -31,16 +32,4 @@ __all__ = ["DEFAULT_LOG_DIR", "FORMAT_VERSION", "LOG_DIR_ENV", "Log", "LogEntry"
            "LogWriter", "log_directory", "log_schema", "read_log"]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness_lab.logs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's attributes, the lazily imported public names included."""
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

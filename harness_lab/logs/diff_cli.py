@@ -108,17 +108,16 @@ def _fresh(args: argparse.Namespace) -> Any:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab diff``."""
-    from harness_lab.cli import HelpFormatter
+    from harness_lab.cli import HelpFormatter, exit_codes_epilog
     from harness_lab.logs.options import add_log_options
 
-    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
     p = sub.add_parser(
         "diff", help="compare two run logs (or a log and a fresh run); exit 1 on a regression",
         description="List the scenarios whose outcome, states, SSE events, trace or stored "
                     "row changed, new failures, new passes, added and removed scenarios. A "
                     "scenario regressed when it was ok and is not, or when its outcome "
                     "changed while its scenario file did not (docs/logs.md).",
-        epilog="\n".join(lines), formatter_class=HelpFormatter)
+        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
     p.add_argument("old", metavar="OLD", help="the earlier run log (*.jsonl)")
     p.add_argument("new", metavar="NEW", nargs="?", help="the later run log")
     p.add_argument("--run", nargs="+", metavar="PATH",

@@ -4,8 +4,9 @@ expectations; a loader that names file, line and field of every problem; and a r
 Names are imported on first use, so checking files (``harness-lab validate``) loads neither
 the run core nor SQLAlchemy."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
     from harness_lab.scenarios.loader import (
@@ -55,11 +56,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its submodule on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness_lab.scenarios' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"harness_lab.scenarios.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = on_first_use(
+    __name__, globals(), {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()})

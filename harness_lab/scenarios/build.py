@@ -25,6 +25,7 @@ from harness_lab.fakes import (
     Unprojectable,
 )
 from harness_lab.fakes.tools import ToolBehaviour
+from harness_lab.frozen import value_class
 from harness_lab.ports import (
     AgentRequest,
     AnswerReply,
@@ -396,3 +397,6 @@ class ScenarioLatency:
         if reply_latency is not None:
             return reply_latency
         return self.defaults.get(kind, 0.0)
+
+
+value_class(ScenarioLatency)  # see frozen.py

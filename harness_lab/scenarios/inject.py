@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.core.budget import BudgetLimits
-from harness_lab.core.context import Boundary, RunContext
+from harness_lab.core.context import Boundary, LatencyModel, RunContext
 from harness_lab.errors import ProcessCrash, ProviderError, ToolExecutionError
 from harness_lab.ports import (
     AgentRequest,
@@ -108,13 +108,17 @@ class FaultPlan:
                             deadline_s=self.deadline_s(config.deadline_s),
                             authorized_tools=self.authorized(tools, config.authorized_tools))
 
-    def install(self, harness: Harness, components: Components) -> None:
-        """Make the harness's next run go through this plan's wrappers, probe and hooks."""
-        app = harness.app
-        app.components = self.wrap(components)
-        app.probe = self
-        app.ledger = self.ledger()
-        harness.before_send = self.before_send
+    def install(self, harness: Harness, components: Components, config: HarnessConfig,
+                latency: LatencyModel | None) -> Components:
+        """Prepare the harness's next run to go through this plan's wrappers, probe and hooks.
+
+        ``config`` is the run's configuration (see :meth:`configure`), ``latency`` its
+        latency model. Returns the wrapped components the run will call.
+        """
+        wrapped = self.wrap(components)
+        harness.prepare(wrapped, config, ledger=self.ledger(), latency=latency, probe=self,
+                        before_send=self.before_send)
+        return wrapped
 
     def arm(self, harness: Harness, handle: RunHandle) -> None:
         """Schedule the timed faults of the submitted run ``handle``."""

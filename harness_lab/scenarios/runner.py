@@ -47,6 +47,7 @@ from harness_lab.scenarios.snapshot import check_snapshot
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
+from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
@@ -208,8 +209,9 @@ class ScenarioRun:
         self.plan = plan
         config = plan.configure(base_config, list(tools)) if plan is not None else base_config
         first = self._components(None, tools)
-        harness = Harness(first, base_config, store=self.store,
-                          latency=ScenarioLatency.from_spec(sc.latency))
+        latency = ScenarioLatency.from_spec(sc.latency)
+        ledger = InvocationLedger()  # the session's turns and the run share one ledger
+        harness = Harness(first, base_config, store=self.store, latency=latency, ledger=ledger)
         self.harness = harness
         if self.hook is not None:
             self.hook(harness)
@@ -218,7 +220,8 @@ class ScenarioRun:
         turn_mismatches: list[Mismatch] = []
         turn_observations: list[dict[str, Any]] = []
         for t, turn in enumerate(sc.turns):
-            harness.app.components = self._components(turn, tools)
+            harness.prepare(self._components(turn, tools), base_config, ledger=ledger,
+                            latency=latency)
             record = harness.run(turn.query, session)
             earlier.append(record)
             seen = _observe(record, harness.handles[-1].live, harness.app.components)
@@ -227,13 +230,12 @@ class ScenarioRun:
                 turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected, m.observed,
                                              m.detail)
                                     for m in compare(turn.expect, record, seen)]
-        app = harness.app
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
-        app.components = components
-        app.config = config
         if plan is not None:
-            plan.install(harness, components)
+            components = plan.install(harness, components, config, latency)
+        else:
+            harness.prepare(components, config, ledger=ledger, latency=latency)
         handle = harness.submit(sc.query, session)
         if plan is not None:
             plan.arm(harness, handle)
@@ -242,7 +244,7 @@ class ScenarioRun:
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
         record = handle.record
-        observation = _observe(record, handle.live, app.components)
+        observation = _observe(record, handle.live, harness.app.components)
         if turn_observations:
             observation["turns"] = turn_observations
         return self._judge(record, tuple(earlier), observation, turn_mismatches)

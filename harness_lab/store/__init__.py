@@ -7,9 +7,9 @@ The SQL stores are imported on first use, so code that persists nothing (a sweep
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness_lab.lazy import on_first_use
 from harness_lab.store.base import (
     RUN_COLUMNS,
     RunCompletion,
@@ -40,11 +40,4 @@ _ON_FIRST_USE = {"GroupCommitStore": "harness_lab.store.group",
                  "SqlRunStore": "harness_lab.store.sql"}
 
 
-def __getattr__(name: str) -> Any:
-    """The SQL stores, imported when first asked for."""
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = on_first_use(__name__, globals(), _ON_FIRST_USE)

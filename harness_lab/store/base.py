@@ -29,17 +29,12 @@ COMPLETION_COLUMNS: tuple[str, ...] = tuple(
     if name not in ("run_id", "session_id", "query", "intent", "created_at"))
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SessionContext:
     """What a new turn reads before its run starts (doc §2): history and PreviousTurn."""
 
     history: tuple[Turn, ...]
     previous_turn: PreviousTurn | None
-
-    def __init__(self, history: tuple[Turn, ...], previous_turn: PreviousTurn | None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "history", history)
-        object.__setattr__(self, "previous_turn", previous_turn)
 
 
 value_class(SessionContext)  # see frozen.py

@@ -200,10 +200,11 @@ class GridPoint:
         plan = FaultPlan(sc.faults) if sc.faults else None
         config = (plan.configure(self.config, list(components.tools)) if plan is not None
                   else self.config)
-        harness.prepare(components, config, ledger=self._ledger,
-                        latency=SampleLatency(stream, self.samplers, self.defaults))
+        latency = SampleLatency(stream, self.samplers, self.defaults)
         if plan is not None:
-            plan.install(harness, components)
+            plan.install(harness, components, config, latency)
+        else:
+            harness.prepare(components, config, ledger=self._ledger, latency=latency)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
         if not restart_clock(harness.env):

@@ -138,5 +138,8 @@ class ToolRejection:
                 "call_id": self.call_id}
 
 
+value_class(ToolRejection)  # see frozen.py
+
+
 def _v(e: Any) -> Any:
     return None if e is None else e._value_  # an enum's plain value, without the property
