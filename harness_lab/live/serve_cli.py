@@ -135,8 +135,9 @@ def register(sub: Any) -> None:
                    help="an OpenAI-compatible endpoint (e.g. http://127.0.0.1:9000/v1) for the "
                         "router, diagnosis model, guard, repair and responder")
     p.add_argument("--tool-url", metavar="URL",
-                   help="where the HTTP JSON tools are: each tool is POSTed at "
-                        "URL/tools/NAME (default: --provider-url)")
+                   help="where the HTTP JSON tools and the knowledge retriever are: tool "
+                        "NAME is POSTed at URL/tools/NAME, the retriever at URL/retriever "
+                        "(default: the scheme, host and port of --provider-url)")
     p.add_argument("--model", default="gpt-4o-mini", metavar="NAME",
                    help="the model name sent with each chat completion")
     p.add_argument("--time-scale", type=float, default=1.0, metavar="X",

@@ -17,7 +17,7 @@ from harness_lab.config import HarnessConfig
 from harness_lab.core.context import LatencyModel
 from harness_lab.scenarios.spec import Scenario
 
-__all__ = ["HttpSource", "RunParts", "RunSource", "ScenarioSource", "SourceError",
+__all__ = ["HttpRetriever", "HttpSource", "RunParts", "RunSource", "ScenarioSource", "SourceError",
            "load_scenario"]
 
 
@@ -95,13 +95,48 @@ class ScenarioSource:
         return f"scripted providers of {self.label}"
 
 
+class HttpRetriever:
+    """A Retriever that POSTs ``{"query": ...}`` to ``url`` and reads ``{"passages": [...]}``.
+
+    An HTTP error, a timeout, a transport error or an answer without a list of text
+    ``passages`` is a :class:`~harness_lab.errors.ProviderError`.
+    """
+
+    def __init__(self, url: str, http: Any, *, timeout_s: float = 30.0) -> None:
+        self.url = url
+        self.http = http
+        self.timeout_s = timeout_s
+
+    def retrieve(self, request: Any) -> Any:
+        """The passages the endpoint returns for the request's query."""
+        import httpx
+
+        from harness_lab.errors import ProviderError
+        from harness_lab.messages import RetrievalReply
+
+        try:
+            response = self.http.post(self.url, json={"query": request.query},
+                                      timeout=self.timeout_s)
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"retriever {self.url}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise ProviderError(f"retriever {self.url}: HTTP {response.status_code}")
+        try:
+            passages = response.json().get("passages")
+        except (ValueError, AttributeError):
+            passages = None
+        if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
+            raise ProviderError(f"retriever {self.url}: the answer has no list of text passages")
+        return RetrievalReply(tuple(passages))
+
+
 class HttpSource:
     """The OpenAI-compatible adapters on ``provider_url`` and HTTP JSON tools on ``tool_url``.
 
     The tools are the scenario's (by name), each POSTed to ``{tool_url}/tools/{name}``, or its
     ``recorded:`` tools where it declares them; the configuration is the scenario's (or the
-    defaults without one). The retriever stays the scenario's scripted one: the adapters have
-    no HTTP retriever. A call takes the time it really takes, so there is no latency model.
+    defaults without one). The knowledge retriever is POSTed at ``{tool_url}/retriever``. A
+    call takes the time it really takes, so there is no latency model.
     """
 
     def __init__(self, provider_url: str, *, tool_url: str | None = None,
@@ -113,7 +148,7 @@ class HttpSource:
         if not provider_url.startswith(("http://", "https://")):
             raise SourceError(f"--provider-url {provider_url!r}: not an http(s) URL")
         self.provider_url = provider_url
-        self.tool_url = (tool_url or provider_url).rstrip("/")
+        self.tool_url = (tool_url or _origin(provider_url)).rstrip("/")
         self.scenario = scenario
         self.http = http_client()
         self.client = OpenAICompatibleClient(provider_url, model=model, timeout_s=timeout_s,
@@ -123,7 +158,6 @@ class HttpSource:
     def parts(self) -> RunParts:
         """Fresh adapters (the diagnosis model keeps a run's conversation) on the shared client."""
         from harness_lab.recorded import HttpJsonTool, ToolSpec, openai_providers
-        from harness_lab.scenarios.build import build_retriever
 
         sc = self.scenario
         specs: list[ToolSpec] = []
@@ -140,11 +174,7 @@ class HttpSource:
                 tools[name] = HttpJsonTool(name, self.tool_url, path=f"/tools/{name}",
                                            required=tuple(t.required), evidence=t.evidence,
                                            read_only=t.read_only, http_client=self.http)
-        if sc is not None:
-            retriever = build_retriever(sc.retriever.passages, sc.retriever.error,
-                                        sc.retriever.latency_s)
-        else:
-            retriever = build_retriever((), None, None)
+        retriever = HttpRetriever(f"{self.tool_url}/retriever", self.http)
         components = Components(**openai_providers(self.client, specs), retriever=retriever,
                                 tools=tools)
         return RunParts(components, self.config, None)
@@ -152,3 +182,11 @@ class HttpSource:
     def describe(self) -> str:
         """Where the providers are."""
         return f"providers at {self.provider_url}, tools at {self.tool_url}"
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``: where tools live unless told otherwise."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
