@@ -567,6 +567,10 @@ _COMMAND_MODULES = {
                   "fit a sweep's latencies and fault rates from stored runs"),
     "serve": ("harness_lab.live.serve_cli",
               "serve the harness over HTTP and SSE on the wall clock"),
+    "conform": ("harness_lab.live.conform_cli",
+                "play the scenario files against a live harness; print parity with simulation"),
+    "providers": ("harness_lab.live.providers_cli",
+                  "serve a scenario's scripted providers over HTTP"),
 }
 
 

@@ -142,8 +142,6 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
             why.append(f"{label}: a configuration of the harness, which conform cannot set")
         elif isinstance(f, fs.ToolError) and f.error == "store":
             why.append(f"{label}: the harness's invocation store fails; no provider can")
-        elif isinstance(f, fs.ProviderFault) and f.call == "retriever":
-            why.append(f"{label}: the served harness's retriever is in-process, not HTTP")
     return why
 
 
