@@ -19,7 +19,10 @@ _EXIT = {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight 
 def _listen(host: str, port: int) -> socket.socket:
     """A listening socket (port 0: a free one), so the real port is known and printed."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on a connection only when the listening
+    # socket says it is TCP, and without it every answer on a kept-alive connection waits
+    # for the client's delayed acknowledgement (some 40 ms)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
