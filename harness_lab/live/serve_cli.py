@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import sys
 from typing import Any
@@ -32,6 +33,14 @@ def _listen(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
+
+
+class _Stopped(Exception):
+    """SIGTERM arrived: stop as Ctrl-C does."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise _Stopped
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -94,9 +103,13 @@ def serve(args: argparse.Namespace) -> int:
           flush=True)
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
                             timeout_graceful_shutdown=2, access_log=False)
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except (KeyboardInterrupt, _Stopped):
+        pass  # the server re-raises the signal that stopped it, once it has shut down
     finally:
+        signal.signal(signal.SIGTERM, previous)
         driver.close()
         store.close()
         sock.close()
