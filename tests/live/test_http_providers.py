@@ -1,0 +1,58 @@
+"""serve with providers over HTTP: the recorded adapters, no cassette, a real provider server."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from benchmarks.bench_live_load import Served, parse_sse, serving
+from harness_lab.live.providers_server import ProvidersServer, load_script
+from tests.live.test_server import GUARDS_PASS, settled
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    """serve on the guards-pass scenario's providers, served over HTTP (latencies x 0.1)."""
+    providers = ProvidersServer(load_script(str(GUARDS_PASS), None, None), port=0,
+                                time_scale=0.1).start()
+    try:
+        with serving("--scenario", str(GUARDS_PASS), "--provider-url", f"{providers.url}/v1",
+                     "--time-scale", "0.1") as server:
+            yield server
+    finally:
+        providers.stop()
+
+
+def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> None:
+    with httpx.stream("POST", f"{served.url}/chat", json={"query": "why is checkout slow?"},
+                      timeout=30.0) as response:
+        events = parse_sse(list(response.iter_lines()))
+    assert [e["kind"] for e in events] == ["metadata", "status", "status", "status",
+                                           "content", "done"]
+    assert events[4]["data"]["conclusion"] == (
+        "The checkout database connection pool is exhausted.")
+    row = httpx.get(f"{served.url}/runs/{events[0]['data']['runId']}").json()
+    assert (row["status"], row["tool_calls"]) == ("SUCCESS", 2)
+
+
+def test_a_disconnect_during_a_blocking_http_call_discards_its_late_result(
+        served: Served) -> None:
+    with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
+                      timeout=30.0) as response:
+        seen: list[str] = []
+        for line in response.iter_lines():
+            seen.append(line)
+            if "DIAGNOSIS_RUNNING" in line:
+                break
+        left = time.monotonic()
+    run_id = parse_sse(seen)[0]["data"]["runId"]
+    row = settled(served.url, run_id)
+    record = httpx.get(f"{served.url}/runs/{run_id}/record").json()
+    assert (row["status"], row["termination_reason"]) == ("CANCELLED", "CLIENT_DISCONNECTED")
+    terminal_at = record["terminations"][0][2]
+    assert terminal_at <= record["discarded"][0][2]  # cancelled first, the result came later
+    assert record["sse_state"] == "DISCONNECTED"
+    assert time.monotonic() - left < 10.0
