@@ -163,17 +163,18 @@ class HttpSource:
         specs: list[ToolSpec] = []
         tools: dict[str, Any] = {}
         if sc is not None and sc.recorded is not None and sc.recorded.tools:
-            for name, t in sc.recorded.tools.items():
-                specs.append(ToolSpec(name, t.description, t.parameters))
-                tools[name] = HttpJsonTool(name, self.tool_url, path=t.path,
-                                           required=tuple(t.required), evidence=t.evidence,
+            for name, rec in sc.recorded.tools.items():
+                specs.append(ToolSpec(name, rec.description, rec.parameters))
+                tools[name] = HttpJsonTool(name, self.tool_url, path=rec.path,
+                                           required=tuple(rec.required), evidence=rec.evidence,
                                            http_client=self.http)
         elif sc is not None:
-            for name, t in sc.tools.items():
+            for name, spec in sc.tools.items():
                 specs.append(ToolSpec(name, f"the read-only tool {name}"))
                 tools[name] = HttpJsonTool(name, self.tool_url, path=f"/tools/{name}",
-                                           required=tuple(t.required), evidence=t.evidence,
-                                           read_only=t.read_only, http_client=self.http)
+                                           required=tuple(spec.required),
+                                           evidence=spec.evidence, read_only=spec.read_only,
+                                           http_client=self.http)
         retriever = HttpRetriever(f"{self.tool_url}/retriever", self.http)
         components = Components(**openai_providers(self.client, specs), retriever=retriever,
                                 tools=tools)
