@@ -116,6 +116,9 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
     _print(rows)
+    for row in rows:
+        if row["why"] != "-":
+            print(f"{row['scenario']} ({row['verdict']}): {row['why']}")
     c = report.counts()
     parity = report.parity
     figure = f"{parity:.1%}" if parity is not None else "-"
@@ -144,6 +147,5 @@ def _print(rows: list[dict[str, Any]]) -> None:
 
     columns = [Column("scenario", "scenario", name=True),
                Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
-               Column("run_state", "live run state"), Column("parity", "sim"),
-               Column("why", "what differed / why not live", name=True)]
+               Column("run_state", "live run state"), Column("parity", "= simulated")]
     print_table(rows, columns)
