@@ -20,6 +20,7 @@ result that arrives after it is discarded there and never sent (doc §4).
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections import OrderedDict
@@ -38,6 +39,8 @@ from harness_lab.states import CancellationReason
 from harness_lab.store.base import RunStore
 
 __all__ = ["CancelAnswer", "EventSink", "LiveDriver", "LiveSlot"]
+
+_log = logging.getLogger("harness_lab.live")
 
 EventSink = Callable[[SseEvent | None], None]
 """Receives each SSE event the run sends, on the run's thread, then ``None`` at its end."""
@@ -217,7 +220,7 @@ class LiveDriver:
             slot.error = f"{type(exc).__name__}: {exc}"
             with self._lock:
                 self.failed += 1
-            raise
+            _log.exception("run %s: the worker failed", slot.run_id)
         finally:
             slot.done.set()
             slot.sink(None)

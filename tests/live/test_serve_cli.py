@@ -125,3 +125,26 @@ def test_serve_stops_on_sigterm_with_exit_0_and_ends_the_runs_in_flight() -> Non
         finally:
             store.close()
     assert row is not None and row["status"] == "CANCELLED"
+
+
+NOTICE = GUARDS_PASS.parents[1] / "policy" / "user-cancel-notice.yaml"
+
+
+def test_serve_plays_the_chosen_variant_of_a_matrix_file() -> None:
+    with serving("--scenario", str(NOTICE), "--variant", "silent",
+                 "--time-scale", "0.2") as served:
+        with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
+                          timeout=30.0) as response:
+            lines = response.iter_lines()
+            seen = [next(lines), next(lines), next(lines)]
+            run_id = parse_sse(seen)[0]["data"]["runId"]
+            cancel = httpx.post(f"{served.url}/runs/{run_id}/cancel")
+            seen += list(lines)
+    assert cancel.status_code == 202
+    assert "failure" not in [e["kind"] for e in parse_sse(seen)]  # silent: the stream just ends
+
+
+def test_serve_with_an_unknown_variant_lists_the_files_variants() -> None:
+    done = serve("--scenario", str(NOTICE), "--variant", "loud")
+    assert done.returncode == 2
+    assert "'loud'" in done.stderr and "[silent]" in done.stderr
