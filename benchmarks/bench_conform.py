@@ -42,7 +42,7 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "scenarios")])
     parser.add_argument("--db", help="serve's database URL (default: a temporary SQLite)")
     parser.add_argument("--pg", action="store_true", help="start a throwaway PostgreSQL")
-    parser.add_argument("--time-scale", type=float, default=0.01)
+    parser.add_argument("--time-scale", type=float, default=0.05)
     args = parser.parse_args()
     plan = plan_paths(args.paths)
     planned = [p.loaded if p.loaded is not None else ConformResult(

@@ -268,6 +268,7 @@ class _Player:
         def on_event(kind: str, data: Any) -> None:
             if kind == names.metadata and isinstance(data, Mapping):
                 play.started = time.monotonic()
+                self.providers.run_started(play.started)
                 play.run_id = str(data.get(a.fields.run_id) or "") or None
                 play.session_id = str(data.get(a.fields.session_id) or "") or None
                 play.run_known.set()

@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     p.add_argument("--db", metavar="URL",
                    help="with --serve: where serve stores runs (default: a temporary SQLite "
                         "file); e.g. postgresql+psycopg://user@host/db")
-    p.add_argument("--time-scale", type=float, default=0.01, metavar="X",
+    p.add_argument("--time-scale", type=float, default=0.05, metavar="X",
                    help="wall seconds per scripted second")
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
     p.add_argument("--format", choices=("table", "json"), default="table")

@@ -33,6 +33,12 @@ __all__ = ["ServeProcess", "SuiteReport", "configured", "run_suite"]
 
 _LISTENING = re.compile(r"listening on (http://[^\s(]+)")
 
+WARM_UP = Scenario.model_validate({
+    "name": "conform-warm-up", "description": "One diagnosis run that warms a fresh server.",
+    "query": "conform warm-up", "model": [{"draft": {"missing_info": ["nothing"]}}]})
+"""The run a fresh server plays before the scenario's: its first run pays the process's
+imports and first connections, which the scenario's deadlines must not."""
+
 
 @dataclass(frozen=True, slots=True)
 class SuiteReport:
@@ -158,7 +164,7 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
     storing runs in ``db`` (a temporary SQLite file by default).
     """
     results: list[ConformResult] = []
-    with ProvidersServer(time_scale=time_scale) as providers, \
+    with ProvidersServer(time_scale=time_scale, compensate=True) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
         store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
         for entry in planned:
@@ -188,7 +194,9 @@ def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
     serve = ServeProcess(sc, providers.url, store, time_scale=time_scale, workdir=tmp)
     try:
         base = serve.start()
-    except (RuntimeError, OSError) as exc:
+        _warm_up(base, providers, time_scale)
+    except (RuntimeError, OSError, httpx.HTTPError) as exc:
+        serve.stop()
         return ConformResult(sc.name, loaded.path, "error", (str(exc),))
     try:
         local = adapter.model_copy(update={"database": DatabaseSpec(url=store)})
@@ -196,3 +204,12 @@ def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
                                 configurable=True, timeout_s=timeout_s, simulated=simulated)
     finally:
         serve.stop()
+
+
+def _warm_up(base: str, providers: ProvidersServer, time_scale: float) -> None:
+    """Play :data:`WARM_UP` on the server at ``base`` to its end."""
+    providers.load(WARM_UP, time_scale=time_scale)
+    with httpx.stream("POST", f"{base}/chat", json={"query": WARM_UP.query, "sessionId": None},
+                      timeout=30.0) as response:
+        for _ in response.iter_lines():
+            pass

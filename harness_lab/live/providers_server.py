@@ -4,7 +4,11 @@ Provider paths (the shapes the adapters speak): ``POST /v1/chat/completions`` (d
 model, router, semantic guard, evidence repair, responder, told apart by their system
 prompt), ``POST /tools/{name}`` (HTTP JSON tools) and ``POST /retriever``. Each answer is
 delayed by its scripted latency times ``time_scale`` (really slept), a scripted failure is a
-real HTTP error, an oversize tool result a really oversize body.
+real HTTP error, an oversize tool result a really oversize body. With ``compensate`` the
+harness's own time between one answer and its next call (what the simulation counts as no
+time at all) is taken off the next call's sleep, so the harness's clock sees the scripted
+timeline whenever its own work between two calls is shorter than the next call's latency;
+each ``arrived`` event says that time (``own_s``).
 
 Control paths, for a driver that has to act at a lifecycle point:
 
@@ -102,8 +106,10 @@ class ProvidersServer:
     """
 
     def __init__(self, scenario: Scenario | None = None, *, port: int = 0,
-                 host: str = "127.0.0.1", time_scale: float = 1.0) -> None:
+                 host: str = "127.0.0.1", time_scale: float = 1.0,
+                 compensate: bool = False) -> None:
         self.host = host
+        self.compensate = compensate
         self.requested_port = port
         self.time_scale = time_scale
         self.providers: ScriptedProviders | None = (
@@ -111,6 +117,7 @@ class ProvidersServer:
         self.events: list[dict[str, Any]] = []
         self.holds: list[Hold] = []
         self._counts: dict[str, int] = {}
+        self._last_done: float | None = None
         self._cond = threading.Condition()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -174,9 +181,17 @@ class ProvidersServer:
             self.holds = []
             self.providers = providers
             self._counts = {}
+            self._last_done = None
             if time_scale is not None:
                 self.time_scale = time_scale
             return len(self.events)
+
+    def run_started(self, at: float | None = None) -> None:
+        """The run being played started at ``at`` (``time.monotonic``; default now): with
+        ``compensate``, the harness's time before its first call is counted from there."""
+        with self._cond:
+            if self._last_done is None and not self._counts:
+                self._last_done = time.monotonic() if at is None else at
 
     def hold(self, when: str, call: str, n: int, tool: str | None = None) -> Hold:
         """Hold the call described until :meth:`release`."""
@@ -263,20 +278,27 @@ class ProvidersServer:
         kind, name = self._kind_of(providers, path, body)
         if not kind:
             return None
+        arrived = time.monotonic()
         with self._cond:
             ordinal = self._counts[kind] = self._counts.get(kind, 0) + 1
             key = f"{kind}:{name}"
             name_ordinal = self._counts[key] = self._counts.get(key, 0) + 1 if name else 0
+            own = arrived - self._last_done if self._last_done is not None else 0.0
         call = {"kind": kind, "name": name, "ordinal": ordinal, "name_ordinal": name_ordinal}
-        self._event(phase="arrived", **call)
+        self._event(phase="arrived", own_s=round(own, 6), **call)
         self._wait_held("before", call)
         answer = providers.answer(path, body)
         if answer is None:
             return None
-        if answer.latency_s > 0:
-            time.sleep(answer.latency_s * self.time_scale)
+        wall = answer.latency_s * self.time_scale
+        if self.compensate:  # the harness's own time since the last answer counts as spent
+            wall -= own
+        if wall > 0:
+            time.sleep(wall)
         self._wait_held("after", call)
         self._event(phase="answered", status=answer.status, **call)
+        with self._cond:
+            self._last_done = time.monotonic()
         return answer
 
 
@@ -285,6 +307,7 @@ def _handler(server: ProvidersServer) -> type[BaseHTTPRequestHandler]:
         """One request: control paths, then provider paths."""
 
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
 
         def _send(self, status: int, payload: bytes) -> None:
             self.send_response(status)
