@@ -145,6 +145,17 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
     return why
 
 
+def _sent_after_the_end(sc: Scenario, record: Any) -> list[str]:
+    """A failed send of an SSE event the simulated run made after it had ended: live, the
+    server learns of the closed connection before that (n/a, with the reason)."""
+    ended = record is not None and record.run_state.value != "CANCELLED"
+    return [f"{fs.describe(f)}: the send of event {f.sse_event} fails after the run has "
+            "ended; a client can only close between events, and a live server notices the "
+            "closed connection at once, before it has decided the release"
+            for f in sc.faults if isinstance(f, fs.ClientDisconnect)
+            and (f.sse_event or 0) > 1 and ended]
+
+
 def _at_once(f: Any) -> bool:
     """A client disconnect at the run's very start: the client leaves before any event."""
     return isinstance(f, fs.ClientDisconnect) and f.at_s == 0
@@ -152,7 +163,10 @@ def _at_once(f: Any) -> bool:
 
 BEFORE_FIELDS = ("trace", "trace_excludes")
 """Expectations a lifecycle point ``before`` a call cannot hold live: the point is realised
-while the call is in flight, so the call's outcome is traced (as cancelled)."""
+while the call is in flight, so the call's outcome is traced (as cancelled). So is a client
+gone before the first event (the harness has begun its first call before it learns so) and a
+failed send of the k-th event (from outside, the client closes after the event before, and
+the harness may learn so while a call is in flight rather than at that send)."""
 
 
 class _Stream:
@@ -469,6 +483,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     began = time.monotonic()
     why = not_applicable(sc, configurable=configurable)
     sim = simulated if simulated is not None else run_scenario(loaded)
+    why += _sent_after_the_end(sc, sim.record)
     predicted = _simulated_outcome(sim.record, sim.stored_row)
     if why:
         return ConformResult(sc.name, loaded.path, "n/a", tuple(why), predicted)
@@ -519,8 +534,9 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     expect, unchecked = _checkable(expectations(sc), trace is not None, invocations is not None)
     if disconnected:
         expect = expect.model_copy(update={"sse_state": None})
-    if any(getattr(f, "at", None) is not None and f.at.when == "before" for f in sc.faults
-           if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
+    if any((getattr(f, "at", None) is not None and f.at.when == "before") or _at_once(f)
+           or getattr(f, "sse_event", None) is not None
+           for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
         unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]
         expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
     mismatches: list[Mismatch] = compare(expect, record)

@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
                         "file); e.g. postgresql+psycopg://user@host/db")
     p.add_argument("--time-scale", type=float, default=0.05, metavar="X",
                    help="wall seconds per scripted second")
+    p.add_argument("--providers-port", type=int, default=0, metavar="N",
+                   help="the port of the scripted providers, which the harness at URL is "
+                        "configured to call (default: a free one, fine with --serve)")
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_conform)
@@ -110,8 +113,12 @@ def _cmd_conform(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         rows.append(_row(result))
 
-    report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
-                       db=args.db, on_result=shown)
+    try:
+        report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
+                           db=args.db, on_result=shown, providers_port=args.providers_port)
+    except OSError as exc:
+        return _usage(f"the scripted providers cannot listen on port {args.providers_port}: "
+                      f"{exc.strerror or exc}")
     if not table:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1

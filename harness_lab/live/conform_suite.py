@@ -157,14 +157,16 @@ class ServeProcess:
 def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | None,
               adapter: Adapter, time_scale: float, db: str | None = None,
               on_result: Callable[[ConformResult], None] | None = None,
-              timeout_s: float = 60.0) -> SuiteReport:
+              timeout_s: float = 60.0, providers_port: int = 0) -> SuiteReport:
     """Play every planned scenario (a ConformResult stands for one that failed to load).
 
     ``url`` None: start a ``harness-lab serve`` per scenario (its configuration applied),
-    storing runs in ``db`` (a temporary SQLite file by default).
+    storing runs in ``db`` (a temporary SQLite file by default). The scripted providers
+    listen on ``providers_port`` (0: a free one), where a harness at ``url`` must call them.
     """
     results: list[ConformResult] = []
-    with ProvidersServer(time_scale=time_scale, compensate=True) as providers, \
+    with ProvidersServer(time_scale=time_scale, compensate=True,
+                         port=providers_port) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
         store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
         for entry in planned:
