@@ -4,12 +4,14 @@ on PostgreSQL, with the parity figure; what cannot be played live is said, with 
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
 
 from harness_lab.cli import main
 from harness_lab.live.conform import not_applicable
+from harness_lab.live.conform_suite import ServeProcess
 from harness_lab.live.providers_server import load_script
 from tests.postgres import postgres_url
 
@@ -61,3 +63,25 @@ def test_conform_without_a_url_or_serve_is_a_usage_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", str(SCENARIOS / HANDFUL[0])]) == 2
     assert "give the harness's URL, or --serve" in capsys.readouterr().err
+
+
+def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    sc = load_script(str(SCENARIOS / "paths/diagnosis.yaml"), None, None)
+    serve = ServeProcess(sc, f"http://127.0.0.1:{port}", db, time_scale=0.05,
+                         workdir=tmp_path)
+    adapter = tmp_path / "adapter.yaml"
+    adapter.write_text(f"run_path: null\ntrace_path: null\ndatabase: {{url: '{db}'}}\n")
+    url = serve.start()
+    try:
+        code = main(["conform", url, str(SCENARIOS / "paths/diagnosis.yaml"),
+                     "--providers-port", str(port), "--adapter", str(adapter)])
+    finally:
+        serve.stop()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "1 pass, 0 fail" in out
