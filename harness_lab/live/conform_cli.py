@@ -48,7 +48,8 @@ def register(sub: Any) -> None:
                    help="the port of the scripted providers, which the harness at URL is "
                         "configured to call (default: a free one, fine with --serve)")
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="a table with a closing line (default), or every result as JSON")
     p.set_defaults(func=_cmd_conform)
 
 
