@@ -211,7 +211,8 @@ class _Stream:
                     response.read()
                     raise RuntimeError(f"POST {self.url}: HTTP {response.status_code}: "
                                        f"{response.text[:200]}")
-                kind, data = "message", []
+                kind = "message"
+                data: list[str] = []
                 for line in response.iter_lines():
                     if line == "":
                         if data:
@@ -534,7 +535,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     expect, unchecked = _checkable(expectations(sc), trace is not None, invocations is not None)
     if disconnected:
         expect = expect.model_copy(update={"sse_state": None})
-    if any((getattr(f, "at", None) is not None and f.at.when == "before") or _at_once(f)
+    if any((f.at is not None and f.at.when == "before") or _at_once(f)
            or getattr(f, "sse_event", None) is not None
            for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
         unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]

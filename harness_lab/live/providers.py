@@ -218,8 +218,8 @@ class ScriptedProviders:
             knowledge = messages[0].get("content") == prompts.KNOWLEDGE_SYSTEM_PROMPT
             intent = IntentType.KNOWLEDGE_QUERY if knowledge else IntentType.SYSTEM_CHAT
             query = messages[-1].get("content")
-            reply = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
-            return self._completion(kind, reply.text, reply.usage, reply.latency_s)
+            answer = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
+            return self._completion(kind, answer.text, answer.usage, answer.latency_s)
         except ProviderError as exc:
             return _error(exc.status or 503, str(exc), kind.value,
                           self._latency(kind, "", exc.latency_s))
