@@ -145,7 +145,7 @@ def _row(result: Any) -> dict[str, Any]:
     if diff:
         why = "; ".join([f"vs simulation: {d}" for d in diff] + ([why] if why else []))
     return {"scenario": result.scenario, "verdict": result.verdict,
-            "run_state": live.run_state if live else (sim.run_state if sim else None),
+            "run_state": live.run_state if live else None,
             "parity": "-" if result.agrees is None else ("=" if result.agrees else "≠"),
             "why": why or "-"}
 
