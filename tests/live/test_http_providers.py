@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -13,17 +14,32 @@ from harness_lab.live.providers_server import ProvidersServer, load_script
 from tests.live.test_server import GUARDS_PASS, settled
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
-    """serve on the guards-pass scenario's providers, served over HTTP (latencies x 0.1)."""
+@contextmanager
+def on_http_providers(time_scale: float) -> Iterator[Served]:
+    """serve on the guards-pass scenario's providers, served over HTTP (latencies scaled)."""
     providers = ProvidersServer(load_script(str(GUARDS_PASS), None, None), port=0,
-                                time_scale=0.1).start()
+                                time_scale=time_scale).start()
     try:
         with serving("--scenario", str(GUARDS_PASS), "--provider-url", f"{providers.url}/v1",
-                     "--time-scale", "0.1") as server:
+                     "--time-scale", str(time_scale)) as server:
             yield server
     finally:
         providers.stop()
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    """Fast providers: the whole run takes some 0.7 s."""
+    with on_http_providers(0.1) as server:
+        yield server
+
+
+@pytest.fixture
+def slow() -> Iterator[Served]:
+    """Providers at their scripted speed: each model call is in flight for a whole second,
+    so a client leaving as the diagnosis starts leaves during the first one."""
+    with on_http_providers(1.0) as server:
+        yield server
 
 
 def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> None:
@@ -39,7 +55,8 @@ def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> 
 
 
 def test_a_disconnect_during_a_blocking_http_call_discards_its_late_result(
-        served: Served) -> None:
+        slow: Served) -> None:
+    served = slow
     with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
                       timeout=30.0) as response:
         seen: list[str] = []
