@@ -64,12 +64,16 @@ def test_a_disconnect_during_a_blocking_http_call_discards_its_late_result(
             seen.append(line)
             if "DIAGNOSIS_RUNNING" in line:
                 break
+        # the status is sent just before the model call starts: leaving at once may cancel
+        # the run before the call (a real race); a moment later the call is surely in flight
+        time.sleep(0.3)
         left = time.monotonic()
     run_id = parse_sse(seen)[0]["data"]["runId"]
     row = settled(served.url, run_id)
     record = httpx.get(f"{served.url}/runs/{run_id}/record").json()
     assert (row["status"], row["termination_reason"]) == ("CANCELLED", "CLIENT_DISCONNECTED")
     terminal_at = record["terminations"][0][2]
+    assert record["discarded"], [(e["t"], e["type"], e["status"]) for e in record["trace"]]
     assert terminal_at <= record["discarded"][0][2]  # cancelled first, the result came later
     assert record["sse_state"] == "DISCONNECTED"
     assert time.monotonic() - left < 10.0

@@ -119,6 +119,9 @@ def test_a_disconnect_discards_the_result_of_the_call_in_flight(served: Served) 
             seen.append(line)
             if "DIAGNOSIS_RUNNING" in line:
                 break
+        # the status goes out just before the model call (0.1 s here) starts; leaving at once
+        # may cancel the run before it, a moment later the call is surely in flight
+        time.sleep(0.05)
     run_id = parse_sse(seen)[0]["data"]["runId"]
     settled(served.url, run_id)
     record = httpx.get(f"{served.url}/runs/{run_id}/record").json()
