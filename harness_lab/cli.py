@@ -594,6 +594,12 @@ _COMMAND_MODULES = {
               "check stored runs (a log, an export, a database) against the invariants"),
     "calibrate": ("harness_lab.audit.calibrate_cli",
                   "fit a sweep's latencies and fault rates from stored runs"),
+    "serve": ("harness_lab.live.serve_cli",
+              "serve the harness over HTTP and SSE on the wall clock"),
+    "conform": ("harness_lab.live.conform_cli",
+                "play the scenario files against a live harness; print parity with simulation"),
+    "providers": ("harness_lab.live.providers_cli",
+                  "serve a scenario's scripted providers over HTTP"),
 }
 
 
@@ -643,7 +649,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "nbclient": "notebook",
                     "nbformat": "notebook", "ipykernel": "notebook", "jupyterlab": "notebook",
-                    "tqdm": "notebook", "hypothesis": "test"}
+                    "tqdm": "notebook", "hypothesis": "test", "starlette": "live",
+                    "uvicorn": "live", "psycopg": "live"}
 """The optional packages a command may need, and the extra of ``pyproject.toml`` that
 installs each: a command missing one ends in one line naming the extra (exit 2)."""
 

@@ -1,0 +1,136 @@
+"""The adapter file: how ``harness-lab conform`` talks to a harness that is not ours.
+
+A YAML mapping of another harness's paths, SSE event names and payload fields onto the
+documented contract (``docs/live.md``), and optionally where its stored runs can be read: a
+database URL with the audit's column mapping (``docs/logs.md``) or trace and run endpoints.
+Every key is optional (the defaults are ``harness-lab serve``'s contract); a misspelt key or a
+wrong type is an error naming the file, the field and its line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "load_adapter"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChatSpec(_Strict):
+    """The endpoint a query is POSTed to, and the names of its JSON body's fields."""
+
+    path: str = "/chat"
+    """The path of the SSE chat endpoint."""
+    query_field: str = "query"
+    """The body field holding the user's query."""
+    session_field: str = "sessionId"
+    """The body field holding the session id (null for a new session)."""
+
+
+class EventNames(_Strict):
+    """The harness's SSE event names for the contract's five kinds."""
+
+    metadata: str = "metadata"
+    """The first event: the session and run ids."""
+    status: str = "status"
+    """A progress status."""
+    content: str = "content"
+    """The released answer."""
+    failure: str = "failure"
+    """The public failure notice."""
+    done: str = "done"
+    """The closing event."""
+
+
+class FieldNames(_Strict):
+    """The payload fields conform reads."""
+
+    session_id: str = "sessionId"
+    """The session id in the metadata event."""
+    run_id: str = "runId"
+    """The run id in the metadata event."""
+    status: str = "status"
+    """The status value in a status event."""
+
+
+class DatabaseSpec(_Strict):
+    """Where the harness stores its runs, with the audit's column mapping."""
+
+    url: str
+    """A SQLAlchemy database URL."""
+    mapping: dict[str, Any] = {}
+    """Tables and columns by the toolkit's names (see docs/logs.md, Column mapping)."""
+
+
+class Adapter(_Strict):
+    """How to drive one harness; the defaults are the documented contract."""
+
+    chat: ChatSpec = ChatSpec()
+    """The chat endpoint."""
+    cancel_path: str | None = "/runs/{runId}/cancel"
+    """POSTed to cancel a run (``{runId}`` is replaced); null: the harness has none."""
+    run_path: str | None = "/runs/{runId}"
+    """GET: the stored run row as JSON; null: none (then give ``database``)."""
+    trace_path: str | None = "/runs/{runId}/trace"
+    """GET: the run's trace events as a JSON list; null: none."""
+    events: EventNames = EventNames()
+    """SSE event names."""
+    fields: FieldNames = FieldNames()
+    """Payload field names."""
+    database: DatabaseSpec | None = None
+    """Read the row and trace from this database instead of the endpoints."""
+    headers: dict[str, str] = {}
+    """Headers sent with every request (e.g. an Authorization header)."""
+
+
+class AdapterError(ValueError):
+    """An adapter file that cannot be used; the message names file, field and line."""
+
+
+def _line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    node = root
+    line = None if node is None else node.start_mark.line + 1
+    for part in loc:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        match = next(((k, v) for k, v in node.value if k.value == part), None)
+        if match is None:
+            break
+        line = match[0].start_mark.line + 1
+        node = match[1]
+    return line
+
+
+def load_adapter(path: str | Path) -> Adapter:
+    """The adapter of a YAML file; AdapterError naming file, field and line otherwise."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AdapterError(f"{path}: cannot read the adapter file ({exc})") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise AdapterError(f"{path}{where}: not YAML ({getattr(exc, 'problem', exc)})"
+                           ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise AdapterError(f"{path}:1: the adapter must be a mapping of settings")
+    try:
+        return Adapter.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            field = ".".join(str(p) for p in loc) or "(top)"
+            problems.append(f"{path}:{_line(root, loc) or 1}: {field}: {err['msg']}")
+        raise AdapterError("\n".join(problems)) from None

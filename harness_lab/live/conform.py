@@ -1,0 +1,555 @@
+"""Conformance: a scenario file played against a live harness over HTTP and SSE.
+
+For each scenario :func:`conform_scenario` loads its scripts into the scripted providers
+(:class:`~harness_lab.live.providers_server.ProvidersServer`), sends its query as a real SSE
+client, injects its client disconnects (the connection really closed) and user cancels (the
+cancel endpoint) at the lifecycle points it names, synchronised by holding the named provider
+call, collects the SSE events, the stored row and the trace, rebuilds the run (the audit's
+:func:`~harness_lab.audit.rebuild.rebuild`) and checks the expectations that can be observed
+from outside and the invariants; then compares the live outcome with the simulated prediction
+(the same scenario run by the scenario runner).
+
+A lifecycle point ``before`` a call cannot be reached from outside the harness (it passes it
+without any I/O): it is realised while the call is in flight, so that call's result arrives
+after the cancellation and is discarded instead of never being asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from harness_lab.live.adapter import Adapter
+from harness_lab.live.providers_server import ProvidersServer
+from harness_lab.scenarios import faults as fs
+from harness_lab.scenarios.expect import Mismatch, compare
+from harness_lab.scenarios.loader import LoadedScenario
+from harness_lab.scenarios.spec import Expect, Scenario
+
+__all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "conform_scenario",
+           "not_applicable"]
+
+INVOCATION_RULES = ("cited_ready_only", "ready_has_evidence_status", "no_evidence_not_promoted",
+                    "no_evidence_tool_after_saturation")
+"""Invariants that read the run's tool invocations: checked only where a database gives them."""
+
+LIVE_FIELDS = ("run_state", "release_outcome", "fallback_type", "db_status", "intent",
+               "termination_reason", "sse", "sse_state", "trace", "trace_contains",
+               "trace_excludes", "tool_calls", "model_calls", "failure_code", "done_outcome",
+               "published_result", "crashed")
+"""Expectations a live run can be checked on (from the SSE stream, the row and the trace);
+the others (``discarded``, ``gains``, ``rejections``...) are the model's own bookkeeping."""
+
+OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "sse",
+                "statuses")
+"""What parity compares between the simulated and the live run."""
+
+SETTLE_S = 0.3
+"""Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The outcome axes of one run, as parity compares them."""
+
+    run_state: str | None
+    release_outcome: str | None
+    fallback_type: str | None
+    db_status: str | None
+    sse: tuple[str, ...]
+    statuses: tuple[str, ...]
+
+    def differences(self, other: Outcome) -> list[str]:
+        """``axis: mine != theirs`` for each axis that differs."""
+        return [f"{axis}: {getattr(self, axis)} vs {getattr(other, axis)}"
+                for axis in OUTCOME_AXES if getattr(self, axis) != getattr(other, axis)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON data."""
+        return {a: (list(v) if isinstance(v := getattr(self, a), tuple) else v)
+                for a in OUTCOME_AXES}
+
+
+@dataclass(frozen=True, slots=True)
+class ConformResult:
+    """One scenario's conformance: ``pass``, ``fail``, ``n/a`` (with reasons) or ``error``."""
+
+    scenario: str
+    path: str
+    verdict: str
+    reasons: tuple[str, ...] = ()
+    simulated: Outcome | None = None
+    live: Outcome | None = None
+    unchecked: tuple[str, ...] = ()
+    run_id: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def applicable(self) -> bool:
+        """Whether the scenario was played live."""
+        return self.verdict != "n/a"
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the simulated and live outcomes agree (None when not both known)."""
+        if self.simulated is None or self.live is None:
+            return None
+        return not self.simulated.differences(self.live)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON data."""
+        return {"scenario": self.scenario, "path": self.path, "verdict": self.verdict,
+                "reasons": list(self.reasons), "run_id": self.run_id,
+                "agrees": self.agrees, "unchecked": list(self.unchecked),
+                "simulated": self.simulated.to_dict() if self.simulated else None,
+                "live": self.live.to_dict() if self.live else None,
+                "seconds": round(self.seconds, 3)}
+
+
+def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
+    """Why ``sc`` cannot be played live (empty: it can).
+
+    ``configurable``: the harness under test is started with the scenario's configuration
+    (``conform --serve``), so configuration-level faults (a deadline in seconds, a budget
+    exhausted from the start, a tool not authorised or not read-only) apply.
+    """
+    why: list[str] = []
+    if sc.recorded is not None or sc.cassette is not None:
+        why.append("replays a recorded cassette: its providers are the recording, not scripts")
+    if sc.config.defects:
+        why.append("seeds a defect into the toolkit's own core")
+    for f in sc.faults:
+        label = fs.describe(f)
+        if isinstance(f, fs.Crash):
+            why.append(f"{label}: the host process dying mid-run is simulated, not served")
+        elif isinstance(f, fs.Deadline | fs.BudgetExhausted) and f.at is not None:
+            why.append(f"{label}: moves a limit at a lifecycle point inside the harness "
+                       "(virtual time only)")
+        elif isinstance(f, fs.Deadline | fs.BudgetExhausted) and not configurable:
+            why.append(f"{label}: a configuration of the harness, which conform cannot set")
+        elif isinstance(f, fs.ToolRejection) and f.reason in ("REQUEST", "STORE"):
+            why.append(f"{label}: the harness's own request check or invocation store "
+                       "refuses it; no provider can make it")
+        elif isinstance(f, fs.ToolRejection) and f.reason in ("AUTH", "READ_ONLY") and (
+                not configurable):
+            why.append(f"{label}: a configuration of the harness, which conform cannot set")
+        elif isinstance(f, fs.ToolError) and f.error == "store":
+            why.append(f"{label}: the harness's invocation store fails; no provider can")
+    return why
+
+
+def _sent_after_the_end(sc: Scenario, record: Any) -> list[str]:
+    """A failed send of an SSE event the simulated run made after it had ended: live, the
+    server learns of the closed connection before that (n/a, with the reason)."""
+    ended = record is not None and record.run_state.value != "CANCELLED"
+    return [f"{fs.describe(f)}: the send of event {f.sse_event} fails after the run has "
+            "ended; a client can only close between events, and a live server notices the "
+            "closed connection at once, before it has decided the release"
+            for f in sc.faults if isinstance(f, fs.ClientDisconnect)
+            and (f.sse_event or 0) > 1 and ended]
+
+
+def _at_once(f: Any) -> bool:
+    """A client disconnect at the run's very start: the client leaves before any event."""
+    return isinstance(f, fs.ClientDisconnect) and f.at_s == 0
+
+
+BEFORE_FIELDS = ("trace", "trace_excludes")
+"""Expectations a lifecycle point ``before`` a call cannot hold live: the point is realised
+while the call is in flight, so the call's outcome is traced (as cancelled). So is a client
+gone before the first event (the harness has begun its first call before it learns so) and a
+failed send of the k-th event (from outside, the client closes after the event before, and
+the harness may learn so while a call is in flight rather than at that send)."""
+
+
+class _Stream:
+    """The SSE connection of one run, read on the caller's thread, closable from another."""
+
+    def __init__(self, client: httpx.Client, url: str, body: Mapping[str, Any],
+                 headers: Mapping[str, str]) -> None:
+        self.client = client
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.response: httpx.Response | None = None
+        self.closed_by_us = threading.Event()
+        self.events: list[tuple[str, Any]] = []
+
+    def close(self) -> None:
+        """Really close the connection (a client disconnect)."""
+        self.closed_by_us.set()
+        response = self.response
+        if response is None:
+            return
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            try:  # the reader may be blocked in recv: shut the socket under it
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        else:
+            response.close()
+
+    def read(self, on_event: Callable[[str, Any], None], timeout_s: float) -> None:
+        """Read events until the stream ends, ``on_event`` after each one."""
+        headers = {"Accept": "text/event-stream", **self.headers}
+        try:
+            with self.client.stream("POST", self.url, json=dict(self.body), headers=headers,
+                                    timeout=httpx.Timeout(timeout_s, connect=5.0)) as response:
+                self.response = response
+                if self.closed_by_us.is_set():
+                    return
+                if response.status_code != 200:
+                    response.read()
+                    raise RuntimeError(f"POST {self.url}: HTTP {response.status_code}: "
+                                       f"{response.text[:200]}")
+                kind = "message"
+                data: list[str] = []
+                for line in response.iter_lines():
+                    if line == "":
+                        if data:
+                            self._event(kind, "\n".join(data), on_event)
+                        kind, data = "message", []
+                    elif line.startswith("event:"):
+                        kind = line[6:].strip()
+                    elif line.startswith("data:"):
+                        data.append(line[5:].lstrip())
+                if data:
+                    self._event(kind, "\n".join(data), on_event)
+        except (httpx.HTTPError, OSError, ValueError, RuntimeError) as exc:
+            if not self.closed_by_us.is_set():
+                raise RuntimeError(f"the SSE stream of {self.url} failed: {exc}") from exc
+
+    def _event(self, kind: str, text: str, on_event: Callable[[str, Any], None]) -> None:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = text
+        self.events.append((kind, data))
+        on_event(kind, data)
+
+
+@dataclass(slots=True)
+class _Play:
+    """One live run's bookkeeping."""
+
+    run_id: str | None = None
+    session_id: str | None = None
+    started: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    run_known: threading.Event = field(default_factory=threading.Event)
+
+
+class _Player:
+    """Plays one scenario against a harness at ``base`` with scripted providers."""
+
+    def __init__(self, base: str, providers: ProvidersServer, adapter: Adapter, *,
+                 time_scale: float, settle_s: float, timeout_s: float) -> None:
+        self.base = base.rstrip("/")
+        self.providers = providers
+        self.adapter = adapter
+        self.time_scale = time_scale
+        self.settle_s = settle_s
+        self.timeout_s = timeout_s
+        self.http = httpx.Client(trust_env=False)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.http.close()
+
+    def send(self, query: str, session: str | None, faults: Sequence[Any]) -> tuple[
+            _Play, list[tuple[str, Any]]]:
+        """Send one query, inject ``faults``, and return what the stream delivered."""
+        a = self.adapter
+        play = _Play()
+        stream = _Stream(self.http, self.base + a.chat.path,
+                         {a.chat.query_field: query, a.chat.session_field: session},
+                         a.headers)
+        names = a.events
+        disconnect_after: int | None = None
+        for f in faults:
+            if isinstance(f, fs.ClientDisconnect) and f.sse_event is not None:
+                disconnect_after = f.sse_event - 1
+            elif _at_once(f):
+                disconnect_after = 0
+        def on_event(kind: str, data: Any) -> None:
+            if kind == names.metadata and isinstance(data, Mapping):
+                play.started = time.monotonic()
+                self.providers.run_started(play.started)
+                play.run_id = str(data.get(a.fields.run_id) or "") or None
+                play.session_id = str(data.get(a.fields.session_id) or "") or None
+                play.run_known.set()
+            if disconnect_after is not None and len(stream.events) >= disconnect_after:
+                stream.close()
+
+        workers = [threading.Thread(target=self._inject, args=(f, stream, play),
+                                    daemon=True)
+                   for f in faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)
+                   and (f.at is not None or f.at_s is not None) and not _at_once(f)]
+        holds = {id(f): self.providers.hold(f.at.when, f.at.call.value, f.at.n, f.at.tool)
+                 for f in faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)
+                 and f.at is not None}
+        self._holds = holds
+        for w in workers:
+            w.start()
+        if disconnect_after == 0:
+            stream.closed_by_us.set()
+        try:
+            stream.read(on_event, self.timeout_s)
+        except RuntimeError as exc:
+            play.errors.append(str(exc))
+        play.run_known.set()
+        for w in workers:
+            w.join(self.timeout_s)
+        self.providers.release()
+        return play, stream.events
+
+    def _inject(self, f: Any, stream: _Stream, play: _Play) -> None:
+        if f.at is not None:
+            hold = self._holds[id(f)]
+            if not hold.released.wait(0) and not self._wait_hit(hold):
+                return
+        else:  # seconds after the run starts: its metadata event says it has
+            play.run_known.wait(self.timeout_s)
+            delay = play.started + f.at_s * self.time_scale - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        if isinstance(f, fs.ClientDisconnect):
+            stream.close()
+        else:
+            play.run_known.wait(self.timeout_s)
+            self.cancel(play)
+        if f.at is not None:
+            time.sleep(self.settle_s)
+            self.providers.release(self._holds[id(f)].id)
+
+    def _wait_hit(self, hold: Any) -> bool:
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            if hold.hit:
+                return True
+            if hold.released.is_set():
+                return False
+            time.sleep(0.005)
+        return False
+
+    def cancel(self, play: _Play) -> None:
+        """POST the cancel endpoint of the run."""
+        path = self.adapter.cancel_path
+        if path is None or play.run_id is None:
+            play.errors.append("user cancel: the harness has no cancel endpoint or the run "
+                               "id is unknown")
+            return
+        response = self.http.post(self.base + path.replace("{runId}", play.run_id),
+                                  headers=self.adapter.headers, timeout=10.0)
+        if response.status_code not in (200, 202, 409):
+            play.errors.append(f"user cancel: HTTP {response.status_code}")
+
+    def stored(self, run_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None,
+                                          list[dict[str, Any]] | None]:
+        """The run's stored row, trace and (from a database only) tool invocations, polling
+        until the row leaves RUNNING."""
+        a = self.adapter
+        if a.database is not None:
+            return _from_database(a.database.url, a.database.mapping, run_id,
+                                  self.timeout_s)
+        row: dict[str, Any] | None = None
+        if a.run_path is not None:
+            url = self.base + a.run_path.replace("{runId}", run_id)
+            deadline = time.monotonic() + self.timeout_s
+            while True:
+                response = self.http.get(url, headers=a.headers, timeout=10.0)
+                row = response.json() if response.status_code == 200 else None
+                done = row is not None and row.get("status") != "RUNNING"
+                if done or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+        trace: list[dict[str, Any]] | None = None
+        if a.trace_path is not None:
+            response = self.http.get(self.base + a.trace_path.replace("{runId}", run_id),
+                                     headers=a.headers, timeout=10.0)
+            if response.status_code == 200 and isinstance(response.json(), list):
+                trace = response.json()
+        return row, trace, None
+
+
+def _from_database(url: str, mapping: Mapping[str, Any], run_id: str, timeout_s: float
+                   ) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None,
+                              list[dict[str, Any]] | None]:
+    from harness_lab.audit.sources import iter_sql
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = next((r for r in iter_sql(url, mapping) if str(r.row["run_id"]) == run_id),
+                     None)
+        if found is not None and found.row.get("status") != "RUNNING":
+            return found.row, found.trace, found.invocations
+        if time.monotonic() > deadline:
+            return (found.row, found.trace, found.invocations) if found else (None, None, None)
+        time.sleep(0.05)
+
+
+def _run_ids(adapter: Adapter) -> set[str]:
+    from harness_lab.audit.sources import iter_sql
+
+    assert adapter.database is not None
+    return {str(r.row["run_id"]) for r in iter_sql(adapter.database.url,
+                                                   adapter.database.mapping)}
+
+
+def _new_run(adapter: Adapter, before: set[str], query: str, timeout_s: float) -> str | None:
+    """The run of ``query`` stored since ``before`` was taken (a client that left before
+    the metadata event never learnt its id)."""
+    from harness_lab.audit.sources import iter_sql
+
+    assert adapter.database is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        new = [str(r.row["run_id"]) for r in iter_sql(adapter.database.url,
+                                                      adapter.database.mapping)
+               if str(r.row["run_id"]) not in before and r.row.get("query") == query]
+        if new:
+            return new[-1]
+        time.sleep(0.05)
+    return None
+
+
+def _simulated_outcome(record: Any, stored: Mapping[str, Any] | None) -> Outcome:
+    status = (stored or {}).get("status")
+    if record is None:
+        return Outcome(None, None, None, status, (), ())
+    return Outcome(record.run_state.value, record.release_outcome.value,
+                   _v(record.fallback_type), _v(record.stored_status) or status,
+                   tuple(record.sse_kinds()), _statuses(
+                       [(e.kind.value, e.data) for e in record.sse_events], "status", "status"))
+
+
+def _v(x: Any) -> Any:
+    return None if x is None else getattr(x, "value", x)
+
+
+def _statuses(events: Sequence[tuple[str, Any]], kind: str, key: str) -> tuple[str, ...]:
+    return tuple(str(d.get(key)) for k, d in events if k == kind and isinstance(d, Mapping))
+
+
+def _kinds(events: Sequence[tuple[str, Any]], adapter: Adapter) -> list[tuple[str, Any]]:
+    """The events under the contract's kind names."""
+    back = {getattr(adapter.events, k): k for k in ("metadata", "status", "content",
+                                                    "failure", "done")}
+    return [(back.get(kind, kind), data) for kind, data in events]
+
+
+def _live_record(row: Mapping[str, Any], trace: Sequence[Mapping[str, Any]] | None,
+                 invocations: Sequence[Mapping[str, Any]] | None,
+                 events: Sequence[tuple[str, Any]]) -> Any:
+    from harness_lab.audit.rebuild import rebuild
+
+    sse_rows = [{"seq": i, "t": 0.0, "kind": kind, "data": data}
+                for i, (kind, data) in enumerate(events, 1)
+                if kind in ("metadata", "status", "content", "failure", "done")]
+    return rebuild(row, list(trace or []), list(invocations or []), sse_rows)
+
+
+def _checkable(expect: Expect, has_trace: bool, has_invocations: bool
+               ) -> tuple[Expect, list[str]]:
+    """``expect`` without the fields a live run cannot be checked on, and their names."""
+    given = expect.model_dump(exclude_unset=True, exclude_defaults=True)
+    keep = {k: v for k, v in given.items()
+            if (k in LIVE_FIELDS and (has_trace or not k.startswith("trace")))
+            or (has_invocations and k == "tool_calls_by_name")}
+    if not has_invocations:
+        keep.pop("tool_calls", None)
+    dropped = sorted(k for k in given if k not in keep)
+    return Expect.model_validate(keep), dropped
+
+
+def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServer,
+                     adapter: Adapter, *, time_scale: float, configurable: bool,
+                     settle_s: float = SETTLE_S, timeout_s: float = 60.0,
+                     simulated: Any = None) -> ConformResult:
+    """Play one scenario against the harness at ``base`` and judge it (never raises for a
+    failure of the run; an unreachable harness is an ``error`` result)."""
+    from harness_lab.invariants import INVARIANTS
+    from harness_lab.scenarios.runner import expectations, run_scenario
+
+    sc = loaded.scenario
+    began = time.monotonic()
+    why = not_applicable(sc, configurable=configurable)
+    sim = simulated if simulated is not None else run_scenario(loaded)
+    why += _sent_after_the_end(sc, sim.record)
+    predicted = _simulated_outcome(sim.record, sim.stored_row)
+    if why:
+        return ConformResult(sc.name, loaded.path, "n/a", tuple(why), predicted)
+    player = _Player(base, providers, adapter, time_scale=time_scale, settle_s=settle_s,
+                     timeout_s=timeout_s)
+    try:
+        session = sc.session_id
+        for t in range(len(sc.turns)):
+            providers.load(sc, turn=t, time_scale=time_scale)
+            play, _ = player.send(sc.turns[t].query, session, ())
+            session = session or play.session_id
+        providers.load(sc, time_scale=time_scale)
+        blind = any(isinstance(f, fs.ClientDisconnect) and (f.sse_event == 1 or _at_once(f))
+                    for f in sc.faults) and adapter.database is not None
+        before = _run_ids(adapter) if blind else set()
+        play, raw = player.send(sc.query, session, sc.faults)
+        events = _kinds(raw, adapter)
+        if play.run_id is None and blind:  # gone before the metadata: the new stored run
+            play.run_id = _new_run(adapter, before, sc.query, timeout_s)
+        if play.run_id is None:
+            return ConformResult(sc.name, loaded.path, "error",
+                                 tuple(play.errors) or ("no metadata event: no run id",),
+                                 predicted, seconds=time.monotonic() - began)
+        row, trace, invocations = player.stored(play.run_id)
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        return ConformResult(sc.name, loaded.path, "error", (f"{type(exc).__name__}: {exc}",),
+                             predicted, seconds=time.monotonic() - began)
+    finally:
+        player.close()
+    statuses = _statuses(events, "status", adapter.fields.status)
+    kinds = tuple(k for k, _ in events)
+    if row is None:
+        live = Outcome(None, None, None, None, kinds, statuses)
+        return ConformResult(sc.name, loaded.path, "fail",
+                             (*play.errors, "no stored row for the run"), predicted, live,
+                             run_id=play.run_id, seconds=time.monotonic() - began)
+    disconnected = any(isinstance(f, fs.ClientDisconnect) for f in sc.faults)
+    try:
+        record = _live_record(row, trace, invocations, events)
+    except Exception as exc:  # noqa: BLE001 - a row conform cannot read is a failure, shown
+        live = Outcome(None, None, None, row.get("status"), kinds, statuses)
+        return ConformResult(sc.name, loaded.path, "fail",
+                             (f"the stored run cannot be read: {type(exc).__name__}: {exc}",),
+                             predicted, live, run_id=play.run_id,
+                             seconds=time.monotonic() - began)
+    live = Outcome(record.run_state.value, record.release_outcome.value,
+                   _v(record.fallback_type), _v(record.stored_status), kinds, statuses)
+    expect, unchecked = _checkable(expectations(sc), trace is not None, invocations is not None)
+    if disconnected:
+        expect = expect.model_copy(update={"sse_state": None})
+    if any((f.at is not None and f.at.when == "before") or _at_once(f)
+           or getattr(f, "sse_event", None) is not None
+           for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
+        unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]
+        expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
+    mismatches: list[Mismatch] = compare(expect, record)
+    reasons = [str(m) for m in mismatches] + play.errors
+    rules = {k: v for k, v in INVARIANTS.items() if trace is not None or k == "sse_protocol"}
+    if invocations is None:
+        rules = {k: v for k, v in rules.items() if k not in INVOCATION_RULES}
+    if disconnected:
+        rules.pop("sse_protocol", None)  # the client left: the stream it saw is cut short
+    broken = [f"invariant {name}: {msg}" for name, fn in rules.items() for msg in fn(record)]
+    reasons += [b for b in broken if not any(b.startswith(f"invariant {v}:")
+                                             for v in expect.violations)]
+    return ConformResult(sc.name, loaded.path, "fail" if reasons else "pass", tuple(reasons),
+                         predicted, live, tuple(unchecked), play.run_id,
+                         time.monotonic() - began)

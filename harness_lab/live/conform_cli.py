@@ -1,0 +1,159 @@
+"""``harness-lab conform URL [SCENARIOS]``.
+
+It plays the scenario files against a live harness (``--serve``: a ``harness-lab
+serve`` of its own, started per scenario with its configuration) and prints one row per
+scenario and the parity figure; exit 0 when every applicable scenario passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+__all__ = ["register"]
+
+_CONFORM_EXIT = {0: "every applicable scenario passed",
+                 1: "a scenario failed or errored (each row says what differed)",
+                 2: "usage error: a missing path, a bad adapter file, no URL and no --serve",
+                 5: "no scenario selected"}
+
+_VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a": "#777777"}
+
+
+def register(sub: Any) -> None:
+    """Add the ``conform`` subcommand."""
+    from harness_lab.cli import HelpFormatter
+
+    p = sub.add_parser("conform", help="play the scenario files against a live harness over "
+                                       "HTTP and SSE; print the parity with the simulation",
+                       formatter_class=HelpFormatter, epilog=_epilog(_CONFORM_EXIT))
+    p.add_argument("url", nargs="?", help="the harness's base URL (leave out with --serve)")
+    p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
+                   help="scenario files or directories (default: scenarios)")
+    p.add_argument("--serve", action="store_true",
+                   help="start a harness-lab serve of its own for each scenario, on a free "
+                        "local port, with the scenario's configuration")
+    p.add_argument("--adapter", metavar="FILE",
+                   help="a YAML adapter file mapping another harness's paths, event names and "
+                        "fields (see docs/conform.md)")
+    p.add_argument("--db", metavar="URL",
+                   help="with --serve: where serve stores runs (default: a temporary SQLite "
+                        "file); e.g. postgresql+psycopg://user@host/db")
+    p.add_argument("--time-scale", type=float, default=0.05, metavar="X",
+                   help="wall seconds per scripted second")
+    p.add_argument("--providers-port", type=int, default=0, metavar="N",
+                   help="the port of the scripted providers, which the harness at URL is "
+                        "configured to call (default: a free one, fine with --serve)")
+    p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="a table with a closing line (default), or every result as JSON")
+    p.set_defaults(func=_cmd_conform)
+
+
+def _epilog(codes: dict[int, str]) -> str:
+    import textwrap
+
+    lines = ["exit codes:"]
+    for code, meaning in codes.items():
+        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
+
+
+def _usage(message: str) -> int:
+    print(f"harness-lab conform: {message}", file=sys.stderr)
+    return 2
+
+
+def _cmd_conform(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_lab.live.adapter import Adapter, AdapterError, load_adapter
+    from harness_lab.live.conform import ConformResult
+    from harness_lab.live.conform_suite import run_suite
+    from harness_lab.scenarios.runner import SelectionError, plan_paths
+
+    paths = list(args.paths)
+    url = args.url
+    if url is not None and not url.startswith(("http://", "https://")):
+        paths.insert(0, url)  # `conform --serve scenarios/...`: the first word is a path
+        url = None
+    if args.serve == (url is not None):
+        return _usage("give the harness's URL, or --serve to start one (not both)")
+    if not (args.time_scale > 0):
+        return _usage(f"--time-scale {args.time_scale}: give a number > 0")
+    paths = paths or ["scenarios"]
+    for path in paths:
+        if not Path(path.split("[", 1)[0]).exists():
+            return _usage(f"{path}: no such file or directory")
+    try:
+        adapter = load_adapter(args.adapter) if args.adapter else Adapter()
+        plan = plan_paths(paths, tags=args.tag)
+    except AdapterError as exc:
+        return _usage(str(exc))
+    except SelectionError as exc:
+        return _usage(str(exc))
+    if not plan:
+        print("harness-lab conform: no scenario selected", file=sys.stderr)
+        return 5
+    planned = [p.loaded if p.loaded is not None else
+               ConformResult(p.result.scenario if p.result else "?",
+                             p.result.path or "" if p.result else "", "error",
+                             (p.result.error or "",) if p.result else ())
+               for p in plan]
+    table = args.format == "table"
+    began = time.monotonic()
+    rows: list[dict[str, Any]] = []
+
+    def shown(result: Any) -> None:
+        if table and sys.stderr.isatty():
+            print(f"  {len(rows) + 1}/{len(planned)} {result.scenario}: {result.verdict}",
+                  file=sys.stderr)
+        rows.append(_row(result))
+
+    try:
+        report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
+                           db=args.db, on_result=shown, providers_port=args.providers_port)
+    except OSError as exc:
+        return _usage(f"the scripted providers cannot listen on port {args.providers_port}: "
+                      f"{exc.strerror or exc}")
+    if not table:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0 if report.ok else 1
+    _print(rows)
+    for row in rows:
+        if row["why"] != "-":
+            print(f"{row['scenario']} ({row['verdict']}): {row['why']}")
+    c = report.counts()
+    parity = report.parity
+    figure = f"{parity:.1%}" if parity is not None else "-"
+    print(f"\n{c['scenarios']} scenario(s): {c['pass']} pass, {c['fail']} fail, "
+          f"{c['error']} error, {c['n/a']} not applicable live; parity with the simulation "
+          f"{figure} ({c['agree']}/{c['compared']} outcomes agree) in "
+          f"{time.monotonic() - began:.1f} s")
+    return 0 if report.ok else 1
+
+
+def _row(result: Any) -> dict[str, Any]:
+    live = result.live
+    sim = result.simulated
+    diff = result.simulated.differences(live) if sim is not None and live is not None else []
+    why = "; ".join(result.reasons) if result.reasons else ""
+    if diff:
+        why = "; ".join([f"vs simulation: {d}" for d in diff] + ([why] if why else []))
+    return {"scenario": result.scenario, "verdict": result.verdict,
+            "run_state": live.run_state if live else None,
+            "parity": "-" if result.agrees is None else ("=" if result.agrees else "≠"),
+            "why": why or "-"}
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    from harness_lab.terminal.tables import Column, print_table
+
+    columns = [Column("scenario", "scenario", name=True),
+               Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
+               Column("run_state", "live run state"), Column("parity", "= simulated")]
+    print_table(rows, columns)

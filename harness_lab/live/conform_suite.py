@@ -1,0 +1,217 @@
+"""The scenario library as a conformance suite: every scenario against one harness URL, or
+against a ``harness-lab serve`` started for each scenario with its configuration.
+
+:func:`run_suite` starts the scripted providers once, plays each scenario
+(:func:`~harness_lab.live.conform.conform_scenario`) and returns the results with the parity
+figure: the share of applicable scenarios whose simulated and live outcomes agree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from harness_lab.live.adapter import Adapter, DatabaseSpec
+from harness_lab.live.conform import ConformResult, conform_scenario, not_applicable
+from harness_lab.live.providers_server import ProvidersServer
+from harness_lab.scenarios import faults as fs
+from harness_lab.scenarios.loader import LoadedScenario
+from harness_lab.scenarios.spec import Scenario
+
+__all__ = ["ServeProcess", "SuiteReport", "configured", "run_suite"]
+
+_LISTENING = re.compile(r"listening on (http://[^\s(]+)")
+
+WARM_UP = Scenario.model_validate({
+    "name": "conform-warm-up", "description": "One diagnosis run that warms a fresh server.",
+    "query": "conform warm-up", "model": [{"draft": {"missing_info": ["nothing"]}}]})
+"""The run a fresh server plays before the scenario's: its first run pays the process's
+imports and first connections, which the scenario's deadlines must not."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteReport:
+    """Every scenario's result, and the parity figure."""
+
+    results: tuple[ConformResult, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Scenarios by verdict, and how many applicable ones agree with the simulation."""
+        verdicts = [r.verdict for r in self.results]
+        compared = [r for r in self.results if r.applicable and r.agrees is not None]
+        return {"scenarios": len(verdicts), "pass": verdicts.count("pass"),
+                "fail": verdicts.count("fail"), "error": verdicts.count("error"),
+                "n/a": verdicts.count("n/a"), "compared": len(compared),
+                "agree": sum(1 for r in compared if r.agrees)}
+
+    @property
+    def parity(self) -> float | None:
+        """Agreeing share of the applicable scenarios compared (None: none compared)."""
+        c = self.counts()
+        return c["agree"] / c["compared"] if c["compared"] else None
+
+    @property
+    def ok(self) -> bool:
+        """Every applicable scenario passed."""
+        return all(r.verdict in ("pass", "n/a") for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON data."""
+        return {"ok": self.ok, "parity": self.parity, "counts": self.counts(),
+                "results": [r.to_dict() for r in self.results]}
+
+
+def configured(sc: Scenario) -> Scenario:
+    """``sc`` with its configuration-level faults applied to its configuration (a deadline
+    in seconds, budgets exhausted from the start, tools not authorised or not read-only) and
+    no faults left: what a harness is started with to play it."""
+    config = sc.config.model_copy(deep=True)
+    tools = {name: t.model_copy() for name, t in sc.tools.items()}
+    budget = config.budget.model_copy()
+    for f in sc.faults:
+        if isinstance(f, fs.Deadline) and f.at_s is not None:
+            config = config.model_copy(update={"deadline_s": f.at_s})
+        elif isinstance(f, fs.BudgetExhausted) and f.at is None:
+            budget = budget.model_copy(update={f.budget: 0})
+        elif isinstance(f, fs.ToolRejection) and f.reason == "AUTH":
+            allowed = config.authorized_tools if config.authorized_tools is not None else list(
+                tools)
+            config = config.model_copy(update={
+                "authorized_tools": [t for t in allowed if t != f.tool]})
+        elif isinstance(f, fs.ToolRejection) and f.reason == "READ_ONLY" and f.tool in tools:
+            tools[f.tool] = tools[f.tool].model_copy(update={"read_only": False})
+    config = config.model_copy(update={"budget": budget})
+    return sc.model_copy(update={"config": config, "tools": tools, "faults": [],
+                                 "matrix": None, "expect_when": [], "sweep": None})
+
+
+class ServeProcess:
+    """``harness-lab serve`` in a child process for one scenario, on a free local port."""
+
+    def __init__(self, sc: Scenario, providers_url: str, db: str, *, time_scale: float,
+                 workdir: Path, extra: Sequence[str] = ()) -> None:
+        data = configured(sc).model_dump(mode="json", by_alias=True, exclude_none=True)
+        data.pop("$schema", None)
+        path = workdir / "scenario.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        self.command = [sys.executable, "-m", "harness_lab", "serve", "--scenario", str(path),
+                        "--provider-url", f"{providers_url}/v1", "--tool-url", providers_url,
+                        "--db", db, "--port", "0", "--time-scale", repr(time_scale), *extra]
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def start(self, timeout_s: float = 30.0) -> str:
+        """Start the server and return its URL once it answers ``/healthz``."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, env=env)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            seen.append(line.rstrip())
+            m = _LISTENING.search(line)
+            if m:
+                self.url = m.group(1).rstrip("/;")
+                break
+        if not self.url:
+            self.stop()
+            raise RuntimeError("harness-lab serve did not start: " + " | ".join(seen[-5:]))
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=2.0).status_code == 200:
+                    return self.url
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"harness-lab serve at {self.url} never answered /healthz")
+
+    def stop(self) -> None:
+        """Stop the server (this process's own child, by its pid)."""
+        p = self.process
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        if p is not None and p.stdout is not None:
+            p.stdout.close()
+
+
+def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | None,
+              adapter: Adapter, time_scale: float, db: str | None = None,
+              on_result: Callable[[ConformResult], None] | None = None,
+              timeout_s: float = 60.0, providers_port: int = 0) -> SuiteReport:
+    """Play every planned scenario (a ConformResult stands for one that failed to load).
+
+    ``url`` None: start a ``harness-lab serve`` per scenario (its configuration applied),
+    storing runs in ``db`` (a temporary SQLite file by default). The scripted providers
+    listen on ``providers_port`` (0: a free one), where a harness at ``url`` must call them.
+    """
+    results: list[ConformResult] = []
+    with ProvidersServer(time_scale=time_scale, compensate=True,
+                         port=providers_port) as providers, \
+            tempfile.TemporaryDirectory(prefix="conform-") as tmp:
+        store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
+        for entry in planned:
+            if isinstance(entry, ConformResult):
+                result = entry
+            else:
+                result = _one(entry, url, providers, adapter, time_scale, store, Path(tmp),
+                              timeout_s)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    return SuiteReport(tuple(results))
+
+
+def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
+         adapter: Adapter, time_scale: float, store: str, tmp: Path, timeout_s: float
+         ) -> ConformResult:
+    from harness_lab.scenarios.runner import run_scenario
+
+    sc = loaded.scenario
+    configurable = url is None
+    simulated = run_scenario(loaded)
+    if url is not None or not_applicable(sc, configurable=True):
+        return conform_scenario(loaded, url or "http://127.0.0.1:9", providers, adapter,
+                                time_scale=time_scale, configurable=configurable,
+                                timeout_s=timeout_s, simulated=simulated)
+    serve = ServeProcess(sc, providers.url, store, time_scale=time_scale, workdir=tmp)
+    try:
+        base = serve.start()
+        _warm_up(base, providers, time_scale)
+    except (RuntimeError, OSError, httpx.HTTPError) as exc:
+        serve.stop()
+        return ConformResult(sc.name, loaded.path, "error", (str(exc),))
+    try:
+        local = adapter.model_copy(update={"database": DatabaseSpec(url=store)})
+        return conform_scenario(loaded, base, providers, local, time_scale=time_scale,
+                                configurable=True, timeout_s=timeout_s, simulated=simulated)
+    finally:
+        serve.stop()
+
+
+def _warm_up(base: str, providers: ProvidersServer, time_scale: float) -> None:
+    """Play :data:`WARM_UP` on the server at ``base`` to its end."""
+    providers.load(WARM_UP, time_scale=time_scale)
+    with httpx.stream("POST", f"{base}/chat", json={"query": WARM_UP.query, "sessionId": None},
+                      timeout=30.0) as response:
+        for _ in response.iter_lines():
+            pass

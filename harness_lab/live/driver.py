@@ -1,0 +1,251 @@
+"""The wall-clock driver: each request is one unchanged core run on its own worker thread.
+
+A request becomes a :class:`LiveSlot`. A worker thread builds a
+:class:`~harness_lab.harness.Harness` on a :class:`~harness_lab.live.clock.WallClockEnvironment`
+(fresh providers from the :class:`~harness_lab.live.sources.RunSource`, the shared store) and
+runs the request to its end, exactly as the simulator does; only time is real.
+
+Threads. The run's own objects (its SSE session, trace, tool boundary) are touched by its
+worker thread alone. The server's threads do two things to a run, both thread-safe:
+
+* **cancel at once**: a client disconnect or a user cancel calls the run's
+  ``RunContext.cancel``, whose ``RunLifecycle.finish`` is a locked compare-and-set, so the
+  first terminal state wins whichever thread gets there first (doc §14);
+* **wake the run**: the worker then applies the disconnect to the SSE session itself, at its
+  next event, boundary or wake-up, so the record says DISCONNECTED like a simulated one.
+
+The run notices the cancel at its next boundary (``RunContext.check_active``); a provider
+result that arrives after it is discarded there and never sent (doc §4).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from enum import Enum
+
+from harness_lab.application.live import LiveRun
+from harness_lab.core.context import Boundary, RunContext
+from harness_lab.harness import Harness
+from harness_lab.live.clock import WallClock, WallClockEnvironment
+from harness_lab.live.sources import RunSource
+from harness_lab.record import RunRecord
+from harness_lab.sse import SseEvent
+from harness_lab.states import CancellationReason
+from harness_lab.store.base import RunStore
+
+__all__ = ["CancelAnswer", "EventSink", "LiveDriver", "LiveSlot"]
+
+_log = logging.getLogger("harness_lab.live")
+
+EventSink = Callable[[SseEvent | None], None]
+"""Receives each SSE event the run sends, on the run's thread, then ``None`` at its end."""
+
+
+class CancelAnswer(Enum):
+    """What a user-cancel request got."""
+
+    ACCEPTED = "accepted"  # this cancel is the run's terminal state (or will be, at its start)
+    UNKNOWN = "unknown"  # no such run
+    TERMINAL = "terminal"  # the run already ended (its first terminal state won)
+
+
+class LiveSlot:
+    """One request: its ids, its run once started, and what the server asked of it."""
+
+    __slots__ = ("run_id", "session_id", "query", "sink", "live", "env", "record", "error",
+                 "done", "gone", "cancel_requested", "_gone_applied", "_cancel_applied",
+                 "forwarded")
+
+    def __init__(self, run_id: str, session_id: str, query: str, sink: EventSink) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        self.query = query
+        self.sink = sink
+        self.live: LiveRun | None = None
+        self.env: WallClockEnvironment | None = None
+        self.record: RunRecord | None = None
+        self.error: str | None = None
+        self.done = threading.Event()
+        self.gone = threading.Event()  # the client went away
+        self.cancel_requested = threading.Event()  # a user cancel was accepted
+        self._gone_applied = False
+        self._cancel_applied = False
+        self.forwarded = 0  # SSE events handed to the sink
+
+    def tick(self) -> None:
+        """On the run's thread: apply what the server asked, forward new SSE events."""
+        live = self.live
+        if live is None:
+            return
+        if self.gone.is_set() and not self._gone_applied:
+            self._gone_applied = True
+            live.disconnect()
+        if self.cancel_requested.is_set() and not self._cancel_applied:
+            self._cancel_applied = True
+            live.user_cancel()
+        events = live.sse.events
+        while self.forwarded < len(events):
+            self.sink(events[self.forwarded])
+            self.forwarded += 1
+
+
+class _TickProbe:
+    """A boundary probe that lets the slot act before and after every external call."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: LiveSlot) -> None:
+        self.slot = slot
+
+    def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
+        """Apply a disconnect or cancel the server recorded, on the run's own thread."""
+        self.slot.tick()
+
+
+class LiveDriver:
+    """Runs requests on worker threads against ``source``'s providers and ``store``.
+
+    ``workers`` bounds the runs in flight; further requests wait for a worker (their
+    deadline starts when they do). ``keep`` finished runs stay answerable by id (records,
+    cancels) before the oldest are forgotten; the store keeps every run.
+    """
+
+    def __init__(self, source: RunSource, store: RunStore, clock: WallClock, *,
+                 workers: int = 256, keep: int = 10_000) -> None:
+        if workers < 1:
+            raise ValueError(f"LiveDriver: workers must be >= 1, got {workers}")
+        self.source = source
+        self.store = store
+        self.clock = clock
+        self.keep = keep
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run")
+        self._slots: OrderedDict[str, LiveSlot] = OrderedDict()
+        self._lock = threading.Lock()
+        self.active = 0
+        self.max_active = 0
+        self.finished = 0
+        self.failed = 0  # runs whose worker raised (a bug: the run has no record)
+        self.late_sent = 0  # content/done written after a user cancel was accepted (never)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def start(self, query: str, session_id: str | None, sink: EventSink) -> LiveSlot:
+        """Accept one request: a fresh run id (and session id unless given); run it."""
+        run_id = f"run-{uuid.uuid4().hex}"
+        slot = LiveSlot(run_id, session_id or f"session-{uuid.uuid4().hex}", query, sink)
+        with self._lock:
+            self._slots[run_id] = slot
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        self._pool.submit(self._run, slot)
+        return slot
+
+    def slot(self, run_id: str) -> LiveSlot | None:
+        """The request with this run id, while it is remembered."""
+        return self._slots.get(run_id)
+
+    def disconnect(self, slot: LiveSlot) -> None:
+        """The client went away: cancel the run now (CLIENT_DISCONNECTED), then wake it."""
+        slot.gone.set()
+        self._cancel_now(slot, CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+        self._wake(slot)
+
+    def cancel(self, run_id: str) -> CancelAnswer:
+        """A user cancel (USER_REQUESTED): accepted only if it is the run's first terminal."""
+        slot = self._slots.get(run_id)
+        if slot is None:
+            return CancelAnswer.UNKNOWN
+        if slot.done.is_set():
+            return CancelAnswer.TERMINAL
+        accepted = self._cancel_now(slot, CancellationReason.USER_REQUESTED, "user requested")
+        if accepted:
+            slot.cancel_requested.set()
+            self._wake(slot)
+            return CancelAnswer.ACCEPTED
+        return CancelAnswer.TERMINAL
+
+    def close(self) -> None:
+        """Cancel every run still going (as disconnected), wait for the workers to end."""
+        for slot in list(self._slots.values()):
+            if not slot.done.is_set():
+                self.disconnect(slot)
+        self._pool.shutdown(wait=True)
+
+    def stats(self) -> dict[str, int]:
+        """Runs in flight now, the most held at once, finished, lost to a worker error, and
+        content or done events written after a user cancel was accepted."""
+        return {"active": self.active, "max_active": self.max_active,
+                "finished": self.finished, "worker_errors": self.failed,
+                "late_sent": self.late_sent}
+
+    # -- the server's side of a run -------------------------------------------------------------
+
+    @staticmethod
+    def _cancel_now(slot: LiveSlot, reason: CancellationReason, detail: str) -> bool:
+        """The compare-and-set from the server's thread; True if this cancel ended the run.
+
+        Before the run has a context, the reason is left on the LiveRun (the run applies it
+        as it starts, as in the simulator); the context is read again after, so a run
+        starting at this very moment sees the reason or is cancelled here.
+        """
+        live = slot.live
+        if live is None:
+            return not slot.done.is_set()  # not started: the worker applies it first thing
+        ctx = live.ctx
+        if ctx is None:
+            if live.pending_cancel is None:
+                live.pending_cancel = reason
+            ctx = live.ctx
+            if ctx is None:
+                return True
+        return ctx.cancel(reason, detail)
+
+    @staticmethod
+    def _wake(slot: LiveSlot) -> None:
+        env = slot.env
+        if env is not None:
+            env.wake.set()
+
+    # -- the worker ------------------------------------------------------------------------------
+
+    def _run(self, slot: LiveSlot) -> None:
+        try:
+            slot.record = self._play(slot)
+        except BaseException as exc:  # a bug in a component or here: said, never hidden
+            slot.error = f"{type(exc).__name__}: {exc}"
+            with self._lock:
+                self.failed += 1
+            _log.exception("run %s: the worker failed", slot.run_id)
+        finally:
+            slot.done.set()
+            slot.sink(None)
+            with self._lock:
+                self.active -= 1
+                self.finished += 1
+                self._forget_old()
+
+    def _play(self, slot: LiveSlot) -> RunRecord:
+        parts = self.source.parts()
+        env = WallClockEnvironment(self.clock, after_step=slot.tick)
+        harness = Harness(parts.components, parts.config, store=self.store, env=env,
+                          latency=parts.latency, probe=_TickProbe(slot))
+        handle = harness.submit(slot.query, slot.session_id, run_id=slot.run_id)
+        slot.env = env
+        slot.live = handle.live
+        slot.tick()  # a request disconnected or cancelled while it waited for a worker
+        env.run(until=handle.process)
+        slot.tick()
+        return handle.record
+
+    def _forget_old(self) -> None:
+        while len(self._slots) > self.keep:
+            run_id, oldest = next(iter(self._slots.items()))
+            if not oldest.done.is_set():
+                break
+            del self._slots[run_id]
+

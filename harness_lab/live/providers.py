@@ -1,0 +1,314 @@
+"""A scenario's scripted providers answering HTTP requests, faults and latencies included.
+
+:class:`ScriptedProviders` holds one scenario's fakes (built by the scenario runner's own
+``build_components``) wrapped in its :class:`~harness_lab.scenarios.inject.FaultPlan`, so a
+provider-side fault (a provider error, a latency spike, an invalid draft, a protocol
+violation, a failing tool...) is decided by the same code as in a simulated run. Each request
+is decoded from the shape the adapters send (:mod:`harness_lab.recorded.adapters`,
+:class:`~harness_lab.recorded.tool.HttpJsonTool`) into the harness's request type, played,
+and the reply encoded back: a chat completion, ``{"items": [...]}``, an HTTP error. The
+adapters tell the chat callers apart by their system prompt, and so does this class.
+
+The scripted latency of a call (its reply's, else the scenario's default for its kind) is
+returned with the answer for the server to really sleep, scaled by ``time_scale``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness_lab.errors import ProviderError, ScriptExhausted, ToolExecutionError
+from harness_lab.ports import (
+    AgentRequest,
+    AnswerRequest,
+    CallKind,
+    GuardRequest,
+    ModelReply,
+    Observation,
+    RepairRequest,
+    RetrievalRequest,
+    RouteRequest,
+    ToolInput,
+    ToolOutput,
+)
+from harness_lab.recorded import adapters as prompts
+from harness_lab.scenarios.build import ScenarioLatency, build_tools
+from harness_lab.scenarios.inject import FaultPlan
+from harness_lab.scenarios.spec import Scenario
+from harness_lab.states import IntentType
+
+__all__ = ["CHAT_PATH", "RETRIEVER_PATH", "TOOL_PREFIX", "Answer", "ScriptedProviders",
+           "classify_chat"]
+
+CHAT_PATH = "/v1/chat/completions"
+"""Where the OpenAI-compatible callers post (base URL ``.../v1``)."""
+TOOL_PREFIX = "/tools/"
+"""A tool named ``logs`` answers ``POST /tools/logs`` (what the live HTTP source posts to)."""
+RETRIEVER_PATH = "/retriever"
+"""The knowledge retriever: ``POST {"query": ...}`` answers ``{"passages": [...]}``."""
+
+_INVOCATION = re.compile(r"^(.+)-inv-\d+$")
+_CHAT_KINDS: tuple[tuple[str, CallKind], ...] = (
+    (prompts.ROUTER_SYSTEM_PROMPT, CallKind.ROUTER),
+    (prompts.GUARD_SYSTEM_PROMPT, CallKind.GUARD),
+    (prompts.REPAIR_SYSTEM_PROMPT, CallKind.REPAIR),
+    (prompts.DIAGNOSIS_SYSTEM_PROMPT, CallKind.MODEL),
+    (prompts.SYSTEM_CHAT_PROMPT, CallKind.RESPONDER),
+    (prompts.KNOWLEDGE_SYSTEM_PROMPT, CallKind.RESPONDER),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What one provider request gets: status, JSON body, and the scripted latency to sleep.
+
+    ``kind`` and ``name`` say which call it was (``tool`` and the tool's name), for the
+    lifecycle events; ``pad_to`` asks for a body of at least that many bytes (an oversize
+    tool result really is that large).
+    """
+
+    status: int
+    body: Mapping[str, Any]
+    latency_s: float
+    kind: str
+    name: str = ""
+    pad_to: int = 0
+
+    def payload(self) -> bytes:
+        """The body as bytes, padded with a ``padding`` field up to ``pad_to``."""
+        raw = json.dumps(self.body, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        short = self.pad_to - len(raw)
+        if short <= 0:
+            return raw
+        padded = dict(self.body)
+        padded["padding"] = ""
+        base = len(json.dumps(padded, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+        padded["padding"] = "x" * max(0, self.pad_to - base)
+        return json.dumps(padded, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def classify_chat(messages: Sequence[Any]) -> CallKind | None:
+    """Which caller sent a chat completion, from its system prompt (None: not one of ours)."""
+    first = messages[0] if messages else None
+    text = first.get("content") if isinstance(first, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    for prompt, kind in _CHAT_KINDS:
+        if kind is CallKind.MODEL and text.startswith(prompt):
+            return kind
+        if text == prompt:
+            return kind
+    return None
+
+
+def _error(status: int, message: str, kind: str, latency_s: float, name: str = "") -> Answer:
+    return Answer(status, {"error": {"message": message, "type": "server_error"}}, latency_s,
+                  kind, name)
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str):
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _run_id_in(values: Any) -> str | None:
+    """The run id an invocation id such as ``<run>-inv-3`` names, anywhere in ``values``."""
+    if isinstance(values, str):
+        m = _INVOCATION.match(values)
+        return m.group(1) if m else None
+    if isinstance(values, Mapping):
+        values = list(values.values())
+    if isinstance(values, list | tuple):
+        for value in values:
+            found = _run_id_in(value)
+            if found is not None:
+                return found
+    return None
+
+
+class ScriptedProviders:
+    """One scenario's providers (or one of its earlier ``turns``'), answering HTTP bodies.
+
+    Thread-safe: the fakes are played under one lock (a script is a sequence), the sleeping
+    is the server's. ``run_id`` is the run whose ``inv-N`` references a reply expands when the
+    request itself names no invocation (set by a driver from the run's ``metadata`` event).
+    """
+
+    def __init__(self, scenario: Scenario, *, turn: int | None = None) -> None:
+        from harness_lab.scenarios.runner import build_components
+
+        self.scenario = scenario
+        self.turn = turn
+        tools = build_tools(scenario.tools)
+        source = scenario.turns[turn] if turn is not None else None
+        components = build_components(scenario, tools, source)
+        self.plan = FaultPlan(scenario.faults) if scenario.faults and turn is None else None
+        self.components = self.plan.wrap(components) if self.plan is not None else components
+        if self.plan is not None:
+            self.plan.projection_limit = scenario.config.projection_max_bytes
+        self.latency = ScenarioLatency.from_spec(scenario.latency)
+        self.run_id = ""
+        self._lock = threading.Lock()
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def answer(self, path: str, body: Any) -> Answer | None:
+        """The answer to a POST of ``body`` (decoded JSON) to ``path``; None: not our path."""
+        if path == CHAT_PATH:
+            messages = body.get("messages") if isinstance(body, Mapping) else None
+            kind = classify_chat(messages) if isinstance(messages, list) else None
+            if kind is None:
+                return _error(400, "not a request of the harness's adapters (unknown system "
+                                   "prompt)", "chat", 0.0)
+            assert isinstance(messages, list)
+            with self._lock:
+                return self._chat(kind, messages)
+        if path.startswith(TOOL_PREFIX):
+            name = path[len(TOOL_PREFIX):]
+            if name not in self.components.tools:
+                return None
+            with self._lock:
+                return self._tool(name, body if isinstance(body, Mapping) else {})
+        if path == RETRIEVER_PATH:
+            query = body.get("query") if isinstance(body, Mapping) else None
+            with self._lock:
+                return self._retrieve(str(query or ""))
+        return None
+
+    def _latency(self, kind: CallKind, name: str, own: float | None) -> float:
+        return self.latency.latency(kind, name, own)
+
+    def _chat(self, kind: CallKind, messages: list[Any]) -> Answer:
+        c = self.components
+        try:
+            if kind is CallKind.ROUTER:
+                data = _json_object(messages[-1].get("content"))
+                route = c.router.route(RouteRequest(str(data.get("query", "")), (), None))
+                return self._completion(kind, json.dumps({"intent": route.intent.value}),
+                                        route.usage, route.latency_s)
+            if kind is CallKind.GUARD:
+                data = _json_object(messages[-1].get("content"))
+                run_id = self._run_of(data)
+                verdict = c.guard.judge(GuardRequest(
+                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
+                    tuple(data.get("evidence") or ())))
+                text = json.dumps({"supported": verdict.supported,
+                                   "rationale": verdict.rationale})
+                return self._completion(kind, text, verdict.usage, verdict.latency_s)
+            if kind is CallKind.REPAIR:
+                data = _json_object(messages[-1].get("content"))
+                run_id = self._run_of(data)
+                reply = c.repair.repair(RepairRequest(
+                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
+                    tuple(data.get("problems") or ()),
+                    tuple(data.get("citable_invocation_ids") or ())))
+                return self._model_completion(kind, reply)
+            if kind is CallKind.MODEL:
+                return self._model_completion(kind, c.model.step(self._agent_request(messages)))
+            knowledge = messages[0].get("content") == prompts.KNOWLEDGE_SYSTEM_PROMPT
+            intent = IntentType.KNOWLEDGE_QUERY if knowledge else IntentType.SYSTEM_CHAT
+            query = messages[-1].get("content")
+            answer = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
+            return self._completion(kind, answer.text, answer.usage, answer.latency_s)
+        except ProviderError as exc:
+            return _error(exc.status or 503, str(exc), kind.value,
+                          self._latency(kind, "", exc.latency_s))
+        except ScriptExhausted as exc:
+            return _error(500, f"script exhausted: {exc}", kind.value, 0.0)
+
+    def _completion(self, kind: CallKind, content: str | None, usage: Any,
+                    latency_s: float | None, tool_call: Any = None) -> Answer:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_call is not None:
+            call: dict[str, Any] = {"type": "function", "function": {
+                "name": tool_call.name,
+                "arguments": json.dumps(dict(tool_call.scope), sort_keys=True)}}
+            if tool_call.call_id is not None:
+                call["id"] = tool_call.call_id
+            message["tool_calls"] = [call]
+        body = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+                "model": "scripted",
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if tool_call else "stop"}],
+                "usage": {"prompt_tokens": usage.input_tokens,
+                          "completion_tokens": usage.output_tokens,
+                          "total_tokens": usage.input_tokens + usage.output_tokens}}
+        return Answer(200, body, self._latency(kind, "", latency_s), kind.value)
+
+    def _model_completion(self, kind: CallKind, reply: ModelReply) -> Answer:
+        content = (json.dumps(reply.payload, sort_keys=True) if reply.payload is not None
+                   else reply.content)
+        return self._completion(kind, content, reply.usage, reply.latency_s, reply.tool_call)
+
+    def _agent_request(self, messages: list[Any]) -> AgentRequest:
+        step = 1 + sum(1 for m in messages if isinstance(m, Mapping)
+                       and m.get("role") == "assistant")
+        last = max((i for i, m in enumerate(messages) if isinstance(m, Mapping)
+                    and m.get("role") == "assistant"), default=1)
+        observations = []
+        for m in messages[last + 1:]:
+            if not isinstance(m, Mapping):
+                continue
+            text = m.get("content")
+            if m.get("role") == "user" and isinstance(text, str):
+                if not text.startswith("Tool result: "):
+                    continue
+                text = text[len("Tool result: "):]
+            elif m.get("role") != "tool":
+                continue
+            data = _json_object(text)
+            observations.append(Observation(
+                m.get("tool_call_id"), str(data.get("tool", "")), data.get("scope") or {},
+                data.get("invocation_id"), None, None))
+        run_id = self._run_of([o.invocation_id for o in observations]
+                              + [m.get("content") for m in messages if isinstance(m, Mapping)
+                                 and m.get("role") == "tool"])
+        query = messages[1].get("content", "") if len(messages) > 1 else ""
+        return AgentRequest(run_id, str(query), step, tuple(observations),
+                            tuple(self.components.tools))
+
+    def _run_of(self, data: Any) -> str:
+        found = _run_id_in(data)
+        if found is None and isinstance(data, list):
+            for text in data:
+                found = _run_id_in(_json_object(text))
+                if found is not None:
+                    break
+        if found is not None:
+            self.run_id = found
+        return found or self.run_id
+
+    def _tool(self, name: str, scope: Mapping[str, Any]) -> Answer:
+        tool = self.components.tools[name]
+        try:
+            output: ToolOutput = tool.invoke(ToolInput(self.run_id, "", name, dict(scope)))
+        except ToolExecutionError as exc:
+            return _error(500, str(exc), CallKind.TOOL.value,
+                          self._latency(CallKind.TOOL, name, exc.latency_s), name)
+        except ScriptExhausted as exc:
+            return _error(500, f"script exhausted: {exc}", CallKind.TOOL.value, 0.0, name)
+        latency = self._latency(CallKind.TOOL, name, output.latency_s)
+        if not output.projectable:
+            return Answer(200, {"result": "not a list of items"}, latency, "tool", name)
+        return Answer(200, {"items": [dict(i) for i in output.items]}, latency, "tool", name,
+                      pad_to=output.size_bytes)
+
+    def _retrieve(self, query: str) -> Answer:
+        kind = CallKind.RETRIEVER
+        try:
+            reply = self.components.retriever.retrieve(RetrievalRequest(query))
+        except ProviderError as exc:
+            return _error(exc.status or 503, str(exc), kind.value,
+                          self._latency(kind, "", exc.latency_s))
+        return Answer(200, {"passages": list(reply.passages)},
+                      self._latency(kind, "", reply.latency_s), kind.value)

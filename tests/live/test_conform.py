@@ -1,0 +1,87 @@
+"""harness-lab conform: the scenario files against a live harness-lab serve, on SQLite and
+on PostgreSQL, with the parity figure; what cannot be played live is said, with reasons."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.live.conform import not_applicable
+from harness_lab.live.conform_suite import ServeProcess
+from harness_lab.live.providers_server import load_script
+from tests.postgres import postgres_url
+
+__all__ = ["postgres_url"]
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+HANDFUL = ["paths/diagnosis.yaml", "faults/client-disconnect-at.yaml",
+           "faults/provider-error-model.yaml", "faults/user-cancel-at-s.yaml",
+           "faults/crash-after-tool.yaml"]
+
+
+def test_conform_serve_passes_a_handful_and_prints_the_parity(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conform", "--serve", *(str(SCENARIOS / p) for p in HANDFUL)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "4 pass, 0 fail, 0 error, 1 not applicable live" in out
+    assert "parity with the simulation 100.0% (4/4 outcomes agree)" in out
+    assert "the host process dying mid-run is simulated" in out
+
+
+def test_conform_serve_on_postgresql_stores_and_checks_the_run(
+        postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conform", "--serve", "--db", postgres_url, "--format", "json",
+                 str(SCENARIOS / "faults/client-disconnect-at.yaml")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    result = report["results"][0]
+    assert (result["verdict"], result["agrees"]) == ("pass", True)
+    assert result["live"]["db_status"] == "CANCELLED"
+
+
+def test_a_crash_and_a_deadline_at_a_lifecycle_point_are_not_applicable_live() -> None:
+    crash = load_script(str(SCENARIOS / "faults/crash-after-tool.yaml"), None, None)
+    deadline = load_script(str(SCENARIOS / "faults/deadline-at-after.yaml"), None, None)
+    assert any("host process dying" in r for r in not_applicable(crash, configurable=True))
+    assert any("virtual time only" in r for r in not_applicable(deadline, configurable=True))
+
+
+def test_a_deadline_in_seconds_applies_only_to_a_harness_conform_configures() -> None:
+    sc = load_script(str(SCENARIOS / "faults/deadline-at-s-provider-outlives.yaml"), None,
+                     None)
+    assert not_applicable(sc, configurable=True) == []
+    assert any("configuration of the harness" in r
+               for r in not_applicable(sc, configurable=False))
+
+
+def test_conform_without_a_url_or_serve_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", str(SCENARIOS / HANDFUL[0])]) == 2
+    assert "give the harness's URL, or --serve" in capsys.readouterr().err
+
+
+def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    sc = load_script(str(SCENARIOS / "paths/diagnosis.yaml"), None, None)
+    serve = ServeProcess(sc, f"http://127.0.0.1:{port}", db, time_scale=0.05,
+                         workdir=tmp_path)
+    adapter = tmp_path / "adapter.yaml"
+    adapter.write_text(f"run_path: null\ntrace_path: null\ndatabase: {{url: '{db}'}}\n")
+    url = serve.start()
+    try:
+        code = main(["conform", url, str(SCENARIOS / "paths/diagnosis.yaml"),
+                     "--providers-port", str(port), "--adapter", str(adapter)])
+    finally:
+        serve.stop()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "1 pass, 0 fail" in out

@@ -1,0 +1,64 @@
+"""The SQL store on a real PostgreSQL server: runs round-trip as they do on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from harness_lab.fakes import call_tool, draft, progress
+from harness_lab.states import IntentType, RunState, StoredRunStatus
+from harness_lab.store.sql import SqlRunStore, metadata
+from tests.conftest import INV1, build
+from tests.postgres import postgres_url
+
+__all__ = ["postgres_url"]
+
+STEPS = [
+    call_tool("logs", {"service": "checkout"}),
+    draft("the db connection pool is exhausted", evidence=[(INV1, "timeouts in logs")],
+          progress=progress("GAINED")),
+]
+
+
+@pytest.fixture
+def store(postgres_url: str) -> Iterator[SqlRunStore]:
+    """A store on an empty PostgreSQL database (the tables of earlier tests dropped)."""
+    engine = create_engine(postgres_url)
+    metadata.drop_all(engine)
+    engine.dispose()
+    store = SqlRunStore(postgres_url)
+    yield store
+    store.close()
+
+
+def test_a_run_stored_on_postgresql_reads_back_with_its_trace_and_invocations(
+        store: SqlRunStore) -> None:
+    record = build(STEPS, store=store).run("why is checkout slow?", "s1")
+    row = store.get_run(record.run_id)
+    assert record.run_state is RunState.SUCCESS
+    assert row is not None and row["status"] == StoredRunStatus.SUCCESS.value
+    assert row["conclusion"] == "the db connection pool is exhausted"
+    assert row["intent"] == IntentType.DIAGNOSIS.value
+    assert [e["type"] for e in store.trace(record.run_id)] == [
+        e.type.value for e in record.trace]
+    assert [i["tool"] for i in store.invocations(record.run_id)] == ["logs"]
+
+
+def test_a_second_turn_on_postgresql_sees_the_first_as_its_previous_turn(
+        store: SqlRunStore) -> None:
+    first = build(STEPS, store=store).run("why is checkout slow?", "s1")
+    second = build(STEPS, store=store)
+    second.submit("and now?", "s1", run_id="run-000002")
+    second.run_all()
+    requests = second.app.components.model.requests
+    assert requests[0].previous_turn is not None
+    assert requests[0].previous_turn.run_id == first.run_id
+
+
+def test_the_store_really_is_postgresql(store: SqlRunStore) -> None:
+    with store.engine.connect() as conn:
+        version = conn.execute(text("SELECT version()")).scalar_one()
+    assert store.engine.dialect.name == "postgresql"
+    assert version.startswith("PostgreSQL")
