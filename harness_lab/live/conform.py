@@ -31,6 +31,7 @@ from harness_lab.live.providers_server import ProvidersServer
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.loader import LoadedScenario
+from harness_lab.scenarios.observe import observe
 from harness_lab.scenarios.spec import Expect, Scenario
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "conform_scenario",
@@ -43,9 +44,10 @@ INVOCATION_RULES = ("cited_ready_only", "ready_has_evidence_status", "no_evidenc
 LIVE_FIELDS = ("run_state", "release_outcome", "fallback_type", "db_status", "intent",
                "termination_reason", "sse", "sse_state", "trace", "trace_contains",
                "trace_excludes", "tool_calls", "model_calls", "failure_code", "done_outcome",
-               "published_result", "crashed")
+               "published_result", "crashed", "statuses", "row")
 """Expectations a live run can be checked on (from the SSE stream, the row and the trace);
-the others (``discarded``, ``gains``, ``rejections``...) are the model's own bookkeeping."""
+the others (what each call received, the ProgressSnapshot, ``discarded``, ``gains``,
+``rejections``...) are the model's own bookkeeping."""
 
 OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "sse",
                 "statuses")
@@ -540,7 +542,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
            for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
         unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]
         expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
-    mismatches: list[Mismatch] = compare(expect, record)
+    mismatches: list[Mismatch] = compare(expect, record, observe(record))
     reasons = [str(m) for m in mismatches] + play.errors
     rules = {k: v for k, v in INVARIANTS.items() if trace is not None or k == "sse_protocol"}
     if invocations is None:
