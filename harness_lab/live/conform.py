@@ -460,6 +460,18 @@ def _live_record(row: Mapping[str, Any], trace: Sequence[Mapping[str, Any]] | No
     return rebuild(row, list(trace or []), list(invocations or []), sse_rows)
 
 
+def _as_simulated(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` with the live run's and session's ids written as the simulated run's, so an
+    expectation that names a scenario's own ids (``run-000001``) holds live too."""
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {k: _as_simulated(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_simulated(v, ids) for v in value]
+    return value
+
+
 def _checkable(expect: Expect, has_trace: bool, has_invocations: bool
                ) -> tuple[Expect, list[str]]:
     """``expect`` without the fields a live run cannot be checked on, and their names."""
@@ -542,7 +554,9 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
            for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
         unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]
         expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
-    mismatches: list[Mismatch] = compare(expect, record, observe(record))
+    seen = _as_simulated(observe(record), {record.run_id: sim.record.run_id,
+                                           record.session_id: sim.record.session_id})
+    mismatches: list[Mismatch] = compare(expect, record, seen)
     reasons = [str(m) for m in mismatches] + play.errors
     rules = {k: v for k, v in INVARIANTS.items() if trace is not None or k == "sse_protocol"}
     if invocations is None:

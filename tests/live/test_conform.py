@@ -85,3 +85,14 @@ def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "1 pass, 0 fail" in out
+
+
+def test_an_expectation_naming_the_scenarios_own_ids_holds_against_a_live_run(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the file expects metadata and content to carry session-000001 / run-000001, the ids the
+    # simulator gives; a live server draws its own, which the check reads as the simulated ones
+    code = main(["conform", "--serve", "--format", "json",
+                 str(SCENARIOS / "sse/terminal-content-done.yaml")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["results"][0]["verdict"] == "pass"
