@@ -30,6 +30,7 @@ EVENT_PHASE: Final[dict[TraceEventType, TracePhase]] = {
     TraceEventType.SEMANTIC_GUARD_ATTEMPT: TracePhase.GUARD,
     TraceEventType.SEMANTIC_GUARD_DECISION: TracePhase.GUARD,
     TraceEventType.RELEASE_DECISION: TracePhase.RELEASE,
+    TraceEventType.TERMINATION_REJECTED: TracePhase.RUN,
     TraceEventType.RUN_CANCELLED: TracePhase.RUN,
     TraceEventType.RUN_FINISHED: TracePhase.RUN,
 }

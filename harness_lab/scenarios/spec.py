@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
-from harness_lab.config import UserCancelNotice
+from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
@@ -317,6 +317,9 @@ class PolicySpec(SpecModel):
     """What the client gets when the user cancels: a failure notice or nothing."""
     require_progress_reports: bool = True
     """Whether each model step after the first must carry a progress report."""
+    deadline_detection: DeadlineDetection = DeadlineDetection.BOUNDARY
+    """How a passed deadline ends the run: `boundary` (the next boundary check finds it, so a
+    cancel arriving before that check wins) or `instant` (it counts from its own instant)."""
 
 
 class ConfigSpec(SpecModel):
