@@ -19,6 +19,7 @@ EVENT_PHASE: Final[dict[TraceEventType, TracePhase]] = {
     TraceEventType.KNOWLEDGE_RETRIEVAL: TracePhase.RESPONSE,
     TraceEventType.KNOWLEDGE_ANSWER: TracePhase.RESPONSE,
     TraceEventType.AGENT_MODEL_STEP: TracePhase.AGENT,
+    TraceEventType.PROGRESS_PROTOCOL_VIOLATION: TracePhase.AGENT,
     TraceEventType.TOOL_REQUEST_REJECTED: TracePhase.TOOL,
     TraceEventType.TOOL_INVOCATION: TracePhase.TOOL,
     TraceEventType.TOOL_PROGRESS: TracePhase.TOOL,
