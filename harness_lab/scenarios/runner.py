@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
+from harness_lab.config import HarnessConfig
 from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
@@ -211,14 +212,25 @@ class ScenarioRun:
         session = sc.session_id or harness.new_session_id()
         earlier: list[RunRecord] = []
         turn_mismatches: list[Mismatch] = []
+        turn_errors: list[str] = []
+        turn_line = self.loaded.key_lines.get("turns")
         for t, turn in enumerate(sc.turns):
-            harness.app.components = self._components(turn, tools)
-            record = harness.run(turn.query, session)
+            components = self._components(turn, tools)
+            if turn.faults:
+                record, lost = _faulted_turn(harness, components, base_config, list(tools),
+                                             turn.query, session, turn.faults)
+                turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
+                                for i, m in lost]
+            else:
+                harness.app.components = components
+                record = harness.run(turn.query, session)
             earlier.append(record)
             if turn.expect is not None:
+                previous = _previous(harness.app.components.model)
                 turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected,
                                                    m.observed)
-                                          for m in compare(turn.expect, record)]
+                                          for m in compare(turn.expect, record,
+                                                           previous_turn=previous)]
         app = harness.app
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
@@ -235,10 +247,11 @@ class ScenarioRun:
             return self._crashed(handle.live, str(exc), tuple(earlier))
         record = handle.record
         return self._judge(record, tuple(earlier), _previous(app.components.model),
-                           turn_mismatches)
+                           turn_mismatches, turn_errors)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
-               previous: str | None, turn_mismatches: list[Mismatch]) -> ScenarioResult:
+               previous: str | None, turn_mismatches: list[Mismatch],
+               turn_errors: Sequence[str] = ()) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
         mismatches = turn_mismatches + compare(expect, record, previous_turn=previous)
@@ -252,11 +265,11 @@ class ScenarioRun:
         missing = tuple(sorted(wanted - set(broken)))
         error = (f"{self.loaded.path}: the scenario's script ran out ({exhausted}); add the "
                  "missing step or expect the run to end earlier") if exhausted else None
+        lost_faults = list(turn_errors)
         if self.plan is not None:
-            lost = self.plan.unfired()
-            if lost:
-                error = "; ".join(([error] if error else [])
-                                  + [self._fault_message(i, m) for i, m in lost])
+            lost_faults += [self._fault_message(i, m) for i, m in self.plan.unfired()]
+        if lost_faults:
+            error = "; ".join(([error] if error else []) + lost_faults)
         return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
                               sc.case, record, earlier, tuple(mismatches), violations,
                               unexpected, missing, error,
@@ -285,6 +298,27 @@ class ScenarioRun:
                               stored_row=dict(row) if row else None,
                               extra={"crash": why}, partial_sse=tuple(live.sse.events),
                               partial_trace=_trace_so_far(live))
+
+
+def _faulted_turn(harness: Harness, components: Components, config: HarnessConfig,
+                  tools: list[str], query: str, session: str, faults: Sequence[Any]
+                  ) -> tuple[RunRecord, list[tuple[int, str]]]:
+    """Play one earlier turn with its own faults; its record and the faults that never fired.
+
+    The harness is put back as it was afterwards (components aside, which each turn sets).
+    """
+    app = harness.app
+    saved = (app.config, app.probe, app.ledger, harness.before_send)
+    plan = FaultPlan(faults)
+    app.config = plan.configure(config, tools)
+    plan.install(harness, components)
+    try:
+        handle = harness.submit(query, session)
+        plan.arm(harness, handle)
+        harness.env.run(until=handle.process)
+    finally:
+        app.config, app.probe, app.ledger, harness.before_send = saved
+    return handle.record, plan.unfired()
 
 
 def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:

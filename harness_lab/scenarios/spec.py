@@ -420,8 +420,25 @@ class TurnSpec(SpecModel):
     """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
     repair: list[RepairStepSpec] = []
     """The EvidenceRepair steps for this turn."""
+    faults: list[Fault] = []
+    """Faults injected into this turn's run (located in it, timed from its start); each must
+    fire. A crash ends the whole session, so it belongs to the scenario's own run."""
     expect: Expect | None = None  # what this earlier turn must show
     """What this earlier turn must show."""
+
+    @field_validator("faults", mode="before")
+    @classmethod
+    def _fault_kinds(cls, faults: Any) -> Any:
+        """Fault kinds in any case, like every other enum value of the file."""
+        return lower_fault_kinds(faults)
+
+    @field_validator("faults")
+    @classmethod
+    def _no_crash(cls, faults: list[Fault]) -> list[Fault]:
+        if any(f.kind == "crash" for f in faults):
+            raise ValueError("a crash ends the session's process, so no later turn could run; "
+                             "put it in the scenario's own `faults`")
+        return faults
 
 
 class Expect(SpecModel):
@@ -586,11 +603,16 @@ class Scenario(SpecModel):
     @classmethod
     def _fault_kinds(cls, faults: Any) -> Any:
         """Fault kinds in any case, like every other enum value of the file."""
-        if not isinstance(faults, list):
-            return faults
-        return [{**f, "kind": f["kind"].lower()}
-                if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
-                for f in faults]
+        return lower_fault_kinds(faults)
+
+
+def lower_fault_kinds(faults: Any) -> Any:
+    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is)."""
+    if not isinstance(faults, list):
+        return faults
+    return [{**f, "kind": f["kind"].lower()}
+            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
+            for f in faults]
 
 
 TurnSpec.model_rebuild()
