@@ -13,7 +13,7 @@ from typing import Any
 from harness_lab.core.budget import BudgetLimits
 from harness_lab.defects import Defect
 
-__all__ = ["HarnessConfig", "Policy", "UserCancelNotice"]
+__all__ = ["DeadlineDetection", "HarnessConfig", "Policy", "UserCancelNotice"]
 
 
 class UserCancelNotice(StrEnum):
@@ -21,6 +21,13 @@ class UserCancelNotice(StrEnum):
 
     FAILURE = "failure"  # a ``failure`` event with code CANCELLED, then the stream closes; no done
     SILENT = "silent"  # the stream closes with no further event
+
+
+class DeadlineDetection(StrEnum):
+    """How a passed deadline becomes the run's termination (SPEC §5.7)."""
+
+    BOUNDARY = "boundary"  # the next check_active finds it; a cancel before that boundary wins
+    INSTANT = "instant"  # it counts from its own instant; a later cancel loses to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +40,24 @@ class Policy:
     * ``user_cancel_notice`` (§5.2): what a connected client gets on a user cancel.
     * ``require_progress_reports`` (§5.5): every agent step after a tool observation must carry
       a progress report; a missing one counts as a progress-protocol violation.
+    * ``deadline_detection`` (§5.7): ``boundary`` (default) makes the deadline the termination
+      the next ``check_active`` finds (doc §3.2), so a client disconnect or user cancel that
+      arrives after the deadline instant but before that boundary ends the run CANCELLED (doc
+      §3.1: the first terminal transition wins); ``instant`` counts the deadline from its own
+      instant, so such a cancel loses to TIMED_OUT.
     """
 
     timeout_progress_fallback: bool = False
     user_cancel_notice: UserCancelNotice = UserCancelNotice.FAILURE
     require_progress_reports: bool = True
+    deadline_detection: DeadlineDetection = DeadlineDetection.BOUNDARY
+
+    def __post_init__(self) -> None:
+        # the enums' text values are accepted too (``with_(policy={...})``); a wrong one is a
+        # ValueError naming the accepted values
+        object.__setattr__(self, "user_cancel_notice", UserCancelNotice(self.user_cancel_notice))
+        object.__setattr__(self, "deadline_detection",
+                           DeadlineDetection(self.deadline_detection))
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,12 @@ def _single_termination(r: RunRecord) -> list[str]:
     elif finished[0].detail.get("run_state") != r.run_state.value:
         out.append(f"RUN_FINISHED says {finished[0].detail.get('run_state')}, the run is "
                    f"{r.run_state.value}")
+    for e in r.trace:  # an attempt that lost, lost to the one termination the run has
+        if e.type is TraceEventType.TERMINATION_REJECTED:
+            winner = e.detail.get("lost_to")
+            if winner != r.run_state.value:
+                out.append(f"a {e.detail.get('state')} attempt at t={e.t} lost to {winner}, "
+                           f"the run is {r.run_state.value}")
     return out
 
 

@@ -19,6 +19,7 @@ EVENT_PHASE: Final[dict[TraceEventType, TracePhase]] = {
     TraceEventType.KNOWLEDGE_RETRIEVAL: TracePhase.RESPONSE,
     TraceEventType.KNOWLEDGE_ANSWER: TracePhase.RESPONSE,
     TraceEventType.AGENT_MODEL_STEP: TracePhase.AGENT,
+    TraceEventType.PROGRESS_PROTOCOL_VIOLATION: TracePhase.AGENT,
     TraceEventType.TOOL_REQUEST_REJECTED: TracePhase.TOOL,
     TraceEventType.TOOL_INVOCATION: TracePhase.TOOL,
     TraceEventType.TOOL_PROGRESS: TracePhase.TOOL,
@@ -30,6 +31,7 @@ EVENT_PHASE: Final[dict[TraceEventType, TracePhase]] = {
     TraceEventType.SEMANTIC_GUARD_ATTEMPT: TracePhase.GUARD,
     TraceEventType.SEMANTIC_GUARD_DECISION: TracePhase.GUARD,
     TraceEventType.RELEASE_DECISION: TracePhase.RELEASE,
+    TraceEventType.TERMINATION_REJECTED: TracePhase.RUN,
     TraceEventType.RUN_CANCELLED: TracePhase.RUN,
     TraceEventType.RUN_FINISHED: TracePhase.RUN,
 }

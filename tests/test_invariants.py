@@ -180,3 +180,20 @@ def test_content_for_a_cancelled_run_breaks_late_content_refused(good: RunRecord
     cancelled = replace(good, run_state=RunState.CANCELLED)
     assert "content was published for a cancelled run" in messages(
         cancelled, "late_content_refused")
+
+
+def test_a_traced_losing_attempt_that_names_the_runs_termination_breaks_nothing(
+        good: RunRecord) -> None:
+    lost = appended(good, TT.TERMINATION_REJECTED, TraceEventStatus.REJECTED,
+                    state="CANCELLED", reason="CLIENT_DISCONNECTED", at=1.0,
+                    lost_to="SUCCESS", lost_to_reason="completed", lost_to_at=1.0)
+    assert check(lost) == []
+
+
+def test_a_losing_attempt_that_lost_to_another_state_than_the_runs_breaks_single_termination(
+        good: RunRecord) -> None:
+    lost = appended(good, TT.TERMINATION_REJECTED, TraceEventStatus.REJECTED,
+                    state="CANCELLED", reason="CLIENT_DISCONNECTED", at=1.0,
+                    lost_to="TIMED_OUT", lost_to_reason="DEADLINE_EXCEEDED", lost_to_at=1.0)
+    assert messages(lost, "single_termination") == [
+        f"a CANCELLED attempt at t={good.trace[-1].t} lost to TIMED_OUT, the run is SUCCESS"]

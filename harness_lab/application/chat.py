@@ -306,7 +306,9 @@ class ChatApplication:
             # TIMED_OUT the run already has (then this changes nothing)
             decision = published.decision
             state = decision.run_state if decision is not None else RunState.SUCCESS
-            ctx.lifecycle.finish(state, "completed", ctx.now)
+            ended = ctx.lifecycle.termination
+            if ended is None or ended.state is not state:  # a different end is an attempt
+                ctx.lifecycle.finish(state, "completed", ctx.now)
         term = ctx.lifecycle.termination
         assert term is not None
         if term.state is RunState.CANCELLED and outcome is not ReleaseOutcome.CANCELLED:

@@ -68,8 +68,8 @@ def observe(records: Iterable[RunRecord]) -> Observations:
             if kind is TraceEventType.AGENT_MODEL_STEP and e.status is not (
                     TraceEventStatus.DISCARDED):
                 _end("model", e.status, obs)
-                if e.status is _OK:
-                    obs.latency["model"].append(e.t - previous)
+                if e.status is _OK or e.status is TraceEventStatus.REJECTED:  # a refused reply
+                    obs.latency["model"].append(e.t - previous)  # took its time too
             elif kind is TraceEventType.TOOL_INVOCATION:
                 started[e.detail.get("invocation_id")] = e.t
             elif kind is TraceEventType.TOOL_PROGRESS and e.status is not (

@@ -111,8 +111,13 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
     answer = answer if isinstance(answer, dict) else None
     published = release in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
     sse = _sse(sse_rows) if sse_rows is not None else ()
-    cancelled = [e for e in trace if e.type is TraceEventType.RUN_CANCELLED]
-    disconnected = any(e.detail.get("reason") == "CLIENT_DISCONNECTED" for e in cancelled)
+    # the client left if its disconnect ended the run, or tried to and lost to another end
+    disconnected = any(
+        (e.type is TraceEventType.RUN_CANCELLED
+         and e.detail.get("reason") == "CLIENT_DISCONNECTED")
+        or (e.type is TraceEventType.TERMINATION_REJECTED
+            and e.detail.get("reason") == "CLIENT_DISCONNECTED")
+        for e in trace)
     terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
                          for e in finished)
     stored = dict(row)

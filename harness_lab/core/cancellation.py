@@ -51,7 +51,8 @@ class RunCancellation:
         with self._lock:
             if self._reason is None:
                 self._reason = reason
-        ended = self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock())
+        ended = self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock(),
+                                       reason.value)
         if ended:
             self._ended_by = reason
         return ended

@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 import simpy
 
-from harness_lab.config import HarnessConfig
+from harness_lab.config import DeadlineDetection, HarnessConfig
 from harness_lab.core.budget import RunBudget
 from harness_lab.core.cancellation import RunCancellation
 from harness_lab.core.lifecycle import RunLifecycle
@@ -94,7 +94,7 @@ class RunContext:
 
     __slots__ = ("run_id", "session_id", "env", "config", "lifecycle", "cancellation", "budget",
                  "deadline_at", "started_at", "tracer", "probe", "latency", "capacity",
-                 "discard_late", "_counts", "_name_counts", "discarded")
+                 "discard_late", "_counts", "_name_counts", "discarded", "instant_deadline")
 
     def __init__(self, run_id: str, session_id: str, env: simpy.Environment,
                  config: HarnessConfig, *, probe: BoundaryProbe | None = None,
@@ -107,18 +107,20 @@ class RunContext:
         self.started_at = virtual_now(env)
         self.deadline_at = virtual_now(env) + config.deadline_s
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
-        self.lifecycle = RunLifecycle(run_id, allow_override=late)
-        self.discard_late = not late
         clock = clock_of(env)
+        self.tracer = Tracer(run_id, clock)
+        self.lifecycle = RunLifecycle(run_id, allow_override=late, tracer=self.tracer)
+        self.discard_late = not late
         self.cancellation = RunCancellation(self.lifecycle, clock)
         self.budget = RunBudget(config.budget)
-        self.tracer = Tracer(run_id, clock)
         self.probe = probe
         self.latency = latency
         self.capacity = capacity
         self._counts: dict[CallKind, int] = {}
         self._name_counts: dict[tuple[CallKind, str], int] = {}
         self.discarded: list[tuple[CallKind, str, float]] = []
+        self.instant_deadline = (config.policy.deadline_detection
+                                 is DeadlineDetection.INSTANT)
 
     @property
     def now(self) -> float:
@@ -143,9 +145,13 @@ class RunContext:
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
 
-        A deadline already passed in virtual time wins first, as it happened first.
+        Under the ``boundary`` deadline detection (the default) a deadline is a termination
+        only once a ``check_active`` found it, so this cancel wins when none has since the
+        deadline passed; under ``instant`` a deadline already passed in virtual time wins
+        first, as it happened first.
         """
-        if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
+        if (self.instant_deadline and self.lifecycle.termination is None
+                and virtual_now(self.env) >= self.deadline_at):
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline")
         return self.cancellation.cancel(reason, detail)
 

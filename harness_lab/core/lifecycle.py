@@ -6,7 +6,14 @@ import threading
 from dataclasses import dataclass
 
 from harness_lab.frozen import value_class
-from harness_lab.states import RUN_TRANSITIONS, RunState, advance
+from harness_lab.states import (
+    RUN_TRANSITIONS,
+    RunState,
+    TraceEventStatus,
+    TraceEventType,
+    advance,
+)
+from harness_lab.trace import Tracer
 
 __all__ = ["RunLifecycle", "RunTermination"]
 
@@ -33,17 +40,23 @@ class RunLifecycle:
     """Holds a run's RunState; ``finish`` is an atomic compare-and-set.
 
     Only the first transition from "no termination" to a terminal state succeeds; every later
-    attempt returns ``False`` and changes nothing, from any thread.
+    attempt returns ``False`` and changes nothing, from any thread. With a ``tracer``, each
+    such losing attempt is traced ``TERMINATION_REJECTED``: what it tried, why and when, and
+    the termination it lost to.
     """
 
-    __slots__ = ("run_id", "_termination", "_lock", "history", "allow_override")
+    __slots__ = ("run_id", "_termination", "_cause", "_lock", "history", "allow_override",
+                 "tracer")
 
-    def __init__(self, run_id: str, *, allow_override: bool = False) -> None:
+    def __init__(self, run_id: str, *, allow_override: bool = False,
+                 tracer: Tracer | None = None) -> None:
         self.run_id = run_id
         self._termination: RunTermination | None = None
+        self._cause = ""  # who made the termination (a cancellation reason), if anyone said
         self._lock = threading.Lock()
         self.history: list[RunTermination] = []  # every terminal transition that happened
         self.allow_override = allow_override  # a seeded defect: no compare-and-set
+        self.tracer = tracer
 
     @property
     def state(self) -> RunState:
@@ -61,15 +74,39 @@ class RunLifecycle:
         """True while no termination exists."""
         return self._termination is None
 
-    def finish(self, state: RunState, reason: str, at: float) -> bool:
-        """Try to terminate with ``state``; True only for the first terminal transition."""
+    def finish(self, state: RunState, reason: str, at: float, cause: str = "") -> bool:
+        """Try to terminate with ``state``; True only for the first terminal transition.
+
+        ``cause`` names who attempts it (a cancellation reason), for the trace.
+        """
         if state is RunState.RUNNING:
             advance(f"RunLifecycle({self.run_id})", RUN_TRANSITIONS, RunState.RUNNING, state)
         with self._lock:
-            if self._termination is not None and not self.allow_override:
-                return False
-            if self._termination is not None and self._termination.state is state:
-                return False
-            self._termination = RunTermination(state, reason, at)
-            self.history.append(self._termination)
-            return True
+            winner = self._termination
+            if winner is None or (self.allow_override and winner.state is not state):
+                self._termination = RunTermination(state, reason, at)
+                self._cause = cause
+                self.history.append(self._termination)
+                return True
+            won_by = self._cause
+        self._trace_rejected(state, cause or reason, at, winner, won_by or winner.reason)
+        return False
+
+    def _trace_rejected(self, state: RunState, cause: str, at: float, winner: RunTermination,
+                        won_by: str) -> None:
+        """Trace an attempt that lost to ``winner``.
+
+        The trace ends with RUN_FINISHED (doc §13) and is stored with the completion, so an
+        attempt after it (a client leaving while the result is sent) is not traced: the SSE
+        session records that disconnect.
+        """
+        tracer = self.tracer
+        if tracer is None:
+            return
+        events = tracer.events
+        if events and events[-1].type is TraceEventType.RUN_FINISHED:
+            return
+        tracer.emit(TraceEventType.TERMINATION_REJECTED, TraceEventStatus.REJECTED,
+                    {"state": state.value, "reason": cause, "at": at,
+                     "lost_to": winner.state.value, "lost_to_reason": won_by,
+                     "lost_to_at": winner.at})

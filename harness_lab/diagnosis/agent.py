@@ -23,6 +23,7 @@ from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, ch
 from harness_lab.diagnosis.schema import DiagnosisDraft, validator_of
 from harness_lab.errors import (
     BudgetExceeded,
+    DraftContractError,
     EmptyDraft,
     InvalidDraftJson,
     ModelFailure,
@@ -54,6 +55,7 @@ __all__ = ["DiagnosisAgent", "DiagnosisAgentExecution"]
 
 
 _ENVELOPE_KEYS = frozenset({"progress", "draft"})
+_NO_ENVELOPE: Mapping[str, Any] = {}
 _parse_draft = validator_of(DiagnosisDraft)
 
 
@@ -126,12 +128,28 @@ class DiagnosisAgent:
             if stop_required:
                 self._notice = "STOP_REQUIRED: collection is saturated; write your draft now"
             reply = yield from self._model_step(stop_required)
+            # the reply is read before its step is traced, so the trace says what it was
+            envelope: Mapping[str, Any] = _NO_ENVELOPE
+            draft: DiagnosisDraft | None = None
+            refused: DraftContractError | None = None
+            whole = False  # the whole reply was refused, not only its draft
+            try:
+                envelope = self._parse(reply)
+                draft, refused = self._read_draft(reply, envelope)
+            except DraftContractError as exc:
+                refused, whole = exc, True
+            self._trace_step(reply, stop_required, refused)
             try:
                 self.ctx.budget.check_tokens()
             except BudgetExceeded as exc:
                 return self._budget_stop(exc)
-            envelope = self._parse(reply)
+            if whole and refused is not None:
+                raise refused
             self._handle_progress(envelope.get("progress"))
+            if refused is not None:
+                # the draft is discarded; the snapshot holds this step's verified progress
+                refused.progress = self.snapshot()
+                raise refused
             if reply.tool_call is not None:
                 if self.collection.stop_required_delivered:
                     return self._ignored_stop(reply.tool_call)
@@ -141,8 +159,8 @@ class DiagnosisAgent:
                     return self._budget_stop(exc)
                 self._observe(obs)
                 continue
-            if "draft" in envelope:
-                return self._complete(envelope["draft"])
+            if draft is not None:
+                return self._complete(draft)
             if stop_required:
                 return self._stop()
 
@@ -159,16 +177,30 @@ class DiagnosisAgent:
         self._observations = []
         steps = self.steps
         try:
+            # the step's success is traced once its reply is read (``_trace_step``)
             reply: ModelReply = yield from ctx.provider_call(
                 CallKind.MODEL, "diagnosis", lambda: self.model.step(request),
-                TraceEventType.AGENT_MODEL_STEP,
-                lambda r: {"step": steps, "action": "tool" if r.tool_call is not None else "reply",
-                           "tool": r.tool_call.name if r.tool_call else None,
-                           "stop_required": stop_required},
-                failed={"step": steps})
+                TraceEventType.AGENT_MODEL_STEP, None, failed={"step": steps})
         except ProviderError as exc:
             raise ModelFailure(f"diagnosis model failed at step {steps}: {exc}") from exc
         return reply
+
+    def _trace_step(self, reply: ModelReply, stop_required: bool,
+                    refused: DraftContractError | None) -> None:
+        """AGENT_MODEL_STEP: OK with the reply's action, or REJECTED when the draft contract
+        refused the reply (doc §6), with the contract error's kind and reason."""
+        call = reply.tool_call
+        tool = call.name if call is not None else None
+        if refused is None:
+            self.ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.OK,
+                                 {"step": self.steps,
+                                  "action": "tool" if call is not None else "reply",
+                                  "tool": tool, "stop_required": stop_required})
+            return
+        self.ctx.tracer.emit(TraceEventType.AGENT_MODEL_STEP, TraceEventStatus.REJECTED,
+                             {"step": self.steps, "action": "refused", "tool": tool,
+                              "stop_required": stop_required, "kind": refused.kind,
+                              "reason": str(refused)})
 
     def _parse(self, reply: ModelReply) -> Mapping[str, Any]:
         """The reply's JSON envelope; raise the draft-contract exceptions of doc §6."""
@@ -206,12 +238,17 @@ class DiagnosisAgent:
             self._pending.clear()
             return
         needs = any(o.needs_assessment for o in self._pending)
-        report, problem = check_report(raw, self.boundary.ready_ids(), needs)
+        report, kind, problem = check_report(raw, self.boundary.ready_ids(), needs)
         if report is None:
             self._pending.clear()  # protocol errors produce no InformationGain (doc §8.2)
             self._awaiting_report = False
             self._notice = f"progress protocol violated: {problem}"
-            if self.collection.record_violation():
+            stopped = self.collection.record_violation()
+            self.ctx.tracer.emit(TraceEventType.PROGRESS_PROTOCOL_VIOLATION,
+                                 TraceEventStatus.REJECTED,
+                                 {"step": self.steps, "kind": kind, "problem": problem,
+                                  "violation_streak": self.collection.violation_streak})
+            if stopped:
                 self._collection_stop()
             return
         self.collection.record_valid_report()
@@ -247,17 +284,26 @@ class DiagnosisAgent:
 
     # -- endings ------------------------------------------------------------------------------
 
-    def _complete(self, raw: Any) -> DiagnosisAgentExecution:
-        snap = self.snapshot()
+    def _read_draft(self, reply: ModelReply, envelope: Mapping[str, Any]
+                    ) -> tuple[DiagnosisDraft | None, DraftContractError | None]:
+        """The reply's draft, or the contract error refusing it (doc §6); neither without one.
+
+        The error's snapshot is taken again when it is raised, after this step's progress.
+        """
+        if reply.tool_call is not None or "draft" not in envelope:
+            return None, None
         try:
-            draft = _parse_draft(raw)
+            draft = _parse_draft(envelope["draft"])
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "draft"
-            raise SchemaInvalidDraft(f"step {self.steps}: draft invalid at {where}: "
-                                     f"{first['msg']}", snap) from exc
+            return None, SchemaInvalidDraft(f"step {self.steps}: draft invalid at {where}: "
+                                            f"{first['msg']}")
         if draft.is_empty:
-            raise EmptyDraft(f"step {self.steps}: the draft is empty", snap)
+            return None, EmptyDraft(f"step {self.steps}: the draft is empty")
+        return draft, None
+
+    def _complete(self, draft: DiagnosisDraft) -> DiagnosisAgentExecution:
         self.progress.add_facts(verified(draft.findings, self.boundary.ready_ids()))
         return DiagnosisAgentExecution(draft, None, self.snapshot())
 

@@ -19,7 +19,7 @@ from harness_lab.diagnosis.data import fact_data
 from harness_lab.diagnosis.schema import Fact, ProgressReport, validator_of
 from harness_lab.frozen import value_class
 
-__all__ = ["ProgressSnapshot", "ProgressTracker", "check_report"]
+__all__ = ["VIOLATION_KINDS", "ProgressSnapshot", "ProgressTracker", "check_report"]
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -54,24 +54,39 @@ value_class(ProgressSnapshot)  # see frozen.py
 _parse_report = validator_of(ProgressReport)
 
 
+MISSING_REPORT = "MISSING_REPORT"
+INVALID_REPORT = "INVALID_REPORT"
+UNVERIFIED_CITATION = "UNVERIFIED_CITATION"
+MISSING_ASSESSMENT = "MISSING_ASSESSMENT"
+VIOLATION_KINDS: tuple[str, ...] = (MISSING_REPORT, INVALID_REPORT, UNVERIFIED_CITATION,
+                                    MISSING_ASSESSMENT)
+"""The kinds of progress-protocol violation, as the trace names them."""
+
+
 def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
-                 ) -> tuple[ProgressReport | None, str | None]:
-    """Validate one raw progress report; return ``(report, None)`` or ``(None, problem)``."""
+                 ) -> tuple[ProgressReport | None, str, str]:
+    """Validate one raw progress report.
+
+    Return ``(report, "", "")``, or ``(None, kind, problem)`` for a violation: ``kind`` is one
+    of :data:`VIOLATION_KINDS`, ``problem`` says what was wrong.
+    """
     if raw is None:
-        return None, "a progress report is required after a tool observation"
+        return None, MISSING_REPORT, "a progress report is required after a tool observation"
     try:
         report = _parse_report(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "progress"
-        return None, f"progress report invalid at {where}: {first['msg']}"
+        return None, INVALID_REPORT, f"progress report invalid at {where}: {first['msg']}"
     for fact in report.facts:
         bad = [c for c in fact.citations if c not in ready]
         if bad:
-            return None, f"fact {fact.statement!r} cites non-READY invocation(s) {bad}"
+            return None, UNVERIFIED_CITATION, (f"fact {fact.statement!r} cites non-READY "
+                                               f"invocation(s) {bad}")
     if needs_assessment and report.assessment is None:
-        return None, "the last observation needs an assessment (GAINED or NO_GAIN)"
-    return report, None
+        return None, MISSING_ASSESSMENT, ("the last observation needs an assessment "
+                                          "(GAINED or NO_GAIN)")
+    return report, "", ""
 
 
 class ProgressTracker:

@@ -13,7 +13,9 @@ doc §12.2 maps its ReleaseOutcome to.
 "live" below means: the base run had no RunTermination yet and its deadline had not passed
 (read after the base scenario's own faults acted at that boundary; a timer or a budget
 reserve just before a boundary sees the state the run reached it in). "base" means the base
-run's own row: the fault changes nothing the table sees.
+run's own row: the fault changes nothing the table sees. An external cancel meets a live run
+under ``deadline_detection: instant``; under the default ``boundary`` it meets any run with no
+RunTermination yet, since a passed deadline is a termination only once a boundary found it.
 
 =============================================  ===============================================
 fault                                          prescribed row
@@ -23,8 +25,12 @@ crash (any point)                              a crash: the RUNNING row written 
 client_disconnect / user_cancel at a live      client_disconnect: CANCELLED / CANCELLED
 boundary, or during a call (``at_s``) before   (doc §4 cancel -> CANCELLED, doc §10 last row;
 the run ended and before the deadline          a user cancel maps the same, SPEC §5.2)
+(``deadline_detection: instant``); under the   (``boundary``: doc §3.2, TIMED_OUT is what
+default ``boundary``, whenever no termination  checkActive finds, and §3.1 first terminal
+came before it, past the deadline too          wins: the cancel is first, SPEC §5.7)
 client_disconnect at SSE event k: a metadata   client_disconnect (doc §11: a failed send is a
-or status send while the run is live           disconnect; doc §4)
+or status send while the run is live (active,  disconnect; doc §4)
+under ``boundary``)
 client_disconnect at the content / failure /   base: the outcome was persisted before the
 done send, or once the run ended               result is sent (doc §2); first terminal wins
 deadline at a live boundary; deadline          timeout_no_content: TIMED_OUT / FAILED (doc
@@ -69,6 +75,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness_lab.config import DeadlineDetection
 from harness_lab.explore.boundaries import BaseRun, BoundaryState
 from harness_lab.explore.variants import FAULT_ADAPTER
 from harness_lab.outcome_table import (
@@ -274,6 +281,8 @@ def _base(base: BaseRun, why: str) -> Prescription:
 _DISCONNECT = "client_disconnect"
 _CANCEL_RULE = "a cancel while the run is live ends it CANCELLED / CANCELLED (doc §4, §10)"
 _ENDED = "the run had already ended: first terminal wins (doc §3.1)"
+_UNSEEN_DEADLINE = ("no checkActive has found the passed deadline yet (doc §3.2), so the cancel "
+                    "is the first terminal (doc §3.1; SPEC §5.7 boundary)")
 
 
 def _timeout(base: BaseRun, facts: int, rule: str) -> Prescription:
@@ -287,7 +296,13 @@ def _crash(f: fs.Crash, base: BaseRun) -> Prescription:
     return Prescription(CRASH, None, "a crash leaves the RUNNING row of doc §12.1 and no record")
 
 
+def _instant_deadline(base: BaseRun) -> bool:
+    """True when the base counts a passed deadline from its instant (SPEC §5.7)."""
+    return base.scenario.config.policy.deadline_detection is DeadlineDetection.INSTANT
+
+
 def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescription:
+    instant = _instant_deadline(base)
     k = getattr(f, "sse_event", None)
     if k is not None:
         send = base.send(k)
@@ -295,18 +310,24 @@ def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescripti
             return _any(f"the base run sent no SSE event {k}")
         if send.kind in (SseEventKind.CONTENT, SseEventKind.FAILURE, SseEventKind.DONE):
             return _base(base, "the outcome was persisted before the result was sent (doc §2)")
-        if not send.live:
+        if not (send.live if instant else send.active):
             return _base(base, _ENDED)
         return _row(_DISCONNECT, "a failed send is a disconnect (doc §11); " + _CANCEL_RULE)
     if f.at is not None:
         b = base.find(f.at)
         if b is None:
             return _any("the base run never reaches this point")
-        return _row(_DISCONNECT, _CANCEL_RULE) if b.live else _base(base, _ENDED)
+        if b.live or (not instant and b.active):
+            return _row(_DISCONNECT, _CANCEL_RULE if b.live else _UNSEEN_DEADLINE)
+        return _base(base, _ENDED)
     assert f.at_s is not None
     t = base.started_at + f.at_s
-    if t >= base.deadline_at or base.terminated_by(t):
+    if base.terminated_by(t) or (instant and t >= base.deadline_at):
         return _base(base, _ENDED)
+    if t >= base.deadline_at:
+        if base.first_at_or_after(t) is None:
+            return _any("no boundary follows this instant")
+        return _row(_DISCONNECT, _UNSEEN_DEADLINE)
     if base.first_at_or_after(t) is None:
         return _any("no boundary follows this instant")
     return _row(_DISCONNECT, "the next checkActive sees the cancel; " + _CANCEL_RULE)

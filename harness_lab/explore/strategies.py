@@ -251,10 +251,12 @@ def configs(defects: Sequence[str] = ()) -> st.SearchStrategy[dict[str, Any]]:
         st.none() | st.sampled_from((60, 1_000_000)))
     budget = _weighted((2, st.just({})), (1, limited))
     policy = st.builds(
-        lambda timeout, notice, reports: {"timeout_progress_fallback": timeout,
-                                          "user_cancel_notice": notice,
-                                          "require_progress_reports": reports},
-        st.booleans(), st.sampled_from(("failure", "silent")), st.booleans())
+        lambda timeout, notice, reports, detection: {"timeout_progress_fallback": timeout,
+                                                     "user_cancel_notice": notice,
+                                                     "require_progress_reports": reports,
+                                                     "deadline_detection": detection},
+        st.booleans(), st.sampled_from(("failure", "silent")), st.booleans(),
+        st.sampled_from(("boundary", "instant")))
     return st.builds(
         lambda deadline, b, ng, pv, p: _compact({
             "deadline_s": deadline, "budget": b, "no_gain_threshold": ng,

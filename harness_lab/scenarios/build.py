@@ -374,7 +374,7 @@ def build_config(spec: ConfigSpec) -> HarnessConfig:
         authorized_tools=(frozenset(spec.authorized_tools)
                           if spec.authorized_tools is not None else None),
         policy=Policy(p.timeout_progress_fallback, p.user_cancel_notice,
-                      p.require_progress_reports),
+                      p.require_progress_reports, p.deadline_detection),
         defects=frozenset(spec.defects))
 
 

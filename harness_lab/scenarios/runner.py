@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
+from harness_lab.config import HarnessConfig
 from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
@@ -51,6 +52,7 @@ from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
+    from harness_lab.core.context import LatencyModel
     from harness_lab.scenarios.results import ResultSet
 
 __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
@@ -219,10 +221,18 @@ class ScenarioRun:
         earlier: list[RunRecord] = []
         turn_mismatches: list[Mismatch] = []
         turn_observations: list[dict[str, Any]] = []
+        turn_errors: list[str] = []
+        turn_line = self.loaded.key_lines.get("turns")
         for t, turn in enumerate(sc.turns):
-            harness.prepare(self._components(turn, tools), base_config, ledger=ledger,
-                            latency=latency)
-            record = harness.run(turn.query, session)
+            components = self._components(turn, tools)
+            if turn.faults:
+                record, lost = _faulted_turn(harness, components, base_config, list(tools),
+                                             latency, turn.query, session, turn.faults)
+                turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
+                                for i, m in lost]
+            else:
+                harness.prepare(components, base_config, ledger=ledger, latency=latency)
+                record = harness.run(turn.query, session)
             earlier.append(record)
             seen = _observe(record, harness.handles[-1].live, harness.app.components)
             turn_observations.append(seen)
@@ -247,11 +257,11 @@ class ScenarioRun:
         observation = _observe(record, handle.live, harness.app.components)
         if turn_observations:
             observation["turns"] = turn_observations
-        return self._judge(record, tuple(earlier), observation, turn_mismatches)
+        return self._judge(record, tuple(earlier), observation, turn_mismatches, turn_errors)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
-               observation: dict[str, Any], turn_mismatches: list[Mismatch]
-               ) -> ScenarioResult:
+               observation: dict[str, Any], turn_mismatches: list[Mismatch],
+               turn_errors: Sequence[str] = ()) -> ScenarioResult:
         sc = self.scenario
         expect = expectations(sc)
         mismatches = turn_mismatches + compare(expect, record, observation)
@@ -265,11 +275,11 @@ class ScenarioRun:
         missing = tuple(sorted(wanted - set(broken)))
         error = (f"{self.loaded.path}: the scenario's script ran out ({exhausted}); add the "
                  "missing step or expect the run to end earlier") if exhausted else None
+        lost_faults = list(turn_errors)
         if self.plan is not None:
-            lost = self.plan.unfired()
-            if lost:
-                error = "; ".join(([error] if error else [])
-                                  + [self._fault_message(i, m) for i, m in lost])
+            lost_faults += [self._fault_message(i, m) for i, m in self.plan.unfired()]
+        if lost_faults:
+            error = "; ".join(([error] if error else []) + lost_faults)
         extra: dict[str, Any] = {}
         if sc.snapshot:
             found, problem, extra = check_snapshot(self.loaded.path, sc.name, observation,
@@ -309,6 +319,22 @@ class ScenarioRun:
                               stored_row=dict(row) if row else None,
                               extra={"crash": why}, partial_sse=tuple(live.sse.events),
                               partial_trace=_trace_so_far(live))
+
+
+def _faulted_turn(harness: Harness, components: Components, config: HarnessConfig,
+                  tools: list[str], latency: LatencyModel | None, query: str, session: str,
+                  faults: Sequence[Any]) -> tuple[RunRecord, list[tuple[int, str]]]:
+    """Play one earlier turn with its own faults; its record and the faults that never fired.
+
+    The plan prepares this turn only: the next turn (or the scenario's run) prepares the
+    harness afresh.
+    """
+    plan = FaultPlan(faults)
+    plan.install(harness, components, plan.configure(config, tools), latency)
+    handle = harness.submit(query, session)
+    plan.arm(harness, handle)
+    harness.env.run(until=handle.process)
+    return handle.record, plan.unfired()
 
 
 def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:

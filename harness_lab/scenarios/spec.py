@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
-from harness_lab.config import UserCancelNotice
+from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
@@ -322,6 +322,9 @@ class PolicySpec(SpecModel):
     """What the client gets when the user cancels: a failure notice or nothing."""
     require_progress_reports: bool = True
     """Whether each model step after the first must carry a progress report."""
+    deadline_detection: DeadlineDetection = DeadlineDetection.BOUNDARY
+    """How a passed deadline ends the run: `boundary` (the next boundary check finds it, so a
+    cancel arriving before that check wins) or `instant` (it counts from its own instant)."""
 
 
 class ConfigSpec(SpecModel):
@@ -422,8 +425,25 @@ class TurnSpec(SpecModel):
     """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
     repair: list[RepairStepSpec] = []
     """The EvidenceRepair steps for this turn."""
+    faults: list[Fault] = []
+    """Faults injected into this turn's run (located in it, timed from its start); each must
+    fire. A crash ends the whole session, so it belongs to the scenario's own run."""
     expect: Expect | None = None  # what this earlier turn must show
     """What this earlier turn must show."""
+
+    @field_validator("faults", mode="before")
+    @classmethod
+    def _fault_kinds(cls, faults: Any) -> Any:
+        """Fault kinds in any case, like every other enum value of the file."""
+        return lower_fault_kinds(faults)
+
+    @field_validator("faults")
+    @classmethod
+    def _no_crash(cls, faults: list[Fault]) -> list[Fault]:
+        if any(f.kind == "crash" for f in faults):
+            raise ValueError("a crash ends the session's process, so no later turn could run; "
+                             "put it in the scenario's own `faults`")
+        return faults
 
 
 class Expect(SpecModel):
@@ -619,11 +639,16 @@ class Scenario(SpecModel):
     @classmethod
     def _fault_kinds(cls, faults: Any) -> Any:
         """Fault kinds in any case, like every other enum value of the file."""
-        if not isinstance(faults, list):
-            return faults
-        return [{**f, "kind": f["kind"].lower()}
-                if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
-                for f in faults]
+        return lower_fault_kinds(faults)
+
+
+def lower_fault_kinds(faults: Any) -> Any:
+    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is)."""
+    if not isinstance(faults, list):
+        return faults
+    return [{**f, "kind": f["kind"].lower()}
+            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
+            for f in faults]
 
 
 TurnSpec.model_rebuild()

@@ -252,3 +252,20 @@ def test_a_hand_made_export_in_the_documented_format_is_audited(tmp_path: Path) 
     assert report.runs[2].violations[0][1] == \
         "stored status FAILED, §12.2 maps FALLBACK to SUCCESS"
     assert report.counts()["stored_axes_distinct"] == 1
+
+
+def test_a_disconnect_that_lost_to_the_deadline_is_rebuilt_as_a_disconnected_client(
+        tmp_path: Path) -> None:
+    from harness_lab.audit.rebuild import rebuild
+    from harness_lab.audit.sources import read_export
+    from harness_lab.states import SseState
+
+    scenario = OUTCOMES.parent / "policy" / "deadline-detection.yaml"
+    results = run_paths([f"{scenario}[config.policy.deadline_detection=instant,"
+                         "faults.0.at_s=7.0]"])
+    record = results[0].record
+    assert record is not None and record.run_state.value == "TIMED_OUT"
+    rows = read_export(_export(tmp_path / "lost.jsonl", [record], sse=False))[record.run_id]
+    rebuilt = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
+    assert rebuilt.sse_state is SseState.DISCONNECTED
+    assert audit(tmp_path / "lost.jsonl").ok

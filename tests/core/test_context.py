@@ -9,9 +9,9 @@ import simpy
 
 from harness_lab.config import HarnessConfig
 from harness_lab.core.context import RunContext
-from harness_lab.errors import ProviderError
+from harness_lab.errors import ProviderError, RunAborted
 from harness_lab.ports import AnswerReply, CallKind, TokenUsage
-from harness_lab.states import TraceEventStatus, TraceEventType
+from harness_lab.states import CancellationReason, RunState, TraceEventStatus, TraceEventType
 
 
 def play(ctx: RunContext, fn: Any, ok: Any, **kw: Any) -> Any:
@@ -60,3 +60,71 @@ def test_without_ok_the_caller_traces_the_outcome_and_the_tokens_are_still_charg
     play(ctx, answered, None)
     assert traced(ctx) == []
     assert ctx.budget.usage().tokens == 10
+
+
+def _during_a_call_past_the_deadline(detection: str, cancel_at: float) -> RunContext:
+    """A call from t=1 to t=11, deadline 5, a client disconnect at ``cancel_at``."""
+    env = simpy.Environment()
+    config = HarnessConfig(deadline_s=5.0).with_(policy={"deadline_detection": detection})
+    ctx = RunContext("run-1", "session-1", env, config)
+
+    def slow() -> AnswerReply:
+        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
+
+    def run() -> Any:
+        yield env.timeout(1.0)
+        with pytest.raises(RunAborted):
+            yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
+                                         TraceEventType.SYSTEM_RESPONSE, None)
+
+    def disconnect() -> Any:
+        yield env.timeout(cancel_at)
+        ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+
+    env.process(disconnect())
+    env.run(until=env.process(run()))
+    return ctx
+
+
+@pytest.mark.parametrize("cancel_at", [5.0, 7.0])
+def test_by_default_a_cancel_before_any_boundary_found_the_deadline_ends_the_run_cancelled(
+        cancel_at: float) -> None:
+    ctx = _during_a_call_past_the_deadline("boundary", cancel_at)
+    assert ctx.state is RunState.CANCELLED
+    assert ctx.cancellation.ended_by is CancellationReason.CLIENT_DISCONNECTED
+    assert ctx.lifecycle.termination is not None and ctx.lifecycle.termination.at == cancel_at
+
+
+@pytest.mark.parametrize("cancel_at", [5.0, 7.0])
+def test_with_instant_detection_a_cancel_past_the_deadline_loses_to_timed_out(
+        cancel_at: float) -> None:
+    ctx = _during_a_call_past_the_deadline("instant", cancel_at)
+    assert ctx.state is RunState.TIMED_OUT
+    lost = [dict(e.detail) for e in ctx.tracer.events
+            if e.type is TraceEventType.TERMINATION_REJECTED]
+    assert lost == [{"state": "CANCELLED", "reason": "CLIENT_DISCONNECTED", "at": cancel_at,
+                     "lost_to": "TIMED_OUT", "lost_to_reason": "DEADLINE_EXCEEDED",
+                     "lost_to_at": cancel_at}]
+
+
+def test_a_cancel_before_the_deadline_wins_under_either_detection() -> None:
+    for detection in ("boundary", "instant"):
+        ctx = _during_a_call_past_the_deadline(detection, 3.0)
+        assert ctx.state is RunState.CANCELLED, detection
+
+
+def test_without_a_cancel_the_boundary_after_the_call_finds_the_deadline() -> None:
+    env = simpy.Environment()
+    ctx = RunContext("run-1", "session-1", env, HarnessConfig(deadline_s=5.0))
+
+    def slow() -> AnswerReply:
+        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
+
+    def run() -> Any:
+        with pytest.raises(RunAborted):
+            yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
+                                         TraceEventType.SYSTEM_RESPONSE, None)
+
+    env.run(until=env.process(run()))
+    assert ctx.state is RunState.TIMED_OUT
+    assert ctx.lifecycle.termination is not None and ctx.lifecycle.termination.at == 10.0

@@ -67,3 +67,54 @@ def test_the_cancel_that_ended_the_run_is_named_as_ending_it():
     c = RunCancellation(RunLifecycle("r1"), lambda: 3.0)
     c.cancel(CancellationReason.USER_REQUESTED)
     assert c.ended_by is CancellationReason.USER_REQUESTED
+
+
+def _rejections(tracer):
+    return [(e.t, e.status.value, dict(e.detail)) for e in tracer.events
+            if e.type.value == "TERMINATION_REJECTED"]
+
+
+def test_an_attempt_that_loses_to_an_earlier_termination_is_traced_with_who_won():
+    from harness_lab.trace import Tracer
+
+    tracer = Tracer("r1", lambda: 7.0)
+    lc = RunLifecycle("r1", tracer=tracer)
+    c = RunCancellation(lc, lambda: 7.0)
+    lc.finish(RunState.TIMED_OUT, "before tool:logs", 5.0, "DEADLINE_EXCEEDED")
+    assert not c.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+    assert _rejections(tracer) == [(7.0, "REJECTED", {
+        "state": "CANCELLED", "reason": "CLIENT_DISCONNECTED", "at": 7.0,
+        "lost_to": "TIMED_OUT", "lost_to_reason": "DEADLINE_EXCEEDED", "lost_to_at": 5.0})]
+
+
+def test_a_losing_attempt_without_a_cause_is_traced_with_its_reason_text():
+    from harness_lab.trace import Tracer
+
+    tracer = Tracer("r1", lambda: 2.0)
+    lc = RunLifecycle("r1", tracer=tracer)
+    lc.finish(RunState.CANCELLED, "user", 1.0, "USER_REQUESTED")
+    lc.finish(RunState.SUCCESS, "completed", 2.0)
+    assert [d["reason"] for _, _, d in _rejections(tracer)] == ["completed"]
+    assert [d["lost_to_reason"] for _, _, d in _rejections(tracer)] == ["USER_REQUESTED"]
+
+
+def test_the_winning_termination_traces_no_rejection():
+    from harness_lab.trace import Tracer
+
+    tracer = Tracer("r1", lambda: 1.0)
+    lc = RunLifecycle("r1", tracer=tracer)
+    lc.finish(RunState.SUCCESS, "completed", 1.0)
+    assert _rejections(tracer) == []
+
+
+def test_an_attempt_after_run_finished_is_not_traced_since_the_trace_is_closed():
+    from harness_lab.states import TraceEventType
+    from harness_lab.trace import Tracer
+
+    tracer = Tracer("r1", lambda: 3.0)
+    lc = RunLifecycle("r1", tracer=tracer)
+    lc.finish(RunState.SUCCESS, "completed", 2.0)
+    tracer.emit(TraceEventType.RUN_FINISHED)
+    RunCancellation(lc, lambda: 3.0).cancel(CancellationReason.CLIENT_DISCONNECTED)
+    assert _rejections(tracer) == []
+    assert tracer.events[-1].type is TraceEventType.RUN_FINISHED

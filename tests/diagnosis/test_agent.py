@@ -18,7 +18,7 @@ from harness_lab.core.budget import BudgetLimits
 from harness_lab.core.context import RunContext
 from harness_lab.diagnosis.agent import DiagnosisAgent, DiagnosisAgentExecution
 from harness_lab.diagnosis.collection import CollectionController
-from harness_lab.errors import ModelFailure
+from harness_lab.errors import DraftContractError, ModelFailure, SchemaInvalidDraft
 from harness_lab.fakes import (
     Evidence,
     NoEvidence,
@@ -27,9 +27,12 @@ from harness_lab.fakes import (
     ToolFailure,
     call_tool,
     draft,
+    empty_reply,
+    invalid_json,
     progress,
     provider_error,
     report,
+    schema_invalid_draft,
 )
 from harness_lab.ports import ModelReply
 from harness_lab.states import (
@@ -256,3 +259,88 @@ def test_a_model_provider_error_fails_the_diagnosis_naming_the_step() -> None:
     failed = [(e.status, dict(e.detail)) for e in a.ctx.tracer.events
               if e.type is TraceEventType.AGENT_MODEL_STEP][-1]
     assert failed == (TraceEventStatus.FAILED, {"step": 2, "error": "model down"})
+
+
+# -- protocol problems in the trace ------------------------------------------------------------
+
+def steps_traced(a: Agent) -> list[tuple[TraceEventStatus, dict[str, Any]]]:
+    return [(e.status, dict(e.detail)) for e in a.ctx.tracer.events
+            if e.type is TraceEventType.AGENT_MODEL_STEP]
+
+
+def test_a_reply_carrying_a_tool_request_and_a_draft_is_traced_refused_with_its_reason() -> None:
+    both = call_tool("logs", SCOPE)
+    both = ModelReply(tool_call=both.tool_call,
+                      payload={"draft": {"missing_info": ["the deploy time"]}})
+    a = Agent([both])
+    with pytest.raises(SchemaInvalidDraft):
+        a.run()
+    status, detail = steps_traced(a)[-1]
+    assert status is TraceEventStatus.REJECTED
+    assert detail["action"] == "refused" and detail["kind"] == "SCHEMA_INVALID"
+    assert detail["step"] == 1 and "a draft or an action, not both" in detail["reason"]
+    assert a.traced(TraceEventType.TOOL_INVOCATION) == []  # no tool ran
+
+
+@pytest.mark.parametrize(("reply", "kind"), [
+    (invalid_json(), "INVALID_JSON"), (empty_reply(), "EMPTY_DRAFT"),
+    (schema_invalid_draft(), "SCHEMA_INVALID")])
+def test_each_draft_contract_error_is_traced_with_its_kind_and_step(
+        reply: ModelReply, kind: str) -> None:
+    a = Agent([call_tool("logs", SCOPE, progress=progress()), reply])
+    with pytest.raises(DraftContractError):
+        a.run()
+    status, detail = steps_traced(a)[-1]
+    assert (status, detail["step"], detail["kind"]) == (TraceEventStatus.REJECTED, 2, kind)
+
+
+def test_an_accepted_tool_request_is_traced_ok_with_its_tool() -> None:
+    a = Agent([call_tool("logs", SCOPE), draft(missing_info=["the deploy time"],
+                                              progress=progress("GAINED"))])
+    a.run()
+    assert steps_traced(a) == [
+        (TraceEventStatus.OK, {"step": 1, "action": "tool", "tool": "logs",
+                               "stop_required": False}),
+        (TraceEventStatus.OK, {"step": 2, "action": "reply", "tool": None,
+                               "stop_required": False})]
+
+
+def test_a_refused_draft_keeps_the_verified_progress_its_own_step_reported() -> None:
+    a = Agent([call_tool("logs", SCOPE),
+               ModelReply(payload={"progress": {"assessment": "GAINED", "facts": [
+                   {"statement": "db timeouts", "citations": [INV1]}]},
+                   "draft": {"conclusion": 42}})])
+    with pytest.raises(SchemaInvalidDraft) as raised:
+        a.run()
+    assert [f.statement for f in raised.value.progress.facts] == ["db timeouts"]
+
+
+@pytest.mark.parametrize(("steps", "kind"), [
+    ([call_tool("logs", SCOPE), call_tool("quiet", SCOPE)], "MISSING_REPORT"),
+    ([call_tool("logs", SCOPE), report({"assessment": "MAYBE"})], "INVALID_REPORT"),
+    ([call_tool("broken", SCOPE), report(progress(facts=[("down", [INV1])]))],
+     "UNVERIFIED_CITATION"),
+    ([call_tool("logs", SCOPE), report(progress(facts=[("db timeouts", [INV1])]))],
+     "MISSING_ASSESSMENT")])
+def test_each_progress_protocol_violation_is_traced_with_its_kind_and_step(
+        steps: list[ModelReply], kind: str) -> None:
+    a = Agent([*steps, draft(missing_info=["the deploy time"])])
+    a.run()
+    violations = a.traced(TraceEventType.PROGRESS_PROTOCOL_VIOLATION)
+    assert [(v["kind"], v["step"], v["violation_streak"]) for v in violations][:1] == [
+        (kind, 2, 1)]
+    assert violations[0]["problem"]
+
+
+def test_the_violation_that_saturates_is_traced_before_the_collection_stop() -> None:
+    a = Agent([call_tool("broken", SCOPE), call_tool("broken", {"service": "a"}),
+               call_tool("broken", {"service": "b"}), call_tool("notes", SCOPE),
+               report(progress(missing_info=["the deploy time"]))])
+    a.run()
+    order = [e.type for e in a.ctx.tracer.events
+             if e.type in (TraceEventType.PROGRESS_PROTOCOL_VIOLATION,
+                           TraceEventType.COLLECTION_STOP)]
+    assert order[:4] == [TraceEventType.PROGRESS_PROTOCOL_VIOLATION] * 3 + [
+        TraceEventType.COLLECTION_STOP]
+    assert [v["violation_streak"] for v in a.traced(
+        TraceEventType.PROGRESS_PROTOCOL_VIOLATION)][:3] == [1, 2, 3]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from harness_lab.explore.oracle import (
 )
 from harness_lab.scenarios.loader import load_file, load_text
 from tests.explore.helpers import REPORT, SATURATED
+
+LIBRARY = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +143,36 @@ def test_a_prescribed_crash_needs_a_crash_that_left_the_running_row() -> None:
         "a crashed run left stored status FAILED, not RUNNING")
     assert judge(p, Observed("SUCCESS", "SUCCESS", None, "SUCCESS")) == (
         "prescribed a crash, observed SUCCESS/SUCCESS/- db SUCCESS")
+
+
+def _slow_tool_base(detection: str) -> BaseRun:
+    """A tool call from t=1 to t=11 past a 5 s deadline, no fault of its own."""
+    text = (LIBRARY / "policy" / "deadline-detection.yaml").read_text(encoding="utf-8")
+    text = text.split("faults:")[0].replace(
+        "config: {deadline_s: 5.0}",
+        f"config: {{deadline_s: 5.0, policy: {{deadline_detection: {detection}}}}}")
+    return record_base(load_text(text)[0])
+
+
+@pytest.mark.parametrize(("detection", "fault", "case"), [
+    ("boundary", {"kind": "client_disconnect", "at_s": 7.0}, "client_disconnect"),
+    ("instant", {"kind": "client_disconnect", "at_s": 7.0}, "timeout_no_content"),
+    ("boundary", {"kind": "user_cancel", "at_s": 5.0}, "client_disconnect"),
+    ("instant", {"kind": "user_cancel", "at_s": 5.0}, "timeout_no_content"),
+    ("boundary", {"kind": "client_disconnect", "at_s": 3.0}, "client_disconnect"),
+    ("instant", {"kind": "client_disconnect", "at_s": 3.0}, "client_disconnect"),
+    ("boundary", {"kind": "client_disconnect", "at": at("after", "tool", 1, "logs")},
+     "client_disconnect"),
+    ("instant", {"kind": "client_disconnect", "at": at("after", "tool", 1, "logs")},
+     "timeout_no_content")])
+def test_a_cancel_past_the_deadline_follows_the_deadline_detection_policy(
+        detection: str, fault: dict[str, Any], case: str) -> None:
+    base = _slow_tool_base(detection)
+    assert base.record.run_state.value == "TIMED_OUT"
+    p = prescribe(fault, base)
+    assert p.case == case
+    from harness_lab.explore.property_search import run_data
+
+    data = {**base.data, "faults": [fault]}
+    observed = Observed.of(run_data(data)[1])
+    assert judge(p, observed) is None

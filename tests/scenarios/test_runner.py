@@ -117,3 +117,57 @@ def test_an_unscripted_repair_returns_the_draft_unchanged_so_validation_fails() 
                  "fallback_type: EVIDENCE_VALIDATION_FAILED}\n")
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
     assert r.record.trace_types().count("EVIDENCE_GUARD_RECHECK") == 1  # type: ignore
+
+
+def _with_earlier_turn(turn_extra: str) -> str:
+    """BASE after an earlier turn that plays BASE's own script, with ``turn_extra`` lines."""
+    earlier = ("turns:\n  - query: first\n    model:\n"
+               + "".join("    " + line + "\n" for line in BASE.split("model:\n")[1].splitlines())
+               + turn_extra)
+    return BASE.replace("model:\n", earlier + "model:\n", 1)
+
+
+def test_an_earlier_turns_fault_cancels_that_turn_and_its_expectations_are_checked() -> None:
+    text = _with_earlier_turn(
+        "    faults: [{kind: user_cancel, at: {when: after, call: tool}}]\n"
+        "    expect: {run_state: CANCELLED, release_outcome: CANCELLED, published_result: false}\n")
+    text += "expect: {previous_turn: none, release_outcome: SUCCESS}\n"
+    r = run_text(text)
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    assert r.turns[0].run_state.value == "CANCELLED"  # type: ignore[attr-defined]
+
+
+def test_an_earlier_turns_expectation_that_its_fault_breaks_is_reported_by_turn() -> None:
+    text = _with_earlier_turn(
+        "    faults: [{kind: client_disconnect, at_s: 1.0}]\n"
+        "    expect: {run_state: SUCCESS}\n")
+    r = run_text(text)
+    assert r.row()["expected"] == (  # type: ignore[attr-defined]
+        "turns.0.run_state: expected SUCCESS, got CANCELLED")
+
+
+def test_an_earlier_turns_fault_that_never_fires_is_an_error_naming_the_turn() -> None:
+    r = run_text(_with_earlier_turn(
+        "    faults: [{kind: provider_error, call: model, n: 9}]\n"))
+    assert r.error is not None  # type: ignore[attr-defined]
+    assert r.error.startswith("s.yaml:")  # type: ignore[attr-defined]
+    assert ": turns.0.faults.0: fault 0 provider_error(" in r.error  # type: ignore
+    assert "never fired" in r.error  # type: ignore[attr-defined]
+
+
+def test_an_earlier_turns_faults_do_not_reach_the_scenarios_own_run() -> None:
+    text = _with_earlier_turn("    faults: [{kind: deadline, at_s: 0.5}]\n"
+                              "    expect: {run_state: TIMED_OUT}\n")
+    text += "expect: {run_state: SUCCESS, release_outcome: SUCCESS, tool_calls: 2}\n"
+    r = run_text(text)
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+
+
+def test_a_crash_in_an_earlier_turn_is_refused_naming_the_field() -> None:
+    import pytest
+
+    from harness_lab.scenarios import ScenarioError
+
+    with pytest.raises(ScenarioError, match=r"turns\.0\.faults.*crash ends the session"):
+        load_text(_with_earlier_turn(
+            "    faults: [{kind: crash, at: {call: tool}}]\n"), "s.yaml")
