@@ -42,7 +42,9 @@ class RunLifecycle:
     Only the first transition from "no termination" to a terminal state succeeds; every later
     attempt returns ``False`` and changes nothing, from any thread. With a ``tracer``, each
     such losing attempt is traced ``TERMINATION_REJECTED``: what it tried, why and when, and
-    the termination it lost to.
+    the termination it lost to. An attempt that repeats the winner (the same state for the
+    same cause: a live server's cancel applied again on the run's own thread) lost to nothing
+    and is not traced.
     """
 
     __slots__ = ("run_id", "_termination", "_cause", "_lock", "history", "allow_override",
@@ -88,8 +90,9 @@ class RunLifecycle:
                 self._cause = cause
                 self.history.append(self._termination)
                 return True
-            won_by = self._cause
-        self._trace_rejected(state, cause or reason, at, winner, won_by or winner.reason)
+            won_by = self._cause or winner.reason
+        if state is not winner.state or (cause or reason) != won_by:
+            self._trace_rejected(state, cause or reason, at, winner, won_by)
         return False
 
     def _trace_rejected(self, state: RunState, cause: str, at: float, winner: RunTermination,

@@ -118,3 +118,16 @@ def test_an_attempt_after_run_finished_is_not_traced_since_the_trace_is_closed()
     RunCancellation(lc, lambda: 3.0).cancel(CancellationReason.CLIENT_DISCONNECTED)
     assert _rejections(tracer) == []
     assert tracer.events[-1].type is TraceEventType.RUN_FINISHED
+
+
+def test_a_cancel_repeating_the_one_that_ended_the_run_is_not_traced_as_a_loss():
+    from harness_lab.trace import Tracer
+
+    tracer = Tracer("r1", lambda: 2.0)
+    lc = RunLifecycle("r1", tracer=tracer)
+    c = RunCancellation(lc, lambda: 2.0)
+    assert c.cancel(CancellationReason.USER_REQUESTED, "user requested")
+    assert not c.cancel(CancellationReason.USER_REQUESTED, "user requested")
+    assert _rejections(tracer) == []
+    assert not c.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+    assert [d["reason"] for _, _, d in _rejections(tracer)] == ["CLIENT_DISCONNECTED"]
