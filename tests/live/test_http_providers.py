@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.bench_live_load import Served, parse_sse, serving
 from harness_lab.live.providers_server import ProvidersServer, load_script
-from tests.live.test_server import GUARDS_PASS, settled
+from tests.live.test_server import GUARDS_PASS, leave_once_diagnosis_runs, settled
 
 
 @contextmanager
@@ -57,18 +57,8 @@ def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> 
 def test_a_disconnect_during_a_blocking_http_call_discards_its_late_result(
         slow: Served) -> None:
     served = slow
-    with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
-                      timeout=30.0) as response:
-        seen: list[str] = []
-        for line in response.iter_lines():
-            seen.append(line)
-            if "DIAGNOSIS_RUNNING" in line:
-                break
-        # the status is sent just before the model call starts: leaving at once may cancel
-        # the run before the call (a real race); a moment later the call is surely in flight
-        time.sleep(0.3)
-        left = time.monotonic()
-    run_id = parse_sse(seen)[0]["data"]["runId"]
+    run_id = leave_once_diagnosis_runs(served.url, 0.3)
+    left = time.monotonic()
     row = settled(served.url, run_id)
     record = httpx.get(f"{served.url}/runs/{run_id}/record").json()
     assert (row["status"], row["termination_reason"]) == ("CANCELLED", "CLIENT_DISCONNECTED")

@@ -111,18 +111,27 @@ def test_a_client_that_disconnects_mid_run_leaves_a_cancelled_row_in_the_sqlite_
     assert "RUN_CANCELLED" in trace and "RELEASE_DECISION" not in trace
 
 
-def test_a_disconnect_discards_the_result_of_the_call_in_flight(served: Served) -> None:
-    with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
+def leave_once_diagnosis_runs(url: str, wait_s: float) -> str:
+    """POST a query, read the stream until DIAGNOSIS_RUNNING, wait ``wait_s`` and close the
+    connection; the run's id.
+
+    The status is sent just before the model call starts: leaving at once may cancel the run
+    before the call (a real race); ``wait_s`` later the call is in flight.
+    """
+    with httpx.stream("POST", f"{url}/chat", json={"query": "why?"},
                       timeout=30.0) as response:
         seen: list[str] = []
         for line in response.iter_lines():
             seen.append(line)
             if "DIAGNOSIS_RUNNING" in line:
                 break
-        # the status goes out just before the model call (0.1 s here) starts; leaving at once
-        # may cancel the run before it, a moment later the call is surely in flight
-        time.sleep(0.05)
-    run_id = parse_sse(seen)[0]["data"]["runId"]
+        time.sleep(wait_s)
+    return str(parse_sse(seen)[0]["data"]["runId"])
+
+
+def test_a_disconnect_discards_the_result_of_the_call_in_flight(served: Served) -> None:
+    # the model call takes 0.1 s here: 0.05 s after its status it is surely in flight
+    run_id = leave_once_diagnosis_runs(served.url, 0.05)
     settled(served.url, run_id)
     record = httpx.get(f"{served.url}/runs/{run_id}/record").json()
     assert record["sse_state"] == "DISCONNECTED"
