@@ -33,10 +33,11 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from harness_lab.background_http import BackgroundHTTPServer
 from harness_lab.live.providers import Answer, ScriptedProviders
 from harness_lab.scenarios.spec import Scenario
 
@@ -110,7 +111,6 @@ class ProvidersServer:
                  compensate: bool = False) -> None:
         self.host = host
         self.compensate = compensate
-        self.requested_port = port
         self.time_scale = time_scale
         self.providers: ScriptedProviders | None = (
             ScriptedProviders(scenario) if scenario is not None else None)
@@ -119,20 +119,15 @@ class ProvidersServer:
         self._counts: dict[str, int] = {}
         self._last_done: float | None = None
         self._cond = threading.Condition()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        # uncapped: a load test holds hundreds of provider calls open at once
+        self._server = BackgroundHTTPServer(_handler(self), name="providers server",
+                                            host=host, port=port)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> ProvidersServer:
         """Bind and serve in a background thread."""
-        if self._httpd is None:
-            httpd = ThreadingHTTPServer((self.host, self.requested_port), _handler(self))
-            httpd.daemon_threads = True
-            self._httpd = httpd
-            self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,),
-                                            name="providers-server", daemon=True)
-            self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
@@ -140,13 +135,7 @@ class ProvidersServer:
         with self._cond:
             for hold in self.holds:
                 hold.released.set()
-        httpd, thread = self._httpd, self._thread
-        self._httpd = self._thread = None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
+        self._server.stop()
 
     def __enter__(self) -> ProvidersServer:
         return self.start()
@@ -157,9 +146,7 @@ class ProvidersServer:
     @property
     def port(self) -> int:
         """The bound port."""
-        if self._httpd is None:
-            raise RuntimeError("the providers server is not running")
-        return int(self._httpd.server_address[1])
+        return self._server.port
 
     @property
     def url(self) -> str:

@@ -33,8 +33,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from harness_lab.background_http import LISTEN_BACKLOG, BackgroundHTTPServer
 
 __all__ = [
     "LISTEN_BACKLOG",
@@ -193,9 +195,6 @@ MAX_HEADER_BYTES = 8 * 1024
 READ_TIMEOUT_S = 5.0
 """How long it waits for a request's headers or body by default."""
 
-LISTEN_BACKLOG = 1024
-"""Connections the kernel queues before the server accepts them."""
-
 MAX_CONNECTIONS = 256
 """Connections served at once (one thread each); the next wait in the backlog."""
 
@@ -235,31 +234,19 @@ class ReferenceServer:
         self.rejected = 0
         self.used = 0
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = BackgroundHTTPServer(_handler(self), name="reference server",
+                                            max_connections=MAX_CONNECTIONS)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> ReferenceServer:
         """Bind an ephemeral port on 127.0.0.1 and serve in a background thread."""
-        if self._httpd is not None:
-            return self
-        httpd = _Server(("127.0.0.1", 0), _handler(self))
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,),
-                                        name="reference-server", daemon=True)
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and release the port."""
-        httpd, thread = self._httpd, self._thread
-        self._httpd = self._thread = None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
+        self._server.stop()
 
     def __enter__(self) -> ReferenceServer:
         return self.start()
@@ -270,9 +257,7 @@ class ReferenceServer:
     @property
     def port(self) -> int:
         """The bound port (the server must be started)."""
-        if self._httpd is None:
-            raise RuntimeError("the reference server is not running")
-        return int(self._httpd.server_address[1])
+        return self._server.port
 
     @property
     def root_url(self) -> str:
@@ -394,35 +379,6 @@ def _chat_refusal(data: Mapping[str, Any]) -> tuple[int, bytes, str] | None:
 
 
 _COUNT = re.compile(r"[0-9]{1,18}")
-
-
-class _Server(ThreadingHTTPServer):
-    """A threading HTTP server with a deep listen backlog and daemon handler threads, at most
-    MAX_CONNECTIONS of them at once (further connections wait in the backlog)."""
-
-    daemon_threads = True
-    request_queue_size = LISTEN_BACKLOG
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]
-                 ) -> None:
-        super().__init__(address, handler)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """Start the connection's thread once a slot is free."""
-        self._slots.acquire()
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        """Serve the connection, then free its slot."""
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
 
 
 class _Refused(Exception):

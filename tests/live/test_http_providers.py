@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import httpx
@@ -15,14 +15,14 @@ from tests.live.test_server import GUARDS_PASS, leave_once_diagnosis_runs, settl
 
 
 @contextmanager
-def on_http_providers(time_scale: float) -> Iterator[Served]:
+def on_http_providers(time_scale: float) -> Iterator[tuple[Served, ProvidersServer]]:
     """serve on the guards-pass scenario's providers, served over HTTP (latencies scaled)."""
     providers = ProvidersServer(load_script(str(GUARDS_PASS), None, None), port=0,
                                 time_scale=time_scale).start()
     try:
         with serving("--scenario", str(GUARDS_PASS), "--provider-url", f"{providers.url}/v1",
                      "--time-scale", str(time_scale)) as server:
-            yield server
+            yield server, providers
     finally:
         providers.stop()
 
@@ -30,16 +30,21 @@ def on_http_providers(time_scale: float) -> Iterator[Served]:
 @pytest.fixture
 def served() -> Iterator[Served]:
     """Fast providers: the whole run takes some 0.7 s."""
-    with on_http_providers(0.1) as server:
+    with on_http_providers(0.1) as (server, _):
         yield server
 
 
 @pytest.fixture
-def slow() -> Iterator[Served]:
-    """Providers at their scripted speed: each model call is in flight for a whole second,
-    so a client leaving as the diagnosis starts leaves during the first one."""
-    with on_http_providers(1.0) as server:
-        yield server
+def slow() -> Iterator[tuple[Served, ProvidersServer]]:
+    """Providers at their scripted speed: each model call is in flight for a whole second."""
+    with on_http_providers(1.0) as pair:
+        yield pair
+
+
+def model_call_arrived(providers: ProvidersServer) -> Callable[[], bool]:
+    """Whether the providers got the diagnosis model's first call (then in flight a second)."""
+    return lambda: any(e["phase"] == "arrived" and e["kind"] == "model"
+                       for e in providers.events_after(0))
 
 
 def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> None:
@@ -55,9 +60,9 @@ def test_a_run_on_http_providers_streams_the_released_report(served: Served) -> 
 
 
 def test_a_disconnect_during_a_blocking_http_call_discards_its_late_result(
-        slow: Served) -> None:
-    served = slow
-    run_id = leave_once_diagnosis_runs(served.url, 0.3)
+        slow: tuple[Served, ProvidersServer]) -> None:
+    served, providers = slow
+    run_id = leave_once_diagnosis_runs(served.url, until=model_call_arrived(providers))
     left = time.monotonic()
     row = settled(served.url, run_id)
     record = httpx.get(f"{served.url}/runs/{run_id}/record").json()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +111,10 @@ def test_a_client_that_disconnects_mid_run_leaves_a_cancelled_row_in_the_sqlite_
     assert "RUN_CANCELLED" in trace and "RELEASE_DECISION" not in trace
 
 
-def leave_once_diagnosis_runs(url: str, wait_s: float) -> str:
-    """POST a query, read the stream until DIAGNOSIS_RUNNING, wait ``wait_s`` and close the
-    connection; the run's id.
+def leave_once_diagnosis_runs(url: str, wait_s: float = 0.0,
+                              until: Callable[[], bool] | None = None) -> str:
+    """POST a query, read the stream until DIAGNOSIS_RUNNING, wait ``wait_s`` (or, given
+    ``until``, until it holds) and close the connection; the run's id.
 
     The status is sent just before the model call starts: leaving at once may cancel the run
     before the call (a real race); ``wait_s`` later the call is in flight.
@@ -121,11 +122,16 @@ def leave_once_diagnosis_runs(url: str, wait_s: float) -> str:
     with httpx.stream("POST", f"{url}/chat", json={"query": "why?"},
                       timeout=30.0) as response:
         seen: list[str] = []
-        for line in response.iter_lines():
+        lines = response.iter_lines()  # held: a dropped iterator would close the stream
+        for line in lines:
             seen.append(line)
             if "DIAGNOSIS_RUNNING" in line:
                 break
         time.sleep(wait_s)
+        deadline = time.monotonic() + 10.0
+        while until is not None and not until():
+            assert time.monotonic() < deadline, "what the client waited for never happened"
+            time.sleep(0.005)
     return str(parse_sse(seen)[0]["data"]["runId"])
 
 
