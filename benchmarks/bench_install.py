@@ -71,7 +71,7 @@ def measure(first: str, second: str, label: str) -> None:
             sys.exit(f"the first command did not end with every scenario ok:\n{out[-1000:]}")
         compiled = _extensions(clone)
         print(f"{label:<5} first command   {seconds:6.1f} s  ({summary.group(0)}, "
-              f"{len(compiled)} compiled modules)")
+              f"{len(compiled)} extension files)")
         install = second.split(" && .venv/bin/python -m pytest", 1)[0]
         seconds, _ = _timed(install, clone, env)
         again = _extensions(clone)
