@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,19 @@ class Log:
     def complete(self) -> bool:
         """True when the log has its footer."""
         return self.footer is not None
+
+    @property
+    def wall_s(self) -> float | None:
+        """Wall-clock seconds from the header's start to the footer's finish; None when the
+        log has no footer or either time does not parse."""
+        if self.footer is None:
+            return None
+        try:
+            began = datetime.fromisoformat(str(self.header.get("started_at")))
+            ended = datetime.fromisoformat(str(self.footer.get("finished_at")))
+        except ValueError:
+            return None
+        return (ended - began).total_seconds()
 
     @property
     def results(self) -> ResultSet:

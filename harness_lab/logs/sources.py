@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from harness_lab.logs.reader import Log
     from harness_lab.scenarios.results import ResultSet
 
-__all__ = ["is_log_file", "logged_results"]
+__all__ = ["is_log_file", "read_logs"]
 
 _HEADER = b'{"kind":"header"'
 
@@ -24,17 +25,18 @@ def is_log_file(path: str | Path) -> bool:
         return False
 
 
-def logged_results(command: str, paths: Sequence[str], tags: Sequence[str] = ()
-                   ) -> ResultSet | int | None:
+def read_logs(command: str, paths: Sequence[str], tags: Sequence[str] = ()
+              ) -> tuple[ResultSet, list[Log]] | int | None:
     """The results kept in ``paths`` when every one is a run log (those with one of ``tags``,
-    when given), in order; 2 (a usage error, printed) for a log that cannot be read; None
-    when the paths are not all logs (they are scenarios to run)."""
+    when given), in order, and the logs read; 2 (a usage error, printed) for a log that
+    cannot be read; None when the paths are not all logs (they are scenarios to run)."""
     if not paths or not all(is_log_file(p) for p in paths):
         return None
     from harness_lab.logs.reader import LogError, read_log
     from harness_lab.scenarios.results import ResultSet
 
     results = ResultSet()
+    logs = []
     for path in paths:
         try:
             log = read_log(path)
@@ -43,5 +45,6 @@ def logged_results(command: str, paths: Sequence[str], tags: Sequence[str] = ()
             return 2
         for note in log.notes:
             print(f"{path}: {note}", file=sys.stderr)
+        logs.append(log)
         results.extend(r for r in log.results if not tags or set(tags) & set(r.tags))
-    return results
+    return results, logs

@@ -38,7 +38,7 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.cli import EXIT_FAILED, EXIT_USAGE, selected_results
-    from harness_lab.logs.sources import logged_results
+    from harness_lab.logs.sources import read_logs
     from harness_lab.report.html import write_html_report
     from harness_lab.report.viewer import ReportContext, git_commit
 
@@ -47,13 +47,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if isinstance(old, int):
         return old
     began = time.perf_counter()
-    results = logged_results("report", paths, args.tag or ())  # run logs: shown as kept
-    from_logs = results is not None
-    if results is None:
-        results = selected_results("report", paths, args.tag or (), args.out)
-    if isinstance(results, int):
-        return results
-    elapsed = time.perf_counter() - began
+    logged = read_logs("report", paths, args.tag or ())  # run logs: shown as kept
+    if isinstance(logged, int):
+        return logged
+    from_logs = logged is not None
+    elapsed: float | None
+    if logged is not None:
+        results, logs = logged
+        walls = [log.wall_s for log in logs]  # how long the logged runs took, not the reading
+        elapsed = None if None in walls else sum(w for w in walls if w is not None)
+    else:
+        selected = selected_results("report", paths, args.tag or (), args.out)
+        if isinstance(selected, int):
+            return selected
+        results, elapsed = selected, time.perf_counter() - began
     comparison = None
     if old is not None:
         comparison = _comparison(old, paths if from_logs else None, results, args.tag or ())

@@ -94,7 +94,8 @@ class ReportContext:
     paths: tuple[str, ...] = ()
     """The scenario files or directories it ran."""
     elapsed_s: float | None = None
-    """Wall-clock seconds the scenarios took to load and run."""
+    """Wall-clock seconds the scenarios took to load and run (for a report of run logs, what
+    the logs recorded, from each one's start to its footer)."""
     commit: str | None = None
     """The git commit of the work tree it ran in, where there is one."""
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))

@@ -127,3 +127,29 @@ def test_a_directory_or_missing_file_is_refused(tmp_path: Path) -> None:
         read_log(tmp_path)
     with pytest.raises(LogError, match="cannot read: No such file"):
         read_log(tmp_path / "missing.jsonl")
+
+
+def _retimed(library_log: Path, out: Path, started: str, finished: str | None) -> Path:
+    """``library_log`` with its header's start and footer's finish set (no footer: None)."""
+    lines = _lines(library_log)
+    header, footer = json.loads(lines[0]), json.loads(lines[-1])
+    header["started_at"] = started
+    body = [json.dumps(header) + "\n", *lines[1:-1]]
+    if finished is not None:
+        footer["finished_at"] = finished
+        body.append(json.dumps(footer) + "\n")
+    out.write_text("".join(body), encoding="utf-8")
+    return out
+
+
+def test_a_logs_wall_time_runs_from_its_header_start_to_its_footer_finish(
+        library_log: Path, tmp_path: Path) -> None:
+    log = read_log(_retimed(library_log, tmp_path / "timed.jsonl",
+                            "2026-03-01T10:00:00.000Z", "2026-03-01T10:01:02.250Z"))
+    assert log.wall_s == 62.25
+
+
+def test_an_interrupted_log_has_no_wall_time(library_log: Path, tmp_path: Path) -> None:
+    log = read_log(_retimed(library_log, tmp_path / "killed.jsonl",
+                            "2026-03-01T10:00:00.000Z", None))
+    assert log.complete is False and log.wall_s is None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.logs.sources import is_log_file, logged_results
+from harness_lab.logs.sources import is_log_file, read_logs
 
 OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
 
@@ -28,11 +29,14 @@ def test_a_log_is_recognised_by_its_first_bytes_and_a_scenario_is_not(log: Path)
 
 
 def test_logged_results_are_the_logs_and_none_for_scenario_paths(log: Path) -> None:
-    results = logged_results("report", [str(log)], ["outcome-table"])
-    assert not isinstance(results, int) and results is not None
+    read = read_logs("report", [str(log)], ["outcome-table"])
+    assert not isinstance(read, int) and read is not None
+    results, logs = read
     assert len(results) == 13 and results.ok
-    assert logged_results("report", [str(OUTCOMES)]) is None
-    assert logged_results("report", [str(log)], ["no-such-tag"]) == []
+    assert [kept.path for kept in logs] == [log]
+    assert read_logs("report", [str(OUTCOMES)]) is None
+    no_tag = read_logs("report", [str(log)], ["no-such-tag"])
+    assert not isinstance(no_tag, int) and no_tag is not None and no_tag[0] == []
 
 
 def test_report_of_a_log_writes_the_viewer_of_the_kept_runs(
@@ -51,3 +55,32 @@ def test_report_of_a_damaged_log_is_a_usage_error(log: Path, tmp_path: Path,
     bad.write_text(lines[0] + "{oops\n" + "".join(lines[1:]), encoding="utf-8")
     assert main(["report", str(bad), "--out", str(tmp_path / "r.html")]) == 2
     assert f"harness-lab report: {bad}:2: not JSON" in capsys.readouterr().err
+
+
+def _retimed(log: Path, out: Path, *, footer: bool) -> Path:
+    """``log`` with a start and finish 62.25 s apart (without its footer: interrupted)."""
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    header, last = json.loads(lines[0]), json.loads(lines[-1])
+    header["started_at"] = "2026-03-01T10:00:00.000Z"
+    last["finished_at"] = "2026-03-01T10:01:02.250Z"
+    compact = {"separators": (",", ":")}  # as the writer puts it: a log starts with its kind
+    kept = [json.dumps(header, **compact) + "\n", *lines[1:-1]]
+    if footer:
+        kept.append(json.dumps(last, **compact) + "\n")
+    out.write_text("".join(kept), encoding="utf-8")
+    return out
+
+
+def test_the_report_of_a_log_says_how_long_the_logged_run_took_not_the_reading(
+        log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "kept.html"
+    assert main(["report", str(_retimed(log, tmp_path / "timed.jsonl", footer=True)),
+                 "--out", str(out)]) == 0
+    assert "ran in 62.25 s" in out.read_text(encoding="utf-8")
+
+
+def test_the_report_of_an_interrupted_log_says_no_run_time(log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "kept.html"
+    assert main(["report", str(_retimed(log, tmp_path / "killed.jsonl", footer=False)),
+                 "--out", str(out)]) == 0
+    assert "ran in" not in out.read_text(encoding="utf-8")
