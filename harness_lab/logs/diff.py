@@ -112,11 +112,14 @@ class LogDiff:
         df["regressed"] = df["regressed"].astype(bool)
         return df
 
-    def to_dict(self) -> dict[str, Any]:
-        """The diff as JSON data."""
+    def to_dict(self, *, unchanged: bool = False) -> dict[str, Any]:
+        """The diff as JSON data: each changed scenario's row with its differences, one
+        ``{"aspect", "what"}`` each (with ``unchanged``, the unchanged scenarios too)."""
         return {"old": self.old_label, "new": self.new_label, "regressed": self.regressed,
                 "counts": self.counts(),
-                "scenarios": [c.row() for c in self.changes if c.change != "unchanged"]}
+                "scenarios": [{**c.row(), "differences": [{"aspect": aspect, "what": what}
+                                                          for aspect, what in c.differences]}
+                              for c in self.changes if unchanged or c.change != "unchanged"]}
 
 
 def _value(v: Any) -> Any:

@@ -81,7 +81,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         return 2
     diff = diff_logs(old, new)
     if args.format == "json":
-        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(diff.to_dict(unchanged=args.all), indent=2, ensure_ascii=False))
     else:
         rows = [c.row() for c in diff.changes if args.all or c.change != "unchanged"]
         if rows:

@@ -145,6 +145,14 @@ def test_diff_names_the_one_scenario_changed_between_two_runs_and_exits_1(
     data = json.loads(capsys.readouterr().out)
     assert data["regressed"] is True
     assert [s["scenario"] for s in data["scenarios"]] == ["semantic-unsupported"]
+    [changed] = data["scenarios"]
+    assert changed["differences"][0]["aspect"] == "verdict"
+    assert {d["aspect"] for d in changed["differences"]} >= {"verdict", "outcome"}
+    assert main(["diff", str(old), str(new), "--format", "json", "--all"]) == 1
+    every = json.loads(capsys.readouterr().out)["scenarios"]
+    assert {s["scenario"]: (s["change"], s["differences"]) for s in every
+            }["missing-context"] == ("unchanged", [])
+    assert len(every) == 2
 
 
 def test_diff_against_a_fresh_run_compares_only_what_it_ran(
