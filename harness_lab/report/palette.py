@@ -131,6 +131,7 @@ EVENT_COLORS: Final[dict[str, str]] = {
     "discarded": "#555555",
     "budget_exhausted": OUTCOME_COLORS[f"{_FAILED}:{RunState.BUDGET_EXHAUSTED.value}"],
     "sse": "#0077BB",
+    "lost_termination": "#EE7733",
 }
 """Colours of the instant markers of a run: disconnect, cancel, deadline, SSE events..."""
 

@@ -4,7 +4,8 @@ Each row is labelled with its scenario (or its run id) on the left and its outco
 palette's colour, on the right. Calls are spans: a run's calls are sequential, so the wait
 that ends in a trace event is the call that event reports (a model step, a tool result, a
 guard decision...). Instants are markers: the client disconnect, a user cancel, the moment
-the run timed out, an exhausted budget, every discarded late result, every public SSE event. The
+the run timed out, an exhausted budget, every discarded late result, every attempt to end the
+run that lost to the one that ended it (hollow), every public SSE event. The
 x-range fits the activity; a deadline far beyond it is an arrow at the right edge with its
 time written beside it, not a squashed axis.
 """
@@ -62,6 +63,9 @@ MARKERS: dict[str, dict[str, Any]] = {
     "budget exhausted": {"marker": "v", "color": EVENT_COLORS["budget_exhausted"], "s": 70},
     "discarded late result": {"marker": "x", "color": EVENT_COLORS["discarded"], "s": 60,
                               "linewidths": 2.0},
+    "termination that lost": {"marker": "o", "facecolors": "none", "s": 80,
+                              "edgecolors": EVENT_COLORS["lost_termination"],
+                              "linewidths": 1.6},
 }
 """Marker styles of the instants on a run's row, by legend label."""
 
@@ -112,6 +116,9 @@ def _instants(record: RunRecord) -> dict[str, list[float]]:
             out.setdefault("discarded late result", []).append(float(event.t))
         elif event.type is TraceEventType.BUDGET_EXHAUSTED:
             out.setdefault("budget exhausted", []).append(float(event.t))
+        elif event.type is TraceEventType.TERMINATION_REJECTED:  # when it was attempted
+            at = event.detail.get("at", event.t)
+            out.setdefault("termination that lost", []).append(float(at))
     return out
 
 

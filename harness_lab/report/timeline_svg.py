@@ -6,7 +6,8 @@ span is drawn on the lane of the later event's phase, the one that closes the wa
 call ends in AGENT_MODEL_STEP); an event that takes no virtual time is a thin tick on its
 lane; tool calls are drawn from their canonical invocations, so calls that overlap stay
 apart. Markers show a client disconnect, a user cancel, a budget
-exhaustion and every discarded late result; the deadline is a dashed line, or an arrow at
+exhaustion, every discarded late result and every attempt to end the run that lost to the one
+that ended it; the deadline is a dashed line, or an arrow at
 the right edge when it lies far beyond the activity. Colours come from
 :mod:`harness_lab.report.palette`; every mark has a ``<title>`` for a hover tooltip.
 """
@@ -124,6 +125,10 @@ def _instants(trace: Sequence[TraceEvent]) -> list[tuple[str, float, str, str, s
                           EVENT_COLORS["budget_exhausted"], tip))
         elif e.status is TraceEventStatus.DISCARDED:
             marks.append((e.phase.value, float(e.t), "discarded", EVENT_COLORS["discarded"], tip))
+        elif e.type is TraceEventType.TERMINATION_REJECTED:  # drawn when it was attempted
+            marks.append((e.phase.value, float(e.detail.get("at", e.t)),
+                          f"{e.detail.get('state', 'end')} lost",
+                          EVENT_COLORS["lost_termination"], tip))
     return marks
 
 

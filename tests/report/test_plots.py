@@ -496,3 +496,12 @@ def test_the_load_curve_draws_latency_percentiles_against_the_deadline() -> None
     assert latency.get_xlabel() == "arrival rate (sessions per virtual s)"
     deadline = latency.get_lines()[-1]
     assert np.asarray(deadline.get_ydata()).tolist() == [20, 20]
+
+
+def test_the_timeline_marks_a_termination_that_lost_where_it_was_attempted() -> None:
+    # the file's user cancel at 7.0 s loses to the deadline passed at 5.0 s (instant policy)
+    results = run_paths([f"{SCENARIOS / 'late' / 'first-terminal-wins.yaml'}[deadline-first]"])
+    ax = run_timeline(results)
+    assert markers(ax)["termination that lost"] == [[7.0, 0.0]]
+    assert "termination that lost" in legend_texts(ax)
+    assert "user cancel" not in markers(ax), "the cancel did not end the run"

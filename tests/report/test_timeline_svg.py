@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from harness_lab.record import RunRecord
 from harness_lab.report.palette import EVENT_COLORS, PHASE_COLORS
 from harness_lab.report.timeline_svg import SSE_LANE, TimelineInput, timeline_svg
+from harness_lab.scenarios import run_paths
 from tests.report.test_frames import four_runs
 
 SVG = "{http://www.w3.org/2000/svg}"
+LATE = Path(__file__).resolve().parents[2] / "scenarios" / "late" / "first-terminal-wins.yaml"
 
 
 def svg_of(record: RunRecord) -> ET.Element:
@@ -81,3 +84,14 @@ def test_the_axis_ticks_are_round_numbers_within_the_run() -> None:
 
 def test_a_run_without_trace_has_no_timeline() -> None:
     assert timeline_svg(TimelineInput(())) == ""
+
+
+def test_a_termination_that_lost_is_marked_on_the_run_lane_with_what_it_tried() -> None:
+    # the file's user cancel at 7.0 s loses to the deadline passed at 5.0 s (instant policy)
+    [result] = run_paths([f"{LATE}[deadline-first]"])
+    assert result.record is not None
+    root = svg_of(result.record)
+    assert "CANCELLED lost" in texts(root, "mark")
+    [mark] = [g for g in root.iter(f"{SVG}g") if g.get("class") == "marker"
+              and "TERMINATION_REJECTED" in (g.findtext(f"{SVG}title") or "")]
+    assert mark.findtext(f"{SVG}text") == "CANCELLED lost"
