@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
-__all__ = ["LISTEN_BACKLOG", "BackgroundHTTPServer"]
+__all__ = ["LISTEN_BACKLOG", "BackgroundHTTPServer", "ServedOverHTTP"]
 
 LISTEN_BACKLOG = 1024
 """Connections the kernel queues before the server accepts them."""
@@ -69,6 +69,38 @@ class BackgroundHTTPServer:
         if self._httpd is None:
             raise RuntimeError(f"the {self.name} is not running")
         return int(self._httpd.server_address[1])
+
+
+class ServedOverHTTP:
+    """A stand-in answering over its :class:`BackgroundHTTPServer` (``_server``): ``start``
+    and ``stop`` it, or use it as a context manager; ``port`` and ``url`` while it runs."""
+
+    _server: BackgroundHTTPServer
+
+    def start(self) -> Self:
+        """Bind the port and serve in a background thread."""
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port; RuntimeError when it is not running."""
+        return self._server.port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port``: the base URL of its paths."""
+        return f"http://{self._server.host}:{self.port}"
 
 
 class _Server(ThreadingHTTPServer):

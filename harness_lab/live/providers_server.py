@@ -37,7 +37,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from harness_lab.background_http import BackgroundHTTPServer
+from harness_lab.background_http import BackgroundHTTPServer, ServedOverHTTP
 from harness_lab.live.providers import Answer, ScriptedProviders
 from harness_lab.scenarios.spec import Scenario
 
@@ -100,7 +100,7 @@ def load_script(path: str | None, content: str | None, variant: str | None) -> S
     raise ScriptError(f"{path}: no variant {variant!r}; the file has: {names}")
 
 
-class ProvidersServer:
+class ProvidersServer(ServedOverHTTP):
     """Scripted providers on an HTTP port; start with a scenario or load one later.
 
     ``port=0`` takes a free port. Use as a context manager, or ``start``/``stop``.
@@ -109,7 +109,6 @@ class ProvidersServer:
     def __init__(self, scenario: Scenario | None = None, *, port: int = 0,
                  host: str = "127.0.0.1", time_scale: float = 1.0,
                  compensate: bool = False) -> None:
-        self.host = host
         self.compensate = compensate
         self.time_scale = time_scale
         self.providers: ScriptedProviders | None = (
@@ -125,33 +124,12 @@ class ProvidersServer:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> ProvidersServer:
-        """Bind and serve in a background thread."""
-        self._server.start()
-        return self
-
     def stop(self) -> None:
         """Release every hold, stop serving and free the port."""
         with self._cond:
             for hold in self.holds:
                 hold.released.set()
-        self._server.stop()
-
-    def __enter__(self) -> ProvidersServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port."""
-        return self._server.port
-
-    @property
-    def url(self) -> str:
-        """``http://host:port``: the tools' and control paths' base URL."""
-        return f"http://{self.host}:{self.port}"
+        super().stop()
 
     # -- control ------------------------------------------------------------------------------
 

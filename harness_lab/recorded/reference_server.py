@@ -36,7 +36,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from harness_lab.background_http import LISTEN_BACKLOG, BackgroundHTTPServer
+from harness_lab.background_http import LISTEN_BACKLOG, BackgroundHTTPServer, ServedOverHTTP
 
 __all__ = [
     "LISTEN_BACKLOG",
@@ -199,7 +199,7 @@ MAX_CONNECTIONS = 256
 """Connections served at once (one thread each); the next wait in the backlog."""
 
 
-class ReferenceServer:
+class ReferenceServer(ServedOverHTTP):
     """An OpenAI-compatible server on 127.0.0.1 playing ``responses`` in order.
 
     ``tools`` maps a path (``"/tools/logs"``) to what it answers. Once the script is used
@@ -237,32 +237,10 @@ class ReferenceServer:
         self._server = BackgroundHTTPServer(_handler(self), name="reference server",
                                             max_connections=MAX_CONNECTIONS)
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> ReferenceServer:
-        """Bind an ephemeral port on 127.0.0.1 and serve in a background thread."""
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._server.stop()
-
-    def __enter__(self) -> ReferenceServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port (the server must be started)."""
-        return self._server.port
-
     @property
     def root_url(self) -> str:
         """``http://127.0.0.1:<port>``: the base URL of the tool paths."""
-        return f"http://127.0.0.1:{self.port}"
+        return self.url
 
     @property
     def base_url(self) -> str:
