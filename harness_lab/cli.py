@@ -280,13 +280,13 @@ def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
                       stream: TextIO) -> None:
     """After a run: how many snapshots were written, and those no scenario uses (removed
     under ``--update-snapshots``)."""
-    from harness_lab.scenarios.runner import Selector, scenario_files
+    from harness_lab.scenarios.runner import Selector, discover
     from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
 
     written = sum(1 for r in results if r.extra.get("snapshot") in ("written", "updated"))
     if written:
         print(f"{written} snapshot(s) written", file=stream)
-    files = scenario_files([Selector.parse(p).path for p in paths])
+    files = discover([Selector.parse(p).path for p in paths])
     for line in unused_report(unused_snapshots(files, remove=update), removed=update,
                               flag="--update-snapshots"):
         print(line, file=stream)
@@ -361,7 +361,7 @@ def _html_page(results: ResultSet) -> str:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios.discovery import scenario_files
+    from harness_lab.scenarios.discovery import discover
     from harness_lab.scenarios.validate import validate_files
 
     paths = args.paths or list(DEFAULT_PATHS)
@@ -369,7 +369,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
-    files = scenario_files(paths)
+    files = discover(paths)
     if not files:
         print(no_scenarios_message("validate", paths, ()), file=sys.stderr)
         return EXIT_NO_SCENARIOS
@@ -385,7 +385,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from harness_lab.scenarios import ScenarioError, ScenarioRun, load_file
-    from harness_lab.scenarios.discovery import SelectionError, Selector, scenario_files, select
+    from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
     from harness_lab.terminal.console import width_of
 
     problem = usage_problem("show", args.scenario, None)
@@ -396,7 +396,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     status = 0
     shown = 0
     for selector in map(Selector.parse, args.scenario):
-        for path in scenario_files([selector.path]):
+        for path in discover([selector.path]):
             try:
                 loaded = select(selector, load_file(path))
             except ScenarioError as exc:

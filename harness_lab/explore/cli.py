@@ -68,7 +68,7 @@ def _fault_kinds(text: str) -> list[str]:
 def _cmd_explore(args: argparse.Namespace) -> int:
     from harness_lab.cli import EXIT_USAGE, format_rows, usage_problem
     from harness_lab.explore.library import plan_library, run_library
-    from harness_lab.scenarios.discovery import SelectionError, Selector, scenario_files
+    from harness_lab.scenarios.discovery import SelectionError, Selector, discover
     from harness_lab.terminal.progress import progress, progress_wanted
 
     problem = usage_problem("explore", args.paths, args.out)
@@ -77,7 +77,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     show = progress_wanted(quiet=args.quiet)
     try:
-        files = len(scenario_files([Selector.parse(p).path for p in args.paths]))
+        files = len(discover([Selector.parse(p).path for p in args.paths]))
         with progress(files, "recording bases", enabled=show) as advance:
             plan = plan_library(args.paths, faults=args.fault, advance=advance)
     except SelectionError as exc:

@@ -78,13 +78,13 @@ def plan_library(paths: Iterable[str | Path], *, faults: Collection[str] | None 
     """Record every base under ``paths`` and enumerate its variants (``advance(1)`` after
     each file). Raise :class:`~harness_lab.scenarios.discovery.SelectionError` for a
     ``FILE[variant]`` its file does not have."""
-    from harness_lab.scenarios.discovery import Selector, scenario_files, select
+    from harness_lab.scenarios.discovery import Selector, discover, select
     from harness_lab.scenarios.loader import ScenarioError, load_file
 
     start = time.perf_counter()
     plan = LibraryPlan()
     for selector in map(Selector.parse, paths):
-        for path in scenario_files([selector.path]):
+        for path in discover([selector.path]):
             plan.files += 1
             try:
                 loaded = select(selector, load_file(path))

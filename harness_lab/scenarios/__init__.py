@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "LoadedScenario": "loader", "Problem": "loader", "ScenarioError": "loader",
-    "discover": "loader", "load_file": "loader", "load_text": "loader",
+    "discover": "discovery", "load_file": "loader", "load_text": "loader",
     "ResultSet": "results",
     "ROW_COLUMNS": "runner", "ScenarioResult": "runner", "ScenarioRun": "runner",
     "expectations": "runner", "run_paths": "runner", "run_scenario": "runner",

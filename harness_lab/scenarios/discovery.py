@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_lab.scenarios.loader import LoadedScenario, discover
+from harness_lab.scenarios.loader import LoadedScenario
 
 __all__ = ["CASSETTE_DIRECTORY", "SKIPPED_DIRECTORIES", "SelectionError", "Selector",
-           "scenario_files", "select", "variant_names"]
+           "discover", "select", "variant_names"]
 
 CASSETTE_DIRECTORY = "cassettes"
 """Files inside a directory of this name are recordings, never scenarios."""
@@ -95,8 +95,8 @@ def _is_virtualenv(directory: Path) -> bool:
 def _walk(root: Path) -> list[Path]:
     """The ``.yaml``/``.yml`` files under ``root``, sorted, skipping :func:`_skipped`
     directories (``root`` itself is searched whatever its name). A directory that cannot be
-    listed is returned among the files, as :func:`~harness_lab.scenarios.loader.discover`
-    returns it: loading it fails with a problem saying so, so it is never skipped silently."""
+    listed is returned among the files: loading it fails with a problem saying so, so it is
+    never skipped silently."""
     found: list[Path] = []
 
     def unreadable(exc: OSError) -> None:
@@ -109,15 +109,16 @@ def _walk(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The scenario files under ``paths``: a file as given (``FILE[variant]`` names its file);
-    a directory searched recursively, skipping hidden directories, virtual environments,
-    ``node_modules`` and ``__pycache__`` (see :data:`SKIPPED_DIRECTORIES`) and any
-    ``cassettes`` directory (recordings)."""
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """The scenario files under ``paths``, as every command finds them: a file as given
+    (``FILE[variant]`` names its file); a directory searched recursively in name order,
+    skipping hidden directories, virtual environments, ``node_modules``, ``__pycache__`` and
+    ``__snapshots__`` (see :data:`SKIPPED_DIRECTORIES`) and any ``cassettes`` directory
+    (recordings)."""
     files: list[Path] = []
     for searched in (Selector.parse(p).path for p in paths):
         if not searched.is_dir():
-            files.extend(discover([searched]))
+            files.append(searched)
             continue
         files.extend(f for f in _walk(searched) if not _in_cassettes(f, searched))
     return files

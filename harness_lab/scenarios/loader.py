@@ -10,7 +10,7 @@ import copy
 import itertools
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from harness_lab.scenarios.spec import Expect, Scenario, Variant
 from harness_lab.scenarios.suggest import accepted_keys, did_you_mean
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
-           "UniqueKeyLoader", "discover", "load_file", "load_text", "set_path"]
+           "UniqueKeyLoader", "load_file", "load_text", "set_path"]
 
 Loc = Sequence[int | str]
 _Add = Callable[[Loc, str], None]
@@ -78,28 +78,6 @@ class ScenarioError(ValueError):
 
 class PathError(ValueError):
     """A dotted path (``model.0.latency_s``) that does not lead into the scenario data."""
-
-
-def discover(paths: Iterable[str | Path]) -> list[Path]:
-    """The scenario files under ``paths`` (files as given, directories searched recursively).
-
-    A directory below that cannot be listed is returned too, among the files: loading it
-    fails with a problem saying so, so it is never skipped silently.
-    """
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if not p.is_dir():
-            out.append(p)
-            continue
-        found: list[Path] = []
-
-        def unreadable(exc: OSError, found: list[Path] = found, top: Path = p) -> None:
-            found.append(Path(exc.filename) if exc.filename else top)
-
-        for root, _, names in os.walk(p, onerror=unreadable):
-            found.extend(Path(root) / n for n in names if n.endswith((".yaml", ".yml")))
-        out.extend(sorted(found))
-    return out
 
 
 def load_file(path: str | Path) -> list[LoadedScenario]:

@@ -35,7 +35,7 @@ from harness_lab.scenarios.discovery import (
     SKIPPED_DIRECTORIES,
     SelectionError,
     Selector,
-    scenario_files,
+    discover,
     select,
     variant_names,
 )
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
            "ScenarioResult", "ScenarioRun", "SelectionError", "Selector", "build_components",
-           "expectations", "plan_paths", "run_paths", "run_scenario", "scenario_files",
+           "expectations", "plan_paths", "run_paths", "run_scenario", "discover",
            "select", "variant_names"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
@@ -393,7 +393,7 @@ def plan_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = ()) -> list
     plan: list[PlannedRun] = []
     seen: dict[str, str] = {}
     for selector in map(Selector.parse, paths):
-        for path in scenario_files([selector.path]):
+        for path in discover([selector.path]):
             try:
                 loaded = load_file(path)
             except ScenarioError as exc:

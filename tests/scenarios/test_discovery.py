@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_lab.scenarios.discovery import SelectionError, Selector, scenario_files, select
+from harness_lab import scenarios
+from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
 from harness_lab.scenarios.loader import load_text
 
 LISTED = """\
@@ -49,7 +50,7 @@ def test_hidden_directories_environments_and_caches_are_not_searched(tmp_path: P
         (tmp_path / directory / "s.yaml").write_text("", encoding="utf-8")
     (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
     (tmp_path / "top.yml").write_text("", encoding="utf-8")
-    found = [p.relative_to(tmp_path).as_posix() for p in scenario_files([tmp_path])]
+    found = [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path])]
     assert found == ["kept/deeper/s.yaml", "top.yml"]
 
 
@@ -58,4 +59,13 @@ def test_a_file_named_explicitly_is_taken_even_inside_a_hidden_directory(
     hidden = tmp_path / ".hidden" / "s.yaml"
     hidden.parent.mkdir()
     hidden.write_text("", encoding="utf-8")
-    assert scenario_files([hidden, f"{hidden}[quick]"]) == [hidden, hidden]
+    assert discover([hidden, f"{hidden}[quick]"]) == [hidden, hidden]
+
+
+def test_the_public_discover_skips_snapshots_and_recordings_as_the_commands_do(
+        tmp_path: Path) -> None:
+    for name in ("a.yaml", "__snapshots__/a.snap.yaml", "cassettes/a.yaml", ".hidden/b.yaml",
+                 "sub/c.yml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    assert scenarios.discover([tmp_path]) == [tmp_path / "a.yaml", tmp_path / "sub" / "c.yml"]

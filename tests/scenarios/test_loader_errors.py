@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from harness_lab.scenarios import ScenarioError, load_file, load_text, run_paths, run_scenario
-from harness_lab.scenarios.discovery import scenario_files
+from harness_lab.scenarios.discovery import discover
 from harness_lab.scenarios.loader import DuplicateKeyError, PathError, UniqueKeyLoader, set_path
 from harness_lab.scenarios.spec import Scenario
 from tests.scenarios import TWO_TOOL_DIAGNOSIS
@@ -192,7 +192,7 @@ def test_a_tag_that_is_not_a_single_word_is_refused() -> None:
 
 
 def test_every_shipped_tag_is_a_valid_tag() -> None:
-    tags = {tag for path in scenario_files([ROOT / "scenarios"])
+    tags = {tag for path in discover([ROOT / "scenarios"])
             for loaded in load_file(path) for tag in loaded.scenario.tags}
     assert "outcome-table" in tags
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+", tag) for tag in tags)

@@ -16,8 +16,7 @@ import pytest
 import yaml
 
 from harness_lab.cli import main
-from harness_lab.scenarios import ScenarioError, load_file, load_text, run_paths
-from harness_lab.scenarios.loader import discover
+from harness_lab.scenarios import ScenarioError, discover, load_file, load_text, run_paths
 from harness_lab.scenarios.safe_yaml import LimitError, UniqueKeyLoader
 from tests.scenarios import TWO_TOOL_DIAGNOSIS
 from tests.scenarios.hostile import FAMILIES, HEAD, write
@@ -158,7 +157,7 @@ def test_a_directory_that_cannot_be_listed_is_a_problem_never_skipped_silently(
     # The interpreter lives where only root may read: it starts (and loads a good file once,
     # importing what loading needs) as root, then becomes nobody before searching.
     code = ("import os, sys\n"
-            "from harness_lab.scenarios.loader import discover, load_file, ScenarioError\n"
+            "from harness_lab.scenarios import discover, load_file, ScenarioError\n"
             "load_file(sys.argv[1] + '/good.yaml')\n"
             f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
             "for path in discover([sys.argv[1]]):\n"

@@ -10,12 +10,12 @@ import yaml
 
 from harness_lab.cli import main
 from harness_lab.scenarios import faults, spec
-from harness_lab.scenarios.discovery import scenario_files
+from harness_lab.scenarios.discovery import discover
 from harness_lab.scenarios.schema import SCHEMA_FILE, modeline, scenario_schema, schema_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "scenarios" / SCHEMA_FILE
-SCENARIO_FILES = scenario_files([ROOT / "scenarios"])  # not cassettes, not snapshots
+SCENARIO_FILES = discover([ROOT / "scenarios"])  # not cassettes, not snapshots
 
 
 def test_the_shipped_schema_file_is_what_harness_lab_schema_prints(
