@@ -4,8 +4,9 @@
     python benchmarks/bench_conform.py --db postgresql+psycopg://postgres@127.0.0.1:5432/x
     python benchmarks/bench_conform.py --pg                     # a throwaway PostgreSQL
 
-Plays every scenario with ``conform --serve`` (a ``harness-lab serve`` per scenario, with
-the scenario's configuration, on the scripted providers over HTTP) and prints the parity
+Plays every scenario with ``conform --serve`` (a ``harness-lab serve`` with the scenario's
+configuration, kept while the next scenarios share it, on the scripted providers over HTTP)
+and prints how many serves it started and the parity
 figure: the share of the applicable scenarios whose simulated and live outcomes (RunState,
 ReleaseOutcome, FallbackType, stored status, SSE kinds and statuses) agree, then each
 disagreement, each failure and each scenario not applicable live, with the reasons.
@@ -55,7 +56,8 @@ def main() -> int:
         took = time.perf_counter() - began
     c = report.counts()
     store = "PostgreSQL" if args.pg or (db or "").startswith("postgres") else "SQLite"
-    print(f"store: {store}; time scale {args.time_scale}; {took:.1f} s wall")
+    print(f"store: {store}; time scale {args.time_scale}; {took:.1f} s wall; "
+          f"{report.serves} serve(s) started")
     print(f"scenarios: {c['scenarios']}  pass {c['pass']}  fail {c['fail']}  "
           f"error {c['error']}  not applicable live {c['n/a']}")
     parity = report.parity

@@ -554,8 +554,9 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
            for f in sc.faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)):
         unchecked += [k for k in BEFORE_FIELDS if getattr(expect, k) is not None]
         expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
-    seen = _as_simulated(observe(record), {record.run_id: sim.record.run_id,
-                                           record.session_id: sim.record.session_id})
+    simulated_ids = ({} if sim.record is None else  # a crashed simulation is n/a: never here
+                     {record.run_id: sim.record.run_id, record.session_id: sim.record.session_id})
+    seen = _as_simulated(observe(record), simulated_ids)
     mismatches: list[Mismatch] = compare(expect, record, seen)
     reasons = [str(m) for m in mismatches] + play.errors
     rules = {k: v for k, v in INVARIANTS.items() if trace is not None or k == "sse_protocol"}

@@ -1,7 +1,8 @@
 """``harness-lab conform URL [SCENARIOS]``.
 
 It plays the scenario files against a live harness (``--serve``: a ``harness-lab
-serve`` of its own, started per scenario with its configuration) and prints one row per
+serve`` of its own, started with each scenario's configuration and kept while the next
+scenarios share it) and prints one row per
 scenario and the parity figure; exit 0 when every applicable scenario passed.
 """
 
@@ -34,8 +35,8 @@ def register(sub: Any) -> None:
     p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
                    help="scenario files or directories (default: scenarios)")
     p.add_argument("--serve", action="store_true",
-                   help="start a harness-lab serve of its own for each scenario, on a free "
-                        "local port, with the scenario's configuration")
+                   help="start a harness-lab serve of its own on a free local port with each "
+                        "scenario's configuration (kept while the next scenarios share it)")
     p.add_argument("--adapter", metavar="FILE",
                    help="a YAML adapter file mapping another harness's paths, event names and "
                         "fields (see docs/conform.md)")
@@ -133,7 +134,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     print(f"\n{c['scenarios']} scenario(s): {c['pass']} pass, {c['fail']} fail, "
           f"{c['error']} error, {c['n/a']} not applicable live; parity with the simulation "
           f"{figure} ({c['agree']}/{c['compared']} outcomes agree) in "
-          f"{time.monotonic() - began:.1f} s")
+          f"{time.monotonic() - began:.1f} s"
+          + (f" on {report.serves} serve(s)" if report.serves else ""))
     return 0 if report.ok else 1
 
 

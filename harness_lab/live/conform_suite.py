@@ -1,5 +1,6 @@
 """The scenario library as a conformance suite: every scenario against one harness URL, or
-against a ``harness-lab serve`` started for each scenario with its configuration.
+against a ``harness-lab serve`` started with each scenario's configuration (and kept for the
+next scenarios while they share it).
 
 :func:`run_suite` starts the scripted providers once, plays each scenario
 (:func:`~harness_lab.live.conform.conform_scenario`) and returns the results with the parity
@@ -25,6 +26,7 @@ import yaml
 from harness_lab.live.adapter import Adapter, DatabaseSpec
 from harness_lab.live.conform import ConformResult, conform_scenario, not_applicable
 from harness_lab.live.providers_server import ProvidersServer
+from harness_lab.live.sources import http_terms
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Scenario
@@ -45,6 +47,8 @@ class SuiteReport:
     """Every scenario's result, and the parity figure."""
 
     results: tuple[ConformResult, ...]
+    serves: int = 0
+    """How many ``harness-lab serve`` processes were started for it (0 against a URL)."""
 
     def counts(self) -> dict[str, int]:
         """Scenarios by verdict, and how many applicable ones agree with the simulation."""
@@ -69,7 +73,7 @@ class SuiteReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON data."""
         return {"ok": self.ok, "parity": self.parity, "counts": self.counts(),
-                "results": [r.to_dict() for r in self.results]}
+                "serves": self.serves, "results": [r.to_dict() for r in self.results]}
 
 
 def configured(sc: Scenario) -> Scenario:
@@ -160,7 +164,8 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
               timeout_s: float = 60.0, providers_port: int = 0) -> SuiteReport:
     """Play every planned scenario (a ConformResult stands for one that failed to load).
 
-    ``url`` None: start a ``harness-lab serve`` per scenario (its configuration applied),
+    ``url`` None: play each scenario on a ``harness-lab serve`` started with its
+    configuration, kept for the next scenarios while their :func:`http_terms` are the same,
     storing runs in ``db`` (a temporary SQLite file by default). The scripted providers
     listen on ``providers_port`` (0: a free one), where a harness at ``url`` must call them.
     """
@@ -169,20 +174,69 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
                          port=providers_port) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
         store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
-        for entry in planned:
-            if isinstance(entry, ConformResult):
-                result = entry
-            else:
-                result = _one(entry, url, providers, adapter, time_scale, store, Path(tmp),
-                              timeout_s)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-    return SuiteReport(tuple(results))
+        serving = _Serving(providers, store, Path(tmp), time_scale)
+        try:
+            for entry in planned:
+                if isinstance(entry, ConformResult):
+                    result = entry
+                else:
+                    result = _one(entry, url, providers, adapter, time_scale, serving,
+                                  timeout_s)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            serving.stop()
+    return SuiteReport(tuple(results), serves=serving.started)
+
+
+class _Serving:
+    """The ``harness-lab serve`` of the scenario played last, kept while the next ones have
+    the same :func:`http_terms` (starting one takes about a second)."""
+
+    def __init__(self, providers: ProvidersServer, store: str, workdir: Path,
+                 time_scale: float) -> None:
+        self.providers = providers
+        self.store = store
+        self.workdir = workdir
+        self.time_scale = time_scale
+        self.terms: str | None = None
+        self.serve: ServeProcess | None = None
+        self.base = ""
+        self.started = 0
+        """How many serves it started."""
+
+    def base_for(self, sc: Scenario) -> str:
+        """The URL of a serve configured for ``sc``: the running one when its terms are the
+        same and it still runs, else a fresh one, warmed up (RuntimeError, OSError or
+        httpx.HTTPError when it cannot start)."""
+        terms = http_terms(configured(sc))
+        serve = self.serve
+        if (serve is not None and terms == self.terms and serve.process is not None
+                and serve.process.poll() is None):
+            return self.base
+        self.stop()
+        serve = ServeProcess(sc, self.providers.url, self.store, time_scale=self.time_scale,
+                             workdir=self.workdir)
+        self.started += 1
+        try:
+            base = serve.start()
+            _warm_up(base, self.providers, self.time_scale)
+        except BaseException:
+            serve.stop()
+            raise
+        self.serve, self.terms, self.base = serve, terms, base
+        return base
+
+    def stop(self) -> None:
+        """Stop the kept serve, if any."""
+        if self.serve is not None:
+            self.serve.stop()
+        self.serve, self.terms, self.base = None, None, ""
 
 
 def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
-         adapter: Adapter, time_scale: float, store: str, tmp: Path, timeout_s: float
+         adapter: Adapter, time_scale: float, serving: _Serving, timeout_s: float
          ) -> ConformResult:
     from harness_lab.scenarios.runner import run_scenario
 
@@ -193,19 +247,16 @@ def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
         return conform_scenario(loaded, url or "http://127.0.0.1:9", providers, adapter,
                                 time_scale=time_scale, configurable=configurable,
                                 timeout_s=timeout_s, simulated=simulated)
-    serve = ServeProcess(sc, providers.url, store, time_scale=time_scale, workdir=tmp)
     try:
-        base = serve.start()
-        _warm_up(base, providers, time_scale)
+        base = serving.base_for(sc)
     except (RuntimeError, OSError, httpx.HTTPError) as exc:
-        serve.stop()
         return ConformResult(sc.name, loaded.path, "error", (str(exc),))
-    try:
-        local = adapter.model_copy(update={"database": DatabaseSpec(url=store)})
-        return conform_scenario(loaded, base, providers, local, time_scale=time_scale,
-                                configurable=True, timeout_s=timeout_s, simulated=simulated)
-    finally:
-        serve.stop()
+    local = adapter.model_copy(update={"database": DatabaseSpec(url=serving.store)})
+    result = conform_scenario(loaded, base, providers, local, time_scale=time_scale,
+                              configurable=True, timeout_s=timeout_s, simulated=simulated)
+    if result.verdict == "error":  # whatever went wrong, the next scenario gets a fresh serve
+        serving.stop()
+    return result
 
 
 def _warm_up(base: str, providers: ProvidersServer, time_scale: float) -> None:

@@ -8,6 +8,7 @@ one ``httpx`` client is shared, as it is thread-safe and pools connections.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,7 +19,7 @@ from harness_lab.core.context import LatencyModel
 from harness_lab.scenarios.spec import Scenario
 
 __all__ = ["HttpRetriever", "HttpSource", "RunParts", "RunSource", "ScenarioSource", "SourceError",
-           "load_scenario"]
+           "http_terms", "load_scenario"]
 
 
 class SourceError(ValueError):
@@ -183,6 +184,20 @@ class HttpSource:
     def describe(self) -> str:
         """Where the providers are."""
         return f"providers at {self.provider_url}, tools at {self.tool_url}"
+
+
+def http_terms(scenario: Scenario) -> str:
+    """Everything an :class:`HttpSource` takes from ``scenario``, as canonical JSON: its
+    configuration, each tool's required arguments and evidence and read-only flags, and the
+    recorded tools' definitions. Two scenarios with the same terms are served alike; what
+    their scripted providers answer lives at the provider URL, not here."""
+    recorded = scenario.recorded.tools if scenario.recorded is not None else {}
+    return json.dumps({
+        "config": scenario.config.model_dump(mode="json"),
+        "tools": {name: {"required": list(t.required), "evidence": t.evidence,
+                         "read_only": t.read_only} for name, t in scenario.tools.items()},
+        "recorded_tools": {name: r.model_dump(mode="json") for name, r in recorded.items()},
+    }, sort_keys=True)
 
 
 def _origin(url: str) -> str:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
+    from harness_lab.scenarios.discovery import discover
     from harness_lab.scenarios.loader import (
         LoadedScenario,
         Problem,
         ScenarioError,
-        discover,
         load_file,
         load_text,
     )
