@@ -38,3 +38,12 @@ def test_the_compiled_modules_type_check_with_the_builds_options() -> None:
     done = subprocess.run([sys.executable, "-m", "mypy", *_build_options(), *paths],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_whole_package_type_checks_with_the_projects_own_settings(tmp_path: Path) -> None:
+    # pyproject.toml's [tool.mypy]: the pydantic plugin and the installed packages' own types
+    pytest.importorskip("mypy")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path),
+                           "harness_lab"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]

@@ -157,7 +157,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
     if mode == "none":
         run = ScenarioRun(loaded, record_mode="none")
         result = run.run()
-        report = run.cassette_report
+        report: Any = run.cassette_report
         return Recording(target, mode, result, report, False,
                          tuple(_problems(result, report, sc.recorded.api_key_env)))
     try:
@@ -170,7 +170,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
         run = ScenarioRun(staged, record_mode=mode, base_url=base_url, tool_url=tool_url)
         result = run.run()
         result = dataclasses.replace(result, error=_unstaged(result.error, staging, target))
-        report: Any = run.cassette_report
+        report = run.cassette_report
         if report is not None:
             report.path = target
         problems = _problems(result, report, sc.recorded.api_key_env)

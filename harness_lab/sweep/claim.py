@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import (
     Column,
+    Connection,
     Float,
     Integer,
     MetaData,
@@ -138,7 +139,7 @@ def stake_claim(store: SqlRunStore, claim: Claim, url: str) -> None:
     try:
         create_tables(store.engine, claim_metadata)
         with store.engine.begin() as conn:
-            held = conn.execute(select(sweep_claim)).mappings().first()
+            held = _claim_row(conn)
             if held is None:
                 run = conn.execute(select(diagnosis_run.c.run_id).where(
                     diagnosis_run.c.run_id.in_([run_id_of(0, 0), run_id_of(0, claim.samples - 1)])
@@ -158,7 +159,11 @@ def stake_claim(store: SqlRunStore, claim: Claim, url: str) -> None:
 
 def _held(store: SqlRunStore) -> dict[str, Any] | None:
     with store.engine.connect() as conn:
-        row = conn.execute(select(sweep_claim)).mappings().first()
+        return _claim_row(conn)
+
+
+def _claim_row(conn: Connection) -> dict[str, Any] | None:
+    row = conn.execute(select(sweep_claim)).mappings().first()
     return None if row is None else dict(row)
 
 
