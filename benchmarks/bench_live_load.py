@@ -42,6 +42,8 @@ from typing import Any
 
 import httpx
 
+from harness_lab.parent_watch import watched_by_this_process
+
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE.parent / "scenarios" / "outcomes" / "conclusion-guards-pass.yaml"
 TERMINAL_ROWS = {"SUCCESS", "FALLBACK", "FAILED", "CANCELLED", "TIMED_OUT", "BUDGET_EXHAUSTED"}
@@ -70,7 +72,7 @@ def serving(*args: str, db: str | None = None, timeout_s: float = 60.0) -> Itera
         database = db or str(Path(tmp) / "runs.db")
         cmd = [sys.executable, "-m", "harness_lab", "serve", *args, "--port", "0",
                "--db", database]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **watched_by_this_process()}
         process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=env)
         try:

@@ -27,6 +27,7 @@ from harness_lab.live.adapter import Adapter, DatabaseSpec
 from harness_lab.live.conform import ConformResult, conform_scenario, not_applicable
 from harness_lab.live.providers_server import ProvidersServer
 from harness_lab.live.sources import http_terms
+from harness_lab.parent_watch import watched_by_this_process
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Scenario
@@ -117,7 +118,7 @@ class ServeProcess:
 
     def start(self, timeout_s: float = 30.0) -> str:
         """Start the server and return its URL once it answers ``/healthz``."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **watched_by_this_process()}
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, env=env)
         assert self.process.stdout is not None

@@ -58,12 +58,14 @@ def serve(args: argparse.Namespace) -> int:
         load_scenario,
     )
     from harness_lab.live.store import database_url, open_store
+    from harness_lab.parent_watch import watch_parent_named_in
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
 
     def usage(message: str) -> int:
         print(f"harness-lab serve: {message}", file=sys.stderr)
         return 2
 
+    watch_parent_named_in()  # started by conform or a test: end with it
     if args.scenario is None and args.provider_url is None:
         return usage("say where the providers are: --scenario FILE (its scripted providers) "
                      "or --provider-url URL (an OpenAI-compatible endpoint)")

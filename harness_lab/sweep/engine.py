@@ -8,7 +8,7 @@ completed chunk; a chunk the backend loses (its worker killed, say) becomes erro
 
 A persisting sweep claims its database before any sample runs (``harness_lab.sweep.claim``)
 and can be resumed into it, playing only the samples the database does not hold; local
-workers end themselves when the sweep's process is gone (``harness_lab.sweep.worker``).
+workers end themselves when the sweep's process is gone (``harness_lab.parent_watch``).
 """
 
 from __future__ import annotations
@@ -362,7 +362,7 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
 
     from joblib.externals.loky import get_reusable_executor
 
-    from harness_lab.sweep.worker import watch_parent
+    from harness_lab.parent_watch import watch_parent
 
     todo = deque(chunks)
     running: dict[Future[ChunkResult], Chunk] = {}
