@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,16 +14,26 @@ if TYPE_CHECKING:
 
 __all__ = ["is_log_file", "read_logs"]
 
-_HEADER = b'{"kind":"header"'
+_FIRST_LINE_LIMIT = 64 * 1024
+"""Bytes of a file's first line read to tell a run log (its header line) from anything else."""
 
 
 def is_log_file(path: str | Path) -> bool:
-    """True when ``path`` is a file that starts like a run log."""
+    """True when ``path`` is a file whose first line is a run log's header: a JSON object of
+    kind ``header`` with a ``format_version`` (however the JSON is spaced)."""
     try:
         with open(path, "rb") as f:
-            return f.read(len(_HEADER)) == _HEADER
+            first = f.read(_FIRST_LINE_LIMIT).split(b"\n", 1)[0]
     except OSError:
         return False
+    if not first.lstrip().startswith(b"{"):
+        return False
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    return (isinstance(header, dict) and header.get("kind") == "header"
+            and "format_version" in header)
 
 
 def read_logs(command: str, paths: Sequence[str], tags: Sequence[str] = ()

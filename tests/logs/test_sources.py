@@ -22,10 +22,24 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_a_log_is_recognised_by_its_first_bytes_and_a_scenario_is_not(log: Path) -> None:
+def test_a_log_is_recognised_by_its_header_line_and_a_scenario_is_not(log: Path) -> None:
     assert is_log_file(log)
     assert not is_log_file(OUTCOMES / "missing-context.yaml")
     assert not is_log_file(OUTCOMES / "no-such-file.jsonl")
+    assert not is_log_file(OUTCOMES)
+
+
+def test_a_log_rewritten_with_other_json_spacing_is_still_a_log(log: Path, tmp_path: Path
+                                                                 ) -> None:
+    lines = log.read_text(encoding="utf-8").splitlines()
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("\n".join(json.dumps(json.loads(line), indent=None) for line in lines)
+                      + "\n", encoding="utf-8")
+    assert spaced.read_text(encoding="utf-8").startswith('{"kind": "header"')
+    assert is_log_file(spaced)
+    not_a_header = tmp_path / "rows.jsonl"
+    not_a_header.write_text('{"kind": "run"}\n', encoding="utf-8")
+    assert not is_log_file(not_a_header)
 
 
 def test_logged_results_are_the_logs_and_none_for_scenario_paths(log: Path) -> None:
@@ -63,10 +77,9 @@ def _retimed(log: Path, out: Path, *, footer: bool) -> Path:
     header, last = json.loads(lines[0]), json.loads(lines[-1])
     header["started_at"] = "2026-03-01T10:00:00.000Z"
     last["finished_at"] = "2026-03-01T10:01:02.250Z"
-    compact = {"separators": (",", ":")}  # as the writer puts it: a log starts with its kind
-    kept = [json.dumps(header, **compact) + "\n", *lines[1:-1]]
+    kept = [json.dumps(header) + "\n", *lines[1:-1]]
     if footer:
-        kept.append(json.dumps(last, **compact) + "\n")
+        kept.append(json.dumps(last) + "\n")
     out.write_text("".join(kept), encoding="utf-8")
     return out
 
