@@ -4,8 +4,8 @@
     python benchmarks/bench_conform.py --db postgresql+psycopg://postgres@127.0.0.1:5432/x
     python benchmarks/bench_conform.py --pg                     # a throwaway PostgreSQL
 
-Plays every scenario with ``conform --serve`` (a ``harness-lab serve`` with the scenario's
-configuration, kept while the next scenarios share it, on the scripted providers over HTTP)
+Plays every scenario with ``conform --serve`` (a ``harness-lab serve`` for each scenario
+configuration, shared by the scenarios that have it, on the scripted providers over HTTP)
 and prints how many serves it started and the parity
 figure: the share of the applicable scenarios whose simulated and live outcomes (RunState,
 ReleaseOutcome, FallbackType, stored status, SSE kinds and statuses) agree, then each

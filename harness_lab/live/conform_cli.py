@@ -1,8 +1,8 @@
 """``harness-lab conform URL [SCENARIOS]``.
 
 It plays the scenario files against a live harness (``--serve``: a ``harness-lab
-serve`` of its own, started with each scenario's configuration and kept while the next
-scenarios share it) and prints one row per
+serve`` of its own for each scenario configuration, shared by the scenarios that have it)
+and prints one row per
 scenario and the parity figure; exit 0 when every applicable scenario passed.
 """
 
@@ -35,8 +35,8 @@ def register(sub: Any) -> None:
     p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
                    help="scenario files or directories (default: scenarios)")
     p.add_argument("--serve", action="store_true",
-                   help="start a harness-lab serve of its own on a free local port with each "
-                        "scenario's configuration (kept while the next scenarios share it)")
+                   help="start a harness-lab serve of its own on a free local port for each "
+                        "scenario configuration (shared by the scenarios that have it)")
     p.add_argument("--adapter", metavar="FILE",
                    help="a YAML adapter file mapping another harness's paths, event names and "
                         "fields (see docs/conform.md)")
@@ -107,13 +107,14 @@ def _cmd_conform(args: argparse.Namespace) -> int:
                for p in plan]
     table = args.format == "table"
     began = time.monotonic()
-    rows: list[dict[str, Any]] = []
+    played = 0
 
     def shown(result: Any) -> None:
+        nonlocal played
+        played += 1
         if table and sys.stderr.isatty():
-            print(f"  {len(rows) + 1}/{len(planned)} {result.scenario}: {result.verdict}",
+            print(f"  {played}/{len(planned)} {result.scenario}: {result.verdict}",
                   file=sys.stderr)
-        rows.append(_row(result))
 
     try:
         report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
@@ -124,6 +125,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     if not table:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
+    rows = [_row(result) for result in report.results]  # in the order they were asked for
     _print(rows)
     for row in rows:
         if row["why"] != "-":

@@ -1,6 +1,6 @@
 """The scenario library as a conformance suite: every scenario against one harness URL, or
-against a ``harness-lab serve`` started with each scenario's configuration (and kept for the
-next scenarios while they share it).
+against ``harness-lab serve`` processes started with the scenarios' configurations (one for
+the scenarios that share one).
 
 :func:`run_suite` starts the scripted providers once, plays each scenario
 (:func:`~harness_lab.live.conform.conform_scenario`) and returns the results with the parity
@@ -163,32 +163,49 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
               adapter: Adapter, time_scale: float, db: str | None = None,
               on_result: Callable[[ConformResult], None] | None = None,
               timeout_s: float = 60.0, providers_port: int = 0) -> SuiteReport:
-    """Play every planned scenario (a ConformResult stands for one that failed to load).
+    """Play every planned scenario (a ConformResult stands for one that failed to load);
+    the report lists them in the planned order, ``on_result`` hears of each as it ends.
 
-    ``url`` None: play each scenario on a ``harness-lab serve`` started with its
-    configuration, kept for the next scenarios while their :func:`http_terms` are the same,
-    storing runs in ``db`` (a temporary SQLite file by default). The scripted providers
-    listen on ``providers_port`` (0: a free one), where a harness at ``url`` must call them.
+    ``url`` None: play the scenarios on ``harness-lab serve`` processes started with their
+    configuration, those with the same :func:`http_terms` one after another on one serve
+    (in the planned order of the first of them), storing runs in ``db`` (a temporary SQLite
+    file by default). The scripted providers listen on ``providers_port`` (0: a free one),
+    where a harness at ``url`` must call them.
     """
-    results: list[ConformResult] = []
+    results: dict[int, ConformResult] = {}
     with ProvidersServer(time_scale=time_scale, compensate=True,
                          port=providers_port) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
         store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
         serving = _Serving(providers, store, Path(tmp), time_scale)
         try:
-            for entry in planned:
+            for i in _play_order(planned) if url is None else range(len(planned)):
+                entry = planned[i]
                 if isinstance(entry, ConformResult):
                     result = entry
                 else:
                     result = _one(entry, url, providers, adapter, time_scale, serving,
                                   timeout_s)
-                results.append(result)
+                results[i] = result
                 if on_result is not None:
                     on_result(result)
         finally:
             serving.stop()
-    return SuiteReport(tuple(results), serves=serving.started)
+    return SuiteReport(tuple(results[i] for i in range(len(planned))), serves=serving.started)
+
+
+def _play_order(planned: Sequence[LoadedScenario | ConformResult]) -> list[int]:
+    """The indices of ``planned`` with the scenarios of one serve configuration together,
+    each group where its first scenario was planned (a stable sort: the planned order within
+    a group; scenarios that need no serve keep their places)."""
+    first: dict[str, int] = {}
+    keys = []
+    for i, entry in enumerate(planned):
+        if isinstance(entry, ConformResult) or not_applicable(entry.scenario, configurable=True):
+            keys.append(i)
+        else:
+            keys.append(first.setdefault(http_terms(configured(entry.scenario)), i))
+    return sorted(range(len(planned)), key=lambda i: (keys[i], i))
 
 
 class _Serving:

@@ -98,7 +98,7 @@ def test_an_expectation_naming_the_scenarios_own_ids_holds_against_a_live_run(
     assert report["results"][0]["verdict"] == "pass"
 
 
-def test_consecutive_scenarios_with_one_configuration_share_a_serve(
+def test_scenarios_with_one_configuration_share_a_serve_and_are_reported_as_asked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = (SCENARIOS / "outcomes" / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")
 
@@ -106,12 +106,16 @@ def test_consecutive_scenarios_with_one_configuration_share_a_serve(
         return text.replace("name: conclusion-guards-pass", f"name: {name}")
 
     (tmp_path / "a.yaml").write_text(named("a"), encoding="utf-8")
-    (tmp_path / "b.yaml").write_text(named("b"), encoding="utf-8")  # a's twin
-    (tmp_path / "c.yaml").write_text(named("c") + "config: {deadline_s: 50}\n",
+    (tmp_path / "b.yaml").write_text(named("b") + "config: {deadline_s: 50}\n",
                                      encoding="utf-8")  # another configuration
+    (tmp_path / "c.yaml").write_text(named("c"), encoding="utf-8")  # a's twin, played after a
     code = main(["conform", "--serve", "--format", "json", str(tmp_path)])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, report
     assert [(r["scenario"], r["verdict"]) for r in report["results"]] == [
         ("a", "pass"), ("b", "pass"), ("c", "pass")]
     assert report["serves"] == 2
+    assert main(["conform", "--serve", str(tmp_path)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in table[1:4]] == ["a", "b", "c"]
+    assert table[-1].endswith("on 2 serve(s)")
