@@ -26,11 +26,11 @@ _VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a
 
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
-    from harness_lab.cli import HelpFormatter
+    from harness_lab.cli import HelpFormatter, exit_codes_epilog
 
     p = sub.add_parser("conform", help="play the scenario files against a live harness over "
                                        "HTTP and SSE; print the parity with the simulation",
-                       formatter_class=HelpFormatter, epilog=_epilog(_CONFORM_EXIT))
+                       formatter_class=HelpFormatter, epilog=exit_codes_epilog(_CONFORM_EXIT))
     p.add_argument("url", nargs="?", help="the harness's base URL (leave out with --serve)")
     p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
                    help="scenario files or directories (default: scenarios)")
@@ -52,16 +52,6 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="a table with a closing line (default), or every result as JSON")
     p.set_defaults(func=_cmd_conform)
-
-
-def _epilog(codes: dict[int, str]) -> str:
-    import textwrap
-
-    lines = ["exit codes:"]
-    for code, meaning in codes.items():
-        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
-                               subsequent_indent=" " * 7)
-    return "\n".join(lines) + "\n"
 
 
 def _usage(message: str) -> int:

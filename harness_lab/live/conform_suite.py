@@ -220,7 +220,6 @@ class _Serving:
         self.time_scale = time_scale
         self.terms: str | None = None
         self.serve: ServeProcess | None = None
-        self.base = ""
         self.started = 0
         """How many serves it started."""
 
@@ -232,7 +231,7 @@ class _Serving:
         serve = self.serve
         if (serve is not None and terms == self.terms and serve.process is not None
                 and serve.process.poll() is None):
-            return self.base
+            return serve.url
         self.stop()
         serve = ServeProcess(sc, self.providers.url, self.store, time_scale=self.time_scale,
                              workdir=self.workdir)
@@ -243,14 +242,14 @@ class _Serving:
         except BaseException:
             serve.stop()
             raise
-        self.serve, self.terms, self.base = serve, terms, base
+        self.serve, self.terms = serve, terms
         return base
 
     def stop(self) -> None:
         """Stop the kept serve, if any."""
         if self.serve is not None:
             self.serve.stop()
-        self.serve, self.terms, self.base = None, None, ""
+        self.serve, self.terms = None, None
 
 
 def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,

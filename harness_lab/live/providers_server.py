@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from harness_lab.background_http import BackgroundHTTPServer, ServedOverHTTP
 from harness_lab.live.providers import Answer, ScriptedProviders
+from harness_lab.live.sources import SourceError, load_scenario
 from harness_lab.scenarios.spec import Scenario
 
 __all__ = ["MAX_BODY_BYTES", "Hold", "ProvidersServer", "ScriptError", "load_script"]
@@ -77,27 +78,10 @@ class Hold:
 
 def load_script(path: str | None, content: str | None, variant: str | None) -> Scenario:
     """The scenario of a file (or of YAML text), one variant of it; ScriptError otherwise."""
-    from harness_lab.scenarios.loader import ScenarioError, load_file, load_text
-
     try:
-        if content is not None:
-            loaded = load_text(content, path or "<script>")
-        elif path is not None:
-            loaded = load_file(path)
-        else:
-            raise ScriptError("give the scenario's path or its content")
-    except ScenarioError as exc:
+        return load_scenario(path, variant, content=content)[0]
+    except SourceError as exc:
         raise ScriptError(str(exc)) from None
-    except OSError as exc:
-        raise ScriptError(f"{path}: {exc.strerror or exc}") from None
-    if not loaded:
-        raise ScriptError(f"{path}: the file holds no scenario")
-    for item in loaded:
-        name = item.scenario.name
-        if variant is None or name == variant or name.endswith(f"[{variant}]"):
-            return item.scenario
-    names = ", ".join(item.scenario.name for item in loaded)
-    raise ScriptError(f"{path}: no variant {variant!r}; the file has: {names}")
 
 
 class ProvidersServer(ServedOverHTTP):

@@ -131,9 +131,8 @@ def _safe(url: str) -> str:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab serve``."""
-    from harness_lab.cli import HelpFormatter
+    from harness_lab.cli import HelpFormatter, exit_codes_epilog
 
-    lines = ["exit codes:"] + [f"  {code:<5}{meaning}" for code, meaning in _EXIT.items()]
     p = sub.add_parser(
         "serve", help="serve the harness over HTTP and SSE on the wall clock",
         description="Run the harness's lifecycle core live: POST /chat answers with the doc "
@@ -142,7 +141,7 @@ def register(sub: Any) -> None:
                     "cancels its run at once. Providers are a scenario file's scripted ones "
                     "(latencies really slept, scaled by --time-scale) or an OpenAI-compatible "
                     "endpoint (docs/live.md).",
-        epilog="\n".join(lines), formatter_class=HelpFormatter)
+        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
     p.add_argument("--scenario", metavar="FILE",
                    help="a scenario file: its scripted providers serve every run (fresh for "
                         "each), and its config (deadline, budget, policy) applies; with "

@@ -47,25 +47,32 @@ class RunSource(Protocol):
         ...
 
 
-def load_scenario(path: str | Path, variant: str | None = None) -> tuple[Scenario, str]:
-    """The scenario (one variant of it) in ``path``, and its name; SourceError if none."""
-    from harness_lab.scenarios.loader import ScenarioError, load_file
+def load_scenario(path: str | Path | None, variant: str | None = None, *,
+                  content: str | None = None) -> tuple[Scenario, str]:
+    """The scenario (one variant of it, the first by default) in ``path``, or in the YAML
+    ``content`` given for it, and its name; SourceError if there is none."""
+    from harness_lab.scenarios.discovery import Selector
+    from harness_lab.scenarios.loader import ScenarioError, load_file, load_text
 
     try:
-        loaded = load_file(path)
+        if content is not None:
+            loaded = load_text(content, str(path or "<script>"))
+        elif path is not None:
+            loaded = load_file(path)
+        else:
+            raise SourceError("give the scenario's path or its content")
     except ScenarioError as exc:
-        raise SourceError(str(exc)) from exc
+        raise SourceError(str(exc)) from None
     except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
     if not loaded:
         raise SourceError(f"{path}: the file holds no scenario")
-    if variant is None:
-        return loaded[0].scenario, loaded[0].scenario.name
-    names = [item.scenario.name for item in loaded]
+    selector = Selector(Path(path or "<script>"), variant)
     for item in loaded:
-        if item.scenario.name == variant or item.scenario.name.endswith(f"[{variant}]"):
+        if selector.keeps(item.scenario.name):
             return item.scenario, item.scenario.name
-    raise SourceError(f"{path}: no variant {variant!r}; the file has: {', '.join(names)}")
+    names = ", ".join(item.scenario.name for item in loaded)
+    raise SourceError(f"{path}: no variant {variant!r}; the file has: {names}")
 
 
 class ScenarioSource:
