@@ -306,9 +306,13 @@ def limits(r: RunRecord) -> str:
     if r.run_state is RunState.TIMED_OUT:
         where = _last(r, TraceEventType.RUN_FINISHED)
         found = f" ({cite(where)})" if where is not None else ""
+        # when the run's one termination was taken (a boundary, or a rival attempt that found
+        # the deadline passed), which is not always when the run finished
+        at = next((t for state, _, t in r.terminations if state == RunState.TIMED_OUT.value),
+                  r.finished_at)
         return (f"Timeout, not budget: RunState TIMED_OUT ({r.termination_reason}); the "
-                f"deadline at t={_t(r.deadline_at)} s was found passed at the next boundary, "
-                f"t={_t(r.finished_at)} s{found}, {_t(-deadline)} s late.{late} Budget "
+                f"deadline at t={_t(r.deadline_at)} s was found passed at t={_t(at)} s"
+                f"{found}, {_t(at - r.deadline_at)} s late.{_lost(r)}{late} Budget "
                 f"headroom left: {_headroom(r)}.")
     budget = _first(r, TraceEventType.BUDGET_EXHAUSTED)
     if r.run_state is RunState.BUDGET_EXHAUSTED or budget is not None:
@@ -321,6 +325,14 @@ def limits(r: RunRecord) -> str:
     return (f"Neither: RunState {r.run_state.value} ({r.termination_reason}) at "
             f"t={_t(r.finished_at)} s, with {_t(deadline)} s of headroom before the deadline "
             f"at t={_t(r.deadline_at)} s. Budget headroom: {_headroom(r)}.{late}")
+
+
+def _lost(r: RunRecord) -> str:
+    """The attempts to end the run that lost to the termination it has, if any."""
+    lost = [f"{e.detail.get('state')} ({e.detail.get('reason')}) at "
+            f"t={_t(float(e.detail.get('at', e.t)))} ({cite(e)})"
+            for e in r.trace if e.type is TraceEventType.TERMINATION_REJECTED]
+    return (f" An attempt to end it otherwise lost to it: {_listed(lost)}." if lost else "")
 
 
 # -- why is the stored status SUCCESS without a conclusion -----------------------------------------

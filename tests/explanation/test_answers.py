@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.explanation import QUESTIONS, explain
+from harness_lab.explanation.answers import limits
 from harness_lab.scenarios.results import ResultSet
 from harness_lab.scenarios.runner import run_paths
 
@@ -144,3 +145,14 @@ def test_the_report_drill_down_holds_the_same_answers(outcomes: dict[str, Result
     assert "why (the troubleshooting questions of doc §15)" in page
     assert "<dt><b>Why is there no SSE done?</b></dt>" in page
     assert "No done because SseState is DISCONNECTED" in page
+
+
+def test_a_timeout_names_when_it_was_taken_and_the_cancel_that_lost_to_it() -> None:
+    # the file: deadline at 5 s, a user cancel at 7 s during a model call until 12.2 s, and
+    # the instant policy: the cancel finds the deadline passed, so the run ends TIMED_OUT
+    [result] = run_paths([f"{SCENARIOS / 'late' / 'first-terminal-wins.yaml'}[deadline-first]"])
+    assert result.record is not None
+    text = limits(result.record)
+    assert "deadline at t=5 s was found passed at t=7 s" in text
+    assert "2 s late" in text
+    assert "CANCELLED (USER_REQUESTED) at t=7 (TERMINATION_REJECTED t=7 REJECTED)" in text
