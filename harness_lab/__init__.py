@@ -17,6 +17,7 @@ import harness_lab.native  # noqa: F401
 from typing import TYPE_CHECKING
 
 from harness_lab.lazy import on_first_use
+from harness_lab.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from harness_lab.application.components import Components
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from harness_lab.record import RunRecord
     from harness_lab.sse import ChatSseSession
 
-__version__ = "0.1.0"
 
 _EXPORTS = {
     "BudgetLimits": "harness_lab.core",
@@ -77,3 +77,16 @@ __all__ = [
 
 
 __getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)
+
+
+def _display_in_ipython() -> None:
+    """Inside IPython (Jupyter), show records, results and sweeps as the report does."""
+    import sys
+
+    if "IPython" in sys.modules:
+        from harness_lab.report.display import register_display
+
+        register_display()
+
+
+_display_in_ipython()

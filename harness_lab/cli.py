@@ -355,9 +355,11 @@ def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
 def _html_page(results: ResultSet) -> str:
     import html
 
+    from harness_lab.report.notebook import results_html
+
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape('harness-lab run')}</title></head><body>\n"
-            f"{results._repr_html_()}\n</body></html>\n")
+            f"{results_html(results)}\n</body></html>\n")
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

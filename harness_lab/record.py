@@ -202,18 +202,5 @@ class RunRecord:
             "terminations": [list(t) for t in self.terminations],
         }
 
-    def explain(self) -> Any:
-        """Answers to the lifecycle document's troubleshooting questions for this run (an
-        :class:`harness_lab.explanation.Explanation`: prints as text, shows in Jupyter)."""
-        from harness_lab.explanation import explain
-
-        return explain(self)
-
-    def _repr_html_(self) -> str:
-        """The record as the report shows it (see harness_lab.report.notebook)."""
-        from harness_lab.report.notebook import record_html
-
-        return record_html(self)
-
 
 value_class(RunRecord)  # see frozen.py

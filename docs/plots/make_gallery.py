@@ -28,7 +28,7 @@ from harness_lab.fakes import (
     progress,
 )
 from harness_lab.report import outcome_bars, run_timeline
-from harness_lab.report.plots import load_curve_plot
+from harness_lab.report.plots import exploration_heatmap, load_curve_plot, sweep_share
 from harness_lab.scenarios import run_paths
 from harness_lab.sweep.engine import Sweep
 from harness_lab.sweep.load import run_load
@@ -86,14 +86,14 @@ def main() -> int:
     save(run_timeline(library), "timeline_library")
     sweep_file = scenarios / "sweeps" / "deadline-sweep.yaml"
     result = Sweep.from_file(str(sweep_file), samples=200, seed=7, workers=1).run()
-    save(result.plot_share("config.deadline_s", "TIMED_OUT", "run_state"), "sweep_share")
+    save(sweep_share(result, "config.deadline_s", "TIMED_OUT", "run_state"), "sweep_share")
     save(outcome_bars(result.frame, by="config.deadline_s", normalize=True), "outcome_bars_sweep")
     data = yaml.safe_load(sweep_file.read_text(encoding="utf-8"))
     points = [run_load(data, rate, capacity={"model": 2, "tool": 2}, duration_s=120, seed=1,
                        overrides={"config.deadline_s": 20}) for rate in (0.1, 0.3, 0.6, 1.0)]
     save(load_curve_plot(points, deadline_s=20), "load_curve")
     exploration = explore(scenarios / "outcomes" / "conclusion-guards-pass.yaml")
-    save(exploration.heatmap(), "explore_heatmap")
+    save(exploration_heatmap(exploration), "explore_heatmap")
     return 0
 
 

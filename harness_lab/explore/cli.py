@@ -122,9 +122,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
     if args.heatmap:
-        from harness_lab.report.plots import figure_png
+        from harness_lab.report.plots import exploration_heatmap, figure_png
 
-        Path(args.heatmap).write_bytes(figure_png(result.heatmap()))
+        Path(args.heatmap).write_bytes(figure_png(exploration_heatmap(result)))
     if args.write_failures:
         written = result.to_scenarios(args.write_failures)
         print(f"wrote {len(written)} flagged variant(s) to {args.write_failures}",

@@ -31,13 +31,11 @@ from harness_lab.explore.oracle import (
 from harness_lab.explore.variants import Variant, enumerate_variants
 from harness_lab.explore.worker import run_chunk, run_variant
 from harness_lab.outcome_table import OUTCOME_BY_CASE
-from harness_lab.report.palette import outcome_label
 from harness_lab.scenarios.loader import LoadedScenario, load_file
 from harness_lab.scenarios.spec import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.axes import Axes
 
 __all__ = ["FRAME_COLUMNS", "ExplorationResult", "Finding", "explore", "judged",
            "run_variant"]
@@ -147,32 +145,6 @@ class ExplorationResult:
     def inconclusive(self) -> list[Finding]:
         """The findings whose variant could not be judged (see :attr:`Finding.inconclusive`)."""
         return [f for f in self.findings if f.inconclusive]
-
-    def heatmap(self, ax: Axes | None = None, value: str = "outcome") -> Axes:
-        """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`), titled with
-        the base scenario.
-
-        ``value`` is ``outcome`` (default: the outcome label of the palette, such as
-        ``FALLBACK:INSUFFICIENT_EVIDENCE`` or ``FAILED:TIMED_OUT``, ``CRASH`` for a crashed
-        run), ``flagged`` (the number of flagged variants per cell) or any frame column, such
-        as ``release_outcome``, ``run_state`` or ``case``. Categories get the palette's
-        colours and a legend; without ``ax`` the figure is sized to the grid.
-        """
-        import pandas as pd
-
-        from harness_lab.report.plots import outcome_heatmap
-
-        df = self.frame
-        if value == "flagged":
-            df = df.assign(flagged=df["flagged"].astype(int))
-        elif value == "outcome":
-            crashed = df["db_status"].eq("RUNNING") & df["release_outcome"].isna()
-            labels = [outcome_label(o, f, s) for o, f, s in zip(
-                df["release_outcome"], df["fallback_type"], df["run_state"], strict=True)]
-            df = df.assign(outcome=pd.Series(labels, index=df.index).where(~crashed, "CRASH"))
-        names = ", ".join(dict.fromkeys(b.scenario.name for b in self.bases)) or "exploration"
-        return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax,
-                               title=f"{names}: {value} by fault x point")
 
     def to_scenarios(self, directory: str | Path) -> list[Path]:
         """Write each flagged variant as a runnable scenario YAML; return the paths."""

@@ -23,12 +23,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from harness_lab import __version__
 from harness_lab.live.driver import CancelAnswer, LiveDriver, LiveSlot
 from harness_lab.logs.codec import data, record_to_data
 from harness_lab.sse import SseEvent
 from harness_lab.states import SseEventKind
 from harness_lab.store.base import RunStore
+from harness_lab.version import __version__
 
 __all__ = ["MAX_BODY_BYTES", "SseStream", "create_app", "sse_frame"]
 

@@ -21,7 +21,6 @@ from harness_lab.record import RunRecord
 from harness_lab.scenarios.runner import ScenarioResult
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from harness_lab.scenarios.results import ResultSet
 
@@ -98,10 +97,6 @@ class Log:
     def records(self) -> list[RunRecord]:
         """The run records (of the scenarios that have one), in order."""
         return [e.result.record for e in self.entries if e.result.record is not None]
-
-    def frame(self) -> pd.DataFrame:
-        """One row per run record, labelled by scenario (as ``ResultSet.frame()``)."""
-        return self.results.frame()
 
     def find(self, ref: str) -> LogEntry:
         """The entry whose scenario name or run id is ``ref`` (a run id of an earlier turn

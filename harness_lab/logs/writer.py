@@ -158,6 +158,6 @@ class LogWriter:
 
 
 def _version() -> str:
-    from harness_lab import __version__
+    from harness_lab.version import __version__
 
     return __version__

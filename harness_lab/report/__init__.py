@@ -51,7 +51,6 @@ if TYPE_CHECKING:
         outcome_label,
         run_timeline,
     )
-    from harness_lab.report.progress import progress_bar
 
 _MODULES: dict[str, tuple[str, ...]] = {
     "compare": (
@@ -73,9 +72,6 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "plots": (
         "MARKERS", "OUTCOME_LABELS", "PHASE_COLORS", "figure_png", "outcome_bars",
         "outcome_heatmap", "outcome_label", "run_timeline",
-    ),
-    "progress": (
-        "progress_bar",
     ),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
@@ -109,7 +105,6 @@ __all__ = [
     "outcome_heatmap",
     "outcome_label",
     "png_img",
-    "progress_bar",
     "read_invocations",
     "read_runs",
     "read_trace",

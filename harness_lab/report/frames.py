@@ -13,34 +13,26 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.engine import URL
 
-from harness_lab.record import RunRecord
-from harness_lab.states import (
-    CollectionState,
-    DiagnosisStopReason,
-    EvidenceStatus,
-    FallbackType,
-    InformationGain,
-    IntentType,
-    InvocationStatus,
-    PreflightReason,
-    ReleaseOutcome,
-    RunState,
-    SemanticVerdict,
-    SseEventKind,
-    SseState,
-    StoredRunStatus,
-    ToolErrorCode,
-    TraceEventStatus,
-    TraceEventType,
-    TracePhase,
+from harness_lab.columns import (
+    AXIS_DTYPES,
+    INVOCATION_DTYPES,
+    REJECTION_DTYPES,
+    RUN_FRAME_COLUMNS,
+    SSE_DTYPES,
+    TRACE_DTYPES,
+    enum_dtype,
 )
+from harness_lab.record import RunRecord
 from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, trace_event
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.runner import ScenarioResult
 
 __all__ = [
     "AXIS_DTYPES",
@@ -67,55 +59,6 @@ __all__ = [
 Source: TypeAlias = str | URL | Engine | SqlRunStore
 """Where the ``read_*`` functions read from: a SQLAlchemy URL, an Engine or a SqlRunStore."""
 
-
-def enum_dtype(enum: type[Enum]) -> pd.CategoricalDtype:
-    """The ordered CategoricalDtype of an enum's values, in declaration order."""
-    return pd.CategoricalDtype([m.value for m in enum], ordered=True)
-
-
-AXIS_DTYPES: dict[str, pd.CategoricalDtype] = {
-    "intent": enum_dtype(IntentType),
-    "run_state": enum_dtype(RunState),
-    "release_outcome": enum_dtype(ReleaseOutcome),
-    "fallback_type": enum_dtype(FallbackType),
-    "db_status": enum_dtype(StoredRunStatus),
-    "sse_state": enum_dtype(SseState),
-    "collection_state": enum_dtype(CollectionState),
-    "stop_reason": enum_dtype(DiagnosisStopReason),
-    "semantic_verdict": enum_dtype(SemanticVerdict),
-}
-"""Run-level state-axis column -> its ordered dtype (the columns of :func:`runs_frame`)."""
-
-TRACE_DTYPES: dict[str, pd.CategoricalDtype] = {
-    "type": enum_dtype(TraceEventType),
-    "phase": enum_dtype(TracePhase),
-    "status": enum_dtype(TraceEventStatus),
-}
-"""Categorical columns of :func:`trace_frame`."""
-
-INVOCATION_DTYPES: dict[str, pd.CategoricalDtype] = {
-    "status": enum_dtype(InvocationStatus),
-    "evidence_status": enum_dtype(EvidenceStatus),
-    "information_gain": enum_dtype(InformationGain),
-    "error_code": enum_dtype(ToolErrorCode),
-}
-"""Categorical columns of :func:`invocations_frame`."""
-
-REJECTION_DTYPES: dict[str, pd.CategoricalDtype] = {"reason": enum_dtype(PreflightReason)}
-"""Categorical columns of :func:`rejections_frame`."""
-
-SSE_DTYPES: dict[str, pd.CategoricalDtype] = {"kind": enum_dtype(SseEventKind)}
-"""Categorical columns of :func:`sse_frame`."""
-
-RUN_FRAME_COLUMNS: tuple[str, ...] = (
-    "run_id", "session_id", "scenario", "intent", "run_state", "termination_reason",
-    "release_outcome", "fallback_type", "db_status", "sse_state", "collection_state",
-    "stop_reason", "semantic_verdict", "agent_steps", "tool_calls", "rejections",
-    "model_calls", "tokens", "bytes", "input_tokens", "output_tokens",
-    "headroom_model_calls", "headroom_tool_calls", "headroom_tokens", "headroom_bytes",
-    "started_at", "finished_at", "duration_s", "error",
-)
-"""The columns of :func:`runs_frame`, in order."""
 
 _HEADROOM = ("model_calls", "tool_calls", "tokens", "bytes")
 _TRACE_COLUMNS = ("run_id", "seq", "t", "type", "phase", "status", "detail")
@@ -155,17 +98,16 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str],
     return categorize(df, dtypes)
 
 
-def runs_frame(records: Iterable[RunRecord], *, labels: Sequence[str | None] | None = None
-               ) -> pd.DataFrame:
+def runs_frame(records: Iterable[RunRecord] | Iterable[ScenarioResult], *,
+               labels: Sequence[str | None] | None = None) -> pd.DataFrame:
     """One row per record (columns :data:`RUN_FRAME_COLUMNS`); ``labels`` fill ``scenario``.
 
-    ``labels`` must be as long as ``records`` when given; without it ``scenario`` is missing.
+    ``records`` may be scenario results instead (``run_paths(...)``, a log's ``results``):
+    each that has a record gives its row, labelled by its scenario name. ``labels`` must be
+    as long as ``records`` when given; without it ``scenario`` is missing for bare records.
     Headroom columns are nullable ``Int64`` (missing where a budget has no limit).
     """
-    recs = list(records)
-    names: list[str | None] = [None] * len(recs) if labels is None else list(labels)
-    if len(names) != len(recs):
-        raise ValueError(f"{len(names)} labels for {len(recs)} records")
+    recs, names = _labelled_records(records, labels)
     rows = []
     for r, label in zip(recs, names, strict=True):
         rows.append({
@@ -193,6 +135,18 @@ def runs_frame(records: Iterable[RunRecord], *, labels: Sequence[str | None] | N
     for name in ("started_at", "finished_at", "duration_s"):
         df[name] = df[name].astype("float64")
     return df
+
+
+def _labelled_records(items: Iterable[Any], labels: Sequence[str | None] | None
+                      ) -> tuple[list[RunRecord], list[str | None]]:
+    given = list(items)
+    if labels is None and any(not isinstance(i, RunRecord) for i in given):
+        with_records = [r for r in given if getattr(r, "record", None) is not None]
+        return [r.record for r in with_records], [r.scenario for r in with_records]
+    names: list[str | None] = [None] * len(given) if labels is None else list(labels)
+    if len(names) != len(given):
+        raise ValueError(f"{len(names)} labels for {len(given)} records")
+    return given, names
 
 
 def trace_frame(records: Iterable[RunRecord]) -> pd.DataFrame:

@@ -7,7 +7,7 @@ ReleaseOutcome -> ``diagnosis_run.status`` mapping of doc §12.2 used by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.outcome_table import (
@@ -21,6 +21,8 @@ from harness_lab.record import RunRecord
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from harness_lab.scenarios.runner import ScenarioResult
 
 __all__ = [
     "OUTCOME_BY_CASE",
@@ -62,13 +64,15 @@ def case_matched(case: str, record: RunRecord) -> bool:
     return observed_axes(record) == expected_axes(case)
 
 
-def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.DataFrame:
+def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]
+                  | Iterable[ScenarioResult]) -> pd.DataFrame:
     """Observed state axes beside the outcome table's, one row per scenario.
 
-    ``results`` holds ``(scenario, case, record)`` triples; ``case`` is an
-    :data:`OUTCOME_TABLE` key or None. Columns: scenario, case, run_id, then for each of
-    run_state, release_outcome, fallback_type, db_status the observed and ``expected_``
-    column, and ``matched`` (nullable boolean: all four equal, NA where there is no case).
+    ``results`` holds scenario results (``run_paths(...)``: those with a record count) or
+    ``(scenario, case, record)`` triples; ``case`` is an :data:`OUTCOME_TABLE` key or None.
+    Columns: scenario, case, run_id, then for each of run_state, release_outcome,
+    fallback_type, db_status the observed and ``expected_`` column, and ``matched``
+    (nullable boolean: all four equal, NA where there is no case).
     An unknown case key raises KeyError.
     """
     import pandas as pd
@@ -76,7 +80,7 @@ def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.Da
     from harness_lab.report.frames import AXIS_DTYPES, categorize
 
     rows = []
-    for scenario, case, record in results:
+    for scenario, case, record in _triples(results):
         observed = observed_axes(record)
         row: dict[str, Any] = {"scenario": scenario, "case": case, "run_id": record.run_id}
         if case is None:
@@ -97,6 +101,14 @@ def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]) -> pd.Da
     df = categorize(df, dtypes)
     df["matched"] = df["matched"].astype("boolean")
     return df
+
+
+def _triples(results: Iterable[Any]) -> Iterator[tuple[str, str | None, RunRecord]]:
+    for item in results:
+        if isinstance(item, tuple):
+            yield item
+        elif item.record is not None:
+            yield item.scenario, item.case, item.record
 
 
 def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:

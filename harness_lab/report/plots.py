@@ -38,19 +38,23 @@ from harness_lab.report.palette import (
 from harness_lab.report.timeline import MARKERS, run_timeline
 
 if TYPE_CHECKING:
+    from harness_lab.explore.explorer import ExplorationResult
     from harness_lab.sweep.load import LoadPoint
+    from harness_lab.sweep.result import SweepResult
 
 __all__ = [
     "MARKERS",
     "OUTCOME_LABELS",
     "PHASE_COLORS",
     "PlotAxes",
+    "exploration_heatmap",
     "figure_png",
     "load_curve_plot",
     "outcome_bars",
     "outcome_heatmap",
     "outcome_label",
     "run_timeline",
+    "sweep_share",
 ]
 
 _NONE = "(none)"
@@ -384,3 +388,86 @@ def load_curve_plot(points: Sequence[LoadPoint], outcome: str = "TIMED_OUT",
     bottom.legend(fontsize="small", loc="upper left")
     bottom.grid(color="#EEEEEE")
     return main
+
+
+def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "release_outcome",
+                *, ax: Axes | None = None) -> Axes:
+    """The share of ``column == value`` against swept parameter ``param``, with 95% CIs.
+
+    Every other grid key of the sweep gets one line per combination of its values, so no
+    grid point is pooled with another. Numeric grid values are placed by value, any other
+    (a distribution, say) at evenly spaced ticks labelled with the value. The y axis is
+    in percent of samples, the x axis names ``param``'s unit (``_s``: seconds); the
+    title states the 95% Wilson intervals. Without ``ax``, returns the
+    :class:`~harness_lab.report.figures.PlotAxes` of a new figure, shown inline in
+    Jupyter.
+    """
+    if ax is None:
+        ax = new_axes((7.0, 4.5))
+    others = [k for k in sweep.axes if k != param]
+    shares = sweep.shares(column, by=[param, *others])
+    rows = shares[shares[column].astype(str) == value]
+    ticks, numeric = _ticks(shares[param])
+    groups = rows.groupby(others, sort=True, dropna=False) if others else [((), rows)]
+    for key, group in groups:
+        label = ", ".join(f"{k}={v}" for k, v in zip(others, _tuple(key), strict=True))
+        _errorbar(ax, group, param, ticks, f"{column}={value}" + (f", {label}" if label
+                                                                  else ""))
+    if not numeric:
+        ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
+    ax.set_xlabel(axis_label(param))
+    ax.set_ylabel(f"share of samples with {column}={value}")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(color="#EEEEEE")
+    ax.legend(fontsize="small", title="bars: 95% Wilson interval", title_fontsize="small")
+    n = int(rows["n"].max()) if len(rows) else 0
+    ax.set_title(f"{sweep.scenario}: {value} share by {param}\n"
+                 f"({n} samples per point, 95% Wilson intervals)", loc="left")
+    return ax
+
+
+def _tuple(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
+    """Each distinct grid value, where it goes on the x axis, and whether all are numbers."""
+    distinct = sorted(values.dropna().unique(), key=lambda v: (isinstance(v, str), v))
+    if all(pd.api.types.is_number(v) and not isinstance(v, bool) for v in distinct):
+        return {v: float(v) for v in distinct}, True
+    return {v: float(i) for i, v in enumerate(distinct)}, False
+
+
+def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
+              label: str) -> None:
+    rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
+    xs = rows["_x"].to_list()
+    ys = rows["share"].to_list()
+    low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
+    high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
+    ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=label)
+
+
+def exploration_heatmap(exploration: ExplorationResult, ax: Axes | None = None,
+                        value: str = "outcome") -> Axes:
+    """A fault x point heatmap of ``value`` (see :func:`outcome_heatmap`), titled with
+    the base scenario.
+
+    ``value`` is ``outcome`` (default: the outcome label of the palette, such as
+    ``FALLBACK:INSUFFICIENT_EVIDENCE`` or ``FAILED:TIMED_OUT``, ``CRASH`` for a crashed
+    run), ``flagged`` (the number of flagged variants per cell) or any frame column, such
+    as ``release_outcome``, ``run_state`` or ``case``. Categories get the palette's
+    colours and a legend; without ``ax`` the figure is sized to the grid.
+    """
+    df = exploration.frame
+    if value == "flagged":
+        df = df.assign(flagged=df["flagged"].astype(int))
+    elif value == "outcome":
+        crashed = df["db_status"].eq("RUNNING") & df["release_outcome"].isna()
+        labels = [outcome_label(o, f, s) for o, f, s in zip(
+            df["release_outcome"], df["fallback_type"], df["run_state"], strict=True)]
+        df = df.assign(outcome=pd.Series(labels, index=df.index).where(~crashed, "CRASH"))
+    names = ", ".join(dict.fromkeys(b.scenario.name for b in exploration.bases)) or "exploration"
+    return outcome_heatmap(df, rows="fault", cols="point", value=value, ax=ax,
+                           title=f"{names}: {value} by fault x point")

@@ -321,7 +321,7 @@ def _filters(rows: Sequence[_Row], comparison: Comparison | None) -> str:
 
 def _header(title: str, results: Sequence[ScenarioResult], context: ReportContext,
             comparison: Comparison | None) -> str:
-    from harness_lab import __version__
+    from harness_lab.version import __version__
 
     counts = Counter(r.verdict for r in results)
     records = sum(r.record is not None for r in results)

@@ -101,7 +101,8 @@ def _data(value: Any) -> Any:
 
 
 class ResultSet(list[ScenarioResult]):
-    """A list of :class:`ScenarioResult` that shows as a table in Jupyter."""
+    """A list of :class:`ScenarioResult` (shown as a table in Jupyter: see
+    :mod:`harness_lab.report.display`)."""
 
     @property
     def ok(self) -> bool:
@@ -142,23 +143,3 @@ class ResultSet(list[ScenarioResult]):
                 if r.error is not None and r.record is None]
         return pd.DataFrame(rows, columns=list(UNRUN_COLUMNS))
 
-    def frame(self) -> pd.DataFrame:
-        """One row per run record (every state axis as an ordered categorical)."""
-        from harness_lab.report.frames import runs_frame
-
-        with_records = [r for r in self if r.record is not None]
-        return runs_frame([r.record for r in with_records if r.record is not None],
-                          labels=[r.scenario for r in with_records])
-
-    def mapping(self) -> pd.DataFrame:
-        """Observed states beside what the outcome table prescribes, per scenario with a case."""
-        from harness_lab.report.mapping import mapping_table
-
-        return mapping_table((r.scenario, r.case, r.record) for r in self
-                             if r.record is not None)
-
-    def _repr_html_(self) -> str:
-        """The results as the report shows them (see harness_lab.report.notebook)."""
-        from harness_lab.report.notebook import results_html
-
-        return results_html(self)

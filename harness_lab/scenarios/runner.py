@@ -131,12 +131,6 @@ class ScenarioResult:
                 "fallback_type": _v(r.fallback_type), "db_status": _v(r.stored_status),
                 "expected": self.expected_text, "invariants": self.invariants_text}
 
-    def _repr_html_(self) -> str:
-        """The result as the report shows it (see harness_lab.report.notebook)."""
-        from harness_lab.report.notebook import result_html
-
-        return result_html(self)
-
 
 def _v(x: Any) -> Any:
     return None if x is None else getattr(x, "value", x)
@@ -426,7 +420,7 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
 
     plan: Iterable[PlannedRun] = plan_paths(paths, tags=tags)
     if progress:
-        from harness_lab.report.progress import progress_bar
+        from harness_lab.terminal.progress import progress_bar
 
         planned = list(plan)
         plan = progress_bar(planned, total=len(planned), desc="scenario runs")

@@ -221,9 +221,9 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
 
 
 def _plot(args: argparse.Namespace, result: Any) -> bool:
-    from harness_lab.report.plots import figure_png
+    from harness_lab.report.plots import figure_png, sweep_share
 
-    ax = result.plot_share(result.axes[0], args.value, args.column)
+    ax = sweep_share(result, result.axes[0], args.value, args.column)
     try:
         with open(args.plot, "wb") as fh:
             fh.write(figure_png(ax))

@@ -226,7 +226,7 @@ class Sweep:
         backend = self.backend if self.backend is not None else play_chunks
         stream = backend(self, chunks, parallelism, client)
         if self.progress:
-            from harness_lab.report.progress import progress_bar
+            from harness_lab.terminal.progress import progress_bar
 
             stream = iter(progress_bar(stream, total=len(chunks), desc="sweep chunks"))
         try:

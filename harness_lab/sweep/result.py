@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness_lab.report.frames import AXIS_DTYPES
+from harness_lab.columns import AXIS_DTYPES
 from harness_lab.sweep.chunk import OUTCOME_COLUMNS
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
 
     from harness_lab.sweep.chunk import ChunkResult
 
@@ -170,46 +169,6 @@ class SweepResult:
         counts["ci_high"] = [b[1] for b in bounds]
         return counts
 
-    def plot_share(self, param: str, value: str, column: str = "release_outcome", *,
-                   ax: Axes | None = None) -> Axes:
-        """The share of ``column == value`` against swept parameter ``param``, with 95% CIs.
-
-        Every other grid key of the sweep gets one line per combination of its values, so no
-        grid point is pooled with another. Numeric grid values are placed by value, any other
-        (a distribution, say) at evenly spaced ticks labelled with the value. The y axis is
-        in percent of samples, the x axis names ``param``'s unit (``_s``: seconds); the
-        title states the 95% Wilson intervals. Without ``ax``, returns the
-        :class:`~harness_lab.report.figures.PlotAxes` of a new figure, shown inline in
-        Jupyter.
-        """
-        from matplotlib.ticker import PercentFormatter
-
-        from harness_lab.report.figures import axis_label, new_axes
-
-        if ax is None:
-            ax = new_axes((7.0, 4.5))
-        others = [k for k in self.axes if k != param]
-        shares = self.shares(column, by=[param, *others])
-        rows = shares[shares[column].astype(str) == value]
-        ticks, numeric = _ticks(shares[param])
-        groups = rows.groupby(others, sort=True, dropna=False) if others else [((), rows)]
-        for key, group in groups:
-            label = ", ".join(f"{k}={v}" for k, v in zip(others, _tuple(key), strict=True))
-            _errorbar(ax, group, param, ticks, f"{column}={value}" + (f", {label}" if label
-                                                                      else ""))
-        if not numeric:
-            ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
-        ax.set_xlabel(axis_label(param))
-        ax.set_ylabel(f"share of samples with {column}={value}")
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(color="#EEEEEE")
-        ax.legend(fontsize="small", title="bars: 95% Wilson interval", title_fontsize="small")
-        n = int(rows["n"].max()) if len(rows) else 0
-        ax.set_title(f"{self.scenario}: {value} share by {param}\n"
-                     f"({n} samples per point, 95% Wilson intervals)", loc="left")
-        return ax
-
     def summary(self) -> dict[str, Any]:
         """Headline figures of the sweep."""
         return {"scenario": self.scenario, "samples": self.samples,
@@ -220,21 +179,12 @@ class SweepResult:
                                  | (self.frame["violations"] != "")).sum()),
                 "lost": self.lost, "unstored": self.unstored, "interrupted": self.interrupted}
 
-    def _repr_html_(self) -> str:
-        """The sweep as the report shows it (see harness_lab.report.notebook)."""
-        from harness_lab.report.notebook import sweep_html
-
-        return sweep_html(self)
-
 
 def _columns(by: str | Sequence[str] | None) -> list[str]:
     if by is None:
         return []
     return [by] if isinstance(by, str) else list(by)
 
-
-def _tuple(key: Any) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
 
 
 def _varied(points: list[dict[str, Any]]) -> list[str]:
@@ -252,20 +202,3 @@ def _error_labelled(values: pd.Series, frame: pd.DataFrame) -> pd.Series:
         values = values.cat.add_categories([ERROR])
     return values.where(~errored, ERROR)
 
-
-def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
-    """Each distinct grid value, where it goes on the x axis, and whether all are numbers."""
-    distinct = sorted(values.dropna().unique(), key=lambda v: (isinstance(v, str), v))
-    if all(pd.api.types.is_number(v) and not isinstance(v, bool) for v in distinct):
-        return {v: float(v) for v in distinct}, True
-    return {v: float(i) for i, v in enumerate(distinct)}, False
-
-
-def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
-              label: str) -> None:
-    rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
-    xs = rows["_x"].to_list()
-    ys = rows["share"].to_list()
-    low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
-    high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
-    ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=label)

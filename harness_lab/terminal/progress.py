@@ -1,15 +1,21 @@
-"""A progress bar for long commands, on standard error, only when a person watches it."""
+"""Progress bars: on standard error only when a person watches it, or as a notebook widget.
+
+:func:`progress` is the commands' bar (rich, on a terminal only); :func:`progress_bar` wraps
+an iterable for the library's ``progress=True`` options: tqdm's widget in Jupyter, rich's bar
+on a terminal, tqdm's text bar elsewhere when tqdm is installed, else the iterable itself.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from harness_lab.terminal.console import console, is_terminal
 
-__all__ = ["progress", "progress_wanted"]
+__all__ = ["progress", "progress_bar", "progress_wanted"]
 
 
 def progress_wanted(stream: TextIO | None = None, *, quiet: bool = False) -> bool:
@@ -52,3 +58,40 @@ def progress(total: int | None, description: str, *, enabled: bool,
 
 def _nothing(n: int = 1) -> None:
     """The ``advance`` of a bar that is not drawn."""
+
+
+T = TypeVar("T")
+
+
+def progress_bar(iterable: Iterable[T], total: int | None = None,
+                 desc: str | None = None) -> Iterable[T]:
+    """``iterable``, drawing a bar of ``total`` steps labelled ``desc`` as it is consumed.
+
+    Outside a notebook with standard error on a terminal the bar is rich's (no extra package
+    needed); otherwise ``tqdm.auto.tqdm(iterable, total=total, desc=desc)`` if tqdm imports
+    (looked up on every call, so installing it later takes effect without a reload), else
+    ``iterable`` unchanged.
+    """
+    if not _in_notebook() and is_terminal(sys.stderr):
+        return _rich_bar(iterable, total, desc or "")
+    try:
+        auto = importlib.import_module("tqdm.auto")
+    except ImportError:
+        return iterable
+    bar: Iterable[T] = auto.tqdm(iterable, total=total, desc=desc)
+    return bar
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where a widget shows, not a terminal bar)."""
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    ip = get() if get is not None else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def _rich_bar(iterable: Iterable[T], total: int | None, desc: str) -> Iterator[T]:
+    with progress(total, desc, enabled=True) as advance:
+        for item in iterable:
+            yield item
+            advance(1)

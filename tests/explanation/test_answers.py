@@ -128,14 +128,6 @@ def test_an_unknown_question_is_refused_with_the_known_keys(outcomes: dict[str, 
         explain(outcomes["missing-context"], ("why",))
 
 
-def test_run_record_explain_gives_the_same_answers_as_explain(outcomes: dict[str, ResultSet]
-                                                              ) -> None:
-    record = outcomes["timeout-no-content"].record
-    assert record is not None
-    assert record.explain() == explain(record)
-    assert record.explain()["limits"].startswith("Timeout, not budget")
-
-
 def test_the_report_drill_down_holds_the_same_answers(outcomes: dict[str, ResultSet]) -> None:
     from harness_lab.report.run_html import record_sections
 

@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 
 from harness_lab.defects import Defect
 from harness_lab.explore.explorer import FRAME_COLUMNS, ExplorationResult, explore
-from harness_lab.report.plots import figure_png
+from harness_lab.report.plots import exploration_heatmap, figure_png
 from harness_lab.scenarios import run_paths
 from tests.explore.helpers import (
     DRAFT_CONTRACT,
@@ -59,7 +59,7 @@ def test_the_library_success_scenario_explores_clean_in_well_under_a_minute() ->
 
 
 def test_the_heatmap_draws_fault_rows_by_point_columns(clean: ExplorationResult) -> None:
-    ax = clean.heatmap()
+    ax = exploration_heatmap(clean)
     assert isinstance(ax, Axes)
     assert ax.get_xlabel() == "point" and ax.get_ylabel() == "fault"
     assert len(ax.get_yticklabels()) == clean.frame["fault"].nunique() == 27
@@ -68,7 +68,7 @@ def test_the_heatmap_draws_fault_rows_by_point_columns(clean: ExplorationResult)
 
 def test_the_outcome_heatmap_names_the_scenario_and_its_outcomes_in_a_legend(
         clean: ExplorationResult) -> None:
-    ax = clean.heatmap()
+    ax = exploration_heatmap(clean)
     assert ax.get_title(loc="left") == (
         f"{clean.bases[0].scenario.name}: outcome by fault x point")
     assert len(ax.figure.axes) == 1, "categories get a legend, not a colour bar"
@@ -81,10 +81,10 @@ def test_the_outcome_heatmap_names_the_scenario_and_its_outcomes_in_a_legend(
 
 
 def test_a_flagged_heatmap_counts_flags_per_cell(clean: ExplorationResult) -> None:
-    ax = clean.heatmap(value="flagged")
+    ax = exploration_heatmap(clean, value="flagged")
     assert ax.get_title(loc="left") == (
         f"{clean.bases[0].scenario.name}: flagged by fault x point")
-    assert clean.heatmap(value="release_outcome").get_title(loc="left") == (
+    assert exploration_heatmap(clean, value="release_outcome").get_title(loc="left") == (
         f"{clean.bases[0].scenario.name}: release_outcome by fault x point")
 
 

@@ -40,7 +40,7 @@ def test_the_report_frames_of_read_records_equal_those_of_live_ones(
 
 def test_the_labelled_run_frame_of_a_log_equals_the_result_sets(library: ResultSet,
                                                                  library_log: Path) -> None:
-    pd.testing.assert_frame_equal(read_log(library_log).frame(), library.frame())
+    pd.testing.assert_frame_equal(runs_frame(read_log(library_log).results), runs_frame(library))
 
 
 def test_a_log_entry_is_found_by_scenario_name_or_run_id(library_log: Path) -> None:

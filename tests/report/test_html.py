@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-import types
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from harness_lab.report import html_report, progress_bar, write_html_report
+from harness_lab.report import html_report, write_html_report
 from harness_lab.report.html import results_of_records
 from harness_lab.report.viewer import ReportContext
 from tests.report.test_frames import LABELS, four_runs
@@ -114,31 +111,6 @@ def test_a_failed_write_raises_and_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         write_html_report(target, four_runs()[1])
     assert not target.exists()
-
-
-def test_without_tqdm_the_progress_bar_passes_the_iterable_through(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "tqdm", None)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    items = [1, 2, 3]
-    assert progress_bar(items, total=3, desc="runs") is items
-
-
-def test_with_tqdm_the_progress_bar_is_tqdm_auto(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[Any, Any, Any]] = []
-
-    def fake_tqdm(iterable: Any, total: Any = None, desc: Any = None) -> list[str]:
-        calls.append((iterable, total, desc))
-        return ["wrapped"]
-
-    auto = types.ModuleType("tqdm.auto")
-    auto.tqdm = fake_tqdm  # type: ignore[attr-defined]
-    package = types.ModuleType("tqdm")
-    package.auto = auto  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tqdm", package)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
-    assert progress_bar(range(2), total=2, desc="runs") == ["wrapped"]
-    assert calls == [(range(2), 2, "runs")]
 
 
 def test_writing_over_an_existing_report_replaces_it_whole_with_ordinary_permissions(

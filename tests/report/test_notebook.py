@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from harness_lab.report.notebook import record_html, result_html, results_html, sweep_html
 from harness_lab.report.palette import VERDICT_BACKGROUNDS, VERDICT_COLORS, outcome_color
 from harness_lab.scenarios import run_paths
 from harness_lab.scenarios.results import ResultSet
@@ -28,7 +29,7 @@ def sections(text: str) -> dict[str, bool]:
 
 def test_a_record_shows_its_outcome_in_the_palette_colour_with_events_collapsed() -> None:
     record = four_runs()[1][2]  # TIMED_OUT / FAILED
-    text = record._repr_html_()
+    text = record_html(record)
     assert f"background:{outcome_color('FAILED', None, 'TIMED_OUT')}" in text
     assert "FAILED:<wbr>TIMED_OUT" in text
     shown = sections(text)
@@ -43,7 +44,7 @@ def test_a_record_shows_its_outcome_in_the_palette_colour_with_events_collapsed(
 def test_a_failed_result_says_what_did_not_hold_in_the_verdict_colour(
         results: ResultSet) -> None:
     failed = next(r for r in results if r.scenario == "wrong-counts-fails")
-    text = failed._repr_html_()
+    text = result_html(failed)
     assert f"background:{VERDICT_COLORS['FAILED']}" in text
     assert "tool_calls" in text and "<td>5</td><td>1</td>" in text
     assert '<span class="hl-name">wrong-counts-fails</span>' in text
@@ -52,14 +53,14 @@ def test_a_failed_result_says_what_did_not_hold_in_the_verdict_colour(
 
 def test_a_crashed_or_unloaded_result_shows_without_a_record(results: ResultSet) -> None:
     broken = next(r for r in results if r.verdict == "ERROR")
-    text = broken._repr_html_()
+    text = result_html(broken)
     assert "foo: unknown key" in text
     for literal in NO_MISSING_LITERALS:
         assert literal not in text
 
 
 def test_a_result_set_lists_failures_first_with_the_totals(results: ResultSet) -> None:
-    text = results._repr_html_()
+    text = results_html(results)
     assert ">3 ok<" in text and ">3 FAILED<" in text and ">1 ERROR<" in text
     names = re.findall(r'<span class="hl-name">([^<]+)</span>', text)
     assert sorted(names[:3]) == ["cancel-notice", "wrong-case-fails", "wrong-counts-fails"]
@@ -71,7 +72,7 @@ def test_a_result_set_lists_failures_first_with_the_totals(results: ResultSet) -
 
 
 def test_the_views_style_only_their_own_classes(results: ResultSet) -> None:
-    text = results._repr_html_()
+    text = results_html(results)
     style = re.search(r"<style>(.*?)</style>", text, re.S)
     assert style is not None
     rules = re.sub(r"/\*.*?\*/", "", style.group(1), flags=re.S)
@@ -89,7 +90,7 @@ def test_a_sweep_shows_its_shares_with_wilson_intervals() -> None:
     from tests.sweep.conftest import SWEEP
 
     result = Sweep(yaml.safe_load(SWEEP), samples=30, seed=3).run()
-    text = result._repr_html_()
+    text = sweep_html(result)
     assert "95% Wilson interval" in text
     shares = result.shares(by=list(result.axes) or None)
     seen = shares[shares["count"] > 0]
@@ -106,6 +107,6 @@ def test_a_scenario_built_in_memory_names_no_file_to_show() -> None:
     scenario = Scenario.model_validate({
         "name": "in-memory", "description": "built in a notebook", "tools": {"logs": {}},
         "model": [{"draft": {"missing_info": ["which service"]}}]})
-    text = run_scenario(scenario)._repr_html_()
+    text = result_html(run_scenario(scenario))
     assert "in-memory" in text
     assert "harness-lab show" not in text

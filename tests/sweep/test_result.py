@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from harness_lab.report.notebook import sweep_html
+from harness_lab.report.plots import sweep_share
 from harness_lab.sweep.compare import compare_policies
 from harness_lab.sweep.engine import Sweep
 from harness_lab.sweep.result import wilson
@@ -29,7 +31,7 @@ def test_shares_per_grid_value_sum_to_one(sweep_data: dict[str, Any]) -> None:
 def test_the_share_plot_has_one_point_per_grid_value_with_error_bars(
         sweep_data: dict[str, Any]) -> None:
     result = Sweep(sweep_data, samples=30, seed=2).run()
-    ax = result.plot_share("config.deadline_s", "TIMED_OUT", "run_state")
+    ax = sweep_share(result, "config.deadline_s", "TIMED_OUT", "run_state")
     line = ax.lines[0]
     assert list(line.get_xdata()) == [5.0, 30.0]
     assert ax.get_xlabel() == "config.deadline_s (s)"
@@ -52,7 +54,7 @@ def test_comparing_two_deadlines_shows_fewer_timeouts_for_the_longer_one(
 
 
 def test_a_result_shows_its_summary_in_a_notebook(sweep_data: dict[str, Any]) -> None:
-    html = Sweep(sweep_data, samples=5, seed=1).run()._repr_html_()
+    html = sweep_html(Sweep(sweep_data, samples=5, seed=1).run())
     assert "<dt>samples</dt><dd>10</dd>" in html
 
 
@@ -72,7 +74,7 @@ def test_the_share_plot_of_a_distribution_grid_labels_each_distribution(
         sweep_data: dict[str, Any]) -> None:
     grid = {"sweep.latency.tool": [{"uniform": [0.2, 1.0]}, {"uniform": [2.0, 6.0]}]}
     data = dict(sweep_data, sweep={**sweep_data["sweep"], "grid": grid})
-    ax = Sweep(data, samples=10, seed=2).run().plot_share("sweep.latency.tool", "SUCCESS",
+    ax = sweep_share(Sweep(data, samples=10, seed=2).run(), "sweep.latency.tool", "SUCCESS",
                                                           "run_state")
     assert [t.get_text() for t in ax.get_xticklabels()] == ['{"uniform":[0.2,1.0]}',
                                                             '{"uniform":[2.0,6.0]}']
@@ -95,7 +97,7 @@ def test_shares_by_every_grid_key_never_pool_grid_points(sweep_data: dict[str, A
 def test_the_share_plot_draws_a_line_per_value_of_the_other_grid_keys(
         sweep_data: dict[str, Any]) -> None:
     result = Sweep(_two_keys(sweep_data), samples=10, seed=2).run()
-    ax = result.plot_share("config.deadline_s", "TIMED_OUT", "run_state")
+    ax = sweep_share(result, "config.deadline_s", "TIMED_OUT", "run_state")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "run_state=TIMED_OUT, sweep.faults.tool_error_p=0.0",
         "run_state=TIMED_OUT, sweep.faults.tool_error_p=0.9"]

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import io
+import sys
+import types
+from typing import Any
 
-from harness_lab.terminal.progress import progress, progress_wanted
+import pytest
+
+from harness_lab.terminal.progress import progress, progress_bar, progress_wanted
 
 
 class Tty(io.StringIO):
@@ -33,3 +38,28 @@ def test_an_enabled_bar_draws_its_description_and_count(monkeypatch: object) -> 
             advance(1)
     drawn = stream.getvalue()
     assert "steps" in drawn and "3/3" in drawn
+
+
+def test_without_tqdm_the_progress_bar_passes_the_iterable_through(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    items = [1, 2, 3]
+    assert progress_bar(items, total=3, desc="runs") is items
+
+
+def test_with_tqdm_the_progress_bar_is_tqdm_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[Any, Any, Any]] = []
+
+    def fake_tqdm(iterable: Any, total: Any = None, desc: Any = None) -> list[str]:
+        calls.append((iterable, total, desc))
+        return ["wrapped"]
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = fake_tqdm  # type: ignore[attr-defined]
+    package = types.ModuleType("tqdm")
+    package.auto = auto  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tqdm", package)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    assert progress_bar(range(2), total=2, desc="runs") == ["wrapped"]
+    assert calls == [(range(2), 2, "runs")]
