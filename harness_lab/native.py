@@ -153,45 +153,56 @@ def _document_loaded() -> None:
     for name in compiled_module_names():
         module = sys.modules.get(name)
         if (module is not None and name not in _documented
-                and _restore_docstrings(module, _source_of(name))):
+                and _restore_from_source(module, _source_of(name))):
             _documented.add(name)
 
 
-def _restore_docstrings(module: ModuleType, source: Path) -> bool:
-    """Give ``module`` and its classes their source docstrings; False if it is still loading.
+def _restore_from_source(module: ModuleType, source: Path) -> bool:
+    """Give ``module`` and its classes their source docstrings, and its classes their source
+    annotations (mypyc erases them to runtime classes, which :mod:`harness_lab.codec` cannot
+    read); False if the module is still loading.
 
     A compiled module imported by another is in ``sys.modules`` while its body runs; a class
     its body has not defined yet is missing, and the module is documented on a later call.
     """
-    docs = _source_docstrings(source)
-    if docs is None:
+    facts = _source_facts(source)
+    if facts is None:
         return True
-    module_doc, class_docs = docs
+    module_doc, classes = facts
     module.__doc__ = module_doc
     complete = True
-    for name, doc in class_docs:
+    for name, doc, hints in classes:
         cls = getattr(module, name, None)
         if not isinstance(cls, type):
             complete = False
             continue
         try:
-            cls.__doc__ = doc
+            if doc:
+                cls.__doc__ = doc
+            if hints:
+                cls.__annotations__ = dict(hints)
         except (AttributeError, TypeError):  # an immutable type keeps its own
             pass
     return complete
 
 
+ClassFacts = tuple[str, str | None, tuple[tuple[str, str], ...]]
+
+
 @functools.cache
-def _source_docstrings(source: Path) -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
-    """The module docstring and the docstring of each top-level class of ``source``, parsed
-    once however often a half-loaded module is visited; None when it cannot be read."""
+def _source_facts(source: Path) -> tuple[str | None, tuple[ClassFacts, ...]] | None:
+    """The module docstring and, for each top-level class of ``source``, its docstring and
+    annotations (as source text), parsed once however often a half-loaded module is visited;
+    None when it cannot be read."""
     try:
         tree = ast.parse(source.read_bytes())
     except (OSError, SyntaxError):
         return None
     return ast.get_docstring(tree), tuple(
-        (node.name, doc) for node in tree.body
-        if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node)))
+        (node.name, ast.get_docstring(node), tuple(
+            (item.target.id, ast.unparse(item.annotation)) for item in node.body
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)))
+        for node in tree.body if isinstance(node, ast.ClassDef))
 
 
 def _install() -> CoreBuild:

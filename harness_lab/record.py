@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness_lab.codec import to_data
 from harness_lab.core.budget import Usage
 from harness_lab.frozen import value_class
 from harness_lab.sse import SseEvent
@@ -174,33 +175,9 @@ class RunRecord:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole record as JSON-ready data."""
-        return {
-            **self.summary(),
-            "query": self.query,
-            "statuses": [s.value for s in self.statuses],
-            "usage": {"model_calls": self.usage.model_calls,
-                      "tool_calls": self.usage.tool_calls, "tokens": self.usage.tokens,
-                      "bytes": self.usage.bytes, "input_tokens": self.usage.input_tokens,
-                      "output_tokens": self.usage.output_tokens},
-            "headroom": dict(self.headroom),
-            "started_at": self.started_at, "finished_at": self.finished_at,
-            "deadline_at": self.deadline_at,
-            "content": None if self.content is None else dict(self.content),
-            "failure": None if self.failure is None else dict(self.failure),
-            "sse_events": [e.to_dict() for e in self.sse_events],
-            "sse_refused": [k.value for k in self.sse_refused],
-            "trace": [e.to_dict() for e in self.trace],
-            "invocations": [r.to_dict() for r in self.invocations],
-            "rejections": [r.to_dict() for r in self.rejections],
-            "gains": [g.value for g in self.gains],
-            "stop_required_delivered": self.stop_required_delivered,
-            "evidence_repaired": self.evidence_repaired,
-            "discarded": [list(d) for d in self.discarded],
-            "stored_row": None if self.stored_row is None else dict(self.stored_row),
-            "draft_error": self.draft_error,
-            "terminations": [list(t) for t in self.terminations],
-        }
+        """The whole record as JSON-ready data: the one encoding of :mod:`harness_lab.codec`
+        (what logs, ``serve`` and ``sweep --records-out`` write)."""
+        return to_data(self)
 
 
 value_class(RunRecord)  # see frozen.py

@@ -121,18 +121,22 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
     terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
                          for e in finished)
     stored = dict(row)
+    published_answer = answer if published else None
     return RunRecord(
-        run_id, str(row.get("session_id") or ""), str(row.get("query") or ""),
-        _opt(IntentType, row.get("intent")), RunState(state), row.get("termination_reason"),
-        release, _opt(FallbackType, row.get("fallback_type")),
-        _opt(StoredRunStatus, row.get("status")),
-        SseState.DISCONNECTED if disconnected else SseState.TERMINAL, None, None, None, (),
-        Usage(int(row.get("agent_steps") or 0), int(row.get("tool_calls") or 0),
-              int(row.get("total_tokens") or 0), 0, int(row.get("input_tokens") or 0),
-              int(row.get("output_tokens") or 0)),
-        {}, float(row.get("created_at") or 0.0),
-        float(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
-        int(row.get("agent_steps") or 0), answer if published else None,
-        None if published else answer, sse, (), trace,
-        _invocations(run_id, invocation_rows), (), (), False, False, float("inf"), (), stored,
-        terminations)
+        run_id=run_id, session_id=str(row.get("session_id") or ""),
+        query=str(row.get("query") or ""), intent=_opt(IntentType, row.get("intent")),
+        run_state=RunState(state), termination_reason=row.get("termination_reason"),
+        release_outcome=release, fallback_type=_opt(FallbackType, row.get("fallback_type")),
+        stored_status=_opt(StoredRunStatus, row.get("status")),
+        sse_state=SseState.DISCONNECTED if disconnected else SseState.TERMINAL,
+        collection_state=None, stop_reason=None, semantic_verdict=None, statuses=(),
+        usage=Usage(int(row.get("agent_steps") or 0), int(row.get("tool_calls") or 0),
+                    int(row.get("total_tokens") or 0), 0, int(row.get("input_tokens") or 0),
+                    int(row.get("output_tokens") or 0)),
+        headroom={}, started_at=float(row.get("created_at") or 0.0),
+        finished_at=float(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
+        agent_steps=int(row.get("agent_steps") or 0), content=published_answer,
+        failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
+        invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),
+        stop_required_delivered=False, evidence_repaired=False, deadline_at=float("inf"),
+        discarded=(), stored_row=stored, terminations=terminations)

@@ -1,160 +1,41 @@
 """The run log's lines as pydantic models, the source of its JSON Schema (``log_schema()``).
 
 A log is JSON Lines: one :class:`Header`, one :class:`RunLine` per scenario run, and one
-:class:`Footer`. The models describe what :mod:`harness_lab.logs.writer` writes; the reader
-rebuilds records with :mod:`harness_lab.logs.codec`, and a test validates written logs
-against the schema generated here.
+:class:`Footer`. The models describe what :mod:`harness_lab.logs.writer` writes; the records,
+SSE and trace events inside a run line are described by :mod:`harness_lab.codec` from their
+classes' own declarations (the one description of a record's shape). The reader rebuilds
+results with :mod:`harness_lab.logs.codec`, and a test validates written logs against the
+schema generated here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from harness_lab.codec import json_schema
 from harness_lab.logs.version import FORMAT_VERSION
-from harness_lab.states import (
-    ChatApplicationStatus,
-    CollectionState,
-    DiagnosisStopReason,
-    EvidenceStatus,
-    FallbackType,
-    InformationGain,
-    IntentType,
-    InvocationStatus,
-    PreflightReason,
-    ReleaseOutcome,
-    RunState,
-    SemanticVerdict,
-    SseEventKind,
-    SseState,
-    StoredRunStatus,
-    ToolErrorCode,
-    TraceEventStatus,
-    TraceEventType,
-    TracePhase,
-)
+from harness_lab.record import RunRecord
 
-__all__ = ["FORMAT_VERSION", "Footer", "Header", "InvocationModel", "MismatchModel", "RecordModel",
-           "RejectionModel", "RunLine", "SseEventModel", "TraceEventModel", "UsageModel",
-           "ViolationModel", "log_schema"]
+__all__ = ["FORMAT_VERSION", "Footer", "Header", "MismatchModel", "RunLine", "ViolationModel",
+           "log_schema"]
 
 
 _STRICT = ConfigDict(extra="forbid")
+_DECLARED = "x-declared-by"
 
 
-class SseEventModel(BaseModel):
-    """One public SSE event, payload included."""
-
-    model_config = _STRICT
-    seq: int
-    t: float
-    kind: SseEventKind
-    data: dict[str, Any]
-
-
-class TraceEventModel(BaseModel):
-    """One trace event, detail included."""
-
-    model_config = _STRICT
-    run_id: str
-    seq: int
-    t: float
-    type: TraceEventType
-    phase: TracePhase
-    status: TraceEventStatus
-    detail: dict[str, Any]
-
-
-class InvocationModel(BaseModel):
-    """One canonical tool invocation record."""
-
-    model_config = _STRICT
-    invocation_id: str
-    run_id: str
-    seq: int
-    tool: str
-    scope: dict[str, Any]
-    normalized_scope: str
-    status: InvocationStatus
-    started_at: float
-    evidence_status: EvidenceStatus | None
-    error_code: ToolErrorCode | None
-    error: str | None
-    items: int
-    size_bytes: int
-    information_gain: InformationGain | None
-    finished_at: float | None
-    call_id: str | None
-
-
-class RejectionModel(BaseModel):
-    """One preflight rejection (no canonical record)."""
-
-    model_config = _STRICT
-    run_id: str
-    tool: str
-    scope: dict[str, Any]
-    reason: PreflightReason
-    message: str
-    t: float
-    call_id: str | None
-
-
-class UsageModel(BaseModel):
-    """What a run consumed."""
-
-    model_config = _STRICT
-    model_calls: int
-    tool_calls: int
-    tokens: int
-    bytes: int
-    input_tokens: int
-    output_tokens: int
-
-
-class RecordModel(BaseModel):
-    """Every field of a RunRecord (see ``harness_lab.record``)."""
-
-    model_config = _STRICT
-    run_id: str
-    session_id: str
-    query: str
-    intent: IntentType | None
-    run_state: RunState
-    termination_reason: str | None
-    release_outcome: ReleaseOutcome
-    fallback_type: FallbackType | None
-    stored_status: StoredRunStatus | None
-    sse_state: SseState
-    collection_state: CollectionState | None
-    stop_reason: DiagnosisStopReason | None
-    semantic_verdict: SemanticVerdict | None
-    statuses: list[ChatApplicationStatus]
-    usage: UsageModel
-    headroom: dict[str, int | None]
-    started_at: float
-    finished_at: float
-    agent_steps: int
-    content: dict[str, Any] | None
-    failure: dict[str, Any] | None
-    sse_events: list[SseEventModel]
-    sse_refused: list[SseEventKind]
-    trace: list[TraceEventModel]
-    invocations: list[InvocationModel]
-    rejections: list[RejectionModel]
-    gains: list[InformationGain]
-    stop_required_delivered: bool
-    evidence_repaired: bool
-    deadline_at: float
-    discarded: list[tuple[str, str, float]] = Field(
-        description="(call kind, name, virtual time) of each late result discarded")
-    stored_row: dict[str, Any] | None
-    terminations: list[tuple[str, str, float]] = Field(
-        description="(state, reason, virtual time) of each termination attempt")
-    error: str | None
-    draft_error: str | None
-    extra: dict[str, Any]
+def _declared(name: str, *, many: bool = False, nullable: bool = False) -> Any:
+    """A field holding the codec's encoding of value class ``name`` (its schema is the
+    codec's, from the class's own declaration: see :func:`log_schema`)."""
+    ref: dict[str, Any] = {_DECLARED: name}  # made a $ref by log_schema
+    if many:
+        ref = {"type": "array", "items": ref}
+    if nullable:
+        ref = {"anyOf": [ref, {"type": "null"}]}
+    kind = list[dict[str, Any]] if many else dict[str, Any]
+    return Annotated[kind | None if nullable else kind, WithJsonSchema(ref)]
 
 
 class MismatchModel(BaseModel):
@@ -206,8 +87,9 @@ class RunLine(BaseModel):
     verdict: Literal["ok", "FAILED", "ERROR"]
     wall_s: float = Field(description="wall-clock seconds the run took")
     virtual_s: float | None = Field(description="virtual seconds from start to finish")
-    record: RecordModel | None
-    turns: list[RecordModel] = Field(description="the earlier turns' records, in order")
+    record: _declared("RunRecord", nullable=True)  # type: ignore[valid-type]
+    turns: _declared("RunRecord", many=True) = Field(  # type: ignore[valid-type]
+        description="the earlier turns' records, in order")
     mismatches: list[MismatchModel]
     violations: list[ViolationModel]
     unexpected: list[str]
@@ -216,8 +98,10 @@ class RunLine(BaseModel):
     crashed: bool
     stored_row: dict[str, Any] | None
     extra: dict[str, Any]
-    partial_sse: list[SseEventModel] = Field(description="what a crashed run sent")
-    partial_trace: list[TraceEventModel] = Field(description="what a crashed run traced")
+    partial_sse: _declared("SseEvent", many=True) = Field(  # type: ignore[valid-type]
+        description="what a crashed run sent")
+    partial_trace: _declared("TraceEvent", many=True) = Field(  # type: ignore[valid-type]
+        description="what a crashed run traced")
 
 
 class Footer(BaseModel):
@@ -240,6 +124,21 @@ def log_schema() -> dict[str, Any]:
     adapter: TypeAdapter[Header | RunLine | Footer] = TypeAdapter(
         Header | RunLine | Footer)  # type: ignore[arg-type]
     schema = adapter.json_schema()
+    declared = json_schema(RunRecord)["$defs"]
+    schema = _refs(schema)
+    schema["$defs"] = dict(sorted({**schema.get("$defs", {}), **declared}.items()))
     schema["title"] = f"harness-lab run log line (format_version {FORMAT_VERSION})"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+def _refs(node: Any) -> Any:
+    """``node`` with each placeholder of :func:`_declared` made a ``$ref`` to the codec's
+    definition of its class."""
+    if isinstance(node, dict):
+        if set(node) == {_DECLARED}:
+            return {"$ref": f"#/$defs/{node[_DECLARED]}"}
+        return {k: _refs(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_refs(v) for v in node]
+    return node

@@ -20,10 +20,10 @@ __all__ = ["log_sweep", "record_from_dict", "sweep_log", "sweep_results"]
 
 
 def record_from_dict(d: Mapping[str, Any]) -> Any:
-    """The RunRecord of ``RunRecord.to_dict()`` data (which leaves out only ``extra``)."""
+    """The RunRecord of ``RunRecord.to_dict()`` data (the codec's, as a log's)."""
     from harness_lab.logs.codec import record_from_data
 
-    return record_from_data({**d, "stored_status": d["db_status"], "extra": {}})
+    return record_from_data(d)
 
 
 def _name(scenario: str, grid: Any, sample: Any) -> str:

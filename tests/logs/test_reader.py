@@ -94,7 +94,7 @@ def test_a_run_line_with_a_value_outside_its_enum_names_line_and_scenario(
     bad = tmp_path / "bad.jsonl"
     bad.write_text(lines[0] + json.dumps(run) + "\n", encoding="utf-8")
     with pytest.raises(LogError, match=rf"^{bad}:2: scenario '{run['scenario']}': "
-                                       r"'EXPLODED' is not a valid RunState"):
+                                       r"record.run_state: 'EXPLODED' is not a RunState"):
         read_log(bad)
 
 
