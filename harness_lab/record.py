@@ -160,7 +160,11 @@ class RunRecord:
         return [e for e in self.trace if e.type is type_]
 
     def summary(self) -> dict[str, Any]:
-        """The state axes and counts as one flat row."""
+        """The state axes, counts, usage, budget headroom and times as one flat row: the
+        columns of ``runs_frame`` (but its ``scenario``), where the stored status is named
+        ``db_status`` as the document's tables name ``diagnosis_run.status``."""
+        usage = self.usage
+        headroom = self.headroom
         return {
             "run_id": self.run_id, "session_id": self.session_id, "intent": _v(self.intent),
             "run_state": self.run_state.value, "termination_reason": self.termination_reason,
@@ -169,8 +173,13 @@ class RunRecord:
             "sse_state": self.sse_state.value, "collection_state": _v(self.collection_state),
             "stop_reason": _v(self.stop_reason), "semantic_verdict": _v(self.semantic_verdict),
             "agent_steps": self.agent_steps, "tool_calls": self.tool_calls,
-            "rejections": len(self.rejections), "model_calls": self.usage.model_calls,
-            "tokens": self.usage.tokens, "bytes": self.usage.bytes,
+            "rejections": len(self.rejections), "model_calls": usage.model_calls,
+            "tokens": usage.tokens, "bytes": usage.bytes, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "headroom_model_calls": headroom.get("model_calls"),
+            "headroom_tool_calls": headroom.get("tool_calls"),
+            "headroom_tokens": headroom.get("tokens"), "headroom_bytes": headroom.get("bytes"),
+            "started_at": self.started_at, "finished_at": self.finished_at,
             "duration_s": self.duration_s, "error": self.error,
         }
 

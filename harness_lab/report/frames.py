@@ -108,24 +108,7 @@ def runs_frame(records: Iterable[RunRecord] | Iterable[ScenarioResult], *,
     Headroom columns are nullable ``Int64`` (missing where a budget has no limit).
     """
     recs, names = _labelled_records(records, labels)
-    rows = []
-    for r, label in zip(recs, names, strict=True):
-        rows.append({
-            "run_id": r.run_id, "session_id": r.session_id, "scenario": label,
-            "intent": _v(r.intent), "run_state": r.run_state.value,
-            "termination_reason": r.termination_reason,
-            "release_outcome": r.release_outcome.value, "fallback_type": _v(r.fallback_type),
-            "db_status": _v(r.stored_status), "sse_state": r.sse_state.value,
-            "collection_state": _v(r.collection_state), "stop_reason": _v(r.stop_reason),
-            "semantic_verdict": _v(r.semantic_verdict), "agent_steps": r.agent_steps,
-            "tool_calls": r.tool_calls, "rejections": len(r.rejections),
-            "model_calls": r.usage.model_calls, "tokens": r.usage.tokens,
-            "bytes": r.usage.bytes, "input_tokens": r.usage.input_tokens,
-            "output_tokens": r.usage.output_tokens,
-            **{f"headroom_{k}": r.headroom.get(k) for k in _HEADROOM},
-            "started_at": float(r.started_at), "finished_at": float(r.finished_at),
-            "duration_s": float(r.duration_s), "error": r.error,
-        })
+    rows = [{"scenario": label, **r.summary()} for r, label in zip(recs, names, strict=True)]
     df = _frame(rows, RUN_FRAME_COLUMNS, AXIS_DTYPES)
     for k in _HEADROOM:
         df[f"headroom_{k}"] = df[f"headroom_{k}"].astype("Int64")
