@@ -1,4 +1,4 @@
-"""``harness-lab init [DIR]``: a starter scenario directory a newcomer can copy from.
+"""A starter scenario directory a newcomer can copy from (``harness-lab init [DIR]``).
 
 It holds one scenario of each path (system chat, knowledge query, a published diagnosis
 report, a fallback), each opening with the editor modeline that points at
@@ -9,14 +9,11 @@ The directory passes ``harness-lab run DIR``; nothing that exists is overwritten
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
-from typing import Any
 
 from harness_lab.scenarios.schema import SCHEMA_FILE, modeline
 
-__all__ = ["MODELINE", "SCENARIOS", "register", "scaffold"]
+__all__ = ["MODELINE", "SCENARIOS", "scaffold"]
 
 MODELINE = modeline(f"./{SCHEMA_FILE}") + "\n"
 """The first line of each scaffolded scenario: editors with the YAML language server (VS Code,
@@ -156,34 +153,3 @@ def scaffold(directory: str | Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
-
-
-def _cmd_init(args: argparse.Namespace) -> int:
-    from harness_lab.cli import EXIT_USAGE
-
-    target = Path(args.directory)
-    if target.exists() and not target.is_dir():
-        print(f"harness-lab init: {target} is a file; give a directory", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        written = scaffold(target)
-    except FileExistsError as exc:
-        print(f"harness-lab init: would overwrite {exc}; nothing written", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        print(f"harness-lab init: cannot write {target}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    print(f"wrote {len(written)} files to {target}; next: harness-lab run {target}")
-    return 0
-
-
-def register(sub: Any) -> None:
-    """Add ``harness-lab init``."""
-    from harness_lab.cli import exit_codes
-
-    p = sub.add_parser("init", help="create a starter scenario directory to copy from",
-                       epilog=exit_codes("init"))
-    p.add_argument("directory", nargs="?", default="scenarios",
-                   help="the directory to create or fill (default: scenarios)")
-    p.set_defaults(func=_cmd_init)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from harness_lab.fakes import (
     ScriptedTool,
 )
 from harness_lab.harness import Harness
+from harness_lab.scenarios.results import ResultSet
+from harness_lab.scenarios.runner import run_paths
 
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
 
@@ -65,3 +68,13 @@ def _run_logs_in_a_temporary_directory(tmp_path_factory: pytest.TempPathFactory
 def make_harness() -> Any:
     """The ``build`` function, as a fixture."""
     return build
+
+
+LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
+"""The scenario library of the repository."""
+
+
+@pytest.fixture(scope="session")
+def library() -> ResultSet:
+    """Every scenario of the library, run live once per test session."""
+    return run_paths([LIBRARY])

@@ -17,7 +17,6 @@ from harness_lab.scenarios.results import ResultSet
 from harness_lab.sse import SseEvent
 from harness_lab.tools.records import CanonicalInvocation, ToolRejection
 from harness_lab.trace import TraceEvent
-from tests.logs.conftest import library  # noqa: F401 (the scenario library, run once)
 
 
 class Colour(Enum):

@@ -16,8 +16,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("version", "codec", "states", "errors", "frozen", "bounds", "lazy", "native", "json_text",
      "speedups", "parent_watch", "background_http", "messages", "ports", "trace", "sse",
      "outcome_table", "defects", "terminal.console", "terminal.progress"),
-    ("core",),
-    ("config", "columns"),
+    ("core", "config"),
+    ("columns",),
     ("tools", "diagnosis", "release", "store", "fakes"),
     ("application", "record", "harness", "invariant_rules", "invariants"),
     # the lab: what runs, records and replays the harness

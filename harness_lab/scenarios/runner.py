@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
            "ScenarioResult", "ScenarioRun", "SelectionError", "Selector", "build_components",
-           "expectations", "plan_paths", "run_paths", "run_scenario", "discover",
+           "expectations", "plan_paths", "run_paths", "run_plan", "run_scenario", "discover",
            "select", "variant_names"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
@@ -416,17 +416,25 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
     notebook too) counting scenario runs; ``on_result`` is called after each run (the command
     line's progress bar).
     """
-    from harness_lab.scenarios.results import ResultSet
-
     plan: Iterable[PlannedRun] = plan_paths(paths, tags=tags)
     if progress:
         from harness_lab.terminal.progress import progress_bar
 
         planned = list(plan)
         plan = progress_bar(planned, total=len(planned), desc="scenario runs")
+    return run_plan(plan, on_result=on_result)
+
+
+def run_plan(plan: Iterable[PlannedRun], *, update_snapshots: bool = False,
+             on_result: Callable[[ScenarioResult], None] | None = None) -> ResultSet:
+    """Run each entry of ``plan`` (from :func:`plan_paths`) in order; ``on_result`` is
+    called after each run. ``update_snapshots`` writes snapshots instead of comparing with
+    them."""
+    from harness_lab.scenarios.results import ResultSet
+
     results = ResultSet()
     for entry in plan:
-        result = entry.run()
+        result = entry.run(update_snapshots=update_snapshots)
         results.append(result)
         if on_result is not None:
             on_result(result)

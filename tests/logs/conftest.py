@@ -1,4 +1,5 @@
-"""The scenario library run once per test session, and a log written from it."""
+"""A log written from the scenario library (run once per session: ``library``, in
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,6 @@ import pytest
 
 from harness_lab.logs.writer import LogWriter
 from harness_lab.scenarios.results import ResultSet
-from harness_lab.scenarios.runner import run_paths
-
-LIBRARY = Path(__file__).resolve().parents[2] / "scenarios"
-
-
-@pytest.fixture(scope="session")
-def library() -> ResultSet:
-    """Every scenario of the library, run live."""
-    return run_paths([LIBRARY])
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_lab.recorded.cli import reference_server
+from harness_lab.cli.record import reference_server
 from harness_lab.recorded.recording import record_scenario, recorded_result
 from harness_lab.scenarios import load_file
 

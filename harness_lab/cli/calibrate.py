@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter, read_mapping
+
 __all__ = ["register"]
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness_lab.audit import finished_records
     from harness_lab.audit.calibrate import calibrate, sweep_yaml
-    from harness_lab.audit.cli import read_mapping
     from harness_lab.audit.sources import SourceError
 
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
@@ -42,8 +43,6 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab calibrate``."""
-    from harness_lab.cli import HelpFormatter
-
     p = sub.add_parser(
         "calibrate", help="fit a sweep's latencies and fault rates from stored runs",
         description="Fit the latency of each call kind, the tool and provider error rates "

@@ -6,25 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-__all__ = ["read_mapping", "register"]
+from harness_lab.cli.common import HelpFormatter, exit_codes_epilog, read_mapping
+
+__all__ = ["register"]
 
 _EXIT = {0: "every run holds every invariant it could be checked on",
          1: "a run broke an invariant, or a run's rows could not be read",
          2: "usage error: a source that cannot be read, or a mapping file that is not JSON"}
 _SHOWN = 20  # violations listed one per line before the rest are only counted
-
-
-def read_mapping(path: str | None) -> dict[str, Any] | None:
-    """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
-    if path is None:
-        return None
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: the mapping is not a JSON object")
-    return data
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -68,8 +59,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab audit``."""
-    from harness_lab.cli import HelpFormatter, exit_codes_epilog
-
     p = sub.add_parser(
         "audit", help="check stored runs (a log, an export, a database) against the invariants",
         description="Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool "

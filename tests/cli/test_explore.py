@@ -9,6 +9,7 @@ import pytest
 
 from harness_lab.cli import main
 from harness_lab.scenarios import run_paths
+from tests.cli.conftest import run_cli
 from tests.explore.helpers import REPORT, write_with_defects
 
 
@@ -104,3 +105,12 @@ def test_fault_is_repeatable_and_leaves_the_file_name_alone(
                  "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["variant"].rsplit("/", 1)[1] for r in rows} == {"deadline", "crash"}
+
+
+def test_explore_lines_fit_a_hundred_columns() -> None:
+    proc = run_cli("explore", "--fault", "crash,deadline",
+                "scenarios/outcomes/conclusion-guards-pass.yaml", env={"COLUMNS": "100"})
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) == 36
+    assert max(map(len, lines)) <= 100
+    assert " conclusion…@before router#1/crash crash " in proc.stdout

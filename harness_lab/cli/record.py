@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_lab.cli.common import EXIT_USAGE
+
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
 EXIT_REFUSED = 1
-EXIT_USAGE = 2
 
 
 MAX_REFERENCE_BYTES = 1024 * 1024

@@ -8,6 +8,8 @@ import socket
 import sys
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
+
 __all__ = ["register", "serve"]
 
 _EXIT = {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
@@ -131,8 +133,6 @@ def _safe(url: str) -> str:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab serve``."""
-    from harness_lab.cli import HelpFormatter, exit_codes_epilog
-
     p = sub.add_parser(
         "serve", help="serve the harness over HTTP and SSE on the wall clock",
         description="Run the harness's lifecycle core live: POST /chat answers with the doc "

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, exit_codes, selected_results
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -37,7 +39,6 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness_lab.cli import EXIT_FAILED, EXIT_USAGE, selected_results
     from harness_lab.logs.sources import read_logs
     from harness_lab.report.html import write_html_report
     from harness_lab.report.viewer import ReportContext, git_commit
@@ -90,7 +91,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _old_log(path: str) -> Log | int:
     """The ``--compare`` log, or 2 (the one-line error printed) when it is not a readable
     run log."""
-    from harness_lab.cli import EXIT_USAGE
     from harness_lab.logs.reader import LogError, read_log
 
     try:
@@ -117,8 +117,6 @@ def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
 
 def register(sub: Any) -> None:
     """Add ``harness-lab report``."""
-    from harness_lab.cli import exit_codes
-
     p = sub.add_parser("report", help="run scenarios and write a self-contained HTML report",
                        epilog=exit_codes("report"))
     p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "

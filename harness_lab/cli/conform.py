@@ -14,6 +14,8 @@ import sys
 import time
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
+
 __all__ = ["register"]
 
 _CONFORM_EXIT = {0: "every applicable scenario passed",
@@ -26,8 +28,6 @@ _VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a
 
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
-    from harness_lab.cli import HelpFormatter, exit_codes_epilog
-
     p = sub.add_parser("conform", help="play the scenario files against a live harness over "
                                        "HTTP and SSE; print the parity with the simulation",
                        formatter_class=HelpFormatter, epilog=exit_codes_epilog(_CONFORM_EXIT))

@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter, exit_codes_epilog, selected_results
+
 __all__ = ["register"]
 
 _EXIT = {0: "nothing regressed", 1: "a scenario regressed (a new failure, or an outcome "
@@ -91,7 +93,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _fresh(args: argparse.Namespace) -> Any:
-    from harness_lab.cli import selected_results
     from harness_lab.logs.options import run_log
 
     log = run_log("diff", args)
@@ -108,7 +109,6 @@ def _fresh(args: argparse.Namespace) -> Any:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab diff``."""
-    from harness_lab.cli import HelpFormatter, exit_codes_epilog
     from harness_lab.logs.options import add_log_options
 
     p = sub.add_parser(

@@ -12,6 +12,10 @@ import pytest
 import yaml
 
 from harness_lab.cli import main
+from tests.cli.conftest import ROOT, on_a_terminal
+from tests.sweep.conftest import sweep_data
+
+__all__ = ["sweep_data"]
 
 
 @pytest.fixture
@@ -245,3 +249,23 @@ def test_a_setting_that_cannot_be_read_is_a_usage_error_in_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", str(sweep_file), "--set", setting]) == 2
     assert capsys.readouterr().err == message
+
+
+def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
+    assert main(["sweep", canonical, "--samples", "10"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in table] == [["release_outcome", "count"],
+                                                    ["SUCCESS", "10"]]
+    assert main(["sweep", canonical, "--samples", "10", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["release_outcome"], r["count"]) for r in rows] == [
+        ("SUCCESS", "10"), ("FALLBACK", "0"), ("FAILED", "0"), ("CANCELLED", "0")]
+
+
+def test_sweep_draws_progress_on_a_terminal_unless_quiet() -> None:
+    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
+    assert "sweep chunks" in on_a_terminal("sweep", canonical, "--samples", "400")
+    assert "sweep chunks" not in on_a_terminal("sweep", canonical, "--samples", "400",
+                                                "--quiet")

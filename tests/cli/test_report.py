@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
+from tests.cli.conftest import on_a_terminal
 
 GOOD = """\
 name: good-report
@@ -95,3 +96,8 @@ def test_the_command_says_where_to_open_the_report(
     said = capsys.readouterr().out
     assert said.startswith(f"wrote {out}: 1 scenario(s), 1 run record(s), 0 not ok; open file://")
     assert said.strip().endswith(out.as_uri())
+
+
+def test_report_draws_progress_on_a_terminal(library: Path, tmp_path: Path) -> None:
+    drawn = on_a_terminal("report", str(library), "--out", str(tmp_path / "r.html"))
+    assert "scenario runs" in drawn

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.recorded.cli import reference_server
+from harness_lab.cli.record import reference_server
 from harness_lab.scenarios import run_paths
+from tests.recorded.conftest import _no_proxies  # noqa: F401 - applies here too
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "cassettes" / "reference" / "diagnosis-success.yaml"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
 from harness_lab.explanation.answers import QUESTIONS
 from harness_lab.logs.sources import is_log_file
 
@@ -105,8 +106,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab explain``."""
-    from harness_lab.cli import HelpFormatter, exit_codes_epilog
-
     p = sub.add_parser(
         "explain", help="answer doc §15's troubleshooting questions for a run",
         description="Why did the user get this outcome? Why did collection stop? Why is "

@@ -8,13 +8,13 @@ import sys
 import time
 from typing import Any
 
+from harness_lab.cli.common import HelpFormatter
+
 __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
     """Add the ``providers`` subcommand."""
-    from harness_lab.cli import HelpFormatter
-
     q = sub.add_parser("providers", help="serve a scenario's scripted providers over HTTP",
                        formatter_class=HelpFormatter)
     q.add_argument("file", help="the scenario file (FILE[variant] for one variant)")

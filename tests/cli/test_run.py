@@ -1,36 +1,17 @@
-"""The harness-lab command line."""
+"""``harness-lab run``, ``validate``, ``show`` and ``schema``."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness_lab.cli import main
-
-GOOD = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
-"""
-WRONG = GOOD.replace("name: good", "name: wrong").replace("FALLBACK,", "SUCCESS,")
-
-
-@pytest.fixture
-def library(tmp_path: Path) -> Path:
-    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
-    return tmp_path
+from tests.cli.conftest import GOOD, ROOT, WRONG, on_a_terminal, run_cli
 
 
 def test_run_prints_one_row_per_scenario_and_exits_zero(library: Path,
@@ -125,8 +106,9 @@ def test_run_on_a_missing_path_is_a_usage_error(tmp_path: Path,
     assert main(["run", str(tmp_path / "nope")]) == 2
 
 
-ROOT = Path(__file__).resolve().parents[1]
 CRASH = ROOT / "scenarios" / "faults" / "crash-before-guard.yaml"
+
+
 MULTI = "name: multi\ndescription: y\nfoo: 1\nbar: 2\n"
 
 
@@ -172,27 +154,6 @@ def test_an_error_row_shows_its_invariants_as_not_checked(
     assert row["invariants"] is None
 
 
-@pytest.mark.parametrize("command", ["run", "report"])
-def test_out_in_a_missing_directory_is_a_usage_error_before_anything_runs(
-        library: Path, tmp_path: Path, command: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "nodir" / "x.out"
-    assert main([command, str(library), "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert f"the directory {out.parent} does not exist" in err
-    assert not out.parent.exists()
-
-
-@pytest.mark.parametrize("command", ["run", "report"])
-def test_out_naming_a_directory_is_a_usage_error(
-        library: Path, tmp_path: Path, command: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    target = tmp_path / "emptydir"
-    target.mkdir()
-    assert main([command, str(library), "--out", str(target)]) == 2
-    assert f"--out {target} is a directory" in capsys.readouterr().err
-
-
 def test_the_help_names_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["run", "--help"])
@@ -224,28 +185,6 @@ def test_a_tag_that_selects_no_scenario_exits_five(library: Path,
     assert "no scenario selected" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["run", "validate", "report"])
-def test_an_empty_directory_exits_five(tmp_path: Path, command: str,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
-    empty = tmp_path / "emptydir"
-    empty.mkdir()
-    assert main([command, str(empty), *(["--out", str(tmp_path / "r")] * (command != "validate"))
-                 ]) == 5
-    assert f"no scenario selected under {empty}" in capsys.readouterr().err
-    assert not (tmp_path / "r").exists()
-
-
-def test_a_closed_standard_output_ends_show_quietly() -> None:
-    path = ROOT / "scenarios" / "outcomes" / "saturated-progress.yaml"
-    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "show", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141
-    assert "Traceback" not in err and "BrokenPipeError" not in err
-
-
 MATRIX = """\
 name: a-scenario-whose-matrix-variants-have-long-names
 description: a matrix of two axes
@@ -257,6 +196,8 @@ matrix:
   config.deadline_s: [60.0, 61.0]
   config.no_gain_threshold: [2, 3]
 """
+
+
 LISTED = """\
 name: listed
 description: a matrix list
@@ -273,20 +214,11 @@ matrix:
 """
 
 
-def _cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
-         ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([sys.executable, "-m", "harness_lab.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300,
-                          env={**base, "HARNESS_LAB_PURE": "1", **(env or {})})
-
-
 def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
         library: Path) -> None:
     (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
     (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
-    proc = _cli("run", str(library), env={"COLUMNS": "100"})
+    proc = run_cli("run", str(library), env={"COLUMNS": "100"})
     lines = proc.stdout.splitlines()
     assert proc.returncode == 1
     assert max(len(line) for line in lines) <= 100
@@ -301,7 +233,7 @@ def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
 def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_difference(
         library: Path) -> None:
     (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
-    proc = _cli("run", str(library), env={"COLUMNS": "300"})
+    proc = run_cli("run", str(library), env={"COLUMNS": "300"})
     summary = proc.stdout.split("short summary\n")[1].splitlines()
     assert summary[0] == (f"FAILED wrong ({library / 'wrong.yaml'}:6): release_outcome: "
                           "expected SUCCESS, got FALLBACK")
@@ -309,42 +241,18 @@ def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_differe
 
 
 def test_run_is_coloured_only_when_asked_or_on_a_terminal(library: Path) -> None:
-    assert "\x1b[" not in _cli("run", str(library)).stdout
-    assert "\x1b[" in _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
-    assert "\x1b[" not in _cli("run", str(library),
+    assert "\x1b[" not in run_cli("run", str(library)).stdout
+    assert "\x1b[" in run_cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
+    assert "\x1b[" not in run_cli("run", str(library),
                                env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
-
-
-def _on_a_terminal(*args: str, quiet: bool = False) -> str:
-    """Run the command with standard error on a pseudo-terminal; return what it drew."""
-    import pty
-
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", *args], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=follower,
-                            env={**env, "HARNESS_LAB_PURE": "1", "COLUMNS": "100"})
-    os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    proc.wait(timeout=300)
-    os.close(leader)
-    return drawn.decode(errors="replace")
 
 
 def test_run_draws_a_progress_bar_counting_runs_on_a_terminal_only(library: Path) -> None:
     (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
-    drawn = _on_a_terminal("run", str(library))
+    drawn = on_a_terminal("run", str(library))
     assert "scenario runs" in drawn and "5/5" in drawn
-    assert "scenario runs" not in _on_a_terminal("run", str(library), "--quiet")
-    assert "scenario runs" not in _cli("run", str(library)).stderr
+    assert "scenario runs" not in on_a_terminal("run", str(library), "--quiet")
+    assert "scenario runs" not in run_cli("run", str(library)).stderr
 
 
 @pytest.mark.parametrize(("suffix", "check"), [
@@ -417,89 +325,11 @@ def test_show_takes_a_directory(library: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_show_lines_fit_the_columns() -> None:
-    proc = _cli("show", "scenarios/outcomes/conclusion-guards-pass.yaml",
+    proc = run_cli("show", "scenarios/outcomes/conclusion-guards-pass.yaml",
                 env={"COLUMNS": "100"})
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and max(map(len, lines)) == 100
     assert any(line.endswith("…") for line in lines)
-
-
-def test_version_names_the_package(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness_lab import __version__
-
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--version"])
-    assert exit_info.value.code == 0
-    assert capsys.readouterr().out == f"harness-lab {__version__}\n"
-
-
-def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    from harness_lab.cli import build_parser
-
-    [action] = [a for a in build_parser()._actions
-                if isinstance(a, argparse._SubParsersAction)]
-    return dict(action.choices)
-
-
-def test_every_option_of_every_command_has_help() -> None:
-    missing = [f"{name} {a.option_strings or a.dest}"
-               for name, parser in _subparsers().items() for a in parser._actions
-               if not a.help]
-    assert missing == []
-
-
-@pytest.mark.parametrize(("command", "absent"), [
-    ("validate", ["--out", "--tag"]), ("show", ["--out", "--tag"]),
-])
-def test_a_command_lists_only_its_own_exit_codes(command: str, absent: list[str]) -> None:
-    epilog = _subparsers()[command].epilog or ""
-    assert "exit codes:" in epilog
-    assert not [word for word in absent if word in epilog]
-
-
-def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["explore", "--help"])
-    assert "(default: table)" in " ".join(capsys.readouterr().out.split())
-
-
-def test_a_missing_optional_package_is_one_line_naming_the_extra(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
-    canonical = ROOT / "benchmarks" / "canonical.yaml"
-    assert main(["sweep", str(canonical), "--samples", "4", "--scheduler",
-                 "tcp://127.0.0.1:1"]) == 2
-    err = capsys.readouterr().err
-    assert err == ("harness-lab sweep: this needs the optional package 'distributed'; "
-                   "install it with: pip install 'harness_lab[dask]'\n")
-
-
-def test_explore_lines_fit_a_hundred_columns() -> None:
-    proc = _cli("explore", "--fault", "crash,deadline",
-                "scenarios/outcomes/conclusion-guards-pass.yaml", env={"COLUMNS": "100"})
-    lines = proc.stdout.splitlines()
-    assert proc.returncode == 0 and len(lines) == 36
-    assert max(map(len, lines)) <= 100
-    assert " conclusion…@before router#1/crash crash " in proc.stdout
-
-
-def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
-    assert main(["sweep", canonical, "--samples", "10"]) == 0
-    table = capsys.readouterr().out.splitlines()
-    assert [line.split()[:2] for line in table] == [["release_outcome", "count"],
-                                                    ["SUCCESS", "10"]]
-    assert main(["sweep", canonical, "--samples", "10", "--format", "csv"]) == 0
-    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [(r["release_outcome"], r["count"]) for r in rows] == [
-        ("SUCCESS", "10"), ("FALLBACK", "0"), ("FAILED", "0"), ("CANCELLED", "0")]
-
-
-def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["rn", "scenarios"]) == 2
-    assert capsys.readouterr().err == ("harness-lab: unknown command 'rn'; did you mean 'run'? "
-                                       "(harness-lab --help lists the commands)\n")
 
 
 def test_validate_takes_a_file_with_a_variant_as_its_file(
@@ -510,66 +340,11 @@ def test_validate_takes_a_file_with_a_variant_as_its_file(
     assert "2 scenario(s) valid" in capsys.readouterr().out
 
 
-def test_sweep_and_report_draw_progress_on_a_terminal(library: Path, tmp_path: Path) -> None:
-    canonical = str(ROOT / "benchmarks" / "canonical.yaml")
-    assert "sweep chunks" in _on_a_terminal("sweep", canonical, "--samples", "400")
-    assert "sweep chunks" not in _on_a_terminal("sweep", canonical, "--samples", "400",
-                                                 "--quiet")
-    drawn = _on_a_terminal("report", str(library), "--out", str(tmp_path / "r.html"))
-    assert "scenario runs" in drawn
-
-
-@pytest.mark.parametrize("args", [["--help"], ["validate", str(CRASH)], ["run", "--help"]])
-def test_help_and_validate_import_no_heavy_package(args: list[str]) -> None:
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness_lab.cli", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HARNESS_LAB_PURE": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert not imported & {"pandas", "matplotlib", "sqlalchemy", "joblib", "httpx", "vcr"}
-
-
-@pytest.mark.parametrize("command", ["run", "validate", "show", "report", "sweep", "explore",
-                                     "init"])
-def test_each_command_lists_its_exit_codes_in_its_help(command: str) -> None:
-    from harness_lab.cli import COMMAND_EXIT_CODES
-
-    epilog = _subparsers()[command].epilog or ""
-    assert epilog.startswith("exit codes:\n")
-    codes = [int(line.split()[0]) for line in epilog.splitlines()[1:]
-             if line[:6].strip().isdigit()]
-    assert codes == list(COMMAND_EXIT_CODES[command])
-
-
-def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness_lab.cli import build_parser
-
-    monkeypatch.setenv("COLUMNS", "100")
-    helps = {"harness-lab": build_parser().format_help()}
-    helps.update({name: p.format_help() for name, p in _subparsers().items()
-                  if name in ("run", "validate", "show", "schema", "report", "sweep", "explore",
-                              "init")})
-    too_wide = {name: line for name, text in helps.items() for line in text.splitlines()
-                if len(line) > 100}
-    assert too_wide == {}
-
-
 def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
         library: Path) -> None:
     from harness_lab.report.palette import OUTCOME_COLORS
 
     colour = OUTCOME_COLORS["FALLBACK:MISSING_REQUIRED_CONTEXT"].lstrip("#")
     rgb = ";".join(str(int(colour[i:i + 2], 16)) for i in (0, 2, 4))
-    out = _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
+    out = run_cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
     assert f"\x1b[38;2;{rgb}mFALLBACK" in out
-
-
-def test_a_closed_standard_output_ends_run_with_141_and_no_traceback(library: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "run", str(library)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "HARNESS_LAB_PURE": "1", "FORCE_COLOR": "1"})
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141
-    assert "Traceback" not in err

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from harness_lab.cli.common import exit_codes, format_rows
+
 __all__ = ["register"]
 
 
@@ -148,7 +150,6 @@ def _output_problem(flag: str, path: str) -> str | None:
 
 
 def _sweep(args: argparse.Namespace, sweep: Any) -> int:
-    from harness_lab.cli import format_rows
     from harness_lab.logs.sweep_log import log_sweep, sweep_log
 
     log = sweep_log(args)
@@ -238,7 +239,6 @@ def _plot(args: argparse.Namespace, result: Any) -> bool:
 
 
 def _compare(args: argparse.Namespace, sweep: Any) -> int:
-    from harness_lab.cli import format_rows
     from harness_lab.sweep.compare import compare_policies
 
     table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
@@ -259,7 +259,6 @@ def _compare(args: argparse.Namespace, sweep: Any) -> int:
 def _load(args: argparse.Namespace, sweep: Any) -> int:
     import pandas as pd
 
-    from harness_lab.cli import format_rows
     from harness_lab.sweep.load import load_curve, run_load
     from harness_lab.sweep.spec import LoadSpec
 
@@ -289,8 +288,6 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
-    from harness_lab.cli import exit_codes
-
     p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution",
                        epilog=exit_codes("sweep"))
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")

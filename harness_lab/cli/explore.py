@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness_lab.cli.common import EXIT_USAGE, exit_codes, format_rows, usage_problem
 from harness_lab.scenarios.faults import FAULT_KINDS
 
 __all__ = ["TABLE_COLUMNS", "register"]
@@ -25,8 +26,6 @@ TABLE_COLUMNS = ("flag", "variant", "expected", "run_state", "release_outcome",
 
 def register(sub: Any) -> None:
     """Add the ``explore`` subcommand to ``sub``."""
-    from harness_lab.cli import exit_codes
-
     p = sub.add_parser(
         "explore", help="run every fault variant of a scenario and judge it against SPEC §4",
         description="Inject every applicable fault at every boundary, SSE event and time gap "
@@ -66,7 +65,6 @@ def _fault_kinds(text: str) -> list[str]:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from harness_lab.cli import EXIT_USAGE, format_rows, usage_problem
     from harness_lab.explore.library import plan_library, run_library
     from harness_lab.scenarios.discovery import SelectionError, Selector, discover
     from harness_lab.terminal.progress import progress, progress_wanted

@@ -1,0 +1,273 @@
+"""What every command of ``harness-lab`` shares: exit codes and their epilogs, the help
+formatter, output formats, and running what the paths and tags select.
+
+Every command module imports from here; this module imports no command module and not the
+dispatcher. Exit codes are listed in :data:`EXIT_CODES` (and under ``harness-lab --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.scenarios.runner import ScenarioResult
+
+__all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
+           "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "HelpFormatter", "exit_codes",
+           "exit_codes_epilog", "format_rows", "no_scenarios_message", "output_format",
+           "read_mapping", "selected_results", "usage_problem"]
+
+EXIT_FAILED = 1
+"""An expectation or invariant did not hold, or a scenario errored."""
+EXIT_USAGE = 2
+"""A usage error (or, under ``validate``, a malformed file)."""
+EXIT_NO_SCENARIOS = 5
+"""No scenario was selected (the code pytest uses for "no tests collected")."""
+EXIT_BROKEN_PIPE = 141
+"""Standard output was closed before everything was written (128 + SIGPIPE, as a shell has it)."""
+
+EXIT_CODES = """\
+exit codes:
+  0    every expectation and invariant held
+  1    one did not, or a scenario errored or could not be loaded
+  2    usage error: a missing path, or an --out that is a directory or lies in a
+       directory that does not exist (checked before anything runs);
+       under validate, a malformed file; a missing optional package (the message
+       names the extra to install)
+  5    no scenario selected: no scenario file under the paths (files inside a
+       cassettes/ directory are never scenarios), or none carries the --tag
+  141  standard output was closed early (e.g. piped into head); the rest is dropped
+"""
+"""Every exit code of the command line, as ``harness-lab --help`` prints them."""
+
+_NOTHING = "no scenario selected: no scenario file under the paths, or none carries the --tag"
+_PIPE = "standard output was closed early (e.g. piped into head); the rest is dropped"
+_PATHS = "usage error: a missing path or an unknown matrix variant"
+_OUT = ("usage error: a missing path, an unknown matrix variant, or an --out that is a "
+        "directory or lies in a directory that does not exist (checked before anything runs)")
+COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
+    "run": {0: "every expectation and invariant held",
+            1: "one did not, or a scenario errored or could not be loaded",
+            2: f"{_OUT}; or a --log-dir where no run log can be written", 5: _NOTHING,
+            EXIT_BROKEN_PIPE: _PIPE},
+    "validate": {0: "every file is valid",
+                 2: "a file is malformed (each problem is named by file, line and field); "
+                    "or a missing path",
+                 5: "no scenario file under the paths", EXIT_BROKEN_PIPE: _PIPE},
+    "show": {0: "every expectation and invariant of the shown scenarios held",
+             1: "one did not, or a file could not be loaded", 2: _PATHS,
+             EXIT_BROKEN_PIPE: _PIPE},
+    "report": {0: "every expectation and invariant held (the report is written either way)",
+               1: "one did not, or a scenario errored", 2: _OUT, 5: _NOTHING},
+    "explore": {0: "no variant contradicts SPEC §4 or breaks an invariant",
+                1: "a variant does", 2: f"{_OUT}; or no file under the paths can be explored",
+                EXIT_BROKEN_PIPE: _PIPE},
+    "sweep": {0: "every sample ran and every output was written",
+              1: "samples were lost, runs not stored or an output not written (each said)",
+              2: "usage error: a malformed scenario or sweep block, a bad option, an output "
+                 "path that cannot be written (checked before any sample runs), or a missing "
+                 "optional package",
+              130: "interrupted (Ctrl-C): what was stored is listed"},
+    "init": {0: "the directory was written",
+             2: "usage error: the directory holds files already (nothing is overwritten)"},
+}
+"""Each command's own exit codes, printed under its help by :func:`exit_codes`."""
+
+
+def exit_codes(command: str) -> str:
+    """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``."""
+    return exit_codes_epilog(COMMAND_EXIT_CODES[command])
+
+
+def exit_codes_epilog(codes: Mapping[int, str]) -> str:
+    """An ``exit codes:`` epilog listing ``codes`` (exit code: meaning), a line each."""
+    import textwrap
+
+    lines = ["exit codes:"]
+    for code, meaning in codes.items():
+        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = ("table", "csv", "json", "markdown", "html")
+"""The output formats of ``run --format``."""
+
+
+def format_rows(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> str:
+    """Render rows as ``table``, ``csv``, ``json`` or ``markdown``.
+
+    ``csv`` and ``json`` keep every value as it is (a list or mapping in a csv cell is its
+    JSON text); ``table`` and ``markdown`` are for people: numbers rounded (three significant
+    figures, thousands separated) and a multi-line value's lines joined with ``; `` or
+    ``<br>``, so each row stays one line.
+    """
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: _csv_cell(row.get(c)) for c in columns})
+        return buf.getvalue()
+    if fmt == "json":
+        return json.dumps([{c: row.get(c) for c in columns} for row in rows], indent=2) + "\n"
+    if fmt == "markdown":
+        return _markdown([[_cell(row.get(c), "<br>") for c in columns] for row in rows], columns)
+    from harness_lab.terminal.tables import Column, print_table
+
+    buf = io.StringIO()
+    print_table(rows, [Column(c, c) for c in columns], buf, plain=True)
+    return buf.getvalue()
+
+
+def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
+    head = "| " + " | ".join(columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in cells]
+    return "\n".join([head, rule, *body]) + "\n"
+
+
+def _cell(value: Any, joiner: str) -> str:
+    from harness_lab.terminal.tables import human
+
+    return joiner.join(value.splitlines()) if isinstance(value, str) else human(value)
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, default=str)
+    return value
+
+
+def usage_problem(command: str, paths: Sequence[str], out: str | None) -> str | None:
+    """The usage error of ``harness-lab COMMAND``: missing ``paths`` or an ``--out`` that
+    cannot be written (a directory, or a file in a directory that does not exist); or None."""
+    missing = [p for p in paths if not _selected_path(p).exists()]
+    if missing:
+        return f"harness-lab {command}: no such file or directory: {', '.join(missing)}"
+    if out is None:
+        return None
+    target = Path(out)
+    if target.is_dir():
+        return f"harness-lab {command}: --out {out} is a directory; give a file name"
+    if not target.parent.is_dir():
+        return (f"harness-lab {command}: --out {out}: the directory {target.parent} "
+                "does not exist; create it first")
+    return None
+
+
+def _selected_path(text: str) -> Path:
+    from harness_lab.scenarios.runner import Selector
+
+    return Selector.parse(text).path
+
+
+def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]) -> str:
+    """What ``harness-lab COMMAND`` says when ``paths`` (and ``tags``) select no scenario."""
+    tagged = f" with the tag(s) {', '.join(tags)}" if tags else ""
+    return (f"harness-lab {command}: no scenario selected under {', '.join(paths)}{tagged} "
+            f"(exit {EXIT_NO_SCENARIOS})")
+
+
+def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
+                     out: str | None, *, progress_enabled: bool | None = None,
+                     on_result: Callable[[ScenarioResult], None] | None = None,
+                     update_snapshots: bool = False) -> ResultSet | int:
+    """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
+    with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
+    an ``--out`` that cannot be written), or nothing selected.
+
+    A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
+    when standard error is one); ``on_result`` is called with each result (the run log);
+    ``update_snapshots`` writes snapshots instead of comparing with them.
+    """
+    from harness_lab.scenarios.runner import SelectionError, plan_paths, run_plan
+    from harness_lab.terminal.progress import progress, progress_wanted
+
+    problem = usage_problem(command, paths, out)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        plan = plan_paths(paths, tags=tags)
+    except SelectionError as exc:
+        print(f"harness-lab {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not plan:
+        print(no_scenarios_message(command, paths, tags), file=sys.stderr)
+        return EXIT_NO_SCENARIOS
+    enabled = progress_wanted() if progress_enabled is None else progress_enabled
+    with progress(len(plan), "scenario runs", enabled=enabled) as advance:
+
+        def ran(result: ScenarioResult) -> None:
+            if on_result is not None:
+                on_result(result)
+            advance(1)
+
+        return run_plan(plan, update_snapshots=update_snapshots, on_result=ran)
+
+
+def output_format(given: str | None, out: str | None) -> str:
+    """The output format: ``given``, else the one the ``out`` file's extension names (``.csv``,
+    ``.json``, ``.md``, ``.html``), else ``table`` (as promptfoo picks its output format)."""
+    if given is not None:
+        return given
+    if not out:
+        return "table"
+    return _EXTENSION_FORMATS.get(Path(out).suffix.lower(), "table")
+
+
+_EXTENSION_FORMATS = {".csv": "csv", ".json": "json",
+                      ".md": "markdown", ".markdown": "markdown", ".html": "html",
+                      ".htm": "html"}
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that wraps a one-paragraph description to the width, keeps text written line by
+    line (the exit codes) line by line, continuing a too-long line under its text, and shows
+    each option's default (when it has one worth showing: not None, False or an empty
+    list)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text.strip():
+            return argparse.HelpFormatter._fill_text(self, text, width, indent)
+        import re
+        import textwrap
+
+        lines = []
+        for line in text.splitlines():
+            if len(indent + line) <= width:
+                lines.append(indent + line)
+                continue
+            hang = re.match(r"\s*\S+\s+", line)  # a table row: continue under its text
+            lines += textwrap.wrap(line, width, initial_indent=indent,
+                                   subsequent_indent=indent + " " * (hang.end() if hang else 0))
+        return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or default in (None, False, argparse.SUPPRESS)
+                or default == [] or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def read_mapping(path: str | None) -> dict[str, Any] | None:
+    """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
+    if path is None:
+        return None
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the mapping is not a JSON object")
+    return data

@@ -1,0 +1,137 @@
+"""The ``harness-lab`` command line: its parser, the table of its commands and :func:`main`.
+
+Each command lives in a module of this package with a ``register(subparsers)``; a command's
+module is imported only when that command is named, so ``harness-lab --help`` and
+``harness-lab validate`` load no heavy module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness_lab.cli import run
+from harness_lab.cli.common import EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_USAGE, HelpFormatter
+
+__all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every parser of the command line: help formatted by :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["formatter_class"] = HelpFormatter
+        super().__init__(*args, **kwargs)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand.
+
+    With ``only``, the subcommands of other modules are listed by name and help but not
+    imported (``harness-lab --help`` and ``harness-lab validate`` then load no heavy module).
+    """
+    from harness_lab import __version__
+
+    parser = _Parser(prog="harness-lab",
+                     description="Run, check and explore diagnosis-harness scenarios.",
+                     epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"harness-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
+    run.register(sub)
+    for name, (module, summary) in COMMAND_MODULES.items():
+        if only is None or only == name:
+            register: Callable[[Any], None] = importlib.import_module(module).register
+            register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
+    return parser
+
+
+COMMAND_MODULES = {
+    "report": ("harness_lab.cli.report", "run scenarios and write a self-contained HTML report"),
+    "record": ("harness_lab.cli.record", "record a scenario's cassette against an endpoint"),
+    "sweep": ("harness_lab.cli.sweep", "Monte Carlo sweep of a scenario's outcome distribution"),
+    "explore": ("harness_lab.cli.explore",
+                "run every fault variant of a scenario and judge it against SPEC §4"),
+    "init": ("harness_lab.cli.init", "create a starter scenario directory to copy from"),
+    "explain": ("harness_lab.cli.explain", "answer doc §15's troubleshooting questions for a run"),
+    "diff": ("harness_lab.cli.diff",
+             "compare two run logs (or a log and a fresh run); exit 1 on a regression"),
+    "audit": ("harness_lab.cli.audit",
+              "check stored runs (a log, an export, a database) against the invariants"),
+    "calibrate": ("harness_lab.cli.calibrate",
+                  "fit a sweep's latencies and fault rates from stored runs"),
+    "serve": ("harness_lab.cli.serve", "serve the harness over HTTP and SSE on the wall clock"),
+    "conform": ("harness_lab.cli.conform",
+                "play the scenario files against a live harness; print parity with simulation"),
+    "providers": ("harness_lab.cli.providers", "serve a scenario's scripted providers over HTTP"),
+}
+"""The commands :mod:`harness_lab.cli.run` does not add: each one's module (with
+``register(subparsers)``) and the one-line help ``harness-lab --help`` shows without importing
+it."""
+
+_COMMANDS = run.COMMANDS + tuple(COMMAND_MODULES)
+"""Every command, in the order ``harness-lab --help`` lists them."""
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first word that is not an option), if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``harness-lab``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = _command_of(words)
+    if command is not None and command not in _COMMANDS:
+        import difflib
+
+        close = difflib.get_close_matches(command, _COMMANDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        print(f"harness-lab: unknown command {command!r}{hint} (harness-lab --help lists "
+              "the commands)", file=sys.stderr)
+        return EXIT_USAGE
+    parser = build_parser(only=command or "")
+    args = parser.parse_args(words)
+    args.argv = words  # the command line as typed, which a run log records
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
+    except ModuleNotFoundError as exc:
+        extra = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"harness-lab {args.command}: this needs the optional package {exc.name!r}; "
+              f"install it with: pip install 'harness_lab[{extra}]'", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "nbclient": "notebook",
+                    "nbformat": "notebook", "ipykernel": "notebook", "jupyterlab": "notebook",
+                    "tqdm": "notebook", "hypothesis": "test", "starlette": "live",
+                    "uvicorn": "live", "psycopg": "live"}
+"""The optional packages a command may need, and the extra of ``pyproject.toml`` that
+installs each: a command missing one ends in one line naming the extra (exit 2)."""
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so the final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # an in-process stream without a file descriptor: nothing is flushed to a pipe
+    finally:
+        os.close(devnull)

@@ -1,0 +1,322 @@
+"""``harness-lab run``, ``validate``, ``show`` and ``schema``: run scenarios and print a row
+each, check files without running them, print one scenario's timeline, print the schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from harness_lab.cli.common import (
+    EXIT_FAILED,
+    EXIT_NO_SCENARIOS,
+    EXIT_USAGE,
+    FORMATS,
+    exit_codes,
+    format_rows,
+    no_scenarios_message,
+    output_format,
+    selected_results,
+    usage_problem,
+)
+
+if TYPE_CHECKING:
+    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.sse import SseEvent
+    from harness_lab.trace import TraceEvent
+
+__all__ = ["COMMANDS", "DEFAULT_PATHS", "RUN_TABLE_COLUMNS", "register", "write_results"]
+
+COMMANDS = ("run", "validate", "show", "schema")
+"""The subcommands :func:`register` adds."""
+
+DEFAULT_PATHS = ("scenarios",)
+"""What ``run`` and ``validate`` take when given no path."""
+
+_OUT_HELP = ("write the rows to this file (format from its extension: .csv, .json, .md, .html); "
+             "the summary still goes to the terminal; its directory must exist")
+
+
+def _emit(text: str, out: str | None, stream: TextIO) -> int:
+    if not out:
+        stream.write(text)
+        return 0
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"harness-lab run: cannot write --out {out}: {exc.strerror or exc}; "
+              "the rows follow on standard output", file=sys.stderr)
+        stream.write(text)
+        return EXIT_USAGE
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import time
+
+    from harness_lab.logs.options import run_log
+    from harness_lab.terminal.progress import progress_wanted
+
+    fmt = output_format(args.format, args.out)
+    log = run_log("run", args)
+    if isinstance(log, int):
+        return log
+    start = time.perf_counter()
+    results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
+                               args.out, progress_enabled=progress_wanted(quiet=args.quiet),
+                               on_result=log.add if log else None,
+                               update_snapshots=args.update_snapshots)
+    if isinstance(results, int):
+        return results
+    logged = log.close() if log is not None else None
+    elapsed = time.perf_counter() - start
+    written = write_results(results, fmt, args.out)
+    people = fmt == "table" and not args.out
+    if people:
+        sys.stdout.flush()
+    from harness_lab.terminal.summary import print_summary
+
+    stream = sys.stdout if people else sys.stderr
+    print_summary(results, stream, elapsed_s=elapsed)
+    _report_snapshots(results, args.paths or list(DEFAULT_PATHS), args.update_snapshots,
+                      stream)
+    if logged is not None and not args.quiet:
+        print(f"log: {logged}", file=sys.stderr)
+    if args.out and not written:
+        print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
+    return written or (EXIT_FAILED if not results.ok else 0)
+
+
+def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
+                      stream: TextIO) -> None:
+    """After a run: how many snapshots were written, and those no scenario uses (removed
+    under ``--update-snapshots``)."""
+    from harness_lab.scenarios.runner import Selector, discover
+    from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
+
+    written = sum(1 for r in results if r.extra.get("snapshot") in ("written", "updated"))
+    if written:
+        print(f"{written} snapshot(s) written", file=stream)
+    files = discover([Selector.parse(p).path for p in paths])
+    for line in unused_report(unused_snapshots(files, remove=update), removed=update,
+                              flag="--update-snapshots"):
+        print(line, file=stream)
+
+
+RUN_TABLE_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
+                     "db_status", "verdict")
+"""The columns of ``harness-lab run``'s table (and markdown, with the first difference)."""
+
+
+def _run_columns() -> list[Any]:
+    from harness_lab.terminal.styles import (
+        fallback_style,
+        release_style,
+        state_style,
+        verdict_style,
+    )
+    from harness_lab.terminal.tables import Column
+
+    return [Column("scenario", "scenario", name=True), Column("intent", "intent", optional=True),
+            Column("run_state", "run_state", style=state_style),
+            Column("release_outcome", "release", row_style=release_style),
+            Column("fallback_type", "fallback", style=fallback_style),
+            Column("db_status", "db_status", style=state_style),
+            Column("verdict", "result", style=verdict_style)]
+
+
+def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
+    """Write ``results`` as ``fmt`` to ``out`` (standard output when None); 0, or
+    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output)."""
+    from harness_lab.scenarios.results import EXPORT_COLUMNS, first_difference
+
+    if fmt in ("table", "markdown", "html"):
+        rows = [{**r.row(), "verdict": r.verdict, "difference": first_difference(r)}
+                for r in results]
+        if fmt == "table":
+            if not out:
+                from harness_lab.terminal.tables import print_table
+
+                print_table(rows, _run_columns(), sys.stdout)
+                return 0
+            text = format_rows(rows, RUN_TABLE_COLUMNS, "table")
+        elif fmt == "markdown":
+            text = format_rows(rows, (*RUN_TABLE_COLUMNS, "difference"), "markdown")
+        else:
+            text = _html_page(results)
+    else:
+        text = format_rows(results.export_rows(), EXPORT_COLUMNS, fmt)
+    return _emit(text, out, sys.stdout)
+
+
+def _html_page(results: ResultSet) -> str:
+    import html
+
+    from harness_lab.report.notebook import results_html
+
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape('harness-lab run')}</title></head><body>\n"
+            f"{results_html(results)}\n</body></html>\n")
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from harness_lab.scenarios.discovery import discover
+    from harness_lab.scenarios.validate import validate_files
+
+    paths = args.paths or list(DEFAULT_PATHS)
+    problem = usage_problem("validate", paths, None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    files = discover(paths)
+    if not files:
+        print(no_scenarios_message("validate", paths, ()), file=sys.stderr)
+        return EXIT_NO_SCENARIOS
+    found = validate_files(files)
+    for problems in found.problems.values():
+        for item in problems:
+            print(item, file=sys.stderr)
+    bad = len(found.problems)
+    print(f"{found.scenarios} scenario(s) valid, {bad} file(s) with problems",
+          file=sys.stderr if bad else sys.stdout)
+    return EXIT_USAGE if bad else 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from harness_lab.scenarios import ScenarioError, ScenarioRun, load_file
+    from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
+    from harness_lab.terminal.console import width_of
+
+    problem = usage_problem("show", args.scenario, None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    width = width_of(sys.stdout)
+    status = 0
+    shown = 0
+    for selector in map(Selector.parse, args.scenario):
+        for path in discover([selector.path]):
+            try:
+                loaded = select(selector, load_file(path))
+            except ScenarioError as exc:
+                print(exc, file=sys.stderr)
+                status = status or EXIT_FAILED  # under run the same file is an ERROR row
+                continue
+            except SelectionError as exc:
+                print(f"harness-lab show: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            for item in loaded:
+                result = ScenarioRun(item).run()
+                _show(result, width)
+                shown += 1
+                status = status or (0 if result.ok else EXIT_FAILED)
+    if not shown and not status:
+        print(no_scenarios_message("show", args.scenario, ()), file=sys.stderr)
+        return EXIT_NO_SCENARIOS
+    return status
+
+
+def _fit(line: str, width: int) -> str:
+    """``line`` cut to ``width`` characters, ending in ``…`` when cut."""
+    return line if len(line) <= width else line[:max(width - 1, 0)] + "…"
+
+
+def _show(result: ScenarioResult, width: int) -> None:
+    print(_fit(f"== {result.scenario}: {result.description}", width))
+    print(_fit(f"   {_states(result)}; expected {result.expected_text}; "
+               f"invariants {result.invariants_text}", width))
+    r = result.record
+    if r is not None:
+        _timeline(r.sse_events, r.trace, "", width)
+    elif result.partial_sse or result.partial_trace:
+        _timeline(result.partial_sse, result.partial_trace, " (until the crash)", width)
+
+
+def _states(result: ScenarioResult) -> str:
+    r = result.record
+    if r is not None:
+        return (f"{r.run_state.value} / {r.release_outcome.value} / "
+                f"{r.fallback_type.value if r.fallback_type else '-'} / db "
+                f"{r.stored_status.value if r.stored_status else '-'}")
+    if result.crashed:
+        status = (result.stored_row or {}).get("status") or "-"
+        return f"crashed ({result.extra.get('crash')}) / db {status}"
+    return "no record"
+
+
+def _timeline(sse: Sequence[SseEvent], trace: Sequence[TraceEvent], note: str,
+              width: int) -> None:
+    """The SSE events and trace lines, each cut to ``width`` (the terminal's, or whole in a
+    pipe): the data of an event is its JSON text, which can run to hundreds of characters."""
+    print(f"-- SSE events{note}")
+    for e in sse:
+        print(_fit(f"   t={e.t:9.3f}  {e.kind.value:<9} "
+                   f"{json.dumps(dict(e.data), default=str)}", width))
+    print(f"-- trace{note}")
+    for t in trace:
+        detail = json.dumps(dict(t.detail), default=str) if t.detail else ""
+        print(_fit(f"   t={t.t:9.3f}  {t.phase.value:<10} {t.type.value:<24} "
+                   f"{t.status.value:<9} {detail}".rstrip(), width))
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from harness_lab.scenarios.schema import schema_text
+
+    problem = usage_problem("schema", [], args.out)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+    text = schema_text()
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"harness-lab schema: cannot write --out {args.out}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.out} ({len(text):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``harness-lab run``, ``validate``, ``show`` and ``schema``."""
+    run = sub.add_parser("run", help="run scenarios and print one row per scenario run",
+                         epilog=exit_codes("run"))
+    run.add_argument("paths", nargs="*",
+                     help="files or directories; FILE[variant] picks one matrix variant "
+                          "(default: scenarios/)")
+    run.add_argument("--format", choices=FORMATS, default=None,
+                     help="output format (default: from the --out extension, else table)")
+    run.add_argument("--out", help=_OUT_HELP)
+    run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--update-snapshots", action="store_true",
+                     help="write the snapshots of scenarios with `snapshot: true` instead of "
+                          "comparing with them, and remove snapshots no scenario uses")
+    from harness_lab.logs.options import add_log_options
+
+    add_log_options(run)
+    run.set_defaults(func=_cmd_run)
+    val = sub.add_parser("validate", help="check scenario files without running them",
+                         epilog=exit_codes("validate"))
+    val.add_argument("paths", nargs="*",
+                     help="files or directories; FILE[variant] checks one matrix variant "
+                          "(default: scenarios/)")
+    val.set_defaults(func=_cmd_validate)
+    show = sub.add_parser("show", help="print one scenario's SSE events and trace timeline",
+                          epilog=exit_codes("show"))
+    show.add_argument("scenario", nargs="+", metavar="PATH",
+                      help="a scenario file, FILE[variant] or a directory")
+    show.set_defaults(func=_cmd_show)
+    schema = sub.add_parser("schema", help="print the JSON Schema of scenario files (for "
+                                           "editors; see docs/scenarios.md)")
+    schema.add_argument("--out", metavar="FILE",
+                        help="write the schema to FILE instead of standard output; its "
+                             "directory must exist")
+    schema.set_defaults(func=_cmd_schema)

@@ -1,0 +1,69 @@
+"""What the commands share: usage errors checked before anything runs, nothing selected,
+each command's own exit codes, and help that shows the defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.cli.common import COMMAND_EXIT_CODES
+from tests.cli.conftest import subparsers
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_out_in_a_missing_directory_is_a_usage_error_before_anything_runs(
+        library: Path, tmp_path: Path, command: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "nodir" / "x.out"
+    assert main([command, str(library), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"the directory {out.parent} does not exist" in err
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_out_naming_a_directory_is_a_usage_error(
+        library: Path, tmp_path: Path, command: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "emptydir"
+    target.mkdir()
+    assert main([command, str(library), "--out", str(target)]) == 2
+    assert f"--out {target} is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "report"])
+def test_an_empty_directory_exits_five(tmp_path: Path, command: str,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    assert main([command, str(empty), *(["--out", str(tmp_path / "r")] * (command != "validate"))
+                 ]) == 5
+    assert f"no scenario selected under {empty}" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("command", "absent"), [
+    ("validate", ["--out", "--tag"]), ("show", ["--out", "--tag"]),
+])
+def test_a_command_lists_only_its_own_exit_codes(command: str, absent: list[str]) -> None:
+    epilog = subparsers()[command].epilog or ""
+    assert "exit codes:" in epilog
+    assert not [word for word in absent if word in epilog]
+
+
+def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["explore", "--help"])
+    assert "(default: table)" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "show", "report", "sweep", "explore",
+                                     "init"])
+def test_each_command_lists_its_exit_codes_in_its_help(command: str) -> None:
+    epilog = subparsers()[command].epilog or ""
+    assert epilog.startswith("exit codes:\n")
+    codes = [int(line.split()[0]) for line in epilog.splitlines()[1:]
+             if line[:6].strip().isdigit()]
+    assert codes == list(COMMAND_EXIT_CODES[command])

@@ -1,0 +1,109 @@
+"""The command line as a whole: the parser, unknown commands, a closed pipe, a missing
+optional package, and a start that stays light."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.cli.dispatch import build_parser
+from tests.cli.conftest import ROOT, subparsers
+
+CRASH = ROOT / "scenarios" / "faults" / "crash-before-guard.yaml"
+
+
+def test_version_names_the_package(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"harness-lab {__version__}\n"
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    missing = [f"{name} {a.option_strings or a.dest}"
+               for name, parser in subparsers().items() for a in parser._actions
+               if not a.help]
+    assert missing == []
+
+
+def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rn", "scenarios"]) == 2
+    assert capsys.readouterr().err == ("harness-lab: unknown command 'rn'; did you mean 'run'? "
+                                       "(harness-lab --help lists the commands)\n")
+
+
+def test_a_missing_optional_package_is_one_line_naming_the_extra(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    canonical = ROOT / "benchmarks" / "canonical.yaml"
+    assert main(["sweep", str(canonical), "--samples", "4", "--scheduler",
+                 "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("harness-lab sweep: this needs the optional package 'distributed'; "
+                   "install it with: pip install 'harness_lab[dask]'\n")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["validate", str(CRASH)], ["run", "--help"]])
+def test_help_and_validate_import_no_heavy_package(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness_lab.cli", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HARNESS_LAB_PURE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert not imported & {"pandas", "matplotlib", "sqlalchemy", "joblib", "httpx", "vcr"}
+
+
+def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    helps = {"harness-lab": build_parser().format_help()}
+    helps.update({name: p.format_help() for name, p in subparsers().items()
+                  if name in ("run", "validate", "show", "schema", "report", "sweep", "explore",
+                              "init")})
+    too_wide = {name: line for name, text in helps.items() for line in text.splitlines()
+                if len(line) > 100}
+    assert too_wide == {}
+
+
+def test_a_closed_standard_output_ends_show_quietly() -> None:
+    path = ROOT / "scenarios" / "outcomes" / "saturated-progress.yaml"
+    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "show", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_a_closed_standard_output_ends_run_with_141_and_no_traceback(library: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "run", str(library)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "HARNESS_LAB_PURE": "1", "FORCE_COLOR": "1"})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err
+
+
+def test_the_console_script_and_both_module_forms_start_the_dispatcher() -> None:
+    import importlib
+    import tomllib
+
+    from harness_lab import __version__
+    from harness_lab.cli import dispatch
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    module, _, name = project["scripts"]["harness-lab"].partition(":")
+    assert getattr(importlib.import_module(module), name) is dispatch.main
+    for form in ("harness_lab", "harness_lab.cli"):
+        done = subprocess.run([sys.executable, "-m", form, "--version"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout) == (0, f"harness-lab {__version__}\n")
