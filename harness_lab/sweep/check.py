@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from harness_lab.scenarios.loader import Problem, ScenarioError
-from harness_lab.store.errors import STORE_INT_MAX
+from harness_lab.store.errors import storable_int
 from harness_lab.sweep.sample import GridPoint, apply_overrides
 from harness_lab.yaml_lines import YamlLines, node_line
 
@@ -51,7 +51,7 @@ def value_problem(value: Any) -> str | None:
         if isinstance(item, bool) or item is None or isinstance(item, str):
             continue
         if isinstance(item, int):
-            if not -STORE_INT_MAX - 1 <= item <= STORE_INT_MAX:
+            if storable_int(item) is None:
                 return (f"an integer of {len(str(abs(item)))} digits is beyond the 64-bit "
                         "range a run's values are stored in")
         elif isinstance(item, float):
