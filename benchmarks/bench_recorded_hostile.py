@@ -27,8 +27,8 @@ from pathlib import Path
 
 import httpx
 
-from harness_lab.recorded import ReferenceServer, json_completion
 from harness_lab.recorded.cassette_file import MAX_CASSETTE_BYTES
+from harness_lab.scripted import ReferenceServer, json_completion
 from tests.recorded.hostile import CASSETTES, HTTP_REQUESTS, write
 
 _CHILD = """\

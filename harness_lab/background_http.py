@@ -1,8 +1,8 @@
 """BackgroundHTTPServer: a local HTTP server answering from a daemon thread.
 
-The lab's stand-ins for a real harness's neighbours (the OpenAI-compatible reference server
-that recording talks to, the scripted providers a live harness calls) are each a
-``http.server`` handler served this way: bound to a host and port (0 takes a free one),
+The lab's stand-in for a real harness's neighbours (the scripted providers that recording
+and a live harness call, :mod:`harness_lab.scripted`) is a ``http.server`` handler served
+this way: bound to a host and port (0 takes a free one),
 listening with a deep backlog so a burst of connections waits instead of being refused, one
 daemon thread per connection, and at most ``max_connections`` threads at once when a cap is
 given (further connections wait in the backlog, so idle clients cannot pile up threads).
@@ -14,7 +14,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["LISTEN_BACKLOG", "BackgroundHTTPServer", "ServedOverHTTP"]
+__all__ = ["LISTEN_BACKLOG", "BackgroundHTTPServer"]
 
 LISTEN_BACKLOG = 1024
 """Connections the kernel queues before the server accepts them."""
@@ -24,7 +24,7 @@ class BackgroundHTTPServer:
     """Serves ``handler`` on ``host:port`` from a daemon thread named ``name``.
 
     ``start`` binds and serves (again after ``stop``); ``stop`` stops serving and frees the
-    port; ``port`` is the bound port while it runs.
+    port; ``port`` and ``url`` say where while it runs. A context manager serves in its body.
     """
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], *, name: str,
@@ -43,15 +43,16 @@ class BackgroundHTTPServer:
         """Whether the server is bound and serving."""
         return self._httpd is not None
 
-    def start(self) -> None:
+    def start(self) -> Self:
         """Bind the port and serve in the background; nothing when already serving."""
         if self._httpd is not None:
-            return
+            return self
         httpd = _Server((self.host, self.requested_port), self.handler, self.max_connections)
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,),
                                         name=self.name, daemon=True)
         self._thread.start()
+        return self
 
     def stop(self) -> None:
         """Stop serving and release the port; nothing when not serving."""
@@ -70,37 +71,16 @@ class BackgroundHTTPServer:
             raise RuntimeError(f"the {self.name} is not running")
         return int(self._httpd.server_address[1])
 
-
-class ServedOverHTTP:
-    """A stand-in answering over its :class:`BackgroundHTTPServer` (``_server``): ``start``
-    and ``stop`` it, or use it as a context manager; ``port`` and ``url`` while it runs."""
-
-    _server: BackgroundHTTPServer
-
-    def start(self) -> Self:
-        """Bind the port and serve in a background thread."""
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._server.stop()
+    @property
+    def url(self) -> str:
+        """``http://host:port``: the base URL of its paths."""
+        return f"http://{self.host}:{self.port}"
 
     def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port; RuntimeError when it is not running."""
-        return self._server.port
-
-    @property
-    def url(self) -> str:
-        """``http://host:port``: the base URL of its paths."""
-        return f"http://{self._server.host}:{self.port}"
 
 
 class _Server(ThreadingHTTPServer):

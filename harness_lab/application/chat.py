@@ -17,6 +17,7 @@ import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
+from harness_lab.bounds import INT_MAX
 from harness_lab.config import HarnessConfig, UserCancelNotice
 from harness_lab.core.budget import Usage
 from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext, virtual_now
@@ -57,7 +58,7 @@ from harness_lab.states import (
     TraceEventType,
 )
 from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
-from harness_lab.store.errors import STORE_INT_MAX, storable_int, unstorable
+from harness_lab.store.errors import storable_int, unstorable
 from harness_lab.tools.boundary import ToolBoundary
 from harness_lab.tools.ledger import InvocationLedger, Ledger
 
@@ -353,7 +354,7 @@ class ChatApplication:
         answer = None if body is None else _ANSWER_JSON(body)
         tokens: tuple[int | None, int | None, int | None] = (
             usage.input_tokens, usage.output_tokens, usage.tokens)
-        if not usage.tokens <= STORE_INT_MAX:  # the run failed for it: the column stays empty
+        if not usage.tokens <= INT_MAX:  # the run failed for it: the column stays empty
             tokens = (storable_int(usage.input_tokens), storable_int(usage.output_tokens),
                       storable_int(usage.tokens))
         completion = RunCompletion(
@@ -454,8 +455,8 @@ def _unstorable(usage: Usage, published: Published) -> str | None:
     """Why the run's completion could not be stored (see ``store.errors.unstorable``)."""
     decision = published.decision
     conclusion = decision.conclusion if decision is not None else None
-    if (usage.tokens <= STORE_INT_MAX and usage.input_tokens <= STORE_INT_MAX
-            and usage.output_tokens <= STORE_INT_MAX
+    if (usage.tokens <= INT_MAX and usage.input_tokens <= INT_MAX
+            and usage.output_tokens <= INT_MAX
             and (conclusion is None or conclusion.isascii())):
         return None  # the common case, decided without building a mapping
     return unstorable({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,

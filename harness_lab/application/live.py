@@ -64,12 +64,21 @@ class LiveRun:
         self.extra = {}
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
-        """Cancel the run now; before it started, the cancel applies at its start."""
-        if self.ctx is None:
+        """Cancel the run now; before it started, the cancel applies at its start. True if
+        this cancel ends the run (the context's compare-and-set: the first terminal wins).
+
+        Safe from another thread than the run's: before the run has a context the reason is
+        left for it (the first one left wins), and the context is read again after, so a run
+        starting at this very moment sees the reason or is cancelled here.
+        """
+        ctx = self.ctx
+        if ctx is None:
             if self.pending_cancel is None:
                 self.pending_cancel = reason
-            return True
-        return self.ctx.cancel(reason, detail or reason.value)
+            ctx = self.ctx
+            if ctx is None:
+                return True
+        return ctx.cancel(reason, detail or reason.value)
 
     def user_cancel(self) -> None:
         """The user cancels the run now (the client stays connected)."""

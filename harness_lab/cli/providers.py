@@ -1,5 +1,5 @@
 """``harness-lab providers FILE``: one scenario's scripted providers served over HTTP until
-interrupted (see :mod:`harness_lab.live.providers_server` for the paths)."""
+interrupted (see :mod:`harness_lab.scripted.server` for the paths)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
-    from harness_lab.live.providers_server import ProvidersServer, ScriptError, load_script
+    from harness_lab.scripted import ProvidersServer, ScriptError, load_script
 
     path, _, variant = args.file.partition("[")
     try:

@@ -32,7 +32,7 @@ class ReferenceScriptError(ValueError):
 
 
 def _script_item(path: Path, i: int, item: Any) -> Any:
-    from harness_lab.recorded import completion, json_completion, tool_call_completion
+    from harness_lab.scripted import completion, json_completion, tool_call_completion
 
     where = f"{path}: completions[{i}]"
     if not isinstance(item, Mapping):
@@ -72,8 +72,8 @@ def reference_server(path: str | Path) -> Any:
     """
     import yaml  # type: ignore[import-untyped]
 
-    from harness_lab.recorded import ReferenceServer
     from harness_lab.recorded.cassette_file import MAX_NESTING
+    from harness_lab.scripted import ReferenceServer
 
     file = Path(path)
     if not file.is_file():

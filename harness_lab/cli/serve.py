@@ -52,15 +52,10 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.live.clock import WallClock
     from harness_lab.live.driver import LiveDriver
     from harness_lab.live.server import create_app
-    from harness_lab.live.sources import (
-        HttpSource,
-        RunSource,
-        ScenarioSource,
-        SourceError,
-        load_scenario,
-    )
+    from harness_lab.live.sources import HttpSource, RunSource, ScenarioSource, SourceError
     from harness_lab.live.store import database_url, open_store
     from harness_lab.parent_watch import watch_parent_named_in
+    from harness_lab.scenarios.discovery import load_scenario
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
 
     def usage(message: str) -> int:

@@ -1,9 +1,12 @@
 """simpy's environment as the compiled run core drives it: its clock, run to idle, restarted.
 
-This module is the only one that reads or writes simpy's private attributes (``_now``,
-``_queue``, ``_eid``, ``_active_proc``, an event's ``_ok``, ``_value`` and ``_defused``);
-they are simpy 4.1's, the range ``pyproject.toml`` pins, and ``tests/core/test_stepping.py``
-holds each shortcut equal to simpy's public way.
+This module, and :mod:`harness_lab.core.clocked` for an environment whose time is another
+clock's, are the only ones that read, write or override simpy's private attributes (``_now``,
+``_queue``, ``_eid``, ``_active_proc``, an event's ``_ok``, ``_value`` and ``_defused``); they
+are simpy 4.1's, the range ``pyproject.toml`` pins, and ``tests/core/test_stepping.py`` and
+``tests/core/test_clocked.py`` hold each shortcut equal to simpy's public way. (The clocked
+environment subclasses simpy's, which a compiled module cannot do: the compiler is not shown
+simpy's types, so its instances would get no ``__dict__`` for simpy's attributes.)
 
 A simulated run passes some sixteen simpy events, and ``Environment.run`` hands each to
 ``Environment.step``: two Python frames around a heap pop and the event's callbacks, which
@@ -106,3 +109,4 @@ def restart_clock(env: simpy.Environment) -> bool:
     env._now = 0
     env._eid = itertools.count()
     return True
+

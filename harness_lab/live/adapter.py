@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness_lab.yaml_lines import YamlLines
+
 __all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "load_adapter"]
 
 
@@ -93,20 +95,6 @@ class AdapterError(ValueError):
     """An adapter file that cannot be used; the message names file, field and line."""
 
 
-def _line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    node = root
-    line = None if node is None else node.start_mark.line + 1
-    for part in loc:
-        if not isinstance(node, yaml.MappingNode):
-            break
-        match = next(((k, v) for k, v in node.value if k.value == part), None)
-        if match is None:
-            break
-        line = match[0].start_mark.line + 1
-        node = match[1]
-    return line
-
-
 def load_adapter(path: str | Path) -> Adapter:
     """The adapter of a YAML file; AdapterError naming file, field and line otherwise."""
     try:
@@ -129,8 +117,9 @@ def load_adapter(path: str | Path) -> Adapter:
         return Adapter.model_validate(data)
     except ValidationError as exc:
         problems = []
+        lines = YamlLines(root)
         for err in exc.errors():
             loc = tuple(err["loc"])
             field = ".".join(str(p) for p in loc) or "(top)"
-            problems.append(f"{path}:{_line(root, loc) or 1}: {field}: {err['msg']}")
+            problems.append(f"{path}:{lines.line(loc) or 1}: {field}: {err['msg']}")
         raise AdapterError("\n".join(problems)) from None

@@ -1,11 +1,12 @@
 """A simpy environment whose clock is the (scaled) wall clock, and whose waits really sleep.
 
-The run core reads time only through its simpy environment (``core/stepping.py`` reads the
-environment's ``_now``) and waits only by yielding simpy events. :class:`WallClockEnvironment`
-keeps every rule of that core and changes two things underneath it: ``_now`` is computed from
-:func:`time.monotonic` (scaled: with ``time_scale=0.01`` one virtual second passes in ten
-milliseconds of wall time), and :meth:`~WallClockEnvironment.step` sleeps until the next
-event is due instead of jumping to it. A provider that blocks (an HTTP call) simply lets the
+The run core reads time only through its simpy environment and waits only by yielding simpy
+events. :class:`WallClockEnvironment` keeps every rule of that core and changes two things
+underneath it: its time is computed from :func:`time.monotonic` (scaled: with
+``time_scale=0.01`` one virtual second passes in ten milliseconds of wall time; it is a
+:class:`~harness_lab.core.clocked.ClockedEnvironment`), and
+:meth:`~WallClockEnvironment.step` sleeps until the next event is due instead of jumping to
+it. A provider that blocks (an HTTP call) simply lets the
 wall clock run on; a scripted latency becomes a real, scaled sleep.
 
 One environment serves one run on one thread; every environment of a server shares one
@@ -19,8 +20,9 @@ import threading
 import time
 from collections.abc import Callable
 
-import simpy
-from simpy.core import EmptySchedule
+from simpy.core import EmptySchedule, Infinity
+
+from harness_lab.core.clocked import ClockedEnvironment
 
 __all__ = ["WallClock", "WallClockEnvironment"]
 
@@ -47,7 +49,7 @@ class WallClock:
         return virtual * self.time_scale
 
 
-class WallClockEnvironment(simpy.Environment):
+class WallClockEnvironment(ClockedEnvironment):
     """A simpy environment on a :class:`WallClock`.
 
     ``after_step`` is called after each processed event and ``wake`` interrupts a sleep
@@ -59,23 +61,15 @@ class WallClockEnvironment(simpy.Environment):
         self.clock = clock
         self.after_step = after_step
         self.wake = threading.Event()
-        super().__init__(clock.now())
-
-    @property
-    def _now(self) -> float:  # type: ignore[override]
-        """The wall clock, wherever simpy (or the core's fast path) reads the time."""
-        return self.clock.now()
-
-    @_now.setter
-    def _now(self, _value: float) -> None:
-        """simpy sets the time to each event's; here time is the wall clock's alone."""
+        super().__init__(clock.now)
 
     def step(self) -> None:
         """Sleep until the next event is due (or :attr:`wake` is set), then process it."""
         while True:
-            if not self._queue:
+            due = self.peek()
+            if due == Infinity:
                 raise EmptySchedule
-            wait = self.clock.wall_seconds(self._queue[0][0] - self.clock.now())
+            wait = self.clock.wall_seconds(due - self.clock.now())
             if wait <= 0:
                 break
             if self.wake.wait(wait):

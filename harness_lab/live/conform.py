@@ -1,7 +1,7 @@
 """Conformance: a scenario file played against a live harness over HTTP and SSE.
 
 For each scenario :func:`conform_scenario` loads its scripts into the scripted providers
-(:class:`~harness_lab.live.providers_server.ProvidersServer`), sends its query as a real SSE
+(:class:`~harness_lab.scripted.server.ProvidersServer`), sends its query as a real SSE
 client, injects its client disconnects (the connection really closed) and user cancels (the
 cancel endpoint) at the lifecycle points it names, synchronised by holding the named provider
 call, collects the SSE events, the stored row and the trace, rebuilds the run (the audit's
@@ -27,12 +27,12 @@ from typing import Any
 import httpx
 
 from harness_lab.live.adapter import Adapter
-from harness_lab.live.providers_server import ProvidersServer
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.observe import observe
 from harness_lab.scenarios.spec import Expect, Scenario
+from harness_lab.scripted import ProvidersServer
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "conform_scenario",
            "not_applicable"]

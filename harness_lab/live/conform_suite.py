@@ -25,12 +25,12 @@ import yaml
 
 from harness_lab.live.adapter import Adapter, DatabaseSpec
 from harness_lab.live.conform import ConformResult, conform_scenario, not_applicable
-from harness_lab.live.providers_server import ProvidersServer
 from harness_lab.live.sources import http_terms
 from harness_lab.parent_watch import watched_by_this_process
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Scenario
+from harness_lab.scripted import ProvidersServer
 
 __all__ = ["ServeProcess", "SuiteReport", "configured", "run_suite"]
 

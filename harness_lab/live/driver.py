@@ -187,23 +187,12 @@ class LiveDriver:
 
     @staticmethod
     def _cancel_now(slot: LiveSlot, reason: CancellationReason, detail: str) -> bool:
-        """The compare-and-set from the server's thread; True if this cancel ended the run.
-
-        Before the run has a context, the reason is left on the LiveRun (the run applies it
-        as it starts, as in the simulator); the context is read again after, so a run
-        starting at this very moment sees the reason or is cancelled here.
-        """
+        """The run's cancel (:meth:`LiveRun.cancel`) from the server's thread; True if this
+        cancel ended the run."""
         live = slot.live
         if live is None:
             return not slot.done.is_set()  # not started: the worker applies it first thing
-        ctx = live.ctx
-        if ctx is None:
-            if live.pending_cancel is None:
-                live.pending_cancel = reason
-            ctx = live.ctx
-            if ctx is None:
-                return True
-        return ctx.cancel(reason, detail)
+        return live.cancel(reason, detail)
 
     @staticmethod
     def _wake(slot: LiveSlot) -> None:

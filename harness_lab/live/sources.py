@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from harness_lab.application.components import Components
@@ -19,7 +18,7 @@ from harness_lab.core.context import LatencyModel
 from harness_lab.scenarios.spec import Scenario
 
 __all__ = ["HttpRetriever", "HttpSource", "RunParts", "RunSource", "ScenarioSource", "SourceError",
-           "http_terms", "load_scenario"]
+           "http_terms"]
 
 
 class SourceError(ValueError):
@@ -45,34 +44,6 @@ class RunSource(Protocol):
     def describe(self) -> str:
         """One line saying where the providers are, for the server's start-up banner."""
         ...
-
-
-def load_scenario(path: str | Path | None, variant: str | None = None, *,
-                  content: str | None = None) -> tuple[Scenario, str]:
-    """The scenario (one variant of it, the first by default) in ``path``, or in the YAML
-    ``content`` given for it, and its name; SourceError if there is none."""
-    from harness_lab.scenarios.discovery import Selector
-    from harness_lab.scenarios.loader import ScenarioError, load_file, load_text
-
-    try:
-        if content is not None:
-            loaded = load_text(content, str(path or "<script>"))
-        elif path is not None:
-            loaded = load_file(path)
-        else:
-            raise SourceError("give the scenario's path or its content")
-    except ScenarioError as exc:
-        raise SourceError(str(exc)) from None
-    except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror or exc}") from None
-    if not loaded:
-        raise SourceError(f"{path}: the file holds no scenario")
-    selector = Selector(Path(path or "<script>"), variant)
-    for item in loaded:
-        if selector.keeps(item.scenario.name):
-            return item.scenario, item.scenario.name
-    names = ", ".join(item.scenario.name for item in loaded)
-    raise SourceError(f"{path}: no variant {variant!r}; the file has: {names}")
 
 
 class ScenarioSource:

@@ -11,7 +11,8 @@
   interaction (:func:`check_cassette` checks one without replaying it).
 * :func:`~harness_lab.recorded.recording.record_scenario` records a scenario's cassette,
   replacing the old one only with a sound recording.
-* :class:`ReferenceServer` is a local scripted OpenAI-compatible server for tests.
+* A local scripted OpenAI-compatible server to record against is
+  :class:`~harness_lab.scripted.ReferenceServer`.
 
 Recordings keep no timing: every reply has ``latency_s=None`` and the harness's latency
 model decides each call's virtual latency. See ``docs/recording.md``.
@@ -50,17 +51,6 @@ from harness_lab.recorded.cassette import (
 from harness_lab.recorded.cassette_file import check_cassette
 from harness_lab.recorded.client import ChatCompletion, ChatToolCall, OpenAICompatibleClient
 from harness_lab.recorded.divergence import Divergence, DivergenceReport, first_divergence
-from harness_lab.recorded.reference_server import (
-    RawResponse,
-    ReceivedRequest,
-    ReferenceServer,
-    ScriptedCompletion,
-    ScriptedToolCall,
-    completion,
-    error_response,
-    json_completion,
-    tool_call_completion,
-)
 from harness_lab.recorded.tool import HttpJsonTool
 
 __all__ = [
@@ -88,12 +78,7 @@ __all__ = [
     "OpenAIResponder",
     "OpenAIRouter",
     "OpenAISemanticGuard",
-    "RawResponse",
-    "ReceivedRequest",
-    "ReferenceServer",
     "RequestStep",
-    "ScriptedCompletion",
-    "ScriptedToolCall",
     "ToolSpec",
     "UnplayedInteraction",
     "UnplayedInteractions",
@@ -101,10 +86,6 @@ __all__ = [
     "cassette",
     "cassette_path",
     "check_cassette",
-    "completion",
-    "error_response",
     "first_divergence",
-    "json_completion",
     "openai_providers",
-    "tool_call_completion",
 ]

@@ -42,6 +42,7 @@ from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat, yamlserializer  # type: ignore[import-untyped]
 
 from harness_lab.errors import HarnessError
+from harness_lab.yaml_lines import YamlLines
 
 __all__ = [
     "CACHED_CASSETTES",
@@ -159,30 +160,6 @@ def _check_nesting(path: Path, text: str) -> None:
         raise CassetteError(path, _yaml_reason(exc), line=_yaml_line(exc)) from None
 
 
-def _child(node: Any, key: str | int) -> Any:
-    if isinstance(key, int):
-        if isinstance(node, yaml.SequenceNode) and 0 <= key < len(node.value):
-            return node.value[key]
-        return None
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return v
-    return None
-
-
-def _line(root: Any, keys: Sequence[str | int]) -> int | None:
-    """The line of the deepest node found along ``keys`` from ``root``."""
-    node = root
-    best = root
-    for key in keys:
-        node = _child(node, key)
-        if node is None:
-            break
-        best = node
-    return None if best is None else int(best.start_mark.line) + 1
-
-
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -192,14 +169,14 @@ class _Checker:
 
     def __init__(self, path: Path, root: Any) -> None:
         self.path = path
-        self.root = root
+        self.lines = YamlLines(root)
 
     def fail(self, keys: Sequence[str | int], reason: str) -> CassetteError:
         interaction = keys[1] if len(keys) > 1 and isinstance(keys[1], int) else None
         field = ".".join(str(k) for k in keys[2:]) or None
         if interaction is None:
             field = ".".join(str(k) for k in keys) or None
-        return CassetteError(self.path, reason, line=_line(self.root, keys),
+        return CassetteError(self.path, reason, line=self.lines.line(keys),
                              interaction=interaction, field=field)
 
     def mapping(self, value: Any, keys: Sequence[str | int]) -> Mapping[str, Any]:
@@ -326,10 +303,10 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
     checker = _Checker(file, root)
     if not isinstance(data, Mapping):
         raise CassetteError(file, "must be a mapping with an `interactions` list, not "
-                                  f"{_type_name(data)}", line=_line(root, []))
+                                  f"{_type_name(data)}", line=checker.lines.line(()))
     if "interactions" not in data:
         raise CassetteError(file, "has no `interactions` list (is it a vcrpy cassette?)",
-                            line=_line(root, []))
+                            line=checker.lines.line(()))
     interactions = data["interactions"]
     if not isinstance(interactions, list):
         raise checker.fail(["interactions"], f"must be a list, not {_type_name(interactions)}")

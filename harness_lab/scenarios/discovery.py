@@ -11,16 +11,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_lab.scenarios.loader import LoadedScenario
+from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file, load_text
+from harness_lab.scenarios.spec import Scenario
 
 __all__ = ["CASSETTE_DIRECTORY", "SKIPPED_DIRECTORIES", "SelectionError", "Selector",
-           "discover", "select", "variant_names"]
+           "discover", "load_scenario", "select", "variant_names"]
 
 CASSETTE_DIRECTORY = "cassettes"
 """Files inside a directory of this name are recordings, never scenarios."""
 
 class SelectionError(ValueError):
-    """A path names a matrix variant its file does not have (a usage error)."""
+    """A path names a matrix variant its file does not have, or no scenario (a usage error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,31 @@ def select(selector: Selector, loaded: Sequence[LoadedScenario]) -> list[LoadedS
                  else "it has no matrix, so no variants")
         raise SelectionError(f"{selector.path} has no variant {selector.variant!r}; {offer}")
     return kept
+
+
+def load_scenario(path: str | Path | None, variant: str | None = None, *,
+                  content: str | None = None) -> tuple[Scenario, str]:
+    """The scenario (one variant of it, the first by default) in ``path``, or in the YAML
+    ``content`` given for it, and its name; SelectionError if there is none."""
+    try:
+        if content is not None:
+            loaded = load_text(content, str(path or "<script>"))
+        elif path is not None:
+            loaded = load_file(path)
+        else:
+            raise SelectionError("give the scenario's path or its content")
+    except ScenarioError as exc:
+        raise SelectionError(str(exc)) from None
+    except OSError as exc:
+        raise SelectionError(f"{path}: {exc.strerror or exc}") from None
+    if not loaded:
+        raise SelectionError(f"{path}: the file holds no scenario")
+    selector = Selector(Path(path or "<script>"), variant)
+    for item in loaded:
+        if selector.keeps(item.scenario.name):
+            return item.scenario, item.scenario.name
+    names = ", ".join(item.scenario.name for item in loaded)
+    raise SelectionError(f"{path}: no variant {variant!r}; the file has: {names}")
 
 
 SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "site-packages",

@@ -31,6 +31,7 @@ from harness_lab.scenarios.safe_yaml import (
 )
 from harness_lab.scenarios.spec import Expect, Scenario, Variant
 from harness_lab.scenarios.suggest import accepted_keys, did_you_mean
+from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
            "UniqueKeyLoader", "load_file", "load_text", "set_path"]
@@ -164,7 +165,7 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
     node, raw, size = _parse(text, path)
     if not isinstance(raw, dict):
         raise ScenarioError([Problem(path, 1, "", "a scenario file holds one mapping")])
-    where = _Locator(_NodeIndex(node), raw)
+    where = _Locator(YamlLines(node), raw)
     try:
         base = _validate(raw, where, path)
     except ScenarioError as exc:  # the checks beyond the schema still say what they find
@@ -192,46 +193,6 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
     return out
 
 
-class _NodeIndex:
-    """Lines of the document's fields; each mapping's keys are indexed once, when first asked
-    (locating many errors costs time linear in their number, not in the document's size)."""
-
-    __slots__ = ("_keys", "root")
-
-    def __init__(self, root: yaml.Node | None) -> None:
-        self.root = root
-        self._keys: dict[int, dict[str, tuple[yaml.Node, yaml.Node]]] = {}
-
-    def line(self, parts: Sequence[str]) -> int | None:
-        """The line of the deepest node of the document along ``parts``."""
-        node = self.root
-        line = node.start_mark.line + 1 if node is not None else None
-        for part in parts:
-            if isinstance(node, yaml.MappingNode):
-                child = self._children(node).get(part)
-                if child is None:
-                    break
-                line = child[0].start_mark.line + 1
-                node = child[1]
-            elif isinstance(node, yaml.SequenceNode) and part.isdigit() \
-                    and int(part) < len(node.value):
-                node = node.value[int(part)]
-                line = node.start_mark.line + 1
-            else:
-                break
-        return line
-
-    def _children(self, node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
-        keys = self._keys.get(id(node))
-        if keys is None:
-            keys = {}
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode):
-                    keys.setdefault(k.value, (k, v))
-            self._keys[id(node)] = keys
-        return keys
-
-
 @dataclass(frozen=True, slots=True)
 class _Locator:
     """Field paths and lines of the data one validation saw.
@@ -240,7 +201,7 @@ class _Locator:
     matrix entry: an error at, under or above such a path is reported at that entry.
     """
 
-    index: _NodeIndex
+    index: YamlLines
     data: Any
     origins: Mapping[tuple[str, ...], int | None] = field(default_factory=dict)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from harness_lab.scenarios.safe_yaml import SourceError, UniqueKeyLoader, read_source
+from harness_lab.yaml_lines import Key, YamlLines
 
 __all__ = ["expectation_line"]
 
@@ -26,35 +27,18 @@ def _root(path: str, mtime: float) -> yaml.Node | None:
         return None
 
 
-def _get(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return v
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        return node.value[key]
-    return None
-
-
-def _key_line(node: yaml.Node | None, key: str) -> int | None:
-    if isinstance(node, yaml.MappingNode):
-        for k, _ in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k.start_mark.line + 1
-    return None
-
-
-def _variant(root: yaml.Node | None, name: str) -> yaml.Node | None:
-    """The ``matrix`` list entry of the variant ``base[label]``, if the matrix is a list."""
+def _variant(lines: YamlLines, name: str) -> tuple[Key, ...] | None:
+    """The path of the ``matrix`` list entry of the variant ``base[label]``, if the matrix is
+    a list."""
     if not name.endswith("]") or "[" not in name:
         return None
     label = name[name.index("[") + 1:-1]
-    matrix = _get(root, "matrix")
+    matrix = lines.node(("matrix",))
     if isinstance(matrix, yaml.SequenceNode):
-        for item in matrix.value:
-            entry = _get(item, "name")
+        for i in range(len(matrix.value)):
+            entry = lines.node(("matrix", i, "name"))
             if isinstance(entry, yaml.ScalarNode) and entry.value == label:
-                return item
+                return ("matrix", i)
     return None
 
 
@@ -67,30 +51,21 @@ def expectation_line(path: str | None, scenario: str, field: str | None = None) 
     root = _root(path, Path(path).stat().st_mtime)
     if not isinstance(root, yaml.MappingNode):
         return None
-    variant = _variant(root, scenario)
+    lines = YamlLines(root)
+    variant = _variant(lines, scenario)
+    found: list[int | None] = []
     if field is not None:
         parts = re.split(r"[.\[]", field)
         if parts[0] == "turns" and len(parts) >= 3 and parts[1].isdigit():
-            turn = _get(_get(root, "turns"), int(parts[1]))
-            line = _key_line(_get(turn, "expect"), parts[2])
-            if line is not None:
-                return line
+            found.append(lines.key_line(("turns", parts[1], "expect", parts[2])))
         if parts[0] == "snapshot":
-            line = _key_line(variant, "set") if variant is not None else None
-            line = line or _key_line(root, "snapshot")
-            if line is not None:
-                return line
-        for holder in (variant, root):
-            line = _key_line(_get(holder, "expect"), parts[0])
-            if line is not None:
-                return line
-        line = _key_line(root, "case")
-        if line is not None:
-            return line
-    if variant is not None:
-        return variant.start_mark.line + 1
+            found += [lines.key_line((*variant, "set")) if variant is not None else None,
+                      lines.key_line(("snapshot",))]
+        found += [lines.key_line((*holder, "expect", parts[0]))
+                  for holder in (variant, ()) if holder is not None]
+        found.append(lines.key_line(("case",)))
+    found.append(lines.key_line(variant) if variant is not None else None)
     if scenario.endswith("]"):
-        line = _key_line(root, "matrix")
-        if line is not None:
-            return line
-    return _key_line(root, "name") or 1
+        found.append(lines.key_line(("matrix",)))
+    return next((line for line in found if line is not None), None) or (
+        lines.key_line(("name",)) or 1)

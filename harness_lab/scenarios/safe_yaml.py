@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from harness_lab.scenarios.limits import INT_MAX, INT_MIN, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
+from harness_lab.yaml_lines import node_line
 
 __all__ = ["DocumentError", "DuplicateKeyError", "Issue", "LimitError", "SourceError",
            "UniqueKeyLoader", "read_source"]
@@ -231,7 +232,7 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
             return
         shown = (node.value if len(node.value) <= 24
                  else f"{node.value[:20]}… ({len(digits)} digits)")
-        self.issues.append(Issue(_field(self._path), node.start_mark.line + 1,
+        self.issues.append(Issue(_field(self._path), node_line(node),
                                  f"the integer {shown} is outside the signed 64-bit range the "
                                  f"store keeps ({INT_MIN} to {INT_MAX})"))
         node.value = "0"  # the document is refused; construction must not convert it
@@ -256,10 +257,9 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
                 self.duplicates.append((first, key_node))
                 where = [*self._paths.get(id(node), ()), str(key_node.value)]
                 self.issues.append(Issue(
-                    _field(where), key_node.start_mark.line + 1,
-                    f"duplicate key {key_node.value!r}: given at line "
-                    f"{first.start_mark.line + 1} and again at line "
-                    f"{key_node.start_mark.line + 1}"))
+                    _field(where), node_line(key_node),
+                    f"duplicate key {key_node.value!r}: given at line {node_line(first)} and "
+                    f"again at line {node_line(key_node)}"))
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
     def construct_document(self, node: yaml.Node) -> Any:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness_lab.bounds import INT_MAX, INT_MIN
 from harness_lab.errors import StoreError
 from harness_lab.json_text import dumps
 from harness_lab.ports import PreviousTurn, Turn
@@ -26,7 +27,6 @@ from harness_lab.trace import TraceEvent
 
 __all__ = [
     "EVENT_COLUMNS",
-    "STORE_INT_MAX",
     "StoreError",
     "as_float",
     "check_completion",
@@ -48,13 +48,9 @@ __all__ = [
     "unstorable",
 ]
 
-STORE_INT_MAX = 2**63 - 1
-"""The largest integer a store holds (a signed 64-bit column, as SQLite and PostgreSQL have)."""
-
-
 def storable_int(value: int) -> int | None:
     """``value`` when a store's integer column holds it, else None (the column left empty)."""
-    return value if -STORE_INT_MAX - 1 <= value <= STORE_INT_MAX else None
+    return value if INT_MIN <= value <= INT_MAX else None
 
 
 def unstorable(values: Mapping[str, Any]) -> str | None:
@@ -66,7 +62,7 @@ def unstorable(values: Mapping[str, Any]) -> str | None:
     """
     for name, value in values.items():
         if type(value) is int:
-            if not -STORE_INT_MAX - 1 <= value <= STORE_INT_MAX:
+            if storable_int(value) is None:
                 return (f"{name} is {len(str(abs(value)))} digits long, beyond the 64-bit "
                         "integer a store holds")
         elif type(value) is str and not value.isascii():

@@ -17,8 +17,9 @@ import yaml
 from pydantic import ValidationError
 
 from harness_lab.scenarios.loader import Problem, ScenarioError
-from harness_lab.store.errors import STORE_INT_MAX
+from harness_lab.store.errors import storable_int
 from harness_lab.sweep.sample import GridPoint, apply_overrides
+from harness_lab.yaml_lines import YamlLines, node_line
 
 __all__ = ["MAX_VALUE_DEPTH", "MAX_VALUE_ITEMS", "check_sweep", "point_problems",
            "value_problem"]
@@ -50,7 +51,7 @@ def value_problem(value: Any) -> str | None:
         if isinstance(item, bool) or item is None or isinstance(item, str):
             continue
         if isinstance(item, int):
-            if not -STORE_INT_MAX - 1 <= item <= STORE_INT_MAX:
+            if storable_int(item) is None:
                 return (f"an integer of {len(str(abs(item)))} digits is beyond the 64-bit "
                         "range a run's values are stored in")
         elif isinstance(item, float):
@@ -139,19 +140,11 @@ def grid_lines(path: str) -> dict[str, list[int | None]]:
         node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError):
         return {}
-    grid = _child(_child(node, "sweep"), "grid")
+    grid = YamlLines(node).node(("sweep", "grid"))
     if not isinstance(grid, yaml.MappingNode):
         return {}
     out: dict[str, list[int | None]] = {}
     for key, value in grid.value:
         items = value.value if isinstance(value, yaml.SequenceNode) else []
-        out[str(key.value)] = ([i.start_mark.line + 1 for i in items]
-                               or [key.start_mark.line + 1])
+        out[str(key.value)] = [node_line(i) for i in items] or [node_line(key)]
     return out
-
-
-def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    return next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key),
-                None)

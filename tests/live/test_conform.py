@@ -12,7 +12,7 @@ import pytest
 from harness_lab.cli import main
 from harness_lab.live.conform import not_applicable
 from harness_lab.live.conform_suite import ServeProcess
-from harness_lab.live.providers_server import load_script
+from harness_lab.scripted import load_script
 from tests.postgres import postgres_url
 
 __all__ = ["postgres_url"]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from benchmarks.bench_live_load import Served, parse_sse, serving
-from harness_lab.live.providers_server import ProvidersServer, load_script
+from harness_lab.scripted import ProvidersServer, load_script
 from tests.live.test_server import GUARDS_PASS, leave_once_diagnosis_runs, settled
 
 

@@ -25,10 +25,12 @@ from harness_lab.recorded import (
     OpenAIResponder,
     OpenAIRouter,
     OpenAISemanticGuard,
-    ReferenceServer,
-    ScriptedCompletion,
     ToolSpec,
     cassette,
+)
+from harness_lab.scripted import (
+    ReferenceServer,
+    ScriptedCompletion,
     completion,
     json_completion,
     tool_call_completion,

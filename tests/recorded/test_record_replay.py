@@ -10,8 +10,9 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 
 from harness_lab.invariants import check
-from harness_lab.recorded import CassetteMiss, ReferenceServer, UnplayedInteractions, cassette
+from harness_lab.recorded import CassetteMiss, UnplayedInteractions, cassette
 from harness_lab.recorded.cassette import UnplayedInteractionsWarning
+from harness_lab.scripted import ReferenceServer
 from harness_lab.states import ReleaseOutcome, RunState, SemanticVerdict
 from tests.recorded.conftest import API_KEY, DIAGNOSIS_QUERY, Recording, build_harness, run_both
 

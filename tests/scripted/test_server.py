@@ -1,4 +1,6 @@
-"""ReferenceServer: scripted completions, tool routes, the bearer check and request log."""
+"""The scripted providers' server playing a conversation as a hosted provider would
+(ReferenceServer): scripted completions, tool routes, the bearer check, hostile requests and
+the request log."""
 
 from __future__ import annotations
 
@@ -12,15 +14,16 @@ import httpx
 import pytest
 
 from harness_lab.errors import ProviderError
-from harness_lab.recorded import (
-    OpenAICompatibleClient,
-    RawResponse,
+from harness_lab.recorded import OpenAICompatibleClient
+from harness_lab.scripted import (
+    Answer,
     ReferenceServer,
+    ToolRoute,
     error_response,
     json_completion,
     tool_call_completion,
 )
-from harness_lab.recorded.reference_server import MAX_CONNECTIONS, ToolRoute
+from harness_lab.scripted.server import MAX_CONNECTIONS
 from tests.recorded.hostile import CHAT, GOOD_BODY, HELLO, HTTP_REQUESTS, with_length
 
 AUTH = {"Authorization": "Bearer reference-key"}
@@ -58,7 +61,7 @@ def test_a_missing_or_wrong_bearer_token_is_refused() -> None:
 def test_tool_routes_answer_fixed_bodies_functions_and_raw_responses() -> None:
     routes: dict[str, ToolRoute] = {"/fixed": {"items": [{"a": 1}]},
               "/echo": lambda scope: {"items": [scope]},
-              "/broken": RawResponse(200, b"<html>")}
+              "/broken": Answer(200, b"<html>")}
     with ReferenceServer([], tools=routes) as server:
         root = server.root_url
         assert httpx.post(root + "/fixed", json={}, headers=AUTH).json() == {
@@ -133,7 +136,7 @@ def test_a_body_that_stops_arriving_is_answered_408_after_the_read_timeout() -> 
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
             conn.sendall(with_length(b"100", b'{"model":'))  # and then nothing more
             answer = conn.recv(65536)
-    assert answer.startswith(b"HTTP/1.0 408 ")
+    assert answer.startswith(b"HTTP/1.1 408 ")
     assert server.used == 0
 
 

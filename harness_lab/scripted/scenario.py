@@ -11,6 +11,7 @@ adapters tell the chat callers apart by their system prompt, and so does this cl
 
 The scripted latency of a call (its reply's, else the scenario's default for its kind) is
 returned with the answer for the server to really sleep, scaled by ``time_scale``.
+:func:`load_script` reads the scenario (one variant of it) from a file or from YAML text.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness_lab.errors import ProviderError, ScriptExhausted, ToolExecutionError
@@ -38,19 +39,20 @@ from harness_lab.ports import (
 )
 from harness_lab.recorded import adapters as prompts
 from harness_lab.scenarios.build import ScenarioLatency, build_tools
+from harness_lab.scenarios.discovery import SelectionError, load_scenario
 from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.spec import Scenario
+from harness_lab.scripted.answer import (
+    CHAT_PATH,
+    RETRIEVER_PATH,
+    TOOL_PREFIX,
+    Answer,
+    chat_completion,
+    error_response,
+)
 from harness_lab.states import IntentType
 
-__all__ = ["CHAT_PATH", "RETRIEVER_PATH", "TOOL_PREFIX", "Answer", "ScriptedProviders",
-           "classify_chat"]
-
-CHAT_PATH = "/v1/chat/completions"
-"""Where the OpenAI-compatible callers post (base URL ``.../v1``)."""
-TOOL_PREFIX = "/tools/"
-"""A tool named ``logs`` answers ``POST /tools/logs`` (what the live HTTP source posts to)."""
-RETRIEVER_PATH = "/retriever"
-"""The knowledge retriever: ``POST {"query": ...}`` answers ``{"passages": [...]}``."""
+__all__ = ["ScriptError", "ScriptedProviders", "classify_chat", "load_script"]
 
 _INVOCATION = re.compile(r"^(.+)-inv-\d+$")
 _CHAT_KINDS: tuple[tuple[str, CallKind], ...] = (
@@ -63,33 +65,17 @@ _CHAT_KINDS: tuple[tuple[str, CallKind], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What one provider request gets: status, JSON body, and the scripted latency to sleep.
+class ScriptError(ValueError):
+    """A script that cannot be loaded; the message names the file, field and line."""
 
-    ``kind`` and ``name`` say which call it was (``tool`` and the tool's name), for the
-    lifecycle events; ``pad_to`` asks for a body of at least that many bytes (an oversize
-    tool result really is that large).
-    """
 
-    status: int
-    body: Mapping[str, Any]
-    latency_s: float
-    kind: str
-    name: str = ""
-    pad_to: int = 0
-
-    def payload(self) -> bytes:
-        """The body as bytes, padded with a ``padding`` field up to ``pad_to``."""
-        raw = json.dumps(self.body, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        short = self.pad_to - len(raw)
-        if short <= 0:
-            return raw
-        padded = dict(self.body)
-        padded["padding"] = ""
-        base = len(json.dumps(padded, sort_keys=True, separators=(",", ":")).encode("utf-8"))
-        padded["padding"] = "x" * max(0, self.pad_to - base)
-        return json.dumps(padded, sort_keys=True, separators=(",", ":")).encode("utf-8")
+def load_script(path: str | Path | None, content: str | None, variant: str | None
+                ) -> Scenario:
+    """The scenario of a file (or of YAML text), one variant of it; ScriptError otherwise."""
+    try:
+        return load_scenario(path, variant, content=content)[0]
+    except SelectionError as exc:
+        raise ScriptError(str(exc)) from None
 
 
 def classify_chat(messages: Sequence[Any]) -> CallKind | None:
@@ -104,11 +90,6 @@ def classify_chat(messages: Sequence[Any]) -> CallKind | None:
         if text == prompt:
             return kind
     return None
-
-
-def _error(status: int, message: str, kind: str, latency_s: float, name: str = "") -> Answer:
-    return Answer(status, {"error": {"message": message, "type": "server_error"}}, latency_s,
-                  kind, name)
 
 
 def _json_object(text: Any) -> dict[str, Any]:
@@ -162,28 +143,24 @@ class ScriptedProviders:
 
     # -- dispatch ---------------------------------------------------------------------------
 
-    def answer(self, path: str, body: Any) -> Answer | None:
-        """The answer to a POST of ``body`` (decoded JSON) to ``path``; None: not our path."""
-        if path == CHAT_PATH:
-            messages = body.get("messages") if isinstance(body, Mapping) else None
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is the chat path, the retriever or one of the scenario's tools."""
+        return path in (CHAT_PATH, RETRIEVER_PATH) or (
+            path.startswith(TOOL_PREFIX) and path[len(TOOL_PREFIX):] in self.components.tools)
+
+    def answer(self, path: str, body: Mapping[str, Any]) -> Answer:
+        """The answer to a POST of ``body`` (a decoded JSON object) to a path it serves."""
+        with self._lock:
+            if path == RETRIEVER_PATH:
+                return self._retrieve(str(body.get("query") or ""))
+            if path != CHAT_PATH:
+                return self._tool(path[len(TOOL_PREFIX):], body)
+            messages = body.get("messages")
             kind = classify_chat(messages) if isinstance(messages, list) else None
-            if kind is None:
-                return _error(400, "not a request of the harness's adapters (unknown system "
-                                   "prompt)", "chat", 0.0)
-            assert isinstance(messages, list)
-            with self._lock:
-                return self._chat(kind, messages)
-        if path.startswith(TOOL_PREFIX):
-            name = path[len(TOOL_PREFIX):]
-            if name not in self.components.tools:
-                return None
-            with self._lock:
-                return self._tool(name, body if isinstance(body, Mapping) else {})
-        if path == RETRIEVER_PATH:
-            query = body.get("query") if isinstance(body, Mapping) else None
-            with self._lock:
-                return self._retrieve(str(query or ""))
-        return None
+            if kind is None or not isinstance(messages, list):
+                return error_response(400, "not a request of the harness's adapters (unknown "
+                                           "system prompt)")
+            return self._chat(kind, messages)
 
     def _latency(self, kind: CallKind, name: str, own: float | None) -> float:
         return self.latency.latency(kind, name, own)
@@ -221,29 +198,23 @@ class ScriptedProviders:
             answer = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
             return self._completion(kind, answer.text, answer.usage, answer.latency_s)
         except ProviderError as exc:
-            return _error(exc.status or 503, str(exc), kind.value,
-                          self._latency(kind, "", exc.latency_s))
+            return error_response(exc.status or 503, str(exc),
+                                  latency_s=self._latency(kind, "", exc.latency_s))
         except ScriptExhausted as exc:
-            return _error(500, f"script exhausted: {exc}", kind.value, 0.0)
+            return error_response(500, f"script exhausted: {exc}")
 
     def _completion(self, kind: CallKind, content: str | None, usage: Any,
                     latency_s: float | None, tool_call: Any = None) -> Answer:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        calls: list[dict[str, Any]] = []
         if tool_call is not None:
-            call: dict[str, Any] = {"type": "function", "function": {
+            calls.append({"type": "function", "function": {
                 "name": tool_call.name,
-                "arguments": json.dumps(dict(tool_call.scope), sort_keys=True)}}
+                "arguments": json.dumps(dict(tool_call.scope), sort_keys=True)}})
             if tool_call.call_id is not None:
-                call["id"] = tool_call.call_id
-            message["tool_calls"] = [call]
-        body = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
-                "model": "scripted",
-                "choices": [{"index": 0, "message": message,
-                             "finish_reason": "tool_calls" if tool_call else "stop"}],
-                "usage": {"prompt_tokens": usage.input_tokens,
-                          "completion_tokens": usage.output_tokens,
-                          "total_tokens": usage.input_tokens + usage.output_tokens}}
-        return Answer(200, body, self._latency(kind, "", latency_s), kind.value)
+                calls[0]["id"] = tool_call.call_id
+        body = chat_completion(content, calls, (usage.input_tokens, usage.output_tokens),
+                               completion_id="chatcmpl-scripted", model="scripted")
+        return Answer(200, body, latency_s=self._latency(kind, "", latency_s))
 
     def _model_completion(self, kind: CallKind, reply: ModelReply) -> Answer:
         content = (json.dumps(reply.payload, sort_keys=True) if reply.payload is not None
@@ -293,14 +264,14 @@ class ScriptedProviders:
         try:
             output: ToolOutput = tool.invoke(ToolInput(self.run_id, "", name, dict(scope)))
         except ToolExecutionError as exc:
-            return _error(500, str(exc), CallKind.TOOL.value,
-                          self._latency(CallKind.TOOL, name, exc.latency_s), name)
+            return error_response(500, str(exc),
+                                  latency_s=self._latency(CallKind.TOOL, name, exc.latency_s))
         except ScriptExhausted as exc:
-            return _error(500, f"script exhausted: {exc}", CallKind.TOOL.value, 0.0, name)
+            return error_response(500, f"script exhausted: {exc}")
         latency = self._latency(CallKind.TOOL, name, output.latency_s)
         if not output.projectable:
-            return Answer(200, {"result": "not a list of items"}, latency, "tool", name)
-        return Answer(200, {"items": [dict(i) for i in output.items]}, latency, "tool", name,
+            return Answer(200, {"result": "not a list of items"}, latency_s=latency)
+        return Answer(200, {"items": [dict(i) for i in output.items]}, latency_s=latency,
                       pad_to=output.size_bytes)
 
     def _retrieve(self, query: str) -> Answer:
@@ -308,7 +279,7 @@ class ScriptedProviders:
         try:
             reply = self.components.retriever.retrieve(RetrievalRequest(query))
         except ProviderError as exc:
-            return _error(exc.status or 503, str(exc), kind.value,
-                          self._latency(kind, "", exc.latency_s))
+            return error_response(exc.status or 503, str(exc),
+                                  latency_s=self._latency(kind, "", exc.latency_s))
         return Answer(200, {"passages": list(reply.passages)},
-                      self._latency(kind, "", reply.latency_s), kind.value)
+                      latency_s=self._latency(kind, "", reply.latency_s))

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 
 from harness_lab.harness import Harness
-from harness_lab.live.providers_server import ProvidersServer, load_script
 from harness_lab.live.sources import HttpSource
+from harness_lab.scripted import ProvidersServer, load_script
 from harness_lab.states import ReleaseOutcome, RunState
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -90,3 +90,14 @@ def test_loading_a_malformed_script_names_the_field_and_line() -> None:
     assert answer.status_code == 400
     message = answer.json()["error"]["message"]
     assert "broken.yaml" in message and "colour" in message and ":4" in message
+
+
+def test_a_malformed_provider_call_is_refused_before_the_scenario_plays_it() -> None:
+    sc = load_script(str(SCENARIOS / "faults/tool-error-size.yaml"), None, None)
+    with ProvidersServer(sc, time_scale=0.001) as server:
+        refused = httpx.post(f"{server.url}/tools/logs", content=b'{"service": "checkout"}',
+                             headers={"Content-Type": "text/plain"})
+        events = server.events_after(0)
+    assert refused.status_code == 415
+    assert "text/plain" in refused.json()["error"]["message"]
+    assert events == [] and server.rejected == 1
