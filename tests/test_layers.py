@@ -15,13 +15,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the vocabulary: states, values, messages, the clock's and the terminal's devices
     ("version", "codec", "states", "errors", "frozen", "bounds", "lazy", "native", "json_text",
      "speedups", "parent_watch", "background_http", "messages", "ports", "trace", "sse",
-     "outcome_table", "defects", "terminal.console", "terminal.progress"),
+     "outcome_table", "defects", "yaml_lines", "terminal.console", "terminal.progress"),
     ("core", "config"),
     ("columns",),
     ("tools", "diagnosis", "release", "store", "fakes"),
     ("application", "record", "harness", "invariant_rules", "invariants"),
     # the lab: what runs, records and replays the harness
-    ("scenarios", "recorded", "sweep", "explore", "live", "logs", "audit"),
+    ("scenarios", "scripted", "recorded", "sweep", "explore", "live", "logs", "audit"),
     # presentation: it reads the lab's values, never the reverse
     ("explanation", "report", "terminal"),
     # what people call: the command line, the pytest plugin, the public package
