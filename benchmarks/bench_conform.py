@@ -37,7 +37,7 @@ def main() -> int:
     from harness_lab.live.adapter import Adapter
     from harness_lab.live.conform import ConformResult
     from harness_lab.live.conform_suite import run_suite
-    from harness_lab.scenarios.runner import plan_paths
+    from harness_lab.runner.run import plan_paths
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "scenarios")])

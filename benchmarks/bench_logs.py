@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     from harness_lab.logs import LogWriter, read_log
-    from harness_lab.scenarios.runner import run_paths
+    from harness_lab.runner.run import run_paths
 
     with_log = command_cpu(args.paths, [], args.repeat)
     without = command_cpu(args.paths, ["--no-log"], args.repeat)

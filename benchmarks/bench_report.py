@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     from harness_lab.report.html import write_html_report
-    from harness_lab.scenarios import run_paths
+    from harness_lab.runner import run_paths
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.html"

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from harness_lab.runner.run import CASSETTE_DIRECTORY, ScenarioResult, run_scenario
+from harness_lab.runner.snapshot import SNAPSHOT_DIRECTORY
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
-from harness_lab.scenarios.runner import CASSETTE_DIRECTORY, ScenarioResult, run_scenario
-from harness_lab.scenarios.snapshot import SNAPSHOT_DIRECTORY
 
 __all__ = ["SCENARIO_DIRECTORY", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
            "is_scenario_file"]
@@ -76,7 +76,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"harness-lab run log: {path}")
     files = config.stash.get(_COLLECTED, set())
     if files:
-        from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
+        from harness_lab.runner.snapshot import unused_report, unused_snapshots
 
         update = bool(config.getoption("--snapshot-update"))
         unused = unused_snapshots(sorted(files), remove=update)

@@ -21,8 +21,8 @@ from harness_lab.fakes import (
     ScriptedTool,
 )
 from harness_lab.harness import Harness
-from harness_lab.scenarios.results import ResultSet
-from harness_lab.scenarios.runner import run_paths
+from harness_lab.runner.results import ResultSet
+from harness_lab.runner.run import run_paths
 
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
 

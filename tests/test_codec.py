@@ -13,7 +13,7 @@ import pytest
 
 from harness_lab.codec import DecodeError, data, from_data, json_schema, to_data
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 from harness_lab.sse import SseEvent
 from harness_lab.tools.records import CanonicalInvocation, ToolRejection
 from harness_lab.trace import TraceEvent

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools", "diagnosis", "release", "store", "fakes"),
     ("application", "record", "harness", "invariant_rules", "invariants"),
     # the lab: what runs, records and replays the harness
-    ("scenarios", "scripted", "recorded", "sweep", "explore", "live", "logs", "audit"),
+    ("scenarios", "scripted", "runner", "recorded", "sweep", "explore", "live", "logs", "audit"),
     # presentation: it reads the lab's values, never the reverse
     ("explanation", "report", "terminal"),
     # what people call: the command line, the pytest plugin, the public package
@@ -164,8 +164,8 @@ def test_an_import_inside_a_function_counts_and_one_for_type_checking_does_not()
 
 def test_a_presentation_import_from_a_value_class_would_be_upward() -> None:
     assert layer_of("harness_lab.report.frames") > layer_of("harness_lab.record")
-    assert layer_of("harness_lab.terminal.tables") > layer_of("harness_lab.scenarios.runner")
-    assert layer_of("harness_lab.terminal.progress") < layer_of("harness_lab.scenarios.runner")
+    assert layer_of("harness_lab.terminal.tables") > layer_of("harness_lab.runner.run")
+    assert layer_of("harness_lab.terminal.progress") < layer_of("harness_lab.runner.run")
 
 
 def test_a_cycle_of_three_modules_is_found() -> None:

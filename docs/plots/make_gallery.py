@@ -29,7 +29,7 @@ from harness_lab.fakes import (
 )
 from harness_lab.report import outcome_bars, run_timeline
 from harness_lab.report.plots import exploration_heatmap, load_curve_plot, sweep_share
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from harness_lab.sweep.engine import Sweep
 from harness_lab.sweep.load import run_load
 

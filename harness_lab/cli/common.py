@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.results import ResultSet
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.results import ResultSet
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "HelpFormatter", "exit_codes",
@@ -167,7 +167,7 @@ def usage_problem(command: str, paths: Sequence[str], out: str | None) -> str | 
 
 
 def _selected_path(text: str) -> Path:
-    from harness_lab.scenarios.runner import Selector
+    from harness_lab.runner.run import Selector
 
     return Selector.parse(text).path
 
@@ -191,7 +191,7 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
     when standard error is one); ``on_result`` is called with each result (the run log);
     ``update_snapshots`` writes snapshots instead of comparing with them.
     """
-    from harness_lab.scenarios.runner import SelectionError, plan_paths, run_plan
+    from harness_lab.runner.run import SelectionError, plan_paths, run_plan
     from harness_lab.terminal.progress import progress, progress_wanted
 
     problem = usage_problem(command, paths, out)

@@ -65,7 +65,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     from harness_lab.live.adapter import Adapter, AdapterError, load_adapter
     from harness_lab.live.conform import ConformResult
     from harness_lab.live.conform_suite import run_suite
-    from harness_lab.scenarios.runner import SelectionError, plan_paths
+    from harness_lab.runner.run import SelectionError, plan_paths
 
     paths = list(args.paths)
     url = args.url

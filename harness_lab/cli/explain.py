@@ -57,7 +57,7 @@ def _targets(run: str) -> Iterator[Any]:
         else:
             yield log.find(ref)
         return
-    from harness_lab.scenarios.runner import SelectionError, Selector, plan_paths
+    from harness_lab.runner.run import SelectionError, Selector, plan_paths
 
     if "#" in run and not Selector.parse(run).path.exists():
         raise ValueError(f"{run.rpartition('#')[0]}: no such log file")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from harness_lab.logs.reader import Log
     from harness_lab.report.compare import Comparison
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
 __all__ = ["TITLE", "register"]
 

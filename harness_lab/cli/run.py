@@ -24,8 +24,8 @@ from harness_lab.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.results import ResultSet
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.results import ResultSet
+    from harness_lab.runner.run import ScenarioResult
     from harness_lab.sse import SseEvent
     from harness_lab.trace import TraceEvent
 
@@ -95,8 +95,8 @@ def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
                       stream: TextIO) -> None:
     """After a run: how many snapshots were written, and those no scenario uses (removed
     under ``--update-snapshots``)."""
-    from harness_lab.scenarios.runner import Selector, discover
-    from harness_lab.scenarios.snapshot import unused_report, unused_snapshots
+    from harness_lab.runner.run import Selector, discover
+    from harness_lab.runner.snapshot import unused_report, unused_snapshots
 
     written = sum(1 for r in results if r.extra.get("snapshot") in ("written", "updated"))
     if written:
@@ -132,7 +132,7 @@ def _run_columns() -> list[Any]:
 def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
     """Write ``results`` as ``fmt`` to ``out`` (standard output when None); 0, or
     :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output)."""
-    from harness_lab.scenarios.results import EXPORT_COLUMNS, first_difference
+    from harness_lab.runner.results import EXPORT_COLUMNS, first_difference
 
     if fmt in ("table", "markdown", "html"):
         rows = [{**r.row(), "verdict": r.verdict, "difference": first_difference(r)}
@@ -187,7 +187,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from harness_lab.scenarios import ScenarioError, ScenarioRun, load_file
+    from harness_lab.runner import ScenarioRun
+    from harness_lab.scenarios import ScenarioError, load_file
     from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
     from harness_lab.terminal.console import width_of
 

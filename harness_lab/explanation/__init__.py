@@ -18,7 +18,7 @@ from harness_lab.explanation.answers import QUESTIONS
 if TYPE_CHECKING:
     from harness_lab.logs.reader import LogEntry
     from harness_lab.record import RunRecord
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["QUESTIONS", "Answer", "Explanation", "explain"]
 

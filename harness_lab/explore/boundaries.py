@@ -33,9 +33,9 @@ from harness_lab.harness import Harness
 from harness_lab.outcome_table import OUTCOME_BY_CASE, OUTCOME_TABLE, ExpectedOutcome
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
+from harness_lab.runner.run import ScenarioRun
 from harness_lab.scenarios.faults import At
 from harness_lab.scenarios.loader import LoadedScenario
-from harness_lab.scenarios.runner import ScenarioRun
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.sse import ChatSseSession
 from harness_lab.states import SseEventKind, TraceEventStatus

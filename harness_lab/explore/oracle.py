@@ -85,8 +85,8 @@ from harness_lab.outcome_table import (
     ExpectedOutcome,
 )
 from harness_lab.ports import CallKind
+from harness_lab.runner.run import ScenarioResult
 from harness_lab.scenarios import faults as fs
-from harness_lab.scenarios.runner import ScenarioResult
 from harness_lab.states import (
     FallbackType,
     ReleaseOutcome,

@@ -32,8 +32,8 @@ from harness_lab.explore.oracle import (
     row_expectation,
 )
 from harness_lab.explore.strategies import scenarios
+from harness_lab.runner.run import ScenarioResult, ScenarioRun
 from harness_lab.scenarios.loader import LoadedScenario
-from harness_lab.scenarios.runner import ScenarioResult, ScenarioRun
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.store.memory import MemoryRunStore
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness_lab.explore.oracle import Observed
+from harness_lab.runner.run import ScenarioRun
 from harness_lab.scenarios.loader import LoadedScenario
-from harness_lab.scenarios.runner import ScenarioRun
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.store.memory import MemoryRunStore
 

@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 
 from harness_lab.live.adapter import Adapter
+from harness_lab.runner.expect import Mismatch, compare
+from harness_lab.runner.observe import observe
 from harness_lab.scenarios import faults as fs
-from harness_lab.scenarios.expect import Mismatch, compare
 from harness_lab.scenarios.loader import LoadedScenario
-from harness_lab.scenarios.observe import observe
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted import ProvidersServer
 
@@ -492,7 +492,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     """Play one scenario against the harness at ``base`` and judge it (never raises for a
     failure of the run; an unreachable harness is an ``error`` result)."""
     from harness_lab.invariants import INVARIANTS
-    from harness_lab.scenarios.runner import expectations, run_scenario
+    from harness_lab.runner.run import expectations, run_scenario
 
     sc = loaded.scenario
     began = time.monotonic()

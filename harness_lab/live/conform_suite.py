@@ -255,7 +255,7 @@ class _Serving:
 def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
          adapter: Adapter, time_scale: float, serving: _Serving, timeout_s: float
          ) -> ConformResult:
-    from harness_lab.scenarios.runner import run_scenario
+    from harness_lab.runner.run import run_scenario
 
     sc = loaded.scenario
     configurable = url is None

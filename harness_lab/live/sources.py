@@ -54,7 +54,7 @@ class ScenarioSource:
     """
 
     def __init__(self, scenario: Scenario, label: str) -> None:
-        from harness_lab.scenarios.build import ScenarioLatency, build_config
+        from harness_lab.scripted.build import ScenarioLatency, build_config
 
         self.scenario = scenario
         self.label = label
@@ -63,8 +63,8 @@ class ScenarioSource:
 
     def parts(self) -> RunParts:
         """The scenario's fakes, built afresh."""
-        from harness_lab.scenarios.build import build_tools
-        from harness_lab.scenarios.runner import build_components
+        from harness_lab.runner.run import build_components
+        from harness_lab.scripted.build import build_tools
 
         sc = self.scenario
         return RunParts(build_components(sc, build_tools(sc.tools)), self.config, self.latency)
@@ -122,7 +122,7 @@ class HttpSource:
                  scenario: Scenario | None = None, model: str = "gpt-4o-mini",
                  timeout_s: float = 30.0) -> None:
         from harness_lab.recorded.client import OpenAICompatibleClient, http_client
-        from harness_lab.scenarios.build import build_config
+        from harness_lab.scripted.build import build_config
 
         if not provider_url.startswith(("http://", "https://")):
             raise SourceError(f"--provider-url {provider_url!r}: not an http(s) URL")

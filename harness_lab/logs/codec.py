@@ -14,8 +14,8 @@ from typing import Any
 from harness_lab.codec import data, from_data, to_data
 from harness_lab.invariants import Violation
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.expect import Mismatch
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner.expect import Mismatch
+from harness_lab.runner.run import ScenarioResult
 from harness_lab.sse import SseEvent
 from harness_lab.trace import TraceEvent
 

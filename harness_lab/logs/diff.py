@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner.run import ScenarioResult
 
 if TYPE_CHECKING:
     import os
@@ -176,7 +176,7 @@ def _compare(old: Side, new: Side) -> tuple[list[str], list[str]]:
     a, b = old.result, new.result
     if a.verdict != b.verdict:
         aspects.append("verdict")
-        from harness_lab.scenarios.results import first_difference
+        from harness_lab.runner.results import first_difference
 
         why = first_difference(b) if b.verdict != "ok" else ""
         details.append(f"verdict {a.verdict} -> {b.verdict}" + (f" ({why})" if why else ""))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from harness_lab.logs.writer import LogWriter
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["DEFAULT_LOG_DIR", "LOG_DIR_ENV", "RunLog", "add_log_options", "log_dir_problem",
            "log_directory", "run_log"]

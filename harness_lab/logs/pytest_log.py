@@ -18,7 +18,7 @@ from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, RunLog
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["add_options", "close", "log_result", "open_log", "written"]
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.logs.codec import result_from_data
 from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner.run import ScenarioResult
 
 if TYPE_CHECKING:
 
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
 __all__ = ["Log", "LogEntry", "LogError", "MAX_LINE_BYTES", "read_log"]
 
@@ -89,7 +89,7 @@ class Log:
     @property
     def results(self) -> ResultSet:
         """The scenario results, as ``harness-lab run`` had them."""
-        from harness_lab.scenarios.results import ResultSet
+        from harness_lab.runner.results import ResultSet
 
         return ResultSet(e.result for e in self.entries)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness_lab.logs.reader import Log
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
 __all__ = ["is_log_file", "read_logs"]
 
@@ -44,7 +44,7 @@ def read_logs(command: str, paths: Sequence[str], tags: Sequence[str] = ()
     if not paths or not all(is_log_file(p) for p in paths):
         return None
     from harness_lab.logs.reader import LogError, read_log
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
     results = ResultSet()
     logs = []

@@ -41,7 +41,7 @@ def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
                   failures: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Scenario results of a sweep's kept records and failing samples, in that order."""
     from harness_lab.invariants import check
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
     results: list[ScenarioResult] = []
     seen: set[tuple[int, int]] = set()

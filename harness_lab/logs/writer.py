@@ -24,7 +24,7 @@ from typing import IO, Any
 from harness_lab.logs.codec import result_to_data
 from harness_lab.logs.options import log_directory
 from harness_lab.logs.version import FORMAT_VERSION
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["LogWriter", "sha256_of"]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from harness_lab.recorded.cassette import RECORD_MODES, CassetteReport
 from harness_lab.recorded.cassette_file import CassetteError, check_cassette
+from harness_lab.runner.run import ScenarioResult, ScenarioRun
 from harness_lab.scenarios.loader import LoadedScenario
-from harness_lab.scenarios.recorded import cassette_file
-from harness_lab.scenarios.runner import ScenarioResult, ScenarioRun
+from harness_lab.scripted.recorded import cassette_file
 
 __all__ = ["RECORDING_MODES", "Recording", "record_scenario", "recorded_result"]
 

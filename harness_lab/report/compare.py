@@ -25,7 +25,7 @@ from harness_lab.logs.diff import (
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.report.palette import verdict_color
 from harness_lab.report.run_html import badge, result_outcome
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["ANY", "CHANGE_COLORS", "CHANGE_LABELS", "REGRESSION", "Comparison", "change_badge",
            "change_filter", "compare_with"]

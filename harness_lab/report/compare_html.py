@@ -27,7 +27,7 @@ from harness_lab.report.run_html import verdict_badge
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
     from harness_lab.report.compare import Comparison
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["HEADER_KINDS", "change_select", "compared_header", "compared_section",
            "removed_section"]

@@ -17,8 +17,8 @@ __all__ = ["VIEWS", "register_display"]
 
 VIEWS: dict[tuple[str, str], str] = {
     ("harness_lab.record", "RunRecord"): "record_html",
-    ("harness_lab.scenarios.runner", "ScenarioResult"): "result_html",
-    ("harness_lab.scenarios.results", "ResultSet"): "results_html",
+    ("harness_lab.runner.run", "ScenarioResult"): "result_html",
+    ("harness_lab.runner.results", "ResultSet"): "results_html",
     ("harness_lab.sweep.result", "SweepResult"): "sweep_html",
 }
 """``(module, class) -> view``: the function of :mod:`harness_lab.report.notebook` that shows

@@ -32,7 +32,7 @@ from harness_lab.record import RunRecord
 from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, trace_event
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = [
     "AXIS_DTYPES",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from harness_lab.logs.reader import Log
     from harness_lab.report.compare import Comparison
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["html_report", "png_img", "results_of_records", "summary_figures",
            "write_html_report"]
@@ -69,8 +69,8 @@ def results_of_records(records: Iterable[RunRecord], *,
     invariants and by their outcome-table ``cases`` (both parallel to ``records``)."""
     from harness_lab.invariants import check
     from harness_lab.report.mapping import expected_axes, observed_axes
-    from harness_lab.scenarios.expect import Mismatch
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.expect import Mismatch
+    from harness_lab.runner.run import ScenarioResult
 
     recs = list(records)
     for name, values in (("labels", labels), ("cases", cases)):

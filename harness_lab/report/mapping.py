@@ -22,7 +22,7 @@ from harness_lab.record import RunRecord
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = [
     "OUTCOME_BY_CASE",

@@ -32,7 +32,7 @@ from harness_lab.report.run_html import (
 )
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
     from harness_lab.sweep.result import SweepResult
 
 __all__ = ["record_html", "result_html", "results_html", "sweep_html"]

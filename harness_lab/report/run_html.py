@@ -32,7 +32,7 @@ from harness_lab.tools.records import CanonicalInvocation, ToolRejection
 from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "outcome_badge",
            "record_sections", "result_outcome", "result_problems", "result_sections",

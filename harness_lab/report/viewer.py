@@ -58,7 +58,7 @@ from harness_lab.states import FallbackType, ReleaseOutcome, RunState
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
     from harness_lab.report.compare import Comparison
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["SOURCE_LIMIT", "ReportContext", "asset_text", "git_commit", "viewer_html"]
 

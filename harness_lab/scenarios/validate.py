@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness_lab.scenarios.loader import LoadedScenario, Problem, ScenarioError, load_file
-from harness_lab.scenarios.recorded import cassette_file
+from harness_lab.scripted.recorded import cassette_file
 
 __all__ = ["Validation", "validate_files"]
 

@@ -1,4 +1,10 @@
-"""Scripted providers over HTTP: one local server for recording and for conformance.
+"""The scripted world: a scenario's components, the faults injected into them, and the
+scripted providers served over HTTP for recording and conformance.
+
+* :mod:`~harness_lab.scripted.build`: the scripted fakes, configuration and latency model a
+  scenario's script describes; :mod:`~harness_lab.scripted.inject`: the fault plan that
+  carries out its ``faults``; :mod:`~harness_lab.scripted.recorded`: components that answer
+  from recorded (or live) OpenAI-compatible endpoints instead;
 
 * :class:`ProvidersServer` (:mod:`~harness_lab.scripted.server`) answers the paths the
   harness's adapters call from a script, sleeps each answer's scripted latency, refuses
@@ -10,20 +16,56 @@
   :mod:`~harness_lab.scripted.conversation`), served by :class:`ReferenceServer` as a hosted
   provider would, for ``harness-lab record --reference FILE`` and the recording tests;
 * :mod:`~harness_lab.scripted.answer`: what a scripted provider answers.
+
+Names are imported on first use: building a scenario's components loads no HTTP server.
 """
 
-from harness_lab.scripted.answer import Answer, error_response
-from harness_lab.scripted.conversation import (
-    Conversation,
-    ScriptedCompletion,
-    ScriptedToolCall,
-    ToolRoute,
-    completion,
-    json_completion,
-    tool_call_completion,
-)
-from harness_lab.scripted.scenario import ScriptedProviders, ScriptError, load_script
-from harness_lab.scripted.server import ProvidersServer, ReceivedRequest, ReferenceServer
+from typing import TYPE_CHECKING
+
+from harness_lab.lazy import on_first_use
+
+if TYPE_CHECKING:
+    from harness_lab.scripted.answer import (
+        Answer,
+        error_response,
+    )
+    from harness_lab.scripted.conversation import (
+        Conversation,
+        ScriptedCompletion,
+        ScriptedToolCall,
+        ToolRoute,
+        completion,
+        json_completion,
+        tool_call_completion,
+    )
+    from harness_lab.scripted.scenario import (
+        ScriptedProviders,
+        ScriptError,
+        load_script,
+    )
+    from harness_lab.scripted.server import (
+        ProvidersServer,
+        ReceivedRequest,
+        ReferenceServer,
+    )
+
+_EXPORTS = {
+    "Answer": "harness_lab.scripted.answer",
+    "error_response": "harness_lab.scripted.answer",
+    "Conversation": "harness_lab.scripted.conversation",
+    "ScriptedCompletion": "harness_lab.scripted.conversation",
+    "ScriptedToolCall": "harness_lab.scripted.conversation",
+    "ToolRoute": "harness_lab.scripted.conversation",
+    "completion": "harness_lab.scripted.conversation",
+    "json_completion": "harness_lab.scripted.conversation",
+    "tool_call_completion": "harness_lab.scripted.conversation",
+    "ScriptedProviders": "harness_lab.scripted.scenario",
+    "ScriptError": "harness_lab.scripted.scenario",
+    "load_script": "harness_lab.scripted.scenario",
+    "ProvidersServer": "harness_lab.scripted.server",
+    "ReceivedRequest": "harness_lab.scripted.server",
+    "ReferenceServer": "harness_lab.scripted.server",
+}
 
 __all__ = [
     "Answer",
@@ -42,3 +84,5 @@ __all__ = [
     "load_script",
     "tool_call_completion",
 ]
+
+__getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

@@ -1,7 +1,7 @@
 """A scenario's scripted providers answering HTTP requests, faults and latencies included.
 
 :class:`ScriptedProviders` holds one scenario's fakes (built by the scenario runner's own
-``build_components``) wrapped in its :class:`~harness_lab.scenarios.inject.FaultPlan`, so a
+``build_components``) wrapped in its :class:`~harness_lab.scripted.inject.FaultPlan`, so a
 provider-side fault (a provider error, a latency spike, an invalid draft, a protocol
 violation, a failing tool...) is decided by the same code as in a simulated run. Each request
 is decoded from the shape the adapters send (:mod:`harness_lab.recorded.adapters`,
@@ -38,9 +38,7 @@ from harness_lab.ports import (
     ToolOutput,
 )
 from harness_lab.recorded import adapters as prompts
-from harness_lab.scenarios.build import ScenarioLatency, build_tools
 from harness_lab.scenarios.discovery import SelectionError, load_scenario
-from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.scripted.answer import (
     CHAT_PATH,
@@ -50,6 +48,8 @@ from harness_lab.scripted.answer import (
     chat_completion,
     error_response,
 )
+from harness_lab.scripted.build import ScenarioLatency, build_tools
+from harness_lab.scripted.inject import FaultPlan
 from harness_lab.states import IntentType
 
 __all__ = ["ScriptError", "ScriptedProviders", "classify_chat", "load_script"]
@@ -126,7 +126,7 @@ class ScriptedProviders:
     """
 
     def __init__(self, scenario: Scenario, *, turn: int | None = None) -> None:
-        from harness_lab.scenarios.runner import build_components
+        from harness_lab.runner.run import build_components
 
         self.scenario = scenario
         self.turn = turn

@@ -21,9 +21,9 @@ import simpy
 from harness_lab.application.components import Components
 from harness_lab.harness import Harness
 from harness_lab.ports import CallKind
-from harness_lab.scenarios.build import build_config, build_tools
-from harness_lab.scenarios.runner import build_components
+from harness_lab.runner.run import build_components
 from harness_lab.scenarios.spec import Scenario
+from harness_lab.scripted.build import build_config, build_tools
 from harness_lab.store.null import NullRunStore
 from harness_lab.sweep.result import wilson
 from harness_lab.sweep.sample import apply_overrides

@@ -23,11 +23,11 @@ from harness_lab.harness import Harness
 from harness_lab.invariant_rules import breaches
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.build import ScenarioLatency, build_config, build_tools
-from harness_lab.scenarios.inject import FaultPlan
+from harness_lab.runner.run import build_components
 from harness_lab.scenarios.loader import set_path
-from harness_lab.scenarios.runner import build_components
 from harness_lab.scenarios.spec import Scenario
+from harness_lab.scripted.build import ScenarioLatency, build_config, build_tools
+from harness_lab.scripted.inject import FaultPlan
 from harness_lab.store.base import RunStore
 from harness_lab.store.null import NullRunStore
 from harness_lab.sweep.stochastic import (

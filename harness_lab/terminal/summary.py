@@ -13,14 +13,14 @@ from harness_lab.terminal.console import console
 from harness_lab.terminal.styles import verdict_style
 
 if TYPE_CHECKING:
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["print_summary", "summary_lines"]
 
 
 def summary_lines(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
     """``(verdict, rest of the line)`` for each result that is not ok, in order."""
-    from harness_lab.scenarios.results import first_difference, location
+    from harness_lab.runner.results import first_difference, location
 
     lines = []
     for r in results:

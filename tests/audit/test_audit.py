@@ -16,8 +16,8 @@ from harness_lab.cli import main
 from harness_lab.fakes import draft
 from harness_lab.logs.writer import LogWriter
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.results import ResultSet
-from harness_lab.scenarios.runner import run_paths
+from harness_lab.runner.results import ResultSet
+from harness_lab.runner.run import run_paths
 from harness_lab.store.sql import SqlRunStore
 from tests.conftest import INV1, build
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.cli.conftest import run_cli
 from tests.explore.helpers import REPORT, write_with_defects
 

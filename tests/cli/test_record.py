@@ -13,7 +13,7 @@ import pytest
 
 from harness_lab.cli import main
 from harness_lab.cli.record import reference_server
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.recorded.conftest import _no_proxies  # noqa: F401 - applies here too
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import pytest
 
 from harness_lab.explanation import QUESTIONS, explain
 from harness_lab.explanation.answers import limits
-from harness_lab.scenarios.results import ResultSet
-from harness_lab.scenarios.runner import run_paths
+from harness_lab.runner.results import ResultSet
+from harness_lab.runner.run import run_paths
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from harness_lab.defects import Defect
 from harness_lab.explore.explorer import FRAME_COLUMNS, ExplorationResult, explore
 from harness_lab.report.plots import exploration_heatmap, figure_png
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.explore.helpers import (
     DRAFT_CONTRACT,
     LIBRARY_SUCCESS,

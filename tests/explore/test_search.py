@@ -18,7 +18,8 @@ from harness_lab.explore.property_search import (
     search,
 )
 from harness_lab.explore.strategies import faults, scenarios
-from harness_lab.scenarios import load_text, run_paths
+from harness_lab.runner import run_paths
+from harness_lab.scenarios import load_text
 from harness_lab.scenarios.faults import FAULT_KINDS
 from harness_lab.scenarios.spec import Scenario
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.logs.writer import LogWriter
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from harness_lab.logs.codec import (
     variant_of,
 )
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 from harness_lab.states import ReleaseOutcome, RunState
 
 

@@ -13,7 +13,7 @@ from harness_lab.cli import main
 from harness_lab.logs import read_log
 from harness_lab.logs.diff import KINDS, Side, diff_logs, diff_results
 from harness_lab.logs.writer import LogWriter
-from harness_lab.scenarios.runner import ScenarioResult, run_paths
+from harness_lab.runner.run import ScenarioResult, run_paths
 
 OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
 

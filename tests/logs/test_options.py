@@ -77,7 +77,7 @@ def test_a_log_that_cannot_be_written_is_said_and_the_run_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     from harness_lab.logs.options import RunLog
-    from harness_lab.scenarios.runner import run_paths
+    from harness_lab.runner.run import run_paths
 
     results = run_paths([f"{OUTCOMES}/missing-context.yaml"])
     log = RunLog(tmp_path / "logs", "run", ["harness-lab", "run"])

@@ -17,7 +17,7 @@ from harness_lab.report.frames import (
     sse_frame,
     trace_frame,
 )
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 
 
 def test_a_log_reads_back_into_the_results_of_the_live_run(library: ResultSet,

@@ -10,7 +10,7 @@ import pytest
 from harness_lab.cli import main
 from harness_lab.logs import read_log
 from harness_lab.logs.sweep_log import record_from_dict, sweep_results
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 
 SWEEP = Path(__file__).resolve().parents[2] / "scenarios" / "sweeps" / "deadline-sweep.yaml"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness_lab.logs import read_log
 from harness_lab.logs.writer import LogWriter, sha256_of
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner.results import ResultSet
 
 
 def test_each_result_is_on_disk_as_soon_as_it_is_added(library: ResultSet,

@@ -18,7 +18,7 @@ from harness_lab.recorded.cassette_file import (
     read_cassette,
     write_atomically,
 )
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.recorded.hostile import (
     CASSETTES,
     GOOD,

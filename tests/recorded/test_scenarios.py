@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_HEADER = re.compile(r"^\s*-?\s*['\"]?(authorization|api-key|x-api-key|cookie|set-cookie|"

@@ -26,8 +26,8 @@ from harness_lab.report.compare import (
     compare_with,
 )
 from harness_lab.report.viewer import viewer_html
-from harness_lab.scenarios import run_paths
-from harness_lab.scenarios.runner import ScenarioResult
+from harness_lab.runner import run_paths
+from harness_lab.runner.run import ScenarioResult
 from tests.report.test_viewer import rows_of, write_library
 
 CHANGED = "deadline-timeout-ok"

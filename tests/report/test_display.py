@@ -10,9 +10,9 @@ from pathlib import Path
 from IPython.core.interactiveshell import InteractiveShell
 
 from harness_lab.report.display import VIEWS, register_display
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.report.test_frames import four_runs
-from tests.scenarios.test_results import GOOD
+from tests.runner.test_results import GOOD
 
 
 def test_without_ipython_nothing_is_registered() -> None:

@@ -8,8 +8,8 @@ import pytest
 
 from harness_lab.report.notebook import record_html, result_html, results_html, sweep_html
 from harness_lab.report.palette import VERDICT_BACKGROUNDS, VERDICT_COLORS, outcome_color
-from harness_lab.scenarios import run_paths
-from harness_lab.scenarios.results import ResultSet
+from harness_lab.runner import run_paths
+from harness_lab.runner.results import ResultSet
 from tests.report.test_frames import four_runs
 from tests.report.test_viewer import write_library
 
@@ -102,7 +102,8 @@ def test_a_sweep_shows_its_shares_with_wilson_intervals() -> None:
 
 
 def test_a_scenario_built_in_memory_names_no_file_to_show() -> None:
-    from harness_lab.scenarios import Scenario, run_scenario
+    from harness_lab.runner import run_scenario
+    from harness_lab.scenarios import Scenario
 
     scenario = Scenario.model_validate({
         "name": "in-memory", "description": "built in a notebook", "tools": {"logs": {}},

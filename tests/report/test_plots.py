@@ -39,7 +39,7 @@ from harness_lab.report.plots import (
     outcome_label,
     run_timeline,
 )
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from harness_lab.sweep.load import LoadPoint
 from tests.conftest import INV1, standard_tools
 from tests.report.test_frames import LABELS, budget_run, four_runs

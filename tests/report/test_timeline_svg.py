@@ -9,7 +9,7 @@ from pathlib import Path
 from harness_lab.record import RunRecord
 from harness_lab.report.palette import EVENT_COLORS, PHASE_COLORS
 from harness_lab.report.timeline_svg import SSE_LANE, TimelineInput, timeline_svg
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from tests.report.test_frames import four_runs
 
 SVG = "{http://www.w3.org/2000/svg}"

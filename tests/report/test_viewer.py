@@ -10,7 +10,7 @@ import pytest
 
 from harness_lab.report.palette import VERDICT_COLORS, outcome_color
 from harness_lab.report.viewer import ReportContext, git_commit, viewer_html
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 
 # A small library with known verdicts: two ok, three FAILED (on purpose), one ERROR.
 SCENARIOS: dict[str, str] = {
@@ -251,7 +251,7 @@ def test_a_result_whose_file_is_not_a_regular_file_shows_without_its_text(
         tmp_path: Path) -> None:
     import os
 
-    from harness_lab.scenarios.runner import ScenarioResult
+    from harness_lab.runner.run import ScenarioResult
 
     fifo = tmp_path / "pipe.yaml"
     os.mkfifo(fifo)  # reading it would block: the page must not try

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness_lab.scenarios import ScenarioError, load_file, load_text, run_paths, run_scenario
+from harness_lab.runner import run_paths, run_scenario
+from harness_lab.scenarios import ScenarioError, load_file, load_text
 from harness_lab.scenarios.discovery import discover
 from harness_lab.scenarios.loader import DuplicateKeyError, PathError, UniqueKeyLoader, set_path
 from harness_lab.scenarios.spec import Scenario

@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from harness_lab.cli import main
-from harness_lab.scenarios import ScenarioError, discover, load_file, load_text, run_paths
+from harness_lab.runner import run_paths
+from harness_lab.scenarios import ScenarioError, discover, load_file, load_text
 from harness_lab.scenarios.safe_yaml import LimitError, UniqueKeyLoader
 from tests.scenarios import TWO_TOOL_DIAGNOSIS
 from tests.scenarios.hostile import FAMILIES, HEAD, write

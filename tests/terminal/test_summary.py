@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 from harness_lab.terminal.summary import print_summary, summary_lines
 
 GOOD = """\

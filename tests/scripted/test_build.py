@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness_lab.ports import AgentRequest, ModelReply
-from harness_lab.scenarios.build import build_model
 from harness_lab.scenarios.spec import ModelStepSpec
+from harness_lab.scripted.build import build_model
 
 
 def step(**fields: Any) -> ModelStepSpec:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.scenarios.runner import ROW_COLUMNS, ScenarioResult
+from harness_lab.runner.run import ROW_COLUMNS, ScenarioResult
 
 if TYPE_CHECKING:
     import pandas as pd

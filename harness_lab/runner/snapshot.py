@@ -2,7 +2,7 @@
 
 ``scenarios/sse/x.yaml`` keeps its snapshots in ``scenarios/sse/__snapshots__/x.snap.yaml``,
 one entry per scenario (matrix variant) of the file that sets ``snapshot: true``, keyed by
-its name. Each entry is the observation of :mod:`harness_lab.scenarios.observe` (with the
+its name. Each entry is the observation of :mod:`harness_lab.runner.observe` (with the
 earlier turns' under ``turns``), written one event or record per line so that a change reads
 as a short unified diff. Files are written atomically (a temporary file in the same
 directory, then renamed over the old one): a reader never sees half a snapshot, and a write

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from harness_lab.scenarios import load_text, run_scenario
+from harness_lab.runner import run_scenario
+from harness_lab.scenarios import load_text
 from harness_lab.scenarios.loader import ScenarioError
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
 

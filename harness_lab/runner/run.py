@@ -18,17 +18,9 @@ from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness
 from harness_lab.invariants import Violation, check
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.build import (
-    ScenarioLatency,
-    build_config,
-    build_guard,
-    build_model,
-    build_repair,
-    build_responder,
-    build_retriever,
-    build_router,
-    build_tools,
-)
+from harness_lab.runner.expect import Mismatch, compare
+from harness_lab.runner.observe import observe
+from harness_lab.runner.snapshot import check_snapshot
 from harness_lab.scenarios.cases import CASES
 from harness_lab.scenarios.discovery import (
     CASSETTE_DIRECTORY,
@@ -39,13 +31,21 @@ from harness_lab.scenarios.discovery import (
     select,
     variant_names,
 )
-from harness_lab.scenarios.expect import Mismatch, compare
-from harness_lab.scenarios.inject import FaultPlan
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
 from harness_lab.scenarios.match import Shown
-from harness_lab.scenarios.observe import observe
-from harness_lab.scenarios.snapshot import check_snapshot
 from harness_lab.scenarios.spec import Expect, Scenario
+from harness_lab.scripted.build import (
+    ScenarioLatency,
+    build_config,
+    build_guard,
+    build_model,
+    build_repair,
+    build_responder,
+    build_retriever,
+    build_router,
+    build_tools,
+)
+from harness_lab.scripted.inject import FaultPlan
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
 from harness_lab.tools.ledger import InvocationLedger
@@ -53,7 +53,7 @@ from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
     from harness_lab.core.context import LatencyModel
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
 __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
            "ScenarioResult", "ScenarioRun", "SelectionError", "Selector", "build_components",
@@ -176,7 +176,7 @@ class ScenarioRun:
         """Play the scenario; never raises for a failure inside the run."""
         sc = self.scenario
         try:
-            from harness_lab.scenarios.recorded import replaying
+            from harness_lab.scripted.recorded import replaying
 
             with replaying(sc, self.loaded.path, record_mode=self.record_mode) as report:
                 self.cassette_report = report
@@ -189,7 +189,7 @@ class ScenarioRun:
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
         if self.scenario.recorded is not None:
             if self._recorded is None:
-                from harness_lab.scenarios.recorded import recorded_components
+                from harness_lab.scripted.recorded import recorded_components
 
                 self._recorded = recorded_components(self.scenario, tools,
                                                      base_url=self.base_url,
@@ -430,7 +430,7 @@ def run_plan(plan: Iterable[PlannedRun], *, update_snapshots: bool = False,
     """Run each entry of ``plan`` (from :func:`plan_paths`) in order; ``on_result`` is
     called after each run. ``update_snapshots`` writes snapshots instead of comparing with
     them."""
-    from harness_lab.scenarios.results import ResultSet
+    from harness_lab.runner.results import ResultSet
 
     results = ResultSet()
     for entry in plan:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_lab.scenarios import load_text, run_paths, run_scenario
+from harness_lab.runner import run_paths, run_scenario
+from harness_lab.scenarios import load_text
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
 
 

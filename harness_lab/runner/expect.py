@@ -1,7 +1,7 @@
 """Compare a run against a scenario's expectations.
 
 The state axes and counts are compared exactly; every pattern field is matched against its
-part of the run's observation (:mod:`harness_lab.scenarios.observe`) by the one matching
+part of the run's observation (:mod:`harness_lab.runner.observe`) by the one matching
 language of :mod:`harness_lab.scenarios.match`.
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from harness_lab.report.frames import runs_frame
 from harness_lab.report.mapping import mapping_table
 from harness_lab.report.notebook import results_html
-from harness_lab.scenarios import run_paths
+from harness_lab.runner import run_paths
 
 GOOD = """\
 name: rs-good

@@ -52,7 +52,7 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
     for name, t in spec.tools.items():
         tools[name] = HttpJsonTool(name, tool_url or t.url, path=t.path, required=tuple(t.required),
                                    evidence=t.evidence, http_client=http, headers=headers)
-    from harness_lab.scenarios.build import build_retriever
+    from harness_lab.scripted.build import build_retriever
 
     retriever = build_retriever(sc.retriever.passages, sc.retriever.error,
                                 sc.retriever.latency_s)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.scenarios import load_file, run_scenario
-from harness_lab.scenarios.snapshot import snapshot_path, unused_snapshots
+from harness_lab.runner import run_scenario
+from harness_lab.runner.snapshot import snapshot_path, unused_snapshots
+from harness_lab.scenarios import load_file
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
 
 
