@@ -1,0 +1,338 @@
+"""Mutation testing of the lifecycle rules, judged by the scenario library; prints figures.
+
+    python benchmarks/mutation.py                         # every rule module, all cores
+    python benchmarks/mutation.py --changed-since main    # only lines changed since a commit
+    python benchmarks/mutation.py --modules release/pipeline.py --sample 50 --seed 1
+
+Each mutant is one change that cosmic-ray's operators make to a rule module (``core/``,
+``release/``, ``tools/``, ``diagnosis/``, ``sse.py``, ``application/chat.py``,
+``application/live.py``): a comparison, a number, a boolean, an operator, an exception. The
+test is what a user runs: ``harness-lab run scenarios`` on the pure-Python core (its
+expectations and every lifecycle invariant), in a copy of the package per worker, so the
+workers never see each other's mutants. A mutant is *killed* when that run fails (or times
+out, or cannot import), *survived* when the whole library still passes.
+
+Mutants that are equivalent by construction are left out before anything runs, each with
+its reason: a change inside a type annotation (the modules use postponed annotations, which
+never run), a decorator's arguments (dataclass flags), a parameter's default value, or
+``is`` against ``==`` (the state axes are enums, compared by identity or equality alike).
+
+Results are kept in ``--results`` (JSON Lines, keyed by module text, operator and occurrence),
+so a second run, or ``--changed-since``, runs only the mutants it has not judged yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "harness_lab"
+RULE_MODULES = ("core", "release", "tools", "diagnosis", "sse.py", "application/chat.py",
+                "application/live.py")
+"""The rule modules: where the lifecycle document's rules are decided."""
+
+EQUIVALENT_OPERATORS = {
+    "core/ReplaceComparisonOperator_Is_Eq": "is and == agree on enum members",
+    "core/ReplaceComparisonOperator_Eq_Is": "is and == agree on enum members",
+    "core/ReplaceComparisonOperator_IsNot_NotEq": "is not and != agree on enum members",
+    "core/ReplaceComparisonOperator_NotEq_IsNot": "is not and != agree on enum members",
+}
+"""Operators whose mutants of these modules are equivalent, with the reason."""
+
+DEFAULT_RESULTS = ROOT / ".mutation" / "results.jsonl"
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One mutation: which module, which operator, which occurrence of it, where."""
+
+    module: str  # relative to the package, e.g. "release/pipeline.py"
+    operator: str
+    occurrence: int
+    line: int
+    digest: str  # of the module's text: a result holds for that text only
+
+    @property
+    def key(self) -> str:
+        """The mutant's identity across runs."""
+        return f"{self.module}:{self.digest[:12]}:{self.operator}:{self.occurrence}"
+
+
+def rule_modules(names: Sequence[str] = RULE_MODULES) -> list[Path]:
+    """The ``.py`` files under the named packages or modules of harness_lab."""
+    files: list[Path] = []
+    for name in names:
+        path = PACKAGE / name
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return [f for f in files if f.name != "__init__.py" or f.stat().st_size > 200]
+
+
+def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    """Source spans whose mutants are equivalent by construction, with the reason."""
+    spans = []
+
+    def add(node: ast.AST | None, why: str) -> None:
+        if node is not None and hasattr(node, "lineno"):
+            spans.append(((node.lineno, node.col_offset),
+                          (node.end_lineno or node.lineno, node.end_col_offset or 0), why))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            add(node.returns, "annotation")
+            for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                        node.args.vararg, node.args.kwarg):
+                if arg is not None:
+                    add(arg.annotation, "annotation")
+            for default in (*node.args.defaults, *node.args.kw_defaults):
+                add(default, "parameter default")
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for decorator in node.decorator_list:
+                add(decorator, "decorator")
+        if isinstance(node, ast.AnnAssign):
+            add(node.annotation, "annotation")
+    return spans
+
+
+def _inside(pos: tuple[int, int], span: tuple[tuple[int, int], tuple[int, int], str]) -> bool:
+    start, end, _ = span
+    return start <= pos < end
+
+
+def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]]:
+    """Every mutant of ``files``, and how many were left out as equivalent, by reason."""
+    from cosmic_ray.commands.init import _all_work_items
+
+    mutants: list[Mutant] = []
+    left_out: Counter[str] = Counter()
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        spans = _spans(ast.parse(text))
+        for item in _all_work_items([path], {}):
+            spec = item.mutations[0]
+            if spec.operator_name in EQUIVALENT_OPERATORS:
+                left_out[EQUIVALENT_OPERATORS[spec.operator_name]] += 1
+                continue
+            # cosmic-ray's positions are parso's: 1-based lines, 0-based columns, as ast's
+            why = next((s[2] for s in spans if _inside(tuple(spec.start_pos), s)), None)
+            if why is not None:
+                left_out[why] += 1
+                continue
+            mutants.append(Mutant(str(path.relative_to(PACKAGE)), spec.operator_name,
+                                  spec.occurrence, spec.start_pos[0], digest))
+    return mutants, left_out
+
+
+def changed_lines(since: str, module: str) -> set[int]:
+    """Lines of ``module`` (relative to the package) added or changed since commit ``since``."""
+    out = subprocess.run(["git", "diff", "-U0", since, "--", f"harness_lab/{module}"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    lines: set[int] = set()
+    for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", out, re.M):
+        start, count = int(m.group(1)), int(m.group(2) or 1)
+        lines.update(range(start, start + count))
+    return lines
+
+
+class Worker:
+    """A private copy of the package in which one mutant at a time is applied and judged."""
+
+    def __init__(self, scenarios: Sequence[str], timeout_s: float) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="harness-lab-mutant-"))
+        shutil.copytree(PACKAGE, self.home / "harness_lab",
+                        ignore=shutil.ignore_patterns("*.so", "__pycache__", "*.pyc"))
+        self.scenarios = [str(Path(s).resolve()) for s in scenarios]
+        self.timeout_s = timeout_s
+
+    def judge(self, mutant: Mutant) -> tuple[str, str]:
+        """``(outcome, diff line)``: killed, survived, timeout or incompetent."""
+        from cosmic_ray.mutating import mutate_code
+        from cosmic_ray.plugins import get_operator
+
+        target = self.home / "harness_lab" / mutant.module
+        original = (PACKAGE / mutant.module).read_text(encoding="utf-8")
+        mutated = mutate_code(original, get_operator(mutant.operator)(), mutant.occurrence)
+        if mutated is None:
+            return "incompetent", ""
+        changed = _first_change(original, mutated)
+        target.write_text(mutated, encoding="utf-8")
+        try:
+            return self._run(), changed
+        finally:
+            target.write_text(original, encoding="utf-8")
+
+    def _run(self) -> str:
+        env = {**os.environ, "HARNESS_LAB_PURE": "1", "PYTHONPATH": str(self.home),
+               "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", "COLUMNS": "200"}
+        try:
+            done = subprocess.run([sys.executable, "-m", "harness_lab", "run",
+                                   *self.scenarios, "--no-log"], cwd=self.home, env=env,
+                                  capture_output=True, timeout=self.timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        return "survived" if done.returncode == 0 else "killed"
+
+    def close(self) -> None:
+        """Delete the copy."""
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _first_change(before: str, after: str) -> str:
+    for n, (a, b) in enumerate(zip(before.splitlines(), after.splitlines(), strict=False), 1):
+        if a != b:
+            return f"{n}: {a.strip()}  ->  {b.strip()}"
+    return ""
+
+
+def _load(results: Path) -> dict[str, dict[str, str]]:
+    if not results.exists():
+        return {}
+    out = {}
+    for line in results.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out[row["key"]] = row
+    return out
+
+
+def baseline_seconds(scenarios: Sequence[str]) -> float:
+    """How long the unmutated library takes to run (it must pass)."""
+    env = {**os.environ, "HARNESS_LAB_PURE": "1", "NO_COLOR": "1"}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "harness_lab", "run", *scenarios, "--no-log"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit("mutation: the unmutated scenario library does not pass; fix that first\n"
+                 + done.stdout[-2000:])
+    return time.perf_counter() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the mutants and print the figures; exit 1 below ``--fail-under``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--modules", nargs="+", default=list(RULE_MODULES),
+                   help="packages or modules under harness_lab/ to mutate (the rule modules)")
+    p.add_argument("--scenarios", nargs="+", default=[str(ROOT / "scenarios")],
+                   help="what judges a mutant (default: the scenario library)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--changed-since", metavar="REV",
+                   help="only mutants on lines changed since this commit")
+    p.add_argument("--sample", type=int, help="a seeded random sample of this many mutants")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
+                   help="JSON Lines of judged mutants, reused when the module is unchanged")
+    p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--fail-under", type=float, default=0.0,
+                   help="exit 1 when the killed share (percent) is below this")
+    args = p.parse_args(argv)
+
+    mutants, left_out = enumerate_mutants(rule_modules(args.modules))
+    if args.changed_since:
+        changed = {m: changed_lines(args.changed_since, m) for m in {x.module for x in mutants}}
+        mutants = [m for m in mutants if m.line in changed[m.module]]
+    if args.sample is not None and args.sample < len(mutants):
+        mutants = sorted(random.Random(args.seed).sample(mutants, args.sample),
+                         key=lambda m: (m.module, m.line, m.operator, m.occurrence))
+    if args.list:
+        for m in mutants:
+            print(f"{m.module}:{m.line} {m.operator} #{m.occurrence}")
+        print(f"{len(mutants)} mutants; left out as equivalent: {dict(left_out)}")
+        return 0
+    known = _load(args.results)
+    todo = [m for m in mutants if m.key not in known]
+    print(f"{len(mutants)} mutants ({len(mutants) - len(todo)} judged before), "
+          f"{sum(left_out.values())} left out as equivalent: {dict(left_out)}", flush=True)
+    if todo:
+        seconds = baseline_seconds(args.scenarios)
+        print(f"the library passes unmutated in {seconds:.1f} s; {args.workers} worker(s)",
+              flush=True)
+        _judge_all(todo, args, timeout_s=max(10.0, 4 * seconds), known=known)
+    return _report(mutants, known, args.fail_under)
+
+
+def _judge_all(todo: Sequence[Mutant], args: argparse.Namespace, *, timeout_s: float,
+               known: dict[str, dict[str, str]]) -> None:
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    lock = threading.Lock()
+    pool = [Worker(args.scenarios, timeout_s) for _ in range(max(1, args.workers))]
+    free = list(pool)
+    started = time.perf_counter()
+    done = 0
+
+    def one(m: Mutant) -> None:
+        nonlocal done
+        with lock:
+            worker = free.pop()
+        try:
+            outcome, change = worker.judge(m)
+        finally:
+            with lock:
+                free.append(worker)
+        row = {"key": m.key, "module": m.module, "line": m.line, "operator": m.operator,
+               "occurrence": m.occurrence, "outcome": outcome, "change": change}
+        with lock:
+            known[m.key] = row
+            with args.results.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+            done += 1
+            if done % 25 == 0 or done == len(todo):
+                rate = done / (time.perf_counter() - started)
+                print(f"  {done}/{len(todo)} judged, {rate:.2f} mutants/s", flush=True)
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(len(pool)) as executor:
+            list(executor.map(one, todo))
+    finally:
+        for worker in pool:
+            worker.close()
+
+
+def _report(mutants: Sequence[Mutant], known: dict[str, dict[str, str]],
+            fail_under: float) -> int:
+    by_module: dict[str, Counter[str]] = {}
+    survivors = []
+    for m in mutants:
+        outcome = known[m.key]["outcome"]
+        by_module.setdefault(m.module, Counter())[outcome] += 1
+        if outcome == "survived":
+            survivors.append(known[m.key])
+    print(f"\n{'module':34} {'mutants':>7} {'killed':>7} {'survived':>8} {'killed %':>8}")
+    total: Counter[str] = Counter()
+    for module in sorted(by_module):
+        c = by_module[module]
+        total.update(c)
+        n = sum(c.values()) - c["incompetent"]
+        killed = c["killed"] + c["timeout"]
+        print(f"{module:34} {n:7} {killed:7} {c['survived']:8} "
+              f"{100 * killed / n if n else 100:7.1f}%")
+    n = sum(total.values()) - total["incompetent"]
+    killed = total["killed"] + total["timeout"]
+    share = 100 * killed / n if n else 100.0
+    print(f"{'all':34} {n:7} {killed:7} {total['survived']:8} {share:7.1f}%")
+    if survivors:
+        print("\nsurvivors:")
+        for row in survivors:
+            print(f"  {row['module']}:{row['change']}  [{row['operator'].split('/')[-1]}]")
+    return 1 if share < fail_under else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
