@@ -1,17 +1,11 @@
 """ProvidersServer: scripted providers as a real HTTP server on a local port.
 
-One server serves both the recording and the conformance of a harness. It answers the paths
-the harness's adapters call (``POST /v1/chat/completions``, ``POST /tools/{name}`` and other
-tool paths, ``POST /retriever``) from a script:
-
-* a scenario's providers (:class:`~harness_lab.scripted.scenario.ScriptedProviders`): what
-  ``harness-lab conform`` and ``harness-lab providers FILE`` serve. The chat callers (model,
-  router, semantic guard, evidence repair, responder) are told apart by their system prompt;
-  a scripted failure is a real HTTP error, an oversize tool result a really oversize body;
-* a scripted conversation (:class:`~harness_lab.scripted.conversation.Conversation`): what
-  ``harness-lab record --reference FILE`` and the recording tests talk to.
-  :class:`ReferenceServer` serves one as a hosted provider would: a bearer token on every
-  path, a read timeout, a cap on connections.
+It answers the paths the harness's adapters call (``POST /v1/chat/completions``,
+``POST /tools/{name}`` and other tool paths, ``POST /retriever``) from a script (see
+:mod:`harness_lab.scripted`): a scenario's providers, the chat callers told apart by their
+system prompt, a scripted failure a real HTTP error, an oversize tool result a really
+oversize body; or a scripted conversation, which :class:`ReferenceServer` serves as a hosted
+provider would (a bearer token on every path, a read timeout, a cap on connections).
 
 Each answer is delayed by its scripted latency times ``time_scale`` (really slept). With
 ``compensate`` the harness's own time between one answer and its next call (what the
