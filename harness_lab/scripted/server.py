@@ -1,17 +1,11 @@
 """ProvidersServer: scripted providers as a real HTTP server on a local port.
 
-One server serves both the recording and the conformance of a harness. It answers the paths
-the harness's adapters call (``POST /v1/chat/completions``, ``POST /tools/{name}`` and other
-tool paths, ``POST /retriever``) from a script:
-
-* a scenario's providers (:class:`~harness_lab.scripted.scenario.ScriptedProviders`): what
-  ``harness-lab conform`` and ``harness-lab providers FILE`` serve. The chat callers (model,
-  router, semantic guard, evidence repair, responder) are told apart by their system prompt;
-  a scripted failure is a real HTTP error, an oversize tool result a really oversize body;
-* a scripted conversation (:class:`~harness_lab.scripted.conversation.Conversation`): what
-  ``harness-lab record --reference FILE`` and the recording tests talk to.
-  :class:`ReferenceServer` serves one as a hosted provider would: a bearer token on every
-  path, a read timeout, a cap on connections.
+It answers the paths the harness's adapters call (``POST /v1/chat/completions``,
+``POST /tools/{name}`` and other tool paths, ``POST /retriever``) from a script (see
+:mod:`harness_lab.scripted`): a scenario's providers, the chat callers told apart by their
+system prompt, a scripted failure a real HTTP error, an oversize tool result a really
+oversize body; or a scripted conversation, which :class:`ReferenceServer` serves as a hosted
+provider would (a bearer token on every path, a read timeout, a cap on connections).
 
 Each answer is delayed by its scripted latency times ``time_scale`` (really slept). With
 ``compensate`` the harness's own time between one answer and its next call (what the
@@ -30,8 +24,9 @@ value over ``max_header_bytes``); http.server's own refusals (a request line tha
 parse, 414, 501) get the same JSON shape. Like a hosted provider, it answers with an
 organization header and a cookie, gzip-compressed when the client accepts it, so a test can
 prove that cassettes scrub credentials and store decoded bodies. It keeps the last
-``keep_requests`` requests (at most ``keep_bytes`` of bodies); ``received`` and ``rejected``
-count all of them.
+``keep_requests`` requests (at most ``keep_bytes`` of bodies) and the last
+:data:`KEEP_EVENTS` events; ``received`` and ``rejected`` count all of them, ``seen`` all the
+events.
 
 Control paths, for a driver that has to act at a lifecycle point:
 
@@ -81,7 +76,7 @@ from harness_lab.scripted.scenario import (
     load_script,
 )
 
-__all__ = ["HOLD_LIMIT_S", "MAX_BODY_BYTES", "MAX_CONNECTIONS", "MAX_HEADER_BYTES",
+__all__ = ["HOLD_LIMIT_S", "KEEP_EVENTS", "MAX_BODY_BYTES", "MAX_CONNECTIONS", "MAX_HEADER_BYTES",
            "READ_TIMEOUT_S", "Hold", "ProvidersServer", "ReceivedRequest", "ReferenceServer",
            "RequestLog", "Script"]
 
@@ -94,6 +89,8 @@ READ_TIMEOUT_S = 5.0
 MAX_CONNECTIONS = 256
 """Connections a :class:`ReferenceServer` serves at once (one thread each); the next wait in
 the backlog."""
+KEEP_EVENTS = 10_000
+"""The events kept (at least): the oldest go first."""
 HOLD_LIMIT_S = 120.0
 """A held call is let go after this long even if nobody releases it."""
 
@@ -217,7 +214,8 @@ class ProvidersServer(BackgroundHTTPServer):
         self.requests = RequestLog(keep_requests, keep_bytes)
         self.received = 0
         self.rejected = 0
-        self.events: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []  # the last of them; ``seen`` in all
+        self.seen = 0
         self.holds: list[Hold] = []
         self._counts: dict[str, int] = {}
         self._last_done: float | None = None
@@ -260,7 +258,7 @@ class ProvidersServer(BackgroundHTTPServer):
             self._last_done = None
             if time_scale is not None:
                 self.time_scale = time_scale
-            return len(self.events)
+            return self.seen
 
     def run_started(self, at: float | None = None) -> None:
         """The run being played started at ``at`` (``time.monotonic``; default now): with
@@ -288,12 +286,12 @@ class ProvidersServer(BackgroundHTTPServer):
         """The events numbered above ``after``, waiting up to ``wait_s`` for one."""
         deadline = time.monotonic() + max(0.0, wait_s)
         with self._cond:
-            while len(self.events) <= after:
+            while self.seen <= after:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            return [dict(e) for e in self.events[max(0, after):]]
+            return [dict(e) for e in self.events[max(0, after - self.seen + len(self.events)):]]
 
     def describe(self) -> dict[str, Any]:
         """What is loaded: the scenario's name, tools (paths, flags) and configuration."""
@@ -306,7 +304,7 @@ class ProvidersServer(BackgroundHTTPServer):
                                  "read_only": t.read_only, "required": list(t.required)}
                           for name, t in sc.tools.items()},
                 "config": sc.config.model_dump(mode="json"),
-                "events": len(self.events)}
+                "events": self.seen}
 
     # -- answering a request --------------------------------------------------------------------
 
@@ -418,7 +416,10 @@ class ProvidersServer(BackgroundHTTPServer):
 
     def _event(self, **fields: Any) -> None:
         with self._cond:
-            self.events.append({"seq": len(self.events) + 1, "t": time.monotonic(), **fields})
+            self.seen += 1
+            self.events.append({"seq": self.seen, "t": time.monotonic(), **fields})
+            if len(self.events) >= 2 * KEEP_EVENTS:
+                del self.events[:KEEP_EVENTS]
             self._cond.notify_all()
 
     def _wait_held(self, when: str, call: dict[str, Any]) -> None:

@@ -202,3 +202,15 @@ def test_idle_connections_hold_at_most_the_connection_limit_of_threads_and_then_
                 conn.close()
     assert threads <= MAX_CONNECTIONS + 2  # the handler threads and the serving thread
     assert answer.status_code == 200  # served once idle connections timed out
+
+
+def test_only_the_last_events_are_kept_and_their_numbers_go_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness_lab.scripted.server.KEEP_EVENTS", 2)
+    with ReferenceServer([], tools={"/t": {"items": []}}) as server:
+        for _ in range(3):  # an arrived and an answered event each
+            httpx.post(server.root_url + "/t", json={}, headers=AUTH)
+        kept = [(e["seq"], e["phase"]) for e in server.events_after(0)]
+        after_five = [e["seq"] for e in server.events_after(5)]
+    assert kept == [(5, "arrived"), (6, "answered")]
+    assert after_five == [6] and server.seen == 6
