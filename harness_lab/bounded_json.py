@@ -1,0 +1,114 @@
+"""Read JSON that a user hands the toolkit within bounds: one reader for every command.
+
+Run logs, audit exports, ``--mapping`` files, adapter files and the other JSON a command reads
+come from people and from other programs, so each document is held to limits no genuine one
+comes near before it can cost much time or memory, and anything else JSON allows but a
+record cannot hold is refused as it is parsed:
+
+- a document of more than :data:`MAX_JSON_BYTES`;
+- nesting deeper than :data:`MAX_JSON_DEPTH` (checked by a scan of the text before parsing,
+  so a 100,000-deep line never reaches the recursive parser);
+- an integer outside the store's signed 64-bit range (a 5,000-digit one included);
+- ``NaN``, ``Infinity`` and a number that overflows to infinity (``9e999``).
+
+A refusal is one :class:`JsonInputError` naming the source and line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from harness_lab.bounds import INT_MAX, INT_MIN
+
+__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "JsonInputError", "parse_json"]
+
+MAX_JSON_BYTES = 64 << 20
+"""A JSON document (a log line, an export line, a mapping file) holds at most 64 MiB."""
+
+MAX_JSON_DEPTH = 64
+"""Objects and arrays nest at most 64 levels deep (a run line of a log nests 7)."""
+
+_MAX_INT_DIGITS = 20  # INT_MIN has 19 digits and a sign
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class JsonInputError(ValueError):
+    """JSON from a user that this toolkit refuses: ``source``, ``line`` and why."""
+
+    def __init__(self, source: str, line: int | None, message: str) -> None:
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.message = message
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _integer(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > _MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {len(digits)} digits (outside the 64-bit range)")
+    value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise _Refused(f"the integer {text} is outside the 64-bit range")
+    return value
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is too large (it overflows to infinity)")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a number JSON allows")
+
+
+def depth_of(text: str) -> int:
+    """How deep the objects and arrays of ``text`` nest (strings ignored)."""
+    if "[" not in text and "{" not in text:
+        return 0
+    depth = deepest = 0
+    for bracket in _BRACKETS.finditer(_STRINGS.sub("", text)):
+        if bracket.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
+    return deepest
+
+
+def parse_json(text: str, *, source: str, line: int | None = None,
+               max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """The JSON value of ``text`` (a document, or one line of a JSON Lines file).
+
+    Raise :class:`JsonInputError` naming ``source`` and ``line`` for text that is not JSON
+    or that is beyond the limits above.
+    """
+    if len(text) > max_bytes:
+        raise JsonInputError(source, line, f"{len(text):,} characters of JSON, more than "
+                                           f"the {max_bytes:,} this toolkit reads")
+    deepest = depth_of(text)
+    if deepest > max_depth:
+        raise JsonInputError(source, line, f"nested {deepest} levels deep, more than the "
+                                           f"{max_depth} this toolkit reads")
+    try:
+        return json.loads(text, parse_int=_integer, parse_float=_number,
+                          parse_constant=_constant)
+    except _Refused as exc:
+        raise JsonInputError(source, line, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        at = f" (line {exc.lineno} of it)" if line is not None and exc.lineno > 1 else ""
+        raise JsonInputError(source, line if line is not None else exc.lineno,
+                             f"not JSON: {exc.msg} at column {exc.colno}{at}") from None
+    except RecursionError:  # unreachable past the depth scan; kept as the last guard
+        raise JsonInputError(source, line, "nested too deep") from None
