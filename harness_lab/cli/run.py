@@ -98,7 +98,8 @@ def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
     from harness_lab.runner.run import Selector, discover
     from harness_lab.runner.snapshot import unused_report, unused_snapshots
 
-    written = sum(1 for r in results if r.extra.get("snapshot") in ("written", "updated"))
+    written = sum(1 for r in results
+                  if r.extra.get("snapshot") in ("written", "updated", "replaced"))
     if written:
         print(f"{written} snapshot(s) written", file=stream)
     files = discover([Selector.parse(p).path for p in paths])

@@ -21,6 +21,14 @@ from typing import Any
 
 import yaml
 
+from harness_lab.scenarios.safe_yaml import (
+    DocumentError,
+    LimitError,
+    SourceError,
+    UniqueKeyLoader,
+    read_source,
+)
+
 __all__ = ["SNAPSHOT_DIRECTORY", "SnapshotError", "Unused", "check_snapshot", "diff", "dump",
            "read_entry", "unused_report",
            "snapshot_path", "unused_snapshots", "write_entry"]
@@ -77,19 +85,72 @@ def dump(observation: Mapping[str, Any], indent: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _own(path: Path) -> None:
+    """Refuse a snapshot file that is not the scenario's own: a link, or one whose
+    ``__snapshots__`` directory is a link (reading or writing through it would reach files
+    that belong to something else)."""
+    if path.parent.is_symlink():
+        raise SnapshotError(f"{path.parent}: the snapshot directory is a link; snapshots are "
+                            "read and written only in a scenario's own __snapshots__ directory")
+    if path.is_symlink():
+        raise SnapshotError(f"{path}: the snapshot file is a link; snapshots are read and "
+                            "written only as files of their own")
+
+
 def _read(path: Path) -> dict[str, Any]:
+    """The entries of the snapshot file ``path`` ({} when there is none), read within the
+    scenario files' limits; raise :class:`SnapshotError` naming the file (and line) of one
+    that cannot be read or is not a mapping of scenario names."""
+    _own(path)
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot file: {exc}") from exc
+        data = _load(read_source(path))
+    except SourceError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
+        raise SnapshotError(f"{where}: cannot read the snapshot file: {exc}") from None
+    except _Unreadable as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
+        raise SnapshotError(f"{where}: cannot read the snapshot file: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise SnapshotError(f"{path}: a snapshot file is a mapping of scenario names; "
                             f"this one holds a {type(data).__name__}")
+    for name, entry in data.items():
+        if not isinstance(name, str) or not isinstance(entry, dict | None):
+            raise SnapshotError(f"{path}: a snapshot file maps scenario names to observations; "
+                                f"it holds {name!r}: {type(entry).__name__}")
     return data
+
+
+class _Unreadable(Exception):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _load(text: str) -> Any:
+    """The YAML document of ``text``, composed by the scenario files' bounded safe loader."""
+    try:
+        loader = UniqueKeyLoader(text)
+        try:
+            node = loader.get_single_node()
+            return loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except LimitError as exc:
+        raise _Unreadable(exc.issue.message, exc.issue.line) from None
+    except DocumentError as exc:
+        first = min(exc.issues, key=lambda i: i.line)
+        raise _Unreadable(f"{first.field}: {first.message}", first.line) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise _Unreadable(f"malformed YAML: {problem}",
+                          mark.line + 1 if mark is not None else None) from None
+    except RecursionError:  # the depth limit stops first; never a traceback regardless
+        raise _Unreadable("the document nests too deeply to be read", None) from None
 
 
 def read_entry(scenario_file: str | Path, name: str) -> dict[str, Any] | None:
@@ -106,7 +167,9 @@ def diff(stored: Mapping[str, Any], observed: Mapping[str, Any], label: str) -> 
 
 
 def _write(path: Path, entries: Mapping[str, Any], scenario_file: Path) -> None:
-    """Write ``entries`` atomically to ``path`` (removing it when there are none)."""
+    """Write ``entries`` atomically to ``path`` (removing it when there are none); never
+    through a link."""
+    _own(path)
     try:
         if not entries:
             path.unlink(missing_ok=True)
@@ -133,7 +196,11 @@ def write_entry(scenario_file: str | Path, name: str, observation: Mapping[str, 
     """Set the snapshot of scenario ``name`` (other entries of the file are kept); the path
     written. Raise :class:`SnapshotError` when it cannot be written."""
     path = snapshot_path(scenario_file)
-    entries = _read(path)
+    _own(path)
+    try:
+        entries = _read(path)
+    except SnapshotError:
+        entries = {}  # an unreadable file is replaced by what this run observes
     entries[name] = dict(observation)
     _write(path, entries, Path(scenario_file))
     return path
@@ -164,16 +231,20 @@ def unused_snapshots(scenario_files: Iterable[str | Path], *, remove: bool = Fal
     """The snapshots beside ``scenario_files`` that no scenario uses: a file whose scenario
     file is gone, or an entry naming no scenario of its file that sets ``snapshot: true``.
     ``remove`` deletes them (``--update-snapshots`` does, as syrupy's ``--snapshot-update``
-    does). A scenario file that does not load keeps its snapshots."""
+    does). A scenario file that does not load keeps its snapshots, and so does a snapshot
+    file that cannot be read (it is named when its scenario runs); nothing is listed or
+    removed in a ``__snapshots__`` directory that is a link, or through a file that is."""
     from harness_lab.scenarios.loader import ScenarioError, load_file
 
     files = {Path(f).resolve(): Path(f) for f in scenario_files}
     directories = sorted({p.parent / SNAPSHOT_DIRECTORY for p in files.values()})
     unused: list[Unused] = []
     for directory in directories:
-        if not directory.is_dir():
+        if not directory.is_dir() or directory.is_symlink():
             continue
         for snap in sorted(directory.glob(f"*{SUFFIX}")):
+            if snap.is_symlink():
+                continue
             stem = snap.name[:-len(SUFFIX)]
             owners = [directory.parent / f"{stem}{ext}" for ext in (".yaml", ".yml")]
             owner = next((o for o in owners if o.exists()), None)
@@ -187,7 +258,10 @@ def unused_snapshots(scenario_files: Iterable[str | Path], *, remove: bool = Fal
                          if item.scenario.snapshot}
             except ScenarioError:
                 continue
-            entries = _read(snap)
+            try:
+                entries = _read(snap)
+            except SnapshotError:
+                continue
             gone = sorted(n for n in entries if n not in names)
             unused.extend(Unused(snap, n) for n in gone)
             if remove and gone:
@@ -205,15 +279,22 @@ def check_snapshot(scenario_file: str | None, name: str, observation: Mapping[st
     if scenario_file is None or scenario_file.startswith("<"):
         return [], "a snapshot needs a scenario file to live beside; this one has none", {}
     path = snapshot_path(scenario_file)
+    unreadable = False
     try:
         stored = read_entry(scenario_file, name)
-        if stored == observation:
-            return [], None, {"snapshot": "unchanged"}
-        if update:
-            write_entry(scenario_file, name, observation)
-            return [], None, {"snapshot": "written" if stored is None else "updated"}
     except SnapshotError as exc:
-        return [], str(exc), {}
+        if not update:
+            return [], f"{exc} (--update-snapshots replaces it)", {}
+        stored, unreadable = None, True
+    if stored == observation:
+        return [], None, {"snapshot": "unchanged"}
+    if update:
+        try:
+            write_entry(scenario_file, name, observation)
+        except SnapshotError as exc:
+            return [], str(exc), {}
+        done = "replaced" if unreadable else "written" if stored is None else "updated"
+        return [], None, {"snapshot": done}
     if stored is None:
         return [Mismatch("snapshot", Shown(f"a snapshot in {path}"),
                          Shown("none yet; write it with `harness-lab run --update-snapshots "

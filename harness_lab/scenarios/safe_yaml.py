@@ -74,11 +74,12 @@ def read_source(path: Path) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # checked before the descriptor becomes a file object,
+        os.close(fd)                    # which a directory's cannot
+        raise SourceError(f"not a regular file ({_file_kind(info.st_mode)}); a scenario "
+                          f"is a YAML file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError(f"not a regular file ({_file_kind(info.st_mode)}); a scenario "
-                              f"is a YAML file")
         if info.st_size > MAX_FILE_BYTES:
             raise SourceError(_too_large(info.st_size))
         try:

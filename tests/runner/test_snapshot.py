@@ -94,3 +94,70 @@ def test_a_crashed_run_with_a_snapshot_fails_rather_than_skipping_it(tmp_path: P
     r = run(scenario(tmp_path, text))
     assert [str(m) for m in r.mismatches] == [  # type: ignore[attr-defined]
         "snapshot: expected a finished run's observation, got none: the host process crashed"]
+
+
+HOSTILE_SNAPSHOTS = {
+    "truncated YAML": b"base:\n  states: {run_state: SUCC",
+    "a list": b"- base\n- other\n",
+    "a string": b"just text\n",
+    "binary": bytes(range(256)) * 4,
+    "UTF-16": "base: {}\n".encode("utf-16"),
+    "an integer key": b"1: {states: {}}\nbase: {}\n",
+    "a null key": b"~: {states: {}}\n",
+    "a python tag": b"base: !!python/object/apply:os.system ['true']\n",
+    "50,000-deep nesting": b"base: " + b"[" * 50_000 + b"]" * 50_000 + b"\n",
+    "2 MiB": b"base:\n" + b"  # padding\n" * (2 * 1024 * 1024 // 12),
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE_SNAPSHOTS.values(), ids=HOSTILE_SNAPSHOTS.keys())
+def test_an_unreadable_snapshot_is_named_when_its_scenario_runs_and_replaced_on_update(
+        tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = scenario(tmp_path)
+    other = scenario(tmp_path, BASE.replace("name: base", "name: other"), "other.yaml")
+    snapshot_path(path).parent.mkdir()
+    snapshot_path(path).write_bytes(content)
+    broken = run(path)
+    assert broken.verdict == "ERROR"  # type: ignore[attr-defined]
+    assert broken.error.startswith(f"{snapshot_path(path)}")  # type: ignore[attr-defined]
+    assert "--update-snapshots replaces it" in broken.error  # type: ignore[attr-defined]
+    # a run of another scenario of the directory is not disturbed by it
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--no-log", "-q", "--update-snapshots", "other.yaml"]) == 0
+    assert main(["run", "--no-log", "-q", "other.yaml"]) == 0
+    assert unused_snapshots([path, other]) == []
+    assert snapshot_path(path).read_bytes() == content
+    # asked to update, its own scenario replaces it
+    assert run(path, update=True).extra == {"snapshot": "replaced"}  # type: ignore[attr-defined]
+    assert run(path).ok is True  # type: ignore[attr-defined]
+    capsys.readouterr()
+
+
+def test_a_snapshot_file_that_is_a_link_is_neither_read_nor_written(tmp_path: Path) -> None:
+    path = scenario(tmp_path)
+    outside = tmp_path / "notes.txt"
+    outside.write_text("keep me\n", encoding="utf-8")
+    snapshot_path(path).parent.mkdir()
+    snapshot_path(path).symlink_to(outside)
+    r = run(path, update=True)
+    assert r.verdict == "ERROR"  # type: ignore[attr-defined]
+    assert "the snapshot file is a link" in r.error  # type: ignore[attr-defined]
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_a_linked_snapshot_directory_never_loses_a_file_to_an_update(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kept = elsewhere / "unrelated.snap.yaml"
+    kept.write_text("someone: {}\n", encoding="utf-8")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    path = scenario(suite)
+    (suite / "__snapshots__").symlink_to(elsewhere, target_is_directory=True)
+    assert unused_snapshots([path], remove=True) == []
+    r = run(path, update=True)
+    assert r.verdict == "ERROR"  # type: ignore[attr-defined]
+    assert "the snapshot directory is a link" in r.error  # type: ignore[attr-defined]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["unrelated.snap.yaml"]
+    assert kept.read_text(encoding="utf-8") == "someone: {}\n"
