@@ -9,6 +9,8 @@ The directory passes ``harness-lab run DIR``; nothing that exists is overwritten
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from harness_lab.scenarios.schema import SCHEMA_FILE, modeline
@@ -135,6 +137,9 @@ out before its second tool call. The first line of each file points editors at
 def scaffold(directory: str | Path) -> list[Path]:
     """Write the starter files into ``directory`` (created if missing); return their paths.
 
+    All or nothing: the files are written beside their places first and then linked into
+    them, each refusing a name that exists (a dangling link included), so a failure part way
+    (a name taken, a full disk) removes what was placed and leaves the directory as it was.
     Raise FileExistsError, writing nothing, when any of them exists already.
     """
     from harness_lab.scenarios.schema import schema_text
@@ -143,13 +148,20 @@ def scaffold(directory: str | Path) -> list[Path]:
     contents = {name: MODELINE + text for name, text in SCENARIOS.items()}
     contents[SCHEMA_FILE] = schema_text()
     contents["README.md"] = README.format(dir=directory)
-    existing = [root / name for name in contents if (root / name).exists()]
+    existing = [root / name for name in contents if os.path.lexists(root / name)]
     if existing:
         raise FileExistsError(", ".join(map(str, existing)))
     root.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in contents.items():
-        path = root / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    with tempfile.TemporaryDirectory(prefix=".harness-lab-init-", dir=root) as staging:
+        for name, text in contents.items():
+            Path(staging, name).write_text(text, encoding="utf-8")
+        placed: list[Path] = []
+        try:
+            for name in contents:
+                os.link(Path(staging, name), root / name)  # refuses any existing name
+                placed.append(root / name)
+        except BaseException:
+            for path in placed:
+                path.unlink(missing_ok=True)
+            raise
+    return placed

@@ -1,10 +1,13 @@
-"""The starter scenario directory: each file opens with the schema modeline, and the
-README's suggestion does what it says."""
+"""The starter scenario directory: each file opens with the schema modeline, the README's
+suggestion does what it says, and it is written whole or not at all, never through a link."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +36,35 @@ def test_the_readme_suggestion_of_a_deadline_fails_the_copy_as_it_says(
     assert main(["run", str(tmp_path / "try.yaml"), "--format", "json"]) == 1
     [row] = json.loads(capsys.readouterr().out)
     assert (row["run_state"], row["verdict"]) == ("TIMED_OUT", "FAILED")
+
+
+def test_a_dangling_link_in_the_directory_is_refused_and_never_written_through(
+        tmp_path: Path) -> None:
+    target = tmp_path / "starter"
+    target.mkdir()
+    outside = tmp_path / "outside.md"
+    (target / "README.md").symlink_to(outside)
+    with pytest.raises(FileExistsError, match="README.md"):
+        scaffold(target)
+    assert not outside.exists()
+    assert sorted(p.name for p in target.iterdir()) == ["README.md"]
+
+
+def test_a_write_that_fails_part_way_leaves_the_directory_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "starter"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine", encoding="utf-8")
+    real_link = os.link
+    calls = []
+
+    def link_until_the_disk_fills(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", link_until_the_disk_fills)
+    with pytest.raises(OSError, match="No space left"):
+        scaffold(target)
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
