@@ -70,6 +70,8 @@ def serve(args: argparse.Namespace) -> int:
         return usage(f"--time-scale must be > 0, got {args.time_scale}")
     if args.workers < 1:
         return usage(f"--workers must be >= 1, got {args.workers}")
+    if not args.keepalive > 0:
+        return usage(f"--keepalive must be > 0 seconds, got {args.keepalive}")
     try:
         scenario = label = None
         if args.scenario is not None:
@@ -94,7 +96,7 @@ def serve(args: argparse.Namespace) -> int:
         return usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     clock = WallClock(args.time_scale)
     driver = LiveDriver(source, store, clock, workers=args.workers)
-    app = create_app(driver, store)
+    app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
@@ -165,6 +167,12 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=256, metavar="N",
                    help="runs in flight at once, one thread each; more requests wait for a "
                         "worker")
+    p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                   help="let a browser page on ORIGIN (e.g. http://localhost:5173; * for any) "
+                        "call the server; repeatable; none by default")
+    p.add_argument("--keepalive", type=float, default=15.0, metavar="SECONDS",
+                   help="send an SSE comment on a stream silent this long (a long provider "
+                        "call), so proxies keep it open")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")

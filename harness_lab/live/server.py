@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.live.driver import CancelAnswer, LiveDriver, LiveSlot
 from harness_lab.logs.codec import data, record_to_data
 from harness_lab.sse import SseEvent
@@ -30,19 +34,30 @@ from harness_lab.states import SseEventKind
 from harness_lab.store.base import RunStore
 from harness_lab.version import __version__
 
-__all__ = ["MAX_BODY_BYTES", "SseStream", "create_app", "sse_frame"]
+__all__ = ["CHAT_FIELDS", "KEEPALIVE_S", "MAX_BODY_BYTES", "SseStream", "create_app",
+           "sse_frame"]
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest ``POST /chat`` body accepted (413 beyond)."""
 
+KEEPALIVE_S = 15.0
+"""Seconds of silence on a stream (a long provider call) after which a comment line is sent,
+so proxies and browsers keep the connection open."""
+
+CHAT_FIELDS = ("query", "sessionId")
+"""The fields of a ``POST /chat`` body; any other is refused with 422, naming it."""
+
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
-          413: "too_large", 415: "unsupported_media_type"}
+          413: "too_large", 415: "unsupported_media_type", 422: "unprocessable"}
+_KEEPALIVE_FRAME = b": keep-alive\n\n"
+log = logging.getLogger("harness_lab.serve")
 
 
-def error(status: int, message: str) -> JSONResponse:
+def error(status: int, message: str, headers: Mapping[str, str] | None = None
+          ) -> JSONResponse:
     """The JSON error answer: ``{"error": {"code": ..., "message": ...}}``."""
     return JSONResponse({"error": {"code": _CODES.get(status, "error"), "message": message}},
-                        status_code=status)
+                        status_code=status, headers=dict(headers or {}))
 
 
 def sse_frame(event: SseEvent) -> bytes:
@@ -56,9 +71,10 @@ class SseStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, driver: LiveDriver, slot: LiveSlot, queue: asyncio.Queue[SseEvent | None]
-                 ) -> None:
+    def __init__(self, driver: LiveDriver, slot: LiveSlot, queue: asyncio.Queue[SseEvent | None],
+                 keepalive_s: float = KEEPALIVE_S) -> None:
         super().__init__(status_code=200)
+        self.keepalive_s = keepalive_s
         # no content-length: the body is a stream, ended when the run is
         self.raw_headers = [(b"content-type", b"text/event-stream; charset=utf-8"),
                             (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
@@ -92,7 +108,12 @@ class SseStream(Response):
     async def _relay(self, send: Send) -> None:
         slot = self.slot
         while True:
-            event = await self.queue.get()
+            try:
+                event = await asyncio.wait_for(self.queue.get(), self.keepalive_s)
+            except TimeoutError:  # a silent stretch (a long call): a comment keeps it open
+                await send({"type": "http.response.body", "body": _KEEPALIVE_FRAME,
+                            "more_body": True})
+                continue
             if event is None:
                 break
             if slot.cancel_requested.is_set() and event.kind in (SseEventKind.CONTENT,
@@ -103,9 +124,13 @@ class SseStream(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_BYTES
+def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_BYTES,
+               keepalive_s: float = KEEPALIVE_S, cors_origins: Sequence[str] = ()
                ) -> Starlette:
-    """The application: chat, cancel, the stored row and trace, the record, health."""
+    """The application: chat, cancel, the stored row and trace, the record, health.
+
+    ``cors_origins`` lets browsers on those origins call it (``*`` any; none by default).
+    """
 
     async def chat(request: Request) -> Response:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -115,10 +140,14 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
         if declared is not None and declared.isdigit() and int(declared) > max_body:
             return error(413, f"the body is {declared} bytes; at most {max_body} are accepted")
         body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > max_body:
-                return error(413, f"the body exceeds {max_body} bytes")
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_body:
+                    return error(413, f"the body exceeds {max_body} bytes")
+        except ClientDisconnect:  # the client left while sending: no run was started
+            log.info("POST /chat: the client left before its body was read")
+            return Response(status_code=400)
         parsed = _chat_body(body)
         if isinstance(parsed, Response):
             return parsed
@@ -133,7 +162,7 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
                 pass
 
         slot = driver.start(query, session_id, sink)
-        return SseStream(driver, slot, queue)
+        return SseStream(driver, slot, queue, keepalive_s)
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -165,7 +194,10 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
         run_id = request.path_params["run_id"]
         slot = driver.slot(run_id)
         if slot is None:
-            return error(404, f"no record of run {run_id} is held (the store has its row)")
+            if store.get_run(run_id) is not None:
+                return error(404, f"no record of run {run_id} is held by this server (its "
+                                  f"stored row is GET /runs/{run_id})")
+            return error(404, f"no run {run_id}")
         if slot.record is None:
             return error(409, f"run {run_id} has not finished")
         return JSONResponse(record_to_data(slot.record))
@@ -175,7 +207,7 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return error(exc.status_code, str(exc.detail))
+        return error(exc.status_code, str(exc.detail), exc.headers)  # 405 keeps its Allow
 
     routes = [
         Route("/chat", chat, methods=["POST"]),
@@ -185,21 +217,54 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
         Route("/runs/{run_id}/record", run_record, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    middleware = ([Middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                              allow_methods=["GET", "POST"], allow_headers=["content-type"],
+                              expose_headers=["content-type"])] if cors_origins else [])
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
+                     middleware=middleware)
 
 
 def _chat_body(body: bytes) -> tuple[str, str | None] | Response:
-    """The query and session id of a ``POST /chat`` body, or the 400 answer saying why not."""
+    """The query and session id of a ``POST /chat`` body, or the 4xx answer saying why not.
+
+    The body is read by the toolkit's bounded JSON reader (a deeply nested or huge-number
+    body is a 400, never a server error); a field this API does not know is a 422 naming it
+    (a misspelt ``session_id`` would otherwise start a new session unnoticed); a string that
+    a store cannot keep (a NUL character, an unpaired surrogate) is a 400.
+    """
     try:
-        value: Any = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return error(400, f"the body is not JSON: {exc}")
+        value: Any = parse_json(body.decode("utf-8"), source="the body")
+    except UnicodeDecodeError as exc:
+        return error(400, f"the body is not UTF-8: {exc.reason} at byte {exc.start}")
+    except JsonInputError as exc:
+        return error(400, str(exc))
     if not isinstance(value, Mapping):
         return error(400, "the body must be a JSON object: {\"query\": ..., \"sessionId\": ...}")
+    unknown = sorted(str(k) for k in value if k not in CHAT_FIELDS)
+    if unknown:
+        return error(422, f"unknown field(s) {', '.join(map(repr, unknown))}; POST /chat takes "
+                          f"{' and '.join(map(repr, CHAT_FIELDS))}")
     query = value.get("query")
     if not isinstance(query, str) or not query.strip():
         return error(400, "field 'query': a non-empty string is required")
     session_id = value.get("sessionId")
     if session_id is not None and (not isinstance(session_id, str) or not session_id):
         return error(400, "field 'sessionId': a non-empty string or null is required")
+    for field, text in (("query", query), ("sessionId", session_id)):
+        problem = _unstorable(text)
+        if problem is not None:
+            return error(400, f"field {field!r}: {problem}")
     return query, session_id
+
+
+def _unstorable(text: str | None) -> str | None:
+    """Why a store could not keep ``text``, or None."""
+    if text is None:
+        return None
+    if "\x00" in text:
+        return "a NUL character cannot be stored"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "an unpaired surrogate (\\ud800-\\udfff) is not text a store can keep"
+    return None

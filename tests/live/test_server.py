@@ -180,6 +180,18 @@ def test_cancelling_a_finished_run_is_a_conflict_and_an_unknown_run_is_not_found
      "'sessionId'"),
     ({"content-type": "application/json"}, b'{"query": "' + b"x" * 70_000 + b'"}', 413,
      "bytes"),
+    ({"content-type": "application/json"}, b"[" * 30_000 + b"]" * 30_000, 400,
+     "nested 30000 levels deep"),
+    ({"content-type": "application/json"}, b'{"query": ' + b"7" * 5_000 + b"}", 400,
+     "an integer of 5000 digits"),
+    ({"content-type": "application/json"}, b'{"query": "a\\ud800b"}', 400,
+     "unpaired surrogate"),
+    ({"content-type": "application/json"}, b'{"query": "a\\u0000b"}', 400, "NUL"),
+    ({"content-type": "application/json"}, b'{"query": "x", "sessionId": "s\\u0000"}', 400,
+     "'sessionId': a NUL"),
+    ({"content-type": "application/json"}, b'{"query": "x", "session_id": "s-1"}', 422,
+     "unknown field(s) 'session_id'"),
+    ({"content-type": "application/json"}, b'{"query": "x"\xff}', 400, "not UTF-8"),
 ])
 def test_a_bad_chat_request_gets_a_json_error_naming_the_problem(
         served: Served, headers: dict[str, str], content: bytes, status: int,
@@ -194,9 +206,67 @@ def test_an_unknown_path_and_a_wrong_method_get_json_errors(served: Served) -> N
     wrong = httpx.get(f"{served.url}/chat")
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
     assert (wrong.status_code, wrong.json()["error"]["code"]) == (405, "method_not_allowed")
+    assert wrong.headers["allow"] == "POST"
+
+
+def test_the_record_of_an_unknown_run_is_not_found_without_claiming_a_row(
+        served: Served) -> None:
+    answer = httpx.get(f"{served.url}/runs/run-nope/record")
+    assert answer.status_code == 404
+    assert answer.json()["error"]["message"] == "no run run-nope"
+
+
+def test_a_client_that_leaves_while_sending_its_body_logs_no_traceback() -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01") as server:
+        where = urlsplit(server.url)
+        assert where.hostname is not None and where.port is not None
+        for _ in range(5):
+            with socket.create_connection((where.hostname, where.port)) as sock:
+                sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                             b"application/json\r\nContent-Length: 1000\r\n\r\n{\"q")
+        assert httpx.get(f"{server.url}/healthz").json()["status"] == "ok"
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=30)
+    assert server.process.returncode == 0
+    assert "Traceback" not in err
+    assert "ClientDisconnect" not in err
 
 
 def test_health_names_the_version_and_counts_runs(served: Served) -> None:
     body = httpx.get(f"{served.url}/healthz").json()
     assert body["status"] == "ok" and body["version"]
     assert body["runs"]["late_sent"] == 0 and body["runs"]["worker_errors"] == 0
+
+
+def test_a_long_silent_call_keeps_the_stream_open_with_comments() -> None:
+    # the guards-pass scenario's calls take 0.2-2.0 virtual seconds, here as many wall ones
+    with serving("--scenario", str(GUARDS_PASS), "--keepalive", "0.3") as server, \
+            httpx.stream("POST", f"{server.url}/chat", json={"query": "why?"},
+                         timeout=30.0) as response:
+        lines = list(response.iter_lines())
+    assert lines.count(": keep-alive") >= 3
+    assert [e["kind"] for e in parse_sse(lines)][-2:] == ["content", "done"]
+
+
+def test_cors_is_off_by_default_and_answers_a_preflight_for_a_named_origin(
+        served: Served) -> None:
+    preflight = {"origin": "http://localhost:5173", "access-control-request-method": "POST",
+                 "access-control-request-headers": "content-type"}
+    assert "access-control-allow-origin" not in httpx.options(
+        f"{served.url}/chat", headers=preflight).headers
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 "--cors-origin", "http://localhost:5173") as server:
+        answer = httpx.options(f"{server.url}/chat", headers=preflight)
+        stream = chat(server.url, {"query": "why?"})
+        simple = httpx.get(f"{server.url}/healthz", headers={"origin": "http://localhost:5173"})
+        other = httpx.options(f"{server.url}/chat", headers={**preflight,
+                                                            "origin": "http://evil.example"})
+    assert answer.status_code == 200
+    assert answer.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert "POST" in answer.headers["access-control-allow-methods"]
+    assert stream[-1]["kind"] == "done"
+    assert simple.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert "access-control-allow-origin" not in other.headers
