@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "load_adapter"]
@@ -98,17 +98,9 @@ class AdapterError(ValueError):
 def load_adapter(path: str | Path) -> Adapter:
     """The adapter of a YAML file; AdapterError naming file, field and line otherwise."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdapterError(f"{path}: cannot read the adapter file ({exc})") from None
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise AdapterError(f"{path}{where}: not YAML ({getattr(exc, 'problem', exc)})"
-                           ) from None
+        root, data = load_yaml(Path(path), "an adapter file")
+    except YamlInputError as exc:
+        raise AdapterError(str(exc)) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

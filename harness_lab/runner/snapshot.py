@@ -21,13 +21,7 @@ from typing import Any
 
 import yaml
 
-from harness_lab.scenarios.safe_yaml import (
-    DocumentError,
-    LimitError,
-    SourceError,
-    UniqueKeyLoader,
-    read_source,
-)
+from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 
 __all__ = ["SNAPSHOT_DIRECTORY", "SnapshotError", "Unused", "check_snapshot", "diff", "dump",
            "read_entry", "unused_report",
@@ -105,13 +99,10 @@ def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = _load(read_source(path))
-    except SourceError as exc:
-        where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
-        raise SnapshotError(f"{where}: cannot read the snapshot file: {exc}") from None
-    except _Unreadable as exc:
-        where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
-        raise SnapshotError(f"{where}: cannot read the snapshot file: {exc}") from None
+        _, data = load_yaml(path, "a snapshot file")
+    except YamlInputError as exc:
+        raise SnapshotError(f"{exc.source}{'' if exc.line is None else f':{exc.line}'}: "
+                            f"cannot read the snapshot file: {exc.message}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -122,35 +113,6 @@ def _read(path: Path) -> dict[str, Any]:
             raise SnapshotError(f"{path}: a snapshot file maps scenario names to observations; "
                                 f"it holds {name!r}: {type(entry).__name__}")
     return data
-
-
-class _Unreadable(Exception):
-    def __init__(self, message: str, line: int | None) -> None:
-        super().__init__(message)
-        self.line = line
-
-
-def _load(text: str) -> Any:
-    """The YAML document of ``text``, composed by the scenario files' bounded safe loader."""
-    try:
-        loader = UniqueKeyLoader(text)
-        try:
-            node = loader.get_single_node()
-            return loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
-    except LimitError as exc:
-        raise _Unreadable(exc.issue.message, exc.issue.line) from None
-    except DocumentError as exc:
-        first = min(exc.issues, key=lambda i: i.line)
-        raise _Unreadable(f"{first.field}: {first.message}", first.line) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise _Unreadable(f"malformed YAML: {problem}",
-                          mark.line + 1 if mark is not None else None) from None
-    except RecursionError:  # the depth limit stops first; never a traceback regardless
-        raise _Unreadable("the document nests too deeply to be read", None) from None
 
 
 def read_entry(scenario_file: str | Path, name: str) -> dict[str, Any] | None:

@@ -28,7 +28,7 @@ from harness_lab.scenarios.limits import INT_MAX, INT_MIN, MAX_DEPTH, MAX_FILE_B
 from harness_lab.yaml_lines import node_line
 
 __all__ = ["DocumentError", "DuplicateKeyError", "Issue", "LimitError", "SourceError",
-           "UniqueKeyLoader", "read_source"]
+           "UniqueKeyLoader", "YamlInputError", "load_yaml", "read_source"]
 
 try:  # libyaml parses the same events as PyYAML's parser, four times faster
     from yaml.cyaml import CParser
@@ -62,8 +62,8 @@ class SourceError(ValueError):
         self.line = line
 
 
-def read_source(path: Path) -> str:
-    """The text of the scenario file ``path``; raise :class:`SourceError`.
+def read_source(path: Path, what: str = "a scenario file") -> str:
+    """The text of ``what``, the file ``path``; raise :class:`SourceError`.
 
     The file is opened without blocking and checked before a byte is read: a FIFO, a device
     (``/dev/zero``), a socket or a directory is refused, and so is a file larger than
@@ -77,17 +77,17 @@ def read_source(path: Path) -> str:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):  # checked before the descriptor becomes a file object,
         os.close(fd)                    # which a directory's cannot
-        raise SourceError(f"not a regular file ({_file_kind(info.st_mode)}); a scenario "
+        raise SourceError(f"not a regular file ({_file_kind(info.st_mode)}); {what} "
                           f"is a YAML file")
     with os.fdopen(fd, "rb") as handle:
         if info.st_size > MAX_FILE_BYTES:
-            raise SourceError(_too_large(info.st_size))
+            raise SourceError(_too_large(info.st_size, what))
         try:
             data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
     if len(data) > MAX_FILE_BYTES:
-        raise SourceError(_too_large(None))
+        raise SourceError(_too_large(None, what))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -97,9 +97,9 @@ def read_source(path: Path) -> str:
                           f"{column} cannot be decoded; save the file as UTF-8", line) from exc
 
 
-def _too_large(size: int | None) -> str:
+def _too_large(size: int | None, what: str) -> str:
     given = f"{size:,} bytes" if size is not None else "more than that"
-    return (f"the file holds {given}; a scenario file holds at most {MAX_FILE_BYTES:,} bytes "
+    return (f"the file holds {given}; {what} holds at most {MAX_FILE_BYTES:,} bytes "
             f"(see Limits in docs/scenarios.md)")
 
 
@@ -271,3 +271,45 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
         if self.issues:
             raise DocumentError(self.issues)
         return data
+
+
+class YamlInputError(ValueError):
+    """A YAML file from a user that this toolkit refuses: ``source``, ``line`` and why."""
+
+    def __init__(self, source: str, line: int | None, message: str) -> None:
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.message = message
+
+
+def load_yaml(path: Path, what: str = "a YAML file") -> tuple[yaml.Node | None, Any]:
+    """The node tree and data of the YAML file ``path``, read within the scenario files'
+    limits (a regular file of at most 1 MiB, UTF-8, nesting, size once aliases expand, unique
+    keys, 64-bit integers, the safe tags only); raise :class:`YamlInputError` naming the file
+    and line of anything else. Snapshots and adapter files are read through it."""
+    source = str(path)
+    try:
+        text = read_source(path, what)
+    except SourceError as exc:
+        raise YamlInputError(source, exc.line, str(exc)) from None
+    try:
+        loader = UniqueKeyLoader(text)
+        try:
+            node = loader.get_single_node()
+            return node, loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except LimitError as exc:
+        raise YamlInputError(source, exc.issue.line, exc.issue.message) from None
+    except DocumentError as exc:
+        first = min(exc.issues, key=lambda i: i.line)
+        raise YamlInputError(source, first.line, f"{first.field}: {first.message}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise YamlInputError(source, mark.line + 1 if mark is not None else None,
+                             f"malformed YAML: {problem}") from None
+    except RecursionError:  # the depth limit stops first; never a traceback regardless
+        raise YamlInputError(source, None, "the document nests too deeply to be read") from None

@@ -31,3 +31,32 @@ def test_an_adapter_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
     path.write_text("- /chat\n")
     with pytest.raises(AdapterError, match="list.yaml:1: the adapter must be a mapping"):
         load_adapter(path)
+
+
+def test_an_endless_device_is_refused_as_not_a_regular_file() -> None:
+    with pytest.raises(AdapterError, match=r"^/dev/zero: not a regular file \(a character "
+                                           r"device\); an adapter file is a YAML file"):
+        load_adapter("/dev/zero")
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "adapter.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(AdapterError, match="not a regular file \\(a FIFO\\)"):
+        load_adapter(fifo)
+
+
+def test_a_deeply_nested_adapter_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "adapter.yaml"
+    path.write_text("chat_path: " + "[" * 50_000 + "]" * 50_000 + "\n", encoding="utf-8")
+    with pytest.raises(AdapterError, match=rf"^{path}:1: .*nest"):
+        load_adapter(path)
+
+
+def test_a_python_tag_in_an_adapter_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "adapter.yaml"
+    path.write_text("chat_path: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
+    with pytest.raises(AdapterError, match=rf"^{path}:1: malformed YAML"):
+        load_adapter(path)
