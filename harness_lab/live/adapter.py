@@ -12,12 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 from harness_lab.yaml_lines import YamlLines
 
-__all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "load_adapter"]
+__all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "StreamLimitsSpec",
+           "load_adapter"]
 
 
 class _Strict(BaseModel):
@@ -70,6 +71,20 @@ class DatabaseSpec(_Strict):
     """Tables and columns by the toolkit's names (see docs/logs.md, Column mapping)."""
 
 
+class StreamLimitsSpec(_Strict):
+    """What conform reads of one run's SSE stream before it fails the scenario (a harness
+    that streams without end costs bounded memory and time)."""
+
+    event_bytes: int = Field(1 << 20, gt=0)
+    """The longest SSE line read: 1 MiB."""
+    events: int = Field(10_000, gt=0)
+    """The most events read from one stream."""
+    total_bytes: int = Field(16 << 20, gt=0)
+    """The most bytes read from one stream: 16 MiB."""
+    seconds: float = Field(120.0, gt=0)
+    """The longest one stream is read, however steadily its bytes trickle in."""
+
+
 class Adapter(_Strict):
     """How to drive one harness; the defaults are the documented contract."""
 
@@ -89,6 +104,8 @@ class Adapter(_Strict):
     """Read the row and trace from this database instead of the endpoints."""
     headers: dict[str, str] = {}
     """Headers sent with every request (e.g. an Authorization header)."""
+    limits: StreamLimitsSpec = StreamLimitsSpec()
+    """What one run's stream may send before conform stops reading it."""
 
 
 class AdapterError(ValueError):

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from harness_lab.live.adapter import Adapter
+from harness_lab.live.adapter import Adapter, StreamLimitsSpec
 from harness_lab.runner.expect import Mismatch, compare
 from harness_lab.runner.observe import observe
 from harness_lab.scenarios import faults as fs
@@ -34,8 +34,8 @@ from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted import ProvidersServer
 
-__all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "conform_scenario",
-           "not_applicable"]
+__all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "StreamLimitError",
+           "conform_scenario", "not_applicable"]
 
 INVOCATION_RULES = ("cited_ready_only", "ready_has_evidence_status", "no_evidence_not_promoted",
                     "no_evidence_tool_after_saturation")
@@ -54,6 +54,11 @@ OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "s
 """What parity compares between the simulated and the live run."""
 
 SETTLE_S = 0.3
+
+
+class StreamLimitError(RuntimeError):
+    """A stream that broke one of the adapter's stream limits
+    (:class:`~harness_lab.live.adapter.StreamLimitsSpec`)."""
 """Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
 
 
@@ -175,8 +180,10 @@ class _Stream:
     """The SSE connection of one run, read on the caller's thread, closable from another."""
 
     def __init__(self, client: httpx.Client, url: str, body: Mapping[str, Any],
-                 headers: Mapping[str, str]) -> None:
+                 headers: Mapping[str, str], limits: StreamLimitsSpec | None = None) -> None:
         self.client = client
+        self.limits = limits if limits is not None else StreamLimitsSpec()
+        self.breach: str | None = None
         self.url = url
         self.body = body
         self.headers = headers
@@ -210,25 +217,68 @@ class _Stream:
                 if self.closed_by_us.is_set():
                     return
                 if response.status_code != 200:
-                    response.read()
+                    head = b""
+                    for chunk in response.iter_bytes():  # an error body is read 200 bytes far
+                        head += chunk
+                        if len(head) >= 200:
+                            break
                     raise RuntimeError(f"POST {self.url}: HTTP {response.status_code}: "
-                                       f"{response.text[:200]}")
-                kind = "message"
-                data: list[str] = []
-                for line in response.iter_lines():
+                                       f"{head[:200].decode('utf-8', 'replace')}")
+                self._parse(response, on_event)
+                if self.breach is not None:
+                    raise StreamLimitError(self.breach)
+        except (httpx.HTTPError, OSError, ValueError, RuntimeError) as exc:
+            if isinstance(exc, StreamLimitError):
+                raise
+            if self.breach is not None:
+                raise StreamLimitError(self.breach) from exc
+            if not self.closed_by_us.is_set():
+                raise RuntimeError(f"the SSE stream of {self.url} failed: {exc}") from exc
+
+    def _parse(self, response: httpx.Response, on_event: Callable[[str, Any], None]) -> None:
+        """Split the raw bytes into SSE lines and events within the limits (a line is never
+        held whole beyond ``event_bytes``); a watchdog closes the socket at ``seconds``."""
+        limits = self.limits
+        watchdog = threading.Timer(limits.seconds, self._expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            kind, pending, total = "message", b"", 0
+            data: list[str] = []
+            for chunk in response.iter_bytes():
+                total += len(chunk)
+                if total > limits.total_bytes:
+                    self._breach(f"the stream sent more than {limits.total_bytes:,} bytes")
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                if len(pending) > limits.event_bytes:
+                    self._breach(f"an SSE line longer than {limits.event_bytes:,} bytes")
+                for raw in lines:
+                    line = raw.rstrip(b"\r").decode("utf-8", "replace")
                     if line == "":
                         if data:
                             self._event(kind, "\n".join(data), on_event)
+                            if len(self.events) >= limits.events:
+                                self._breach(f"the stream sent more than {limits.events:,} "
+                                             "events")
                         kind, data = "message", []
                     elif line.startswith("event:"):
                         kind = line[6:].strip()
                     elif line.startswith("data:"):
                         data.append(line[5:].lstrip())
-                if data:
-                    self._event(kind, "\n".join(data), on_event)
-        except (httpx.HTTPError, OSError, ValueError, RuntimeError) as exc:
-            if not self.closed_by_us.is_set():
-                raise RuntimeError(f"the SSE stream of {self.url} failed: {exc}") from exc
+            if data:
+                self._event(kind, "\n".join(data), on_event)
+        finally:
+            watchdog.cancel()
+
+    def _breach(self, why: str) -> None:
+        self.breach = f"the SSE stream of {self.url} broke a limit: {why}"
+        raise StreamLimitError(self.breach)
+
+    def _expire(self) -> None:
+        self.breach = (f"the SSE stream of {self.url} broke a limit: still open after "
+                       f"{self.limits.seconds:g} s")
+        self.close()
 
     def _event(self, kind: str, text: str, on_event: Callable[[str, Any], None]) -> None:
         try:
@@ -274,7 +324,7 @@ class _Player:
         play = _Play()
         stream = _Stream(self.http, self.base + a.chat.path,
                          {a.chat.query_field: query, a.chat.session_field: session},
-                         a.headers)
+                         a.headers, a.limits)
         names = a.events
         disconnect_after: int | None = None
         for f in faults:
