@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -41,18 +42,33 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
 
 
 def log_dir_problem(directory: Path) -> str | None:
-    """Why a log cannot be written into ``directory`` (which may not exist yet), or None."""
+    """Why a log cannot be written into ``directory`` (which may not exist yet), or None.
+
+    Tried for real, leaving nothing behind: a file is made and removed in the directory, or,
+    when it does not exist yet, a directory in its nearest existing parent (permissions alone
+    say too little: root may write anywhere the kernel refuses, such as ``/proc``).
+    """
+    if directory.is_symlink() and not directory.exists():
+        return f"--log-dir {directory} is a link to {os.readlink(directory)}, which does not exist"
     if directory.exists() and not directory.is_dir():
         return f"--log-dir {directory} is not a directory"
     existing = directory
     while not existing.exists():
-        if existing.parent == existing:
+        if existing.parent == existing or existing.is_symlink():
             break
         existing = existing.parent
+    if existing.is_symlink() and not existing.exists():
+        return f"--log-dir {directory}: {existing} is a link to a place that does not exist"
     if existing.exists() and not existing.is_dir():
         return f"--log-dir {directory}: {existing} is not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"--log-dir {directory}: {existing} is not writable"
+    try:
+        if existing == directory:
+            with tempfile.TemporaryFile(dir=directory, prefix=".harness-lab-probe-"):
+                pass
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".harness-lab-probe-"))
+    except OSError as exc:
+        return f"--log-dir {directory}: cannot write in {existing}: {exc.strerror or exc}"
     return None
 
 

@@ -66,6 +66,34 @@ def test_a_selection_that_runs_nothing_leaves_no_log(
     assert not (tmp_path / "logs").exists()
 
 
+def test_a_dangling_log_directory_link_is_a_usage_error_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(LOG_DIR_ENV, raising=False)
+    (tmp_path / "harness_logs").symlink_to(tmp_path / "gone" / "logs")
+    assert main(["run", OUTCOMES]) == 2
+    err = capsys.readouterr().err
+    assert (f"--log-dir harness_logs is a link to {tmp_path / 'gone' / 'logs'}, which does "
+            "not exist") in err
+    assert not (tmp_path / "gone").exists()
+
+
+def test_a_log_directory_the_kernel_refuses_is_found_by_trying(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(LOG_DIR_ENV, "/proc/harness-lab-logs")
+    assert main(["run", OUTCOMES]) == 2
+    assert "--log-dir /proc/harness-lab-logs: cannot write in /proc" in capsys.readouterr().err
+
+
+def test_checking_a_log_directory_leaves_nothing_behind(tmp_path: Path) -> None:
+    assert log_dir_problem(tmp_path / "new" / "deeper") is None
+    assert log_dir_problem(tmp_path) is None
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_log_dir_problem_names_a_file_in_the_way(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("", encoding="utf-8")
     assert log_dir_problem(tmp_path / "file") == f"--log-dir {tmp_path / 'file'} is not a " \
