@@ -7,7 +7,6 @@ run) is read with a note, its torn last line, if any, dropped.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.logs.codec import result_from_data
 from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.record import RunRecord
@@ -194,15 +194,17 @@ def _parsed(path: Path) -> Iterator[tuple[int, dict[str, Any], bool]]:
 
 def _parse(path: Path, number: int, text: str, whole: bool, *, last: bool
            ) -> tuple[int, dict[str, Any], bool]:
+    """One line through the bounded JSON reader: nesting, 64-bit integers and finite
+    numbers checked, so a hostile line is a named error, never a traceback."""
     try:
-        line = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if last and not whole:
-            return number, {}, True
-        if number == 1:
-            raise LogError(f"{path}: not a run log (its first line is not JSON)") from None
-        raise LogError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})"
-                       ) from None
+        line = parse_json(text, source=str(path), line=number)
+    except JsonInputError as exc:
+        if exc.message.startswith("not JSON"):
+            if last and not whole:
+                return number, {}, True
+            if number == 1:
+                raise LogError(f"{path}: not a run log (its first line is not JSON)") from None
+        raise LogError(str(exc)) from None
     if not isinstance(line, dict) or "kind" not in line:
         raise LogError(f"{path}:{number}: not a log line (an object with a 'kind')")
     return number, line, False

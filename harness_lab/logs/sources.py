@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from harness_lab.bounded_json import parse_json
 
 if TYPE_CHECKING:
     from harness_lab.logs.reader import Log
@@ -29,8 +30,8 @@ def is_log_file(path: str | Path) -> bool:
     if not first.lstrip().startswith(b"{"):
         return False
     try:
-        header = json.loads(first)
-    except ValueError:
+        header = parse_json(first.decode("utf-8"), source=str(path), line=1)
+    except ValueError:  # not UTF-8, not JSON, or beyond the bounded reader's limits
         return False
     return (isinstance(header, dict) and header.get("kind") == "header"
             and "format_version" in header)
