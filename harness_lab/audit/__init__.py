@@ -95,7 +95,7 @@ def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
             out.append(AuditedRun(run_id, "incomplete",
                                   note="RUNNING with no RUN_FINISHED: not finished yet"))
             continue
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
             out.append(AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}"))
             continue
         if rows.sse is None:
@@ -140,5 +140,5 @@ def finished_records(source: str | Path, mapping: Mapping[str, Any] | None = Non
             continue
         try:
             yield rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
-        except (Incomplete, ValueError, KeyError, TypeError):
+        except (Incomplete, ValueError, KeyError, TypeError, ArithmeticError):
             continue

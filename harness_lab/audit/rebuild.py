@@ -8,10 +8,12 @@ information gains); the rules that need SSE events are not checked without them.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness_lab.bounded_json import JsonInputError, parse_json
+from harness_lab.bounds import INT_MAX, INT_MIN
 from harness_lab.core.budget import Usage
 from harness_lab.record import RunRecord
 from harness_lab.sse import SseEvent
@@ -45,12 +47,40 @@ class Incomplete(Exception):  # noqa: N818 (a state of a run, not a failure of t
 
 
 def _json(value: Any) -> Any:
+    """A JSON text column's value (the bounded reader's; plain text is kept as it is)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
+            return parse_json(value, source="a JSON column")
+        except JsonInputError as exc:
+            if exc.message.startswith("not JSON"):
+                return value
+            raise ValueError(str(exc)) from None
     return value
+
+
+def _number(value: Any) -> float:
+    """A stored time or amount as a finite float (NaN or infinity: ValueError)."""
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a finite number")
+    return number
+
+
+def _count(value: Any) -> int:
+    """A stored count or sequence number as a 64-bit integer (ValueError otherwise)."""
+    text = value.strip() if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        count = value
+    elif text is not None and text.lstrip("-").isdigit() and len(text) <= 20:
+        count = int(text)
+    else:
+        number = _number(value)
+        if number != int(number):
+            raise ValueError(f"{value!r} is not a whole number")
+        count = int(number)
+    if not INT_MIN <= count <= INT_MAX:
+        raise ValueError(f"{str(value)[:40]!r} is not a 64-bit integer")
+    return count
 
 
 def _opt(kind: Any, value: Any) -> Any:
@@ -59,9 +89,9 @@ def _opt(kind: Any, value: Any) -> Any:
 
 def _trace(run_id: str, rows: Sequence[Mapping[str, Any]]) -> tuple[TraceEvent, ...]:
     out = []
-    for r in sorted(rows, key=lambda r: int(r["seq"])):
+    for r in sorted(rows, key=lambda r: _count(r["seq"])):
         detail = _json(r.get("detail")) or {}
-        out.append(TraceEvent(run_id, int(r["seq"]), float(r["t"]), TraceEventType(r["type"]),
+        out.append(TraceEvent(run_id, _count(r["seq"]), _number(r["t"]), TraceEventType(r["type"]),
                               TracePhase(r["phase"]), TraceEventStatus(r["status"]),
                               detail if isinstance(detail, dict) else {"detail": detail}))
     return tuple(out)
@@ -70,24 +100,24 @@ def _trace(run_id: str, rows: Sequence[Mapping[str, Any]]) -> tuple[TraceEvent, 
 def _invocations(run_id: str, rows: Sequence[Mapping[str, Any]]
                  ) -> tuple[CanonicalInvocation, ...]:
     out = []
-    for r in sorted(rows, key=lambda r: int(r["seq"])):
+    for r in sorted(rows, key=lambda r: _count(r["seq"])):
         scope = _json(r.get("scope")) or {}
         out.append(CanonicalInvocation(
-            str(r["invocation_id"]), run_id, int(r["seq"]), str(r["tool"]),
+            str(r["invocation_id"]), run_id, _count(r["seq"]), str(r["tool"]),
             scope if isinstance(scope, dict) else {"scope": scope},
             str(r.get("normalized_scope") or ""), InvocationStatus(r["status"]),
-            float(r.get("started_at") or 0.0), _opt(EvidenceStatus, r.get("evidence_status")),
-            _opt(ToolErrorCode, r.get("error_code")), r.get("error"), int(r.get("items") or 0),
-            int(r.get("size_bytes") or 0), _opt(InformationGain, r.get("information_gain")),
-            None if r.get("finished_at") is None else float(r["finished_at"]),
+            _number(r.get("started_at") or 0.0), _opt(EvidenceStatus, r.get("evidence_status")),
+            _opt(ToolErrorCode, r.get("error_code")), r.get("error"), _count(r.get("items") or 0),
+            _count(r.get("size_bytes") or 0), _opt(InformationGain, r.get("information_gain")),
+            None if r.get("finished_at") is None else _number(r["finished_at"]),
             r.get("call_id")))
     return tuple(out)
 
 
 def _sse(rows: Sequence[Mapping[str, Any]]) -> tuple[SseEvent, ...]:
-    return tuple(SseEvent(int(r["seq"]), float(r["t"]), SseEventKind(r["kind"]),
+    return tuple(SseEvent(_count(r["seq"]), _number(r["t"]), SseEventKind(r["kind"]),
                           _json(r.get("data")) or {})
-                 for r in sorted(rows, key=lambda r: int(r["seq"])))
+                 for r in sorted(rows, key=lambda r: _count(r["seq"])))
 
 
 def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
@@ -130,12 +160,12 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         stored_status=_opt(StoredRunStatus, row.get("status")),
         sse_state=SseState.DISCONNECTED if disconnected else SseState.TERMINAL,
         collection_state=None, stop_reason=None, semantic_verdict=None, statuses=(),
-        usage=Usage(int(row.get("agent_steps") or 0), int(row.get("tool_calls") or 0),
-                    int(row.get("total_tokens") or 0), 0, int(row.get("input_tokens") or 0),
-                    int(row.get("output_tokens") or 0)),
-        headroom={}, started_at=float(row.get("created_at") or 0.0),
-        finished_at=float(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
-        agent_steps=int(row.get("agent_steps") or 0), content=published_answer,
+        usage=Usage(_count(row.get("agent_steps") or 0), _count(row.get("tool_calls") or 0),
+                    _count(row.get("total_tokens") or 0), 0, _count(row.get("input_tokens") or 0),
+                    _count(row.get("output_tokens") or 0)),
+        headroom={}, started_at=_number(row.get("created_at") or 0.0),
+        finished_at=_number(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
+        agent_steps=_count(row.get("agent_steps") or 0), content=published_answer,
         failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
         invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),
         stop_required_delivered=False, evidence_repaired=False, deadline_at=float("inf"),

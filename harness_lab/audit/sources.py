@@ -7,17 +7,18 @@ export format and the column mapping of a database are described in ``docs/logs.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.record import RunRecord
 
-__all__ = ["BATCH", "DEFAULT_MAPPING", "TABLES", "RunRows", "SourceError", "export_lines",
-           "iter_sql", "read_export", "records_of_log"]
+__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
+           "RunRows", "SourceError", "check_mapping", "export_lines", "iter_sql", "read_export",
+           "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -88,9 +89,9 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
                 if not text.strip():
                     continue
                 try:
-                    line = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise SourceError(f"{path}:{number}: not JSON ({exc.msg})") from None
+                    line = parse_json(text, source=str(path), line=number)
+                except JsonInputError as exc:
+                    raise SourceError(str(exc)) from None
                 if not isinstance(line, dict) or line.get("table") not in TABLES:
                     raise SourceError(f"{path}:{number}: not an export line (an object with "
                                       f"'table' one of {', '.join(TABLES)})")
@@ -128,6 +129,61 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
 BATCH = 500
 """Runs read at a time from a database: memory stays bounded by a batch, not the table."""
 
+CONNECT_TIMEOUT_S = 10
+"""Seconds a database may take to accept the connection before the source is refused."""
+
+STATEMENT_TIMEOUT_S = 120
+"""Seconds one query may take (PostgreSQL; SQLite waits this long for a lock)."""
+
+
+def check_mapping(mapping: Mapping[str, Any]) -> None:
+    """Raise :class:`SourceError` naming what is wrong with a column mapping: each known table
+    maps to ``{"table": NAME, "columns": {OURS: THEIRS}}``, names being strings."""
+    if not isinstance(mapping, Mapping):
+        raise SourceError("the mapping must be an object of tables")
+    for logical, spec in mapping.items():
+        if logical not in TABLES:
+            raise SourceError(f"mapping: unknown table {logical!r} (one of "
+                              f"{', '.join(TABLES[:3])})")
+        if not isinstance(spec, Mapping):
+            raise SourceError(f"mapping.{logical}: an object with 'table' and 'columns'")
+        unknown = sorted(str(k) for k in spec if k not in ("table", "columns"))
+        if unknown:
+            raise SourceError(f"mapping.{logical}: unknown key {unknown[0]!r}")
+        if not isinstance(spec.get("table", logical), str):
+            raise SourceError(f"mapping.{logical}.table: a table name (a string)")
+        columns = spec.get("columns", {})
+        if not isinstance(columns, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
+            raise SourceError(f"mapping.{logical}.columns: an object of column names, ours to "
+                              "the database's (strings)")
+
+
+def _engine(url: str) -> Any:
+    """An engine that reads: a SQLite file must exist (nothing is created by reading), a
+    server must answer within :data:`CONNECT_TIMEOUT_S` and each statement within
+    :data:`STATEMENT_TIMEOUT_S`."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    args: dict[str, Any] = {}
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            if not Path(database).is_file():
+                raise SourceError(f"{url}: no such database file {database}")
+            parsed = parsed.set(database=f"file:{Path(database).resolve()}",
+                                query={**parsed.query, "mode": "ro", "uri": "true"})
+        args = {"timeout": STATEMENT_TIMEOUT_S}
+    elif backend == "postgresql":
+        args = {"connect_timeout": CONNECT_TIMEOUT_S,
+                "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000}"}
+    elif backend in ("mysql", "mariadb"):
+        args = {"connect_timeout": CONNECT_TIMEOUT_S}
+    return create_engine(parsed, connect_args=args)
+
 
 def _names(mapping: Mapping[str, Any], logical: str) -> tuple[str, dict[str, str]]:
     spec = mapping.get(logical) or DEFAULT_MAPPING[logical]
@@ -156,12 +212,14 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
     ``diagnosis_run``, ``trace_event`` and ``tool_invocation`` tables, or the tables and
     columns ``mapping`` names for them (``{"diagnosis_run": {"table": "chat_run",
     "columns": {"status": "run_status"}}}``: each of our column names to the database's)."""
-    from sqlalchemy import create_engine
     from sqlalchemy.exc import SQLAlchemyError
 
     given = mapping or {}
+    check_mapping(given)
     try:
-        engine = create_engine(url)
+        engine = _engine(url)
+    except SourceError:
+        raise
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
     run_table, run_cols = _names(given, "diagnosis_run")
@@ -173,6 +231,10 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
                 batch = [_renamed(r, run_cols) for r in runs.fetchmany(BATCH)]
                 if not batch:
                     break
+                if "run_id" not in batch[0]:
+                    theirs = run_cols.get("run_id", "run_id")
+                    raise SourceError(f"{url}: table {run_table} has no column {theirs} (the "
+                                      "run id; map it with --mapping)")
                 found = {str(r["run_id"]): RunRows(r) for r in batch}
                 for name, table, cols in children:
                     key = cols.get("run_id", "run_id")
@@ -180,7 +242,7 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
                                           {"ids": list(found)})
                     for r in rows:
                         child = _renamed(r, cols)
-                        run = found.get(str(child["run_id"]))
+                        run = found.get(str(child.get("run_id")))
                         if run is not None:
                             (run.trace if name == "trace_event" else run.invocations).append(
                                 child)
