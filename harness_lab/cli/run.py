@@ -81,7 +81,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness_lab.terminal.summary import print_summary
 
     stream = sys.stdout if people else sys.stderr
-    print_summary(results, stream, elapsed_s=elapsed)
+    print_summary(results, stream, elapsed_s=elapsed, verbose=args.verbose)
     _report_snapshots(results, args.paths or list(DEFAULT_PATHS), args.update_snapshots,
                       stream)
     if logged is not None and not args.quiet:
@@ -298,6 +298,8 @@ def register(sub: Any) -> None:
     run.add_argument("--out", help=_OUT_HELP)
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="list every mismatch and broken invariant under each failure")
     run.add_argument("--update-snapshots", action="store_true",
                      help="write the snapshots of scenarios with `snapshot: true` instead of "
                           "comparing with them, and remove snapshots no scenario uses")

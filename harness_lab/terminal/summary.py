@@ -1,7 +1,8 @@
 """The short summary after a run's table: one line per scenario that did not pass.
 
 Like pytest's "short test summary info": the verdict, the scenario, ``file:line`` of the
-expectation that failed, and the first difference, each line cut to the terminal's width.
+expectation that failed, and the first difference, wrapped at the terminal's width (never cut:
+what failed is the point of the line); ``verbose`` lists every mismatch under it.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def summary_lines(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
 
 
 def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
-                  elapsed_s: float | None = None) -> None:
+                  elapsed_s: float | None = None, *, verbose: bool = False) -> None:
     """Print the failures (if any), each with the details of its mismatches (a snapshot's
-    diff), and a closing count line to ``stream``."""
+    diff) and, when ``verbose``, every mismatch and broken invariant on a line of its own,
+    then a closing count line to ``stream``."""
     from rich.text import Text
 
     out = console(stream)
@@ -48,8 +50,10 @@ def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
         out.print(Text("short summary", style="bold"))
         for (verdict, rest), result in zip(lines, failing, strict=True):
             text = Text.assemble((verdict, verdict_style(verdict) or ""), " " + rest)
-            text.truncate(out.width, overflow="ellipsis")
-            out.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+            out.print(text, overflow="fold")
+            if verbose:
+                for item in _every_problem(result):
+                    out.print(Text("    " + item), overflow="fold")
             for detail in (m.detail for m in result.mismatches if m.detail):
                 for line in detail.splitlines():
                     style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
@@ -67,3 +71,15 @@ def print_summary(results: Sequence[ScenarioResult], stream: TextIO,
     if elapsed_s is not None:
         closing.append(f" in {elapsed_s:.2f} s")
     out.print(closing)
+
+
+def _every_problem(result: ScenarioResult) -> list[str]:
+    """Each mismatch, broken invariant and error of ``result``, one line each."""
+    items = [str(m) for m in result.mismatches]
+    items += [f"invariant {name} broke" for name in result.unexpected]
+    items += [f"invariant {name} was expected to break and held" for name in result.missing]
+    items += [f"{v.invariant}: {v.message}" for v in result.violations
+              if v.invariant in result.unexpected]
+    if result.error is not None:
+        items.append(f"error: {result.error}")
+    return items
