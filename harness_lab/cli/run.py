@@ -126,7 +126,7 @@ def _run_columns() -> list[Any]:
             Column("run_state", "run_state", style=state_style),
             Column("release_outcome", "release", row_style=release_style),
             Column("fallback_type", "fallback", style=fallback_style),
-            Column("db_status", "db_status", style=state_style),
+            Column("db_status", "db_status", style=state_style, optional="fit"),
             Column("verdict", "result", style=verdict_style)]
 
 

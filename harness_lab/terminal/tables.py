@@ -11,9 +11,10 @@ intent) are left out, and a last line says which.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from harness_lab.terminal.console import UNBOUNDED, console
 
@@ -29,6 +30,7 @@ COMFORTABLE_NAME_WIDTH = 32
 """The name column's width (or its widest name, if narrower) below which optional columns
 are left out to give names room: most scenario names of the shipped library fit in it."""
 
+_VARIANT_KEYS = re.compile(r"(?<=[\[,])[^=\[\],]+=([^,\]]*)")
 _DOTTED_KEY = re.compile(r"(?<=[\[,])[A-Za-z_][\w]*\.(?=[\w.]*=)")
 
 
@@ -40,7 +42,8 @@ class Column:
     for the default; ``row_style`` maps the whole row instead (a release outcome coloured as
     its fallback type and run state make it). ``name=True`` marks the one column that may be
     shortened; ``optional=True`` marks a column left out on a terminal too narrow for
-    the names (optional columns go last first).
+    comfortable names, ``optional="fit"`` one left out only when the line would not fit the
+    terminal otherwise (optional columns go in the order they are listed).
     """
 
     key: str
@@ -49,7 +52,7 @@ class Column:
     style: Callable[[str], str | None] | None = None
     row_style: Callable[[Mapping[str, Any]], str | None] | None = None
     right: bool = False
-    optional: bool = False
+    optional: bool | Literal["fit"] = False
 
 
 def human(value: Any) -> str:
@@ -75,13 +78,18 @@ def shorten(name: str, width: int) -> str:
     """``name`` in at most ``width`` characters.
 
     A matrix variant's keys lose their dotted prefix first (``[config.deadline_s=6.5]`` reads
-    ``[deadline_s=6.5]``); then the base name is cut before the part that tells variants
-    apart (a matrix variant's ``[...]``, an explored variant's ``@point/fault``), or, when
-    that part alone is too long, the middle of the whole name gives way to ``…``.
+    ``[deadline_s=6.5]``), then, if still too long, the keys themselves (``[6.5,3]``: the
+    values tell the variants of one file apart); then the base name is cut before the part
+    that tells variants apart (a matrix variant's ``[...]``, an explored variant's
+    ``@point/fault``), or, when that part alone is too long, the middle of the whole name
+    gives way to ``…``.
     """
     if len(name) <= width:
         return name
     name = _DOTTED_KEY.sub("", name)
+    if len(name) <= width:
+        return name
+    name = _VARIANT_KEYS.sub(r"\1", name)
     if len(name) <= width:
         return name
     if width <= 1:
@@ -95,6 +103,46 @@ def shorten(name: str, width: int) -> str:
     head = (width - len(ELLIPSIS) + 1) // 2
     tail = width - len(ELLIPSIS) - head
     return name[:head] + ELLIPSIS + (name[-tail:] if tail else "")
+
+
+def shorten_all(names: Sequence[str], width: int) -> list[str]:
+    """Each of ``names`` in at most ``width`` characters (:func:`shorten`), told apart: names
+    whose shortened forms would read alike are shown instead by a window of ``width`` around
+    where they first differ (``…get-tokens``, ``…get-bytes``), so no two rows look the same."""
+    shown = [shorten(n, width) for n in names]
+    for _ in range(8):  # a window can meet another name's: look again, a few times at most
+        groups: dict[str, list[int]] = {}
+        for i, s in enumerate(shown):
+            groups.setdefault(s, []).append(i)
+        clashes = [ix for ix in groups.values() if len({names[i] for i in ix}) > 1]
+        if not clashes or width < 3:
+            break
+        for indices in clashes:
+            first = len(_common_prefix(sorted({names[i] for i in indices})))
+            for i in indices:
+                shown[i] = _window(names[i], max(0, first - 3), width)
+    return shown
+
+
+def _common_prefix(names: Sequence[str]) -> str:
+    low, high = min(names), max(names)
+    n = 0
+    while n < min(len(low), len(high)) and low[n] == high[n]:
+        n += 1
+    return low[:n]
+
+
+def _window(name: str, start: int, width: int) -> str:
+    """``width`` characters of ``name`` from ``start``, ``…`` marking what is left out."""
+    if len(name) <= width:
+        return name
+    start = min(start, max(0, len(name) - width + 1))
+    lead = ELLIPSIS if start > 0 else ""
+    room = width - len(lead)
+    body = name[start:start + room]
+    if start + room < len(name):
+        body = body[:room - 1] + ELLIPSIS
+    return lead + body
 
 
 def fit_widths(cells: Sequence[Sequence[str]], columns: Sequence[Column], width: int,
@@ -125,21 +173,26 @@ def fit_widths(cells: Sequence[Sequence[str]], columns: Sequence[Column], width:
 def shown_columns(cells: Sequence[Sequence[str]], columns: Sequence[Column],
                   width: int) -> list[int]:
     """The indices of the columns to show at ``width``: all, unless the name column would be
-    narrower than :data:`COMFORTABLE_NAME_WIDTH` (or its widest name); then optional
-    columns are left out, the last first, until the names have that room or none is left."""
+    narrower than :data:`COMFORTABLE_NAME_WIDTH` (or its widest name), when the
+    ``optional=True`` columns are left out in order until the names have that room; and
+    ``optional="fit"`` columns, in order, while a line would still be wider than ``width``."""
     keep = list(range(len(columns)))
     named = [i for i, c in enumerate(columns) if c.name]
     if not named:
         return keep
     wanted = min(COMFORTABLE_NAME_WIDTH,
                  max([len(columns[named[0]].header)] + [len(row[named[0]]) for row in cells]))
-    optional = [i for i, c in enumerate(columns) if c.optional]
+    comfort = [i for i, c in enumerate(columns) if c.optional is True]
+    fit = [i for i, c in enumerate(columns) if c.optional == "fit"]
     while True:
-        widths, _ = fit_widths([[row[i] for i in keep] for row in cells],
-                               [columns[i] for i in keep], width)
-        if widths[keep.index(named[0])] >= wanted or not optional:
+        widths, gap = fit_widths([[row[i] for i in keep] for row in cells],
+                                 [columns[i] for i in keep], width)
+        if widths[keep.index(named[0])] < wanted and comfort:
+            keep.remove(comfort.pop(0))
+        elif sum(widths) + gap * (len(widths) - 1) > width and fit:
+            keep.remove(fit.pop(0))
+        else:
             return keep
-        keep.remove(optional.pop())
 
 
 def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
@@ -152,6 +205,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
     from rich.text import Text
 
     out = console(stream, width=UNBOUNDED, colour=False) if plain else console(stream)
+    terminal_width = out.width
     cells = [[human(row.get(c.key)) for c in columns] for row in rows]
     keep = shown_columns(cells, columns, out.width)
     hidden = [c.header for i, c in enumerate(columns) if i not in keep]
@@ -164,10 +218,12 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
     for c, w in zip(columns, widths, strict=True):
         table.add_column(c.header, no_wrap=True, width=w, overflow="ellipsis",
                          justify="right" if c.right else "left")
-    for row, line in zip(rows, cells, strict=True):
+    names = {j: shorten_all([line[j] for line in cells], w)
+             for j, (c, w) in enumerate(zip(columns, widths, strict=True)) if c.name}
+    for k, (row, line) in enumerate(zip(rows, cells, strict=True)):
         texts = []
-        for c, w, text in zip(columns, widths, line, strict=True):
-            shown = shorten(text, w) if c.name else text
+        for j, (c, text) in enumerate(zip(columns, line, strict=True)):
+            shown = names[j][k] if c.name else text
             style = (c.row_style(row) if c.row_style is not None
                      else c.style(text) if c.style is not None else None)
             texts.append(Text(shown, style=style or ""))
@@ -176,6 +232,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
         out.print(table)
     lines = captured.get().splitlines()
     if hidden:
-        lines.append(f"({', '.join(hidden)} left out at this width: widen the terminal, "
-                     "or use --format json)")
+        note = (f"({', '.join(hidden)} left out at this width: widen the terminal or use "
+                "--format json)")
+        lines += textwrap.wrap(note, width=terminal_width)
     out.file.write("".join(line.rstrip() + "\n" for line in lines))

@@ -6,7 +6,14 @@ import io
 
 import pytest
 
-from harness_lab.terminal.tables import MIN_NAME_WIDTH, Column, human, print_table, shorten
+from harness_lab.terminal.tables import (
+    MIN_NAME_WIDTH,
+    Column,
+    human,
+    print_table,
+    shorten,
+    shorten_all,
+)
 
 NAME = "policy-deadline-x-no-gain-threshold[config.deadline_s=6.5,config.no_gain_threshold=2]"
 
@@ -18,15 +25,27 @@ def test_a_name_that_fits_is_kept_whole() -> None:
 def test_a_matrix_variant_keeps_its_variant_and_loses_dotted_key_prefixes_first() -> None:
     assert shorten(NAME, 80) == ("policy-deadline-x-no-gain-threshold"
                                  "[deadline_s=6.5,no_gain_threshold=2]")
-    short = shorten(NAME, 50)
-    assert short == "policy-deadli…[deadline_s=6.5,no_gain_threshold=2]"
-    assert len(short) == 50
+    assert shorten(NAME, 71) == ("policy-deadline-x-no-gain-threshold"
+                                 "[deadline_s=6.5,no_gain_threshold=2]")
+
+
+def test_a_variant_then_loses_its_keys_and_the_base_name_its_end() -> None:
+    assert shorten(NAME, 50) == "policy-deadline-x-no-gain-threshold[6.5,2]"
+    short = shorten(NAME, 20)
+    assert short == "policy-deadl…[6.5,2]"
+    assert len(short) == 20
 
 
 def test_a_name_too_long_for_its_variant_part_loses_its_middle() -> None:
-    short = shorten(NAME, 20)
-    assert short == "policy-dea…eshold=2]"
-    assert len(short) == 20
+    name = "a[" + ",".join(f"k{i}=value-{i}" for i in range(6)) + "]"
+    short = shorten(name, 20)
+    assert short == "a[value-0,…,value-5]"
+
+
+def test_names_that_would_read_alike_are_shown_where_they_differ() -> None:
+    names = ["fault-budget-model-calls", "fault-budget-tool-calls", "fault-budget-bytes"]
+    assert shorten([names[0]][0], 12) == shorten(names[1], 12)  # alone, two read alike
+    assert shorten_all(names, 12) == ["…et-model-c…", "…et-tool-ca…", "fault-…bytes"]
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -85,7 +104,7 @@ def test_an_optional_column_is_left_out_before_names_are_cut_and_a_line_says_so(
     lines = _optional_table()
     assert lines[0].split() == ["name", "state"]
     assert lines[1].split() == ["fault-client-disconnect-at-start", "BUDGET_EXHAUSTED"]
-    assert lines[-1].startswith("(intent left out at this width")
+    assert " ".join(lines[2:]).startswith("(intent left out at this width")
 
 
 def test_an_optional_column_stays_when_the_names_have_room(
