@@ -205,7 +205,9 @@ def record_sections(record: RunRecord, *, open_events: bool = True, timeline: bo
     if timeline:
         svg = timeline_svg(TimelineInput(record.trace, record.sse_events, record.invocations,
                                          record.started_at, record.finished_at,
-                                         record.deadline_at), title=f"timeline of {record.run_id}")
+                                         record.deadline_at, record.terminations,
+                                         record.termination_reason),
+                           title=f"timeline of {record.run_id}")
         parts.append(_section("timeline", f'<div class="hl-timeline">{svg}</div>', open_=True))
     if axes:
         parts.append(_section("state axes", kv_grid(axes_rows(record), cls="hl-axes"),

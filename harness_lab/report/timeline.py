@@ -31,8 +31,8 @@ from harness_lab.report.palette import (
     outcome_label,
     text_color,
 )
+from harness_lab.report.timeline_svg import cancel_kind
 from harness_lab.states import (
-    CancellationReason,
     RunState,
     SseEventKind,
     TraceEventStatus,
@@ -59,6 +59,8 @@ _KIND_OF_EVENT: dict[TraceEventType, str] = {
 MARKERS: dict[str, dict[str, Any]] = {
     "client disconnect": {"marker": "X", "color": EVENT_COLORS["client_disconnect"], "s": 90},
     "user cancel": {"marker": "P", "color": EVENT_COLORS["user_cancel"], "s": 90},
+    "disconnect noticed": {"marker": "v", "color": EVENT_COLORS["client_disconnect"], "s": 55},
+    "cancel noticed": {"marker": "v", "color": EVENT_COLORS["user_cancel"], "s": 55},
     "timed out": {"marker": "D", "color": EVENT_COLORS["deadline"], "s": 45},
     "budget exhausted": {"marker": "v", "color": EVENT_COLORS["budget_exhausted"], "s": 70},
     "discarded late result": {"marker": "x", "color": EVENT_COLORS["discarded"], "s": 60,
@@ -68,6 +70,10 @@ MARKERS: dict[str, dict[str, Any]] = {
                               "linewidths": 1.6},
 }
 """Marker styles of the instants on a run's row, by legend label."""
+
+_ABOVE = frozenset({"disconnect noticed", "cancel noticed"})
+"""Instants drawn above their row, pointing down at it, so that one at the instant of
+another (a late result discarded as the run noticed its cancel) is not hidden by it."""
 
 SSE_MARKERS: dict[str, str] = {
     SseEventKind.METADATA.value: "o", SseEventKind.STATUS.value: "|",
@@ -104,15 +110,17 @@ def _instants(record: RunRecord) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for state, reason, at in record.terminations:
         if state == RunState.CANCELLED.value:
-            disconnect = ("disconnect" in reason.lower()
-                          or record.termination_reason
-                          == CancellationReason.CLIENT_DISCONNECTED.value)
-            out.setdefault("client disconnect" if disconnect else "user cancel",
-                           []).append(float(at))
+            kind = cancel_kind(reason, record.termination_reason)
+            out.setdefault("client disconnect" if kind == "CLIENT_DISCONNECTED"
+                           else "user cancel", []).append(float(at))
         elif state == RunState.TIMED_OUT.value:
             out.setdefault("timed out", []).append(float(at))
     for event in record.trace:
-        if event.status is TraceEventStatus.DISCARDED:
+        if event.type is TraceEventType.RUN_CANCELLED:  # when the run noticed the cancel
+            kind = cancel_kind(str(event.detail.get("reason", "")), None)
+            out.setdefault("disconnect noticed" if kind == "CLIENT_DISCONNECTED"
+                           else "cancel noticed", []).append(float(event.t))
+        elif event.status is TraceEventStatus.DISCARDED:
             out.setdefault("discarded late result", []).append(float(event.t))
         elif event.type is TraceEventType.BUDGET_EXHAUSTED:
             out.setdefault("budget exhausted", []).append(float(event.t))
@@ -212,7 +220,7 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
         for name, times in _instants(record).items():
             xs, ys = points.setdefault(name, ([], []))
             xs.extend(times)
-            ys.extend([float(y)] * len(times))
+            ys.extend([float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0)] * len(times))
         for event in record.sse_events:
             xs, ys = sse.setdefault(event.kind.value, ([], []))
             xs.append(float(event.t))

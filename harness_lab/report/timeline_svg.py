@@ -23,7 +23,13 @@ from typing import Final
 from harness_lab.report.cells import detail_text, json_text
 from harness_lab.report.palette import EVENT_COLORS, MISSING_COLOR, PHASE_COLORS
 from harness_lab.sse import SseEvent
-from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+from harness_lab.states import (
+    CancellationReason,
+    RunState,
+    TraceEventStatus,
+    TraceEventType,
+    TracePhase,
+)
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
@@ -44,6 +50,14 @@ _CANCEL_NAMES: Final = {"CLIENT_DISCONNECTED": ("client disconnect", "client_dis
                         "USER_REQUESTED": ("user cancel", "user_cancel")}
 
 
+def cancel_kind(reason: str, termination_reason: str | None) -> str:
+    """``CLIENT_DISCONNECTED`` or ``USER_REQUESTED``: which cancel a termination's (or a
+    RUN_CANCELLED event's) reason text names."""
+    disconnect = ("disconnect" in reason.lower()
+                  or termination_reason == CancellationReason.CLIENT_DISCONNECTED.value)
+    return "CLIENT_DISCONNECTED" if disconnect else "USER_REQUESTED"
+
+
 @dataclass(frozen=True, slots=True)
 class TimelineInput:
     """What a timeline is drawn from: a record's (or a crashed run's partial) events."""
@@ -54,6 +68,12 @@ class TimelineInput:
     started_at: float = 0.0
     finished_at: float | None = None
     deadline_at: float | None = None
+    terminations: Sequence[tuple[str, str, float]] = ()
+    termination_reason: str | None = None
+
+
+_TEXT_W = 6.2
+"""The width of a label's character in the SVG, in pixels (an estimate, for spacing)."""
 
 
 def _nice_step(span: float) -> float:
@@ -112,14 +132,23 @@ def _tool_spans(invocations: Sequence[CanonicalInvocation], end: float
     return spans
 
 
-def _instants(trace: Sequence[TraceEvent]) -> list[tuple[str, float, str, str, str]]:
-    """(lane, t, label, colour, tooltip) of each marked instant."""
+def _instants(run: TimelineInput) -> list[tuple[str, float, str, str, str]]:
+    """(lane, t, label, colour, tooltip) of each marked instant: a cancel when it happened
+    (the client left, the user asked) and when the run noticed it, both."""
     marks = []
-    for e in trace:
+    for state, reason, at in run.terminations:
+        if state == RunState.CANCELLED.value:
+            key = cancel_kind(reason, run.termination_reason)
+            label = _CANCEL_NAMES[key][0]
+            marks.append((SSE_LANE, float(at), label, EVENT_COLORS[_CANCEL_NAMES[key][1]],
+                          f"t={float(at):.3f}  {label}: the run's termination ({reason})"))
+    for e in run.trace:
         tip = f"t={float(e.t):.3f}  {e.type.value} {e.status.value}  {detail_text(e.detail)}"
         if e.type is TraceEventType.RUN_CANCELLED:
-            label, key = _CANCEL_NAMES.get(str(e.detail.get("reason")), ("cancelled", "deadline"))
-            marks.append((SSE_LANE, float(e.t), label, EVENT_COLORS[key], tip))
+            key = cancel_kind(str(e.detail.get("reason", "")), None)
+            label = "disconnect noticed" if key == "CLIENT_DISCONNECTED" else "cancel noticed"
+            marks.append((e.phase.value, float(e.t), label,
+                          EVENT_COLORS[_CANCEL_NAMES[key][1]], tip))
         elif e.type is TraceEventType.BUDGET_EXHAUSTED:
             marks.append((e.phase.value, float(e.t), "budget exhausted",
                           EVENT_COLORS["budget_exhausted"], tip))
@@ -147,7 +176,7 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     end = end + 0.04 * max(end - start, 1.0)
     tools = list(run.invocations)
     spans = _phase_spans(trace, skip_tools=bool(tools)) + _tool_spans(tools, active_end)
-    marks = _instants(trace)
+    marks = _instants(run)
     present = {s[0] for s in spans} | {m[0] for m in marks}
     lanes: list[str] = [p.value for p in TracePhase if p.value in present and p.value != "RUN"]
     lanes += [p for p in sorted(present - set(lanes)) if p not in (SSE_LANE, "RUN")]
@@ -167,8 +196,21 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
                    f'height="{_LANE - 6}" rx="2" fill="{color}"><title>'
                    f"{_esc(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
     _draw_sse(canvas, run.sse)
-    for lane, t, label, color, tip in marks:
-        _draw_mark(canvas, lane, t, label, color, tip)
+    # labels already drawn, as (left, right, baseline): a far deadline's, then each mark's
+    taken: list[tuple[float, float, float]] = []
+    if deadline is not None and far:
+        text = f"deadline at {deadline:g} s"
+        taken.append((_WIDTH - _RIGHT - 20 - _TEXT_W * len(text), _WIDTH - _RIGHT, _TOP + 6))
+    for lane, t, label, color, tip in sorted(marks, key=lambda m: m[1]):
+        x, base = canvas.x(t), canvas.y(lane) + _LANE / 2 - 8
+        half = _TEXT_W * len(label) / 2
+        raise_by = 0.0
+        while raise_by < 40 and any(left < x + half and x - half < right
+                                    and abs(base - raise_by - y) < 10
+                                    for left, right, y in taken):
+            raise_by += 10
+        _draw_mark(canvas, lane, t, label, color, tip, raise_by=raise_by)
+        taken.append((x - half, x + half, base - raise_by))
     if deadline is not None:
         _draw_deadline(canvas, float(deadline), far)
     body = "".join(canvas.parts)
@@ -208,12 +250,15 @@ def _draw_sse(canvas: _Canvas, events: Sequence[SseEvent]) -> None:
             free_from = x - 2 + 6.2 * len(e.kind.value) + 6
 
 
-def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip: str) -> None:
+def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip: str, *,
+               raise_by: float = 0.0) -> None:
+    """A cross at ``t`` in ``lane`` with its label above it, ``raise_by`` pixels higher when
+    another label of the lane is close (marks at one instant do not hide each other)."""
     x, y = canvas.x(t), canvas.y(lane) + _LANE / 2
     canvas.add(f'<g class="marker"><path d="M{x - 5} {y - 5}L{x + 5} {y + 5}M{x + 5} {y - 5}'
                f'L{x - 5} {y + 5}" stroke="{color}" stroke-width="2.5"/>'
-               f'<text class="mark" x="{x}" y="{y - 8}" text-anchor="middle" fill="{color}">'
-               f"{_esc(label)}</text><title>{_esc(tip)}</title></g>")
+               f'<text class="mark" x="{x}" y="{y - 8 - raise_by}" text-anchor="middle" '
+               f'fill="{color}">{_esc(label)}</text><title>{_esc(tip)}</title></g>')
 
 
 def _draw_deadline(canvas: _Canvas, deadline: float, far: bool) -> None:

@@ -350,7 +350,8 @@ def test_the_timeline_marks_every_sse_event_under_its_row() -> None:
 def test_the_timeline_legend_names_call_kinds_markers_and_lines() -> None:
     ax = run_timeline(four_runs()[1])
     assert legend_texts(ax) == [
-        "tool", "client disconnect", "timed out", "discarded late result",
+        "tool", "client disconnect", "disconnect noticed", "timed out",
+        "discarded late result",
         "SSE metadata", "SSE status", "SSE content", "SSE failure", "SSE done",
         "run start to finish", "deadline"]
 

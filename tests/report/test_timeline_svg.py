@@ -6,6 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from harness_lab.record import RunRecord
 from harness_lab.report.palette import EVENT_COLORS, PHASE_COLORS
 from harness_lab.report.timeline_svg import SSE_LANE, TimelineInput, timeline_svg
@@ -19,7 +21,8 @@ LATE = Path(__file__).resolve().parents[2] / "scenarios" / "late" / "first-termi
 def svg_of(record: RunRecord) -> ET.Element:
     text = timeline_svg(TimelineInput(record.trace, record.sse_events, record.invocations,
                                       record.started_at, record.finished_at,
-                                      record.deadline_at))
+                                      record.deadline_at, record.terminations,
+                                      record.termination_reason))
     return ET.fromstring(text)
 
 
@@ -74,6 +77,41 @@ def test_a_deadline_within_reach_is_a_dashed_line_and_a_far_one_an_arrow_with_it
 def test_a_client_disconnect_is_marked_and_named() -> None:
     disconnected = four_runs()[1][3]
     assert "client disconnect" in texts(svg_of(disconnected), "mark")
+
+
+def _mark_x(root: ET.Element, label: str) -> float:
+    [mark] = [t for t in root.iter(f"{SVG}text") if t.get("class") == "mark"
+              and t.text == label]
+    return float(mark.get("x") or "nan")
+
+
+def test_when_the_client_left_and_when_the_run_noticed_are_both_marked() -> None:
+    [result] = run_paths([Path(__file__).resolve().parents[2] / "scenarios" / "faults"
+                          / "client-disconnect-at-s.yaml"])
+    assert result.record is not None
+    root = svg_of(result.record)
+    left, noticed = _mark_x(root, "client disconnect"), _mark_x(root, "disconnect noticed")
+    # the client left at 2.5 s; the run noticed it after the tool call in flight, at 4.2 s
+    assert [e.t for e in result.record.trace if e.type.value == "RUN_CANCELLED"] == [4.2]
+    assert result.record.terminations[0][2] == 2.5
+    ticks = {float(t.text): float(t.get("x") or "nan") for t in root.iter(f"{SVG}text")
+             if t.get("class") == "tick" and re.fullmatch(r"[\d.]+", t.text or "")}
+    per_second = ticks[1.0] - ticks[0.0]
+    assert left == pytest.approx(ticks[0.0] + 2.5 * per_second, abs=0.1)
+    assert noticed == pytest.approx(ticks[0.0] + 4.2 * per_second, abs=0.1)
+
+
+def test_labels_of_marks_at_one_instant_do_not_overlap() -> None:
+    [result] = run_paths([Path(__file__).resolve().parents[2] / "scenarios" / "faults"
+                          / "client-disconnect-at-s.yaml"])
+    assert result.record is not None
+    root = svg_of(result.record)
+    labels = [(float(t.get("x") or 0), float(t.get("y") or 0), t.text or "")
+              for t in root.iter(f"{SVG}text") if t.get("class") == "mark"]
+    for i, (x1, y1, a) in enumerate(labels):
+        for x2, y2, b in labels[i + 1:]:
+            apart_x = abs(x1 - x2) >= 3.1 * (len(a) + len(b))
+            assert apart_x or abs(y1 - y2) >= 10, (a, b)
 
 
 def test_the_axis_ticks_are_round_numbers_within_the_run() -> None:
