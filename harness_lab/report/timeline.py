@@ -83,6 +83,7 @@ SSE_MARKERS: dict[str, str] = {
 """The marker of each public SSE event kind, drawn under the run's spans."""
 
 _SPAN_HALF = 0.24
+_MIN_SPAN_S = 1.0  # the shortest time axis drawn, in virtual seconds
 _SSE_OFFSET = 0.36
 _FAR = 1.25  # a deadline past this multiple of the activity's end is an arrow at the edge
 
@@ -198,7 +199,8 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     font = min(9.0, max(4.0, 0.7 * pitch_pt))
     scale = min(1.0, (pitch_pt / 20.0) ** 2)  # markers shrink with the rows
     ends = [_activity_end(r) for r in rows.records] or [1.0]
-    activity = max(max(ends), 1e-9)
+    # a run that ended at its start (refused before any call) still gets a readable axis
+    activity = max(max(ends), _MIN_SPAN_S)
     near = [float(r.deadline_at) for r in rows.records if float(r.deadline_at) <= _FAR * activity]
     xmax = max([activity, *near]) * 1.04 or 1.0
     edge = blended_transform_factory(ax.transAxes, ax.transData)
@@ -274,7 +276,7 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     if n == 0:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center",
                 gid="empty")
-    ax.set_xlim(0.0, xmax)
+    ax.set_xlim(-0.015 * xmax, xmax)  # a marker at 0 shows whole
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")
     ax.set_xlabel("virtual time (s)")

@@ -506,3 +506,17 @@ def test_the_timeline_marks_a_termination_that_lost_where_it_was_attempted() -> 
     assert markers(ax)["termination that lost"] == [[7.0, 0.0]]
     assert "termination that lost" in legend_texts(ax)
     assert "user cancel" not in markers(ax), "the cancel did not end the run"
+
+
+def test_a_run_that_ended_at_its_start_gets_a_readable_axis_with_its_markers_in_view() -> None:
+    from harness_lab.runner import run_paths
+
+    results = [r for r in run_paths([Path(__file__).resolve().parents[2] / "scenarios"
+                                     / "sse" / "new-disconnected-before-metadata.yaml"])]
+    assert results[0].record is not None and results[0].record.duration_s == 0
+    ax = run_timeline(results)
+    low, high = ax.get_xlim()
+    assert high - low >= 1.0
+    shown = [c for c in ax.collections if c.get_label() == "client disconnect"]
+    [x] = [float(p[0]) for c in shown for p in c.get_offsets()]
+    assert low < x < high and x - low > 0.01 * (high - low)
