@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
@@ -155,8 +155,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     try:
         server = reference_server(args.reference) if args.reference else None
     except ReferenceScriptError as exc:
-        print(f"harness-lab record: --reference {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("record", f"--reference {exc}")
     base_url, tool_url = args.base_url, None
     key_env = sc.recorded.api_key_env if sc.recorded is not None else "OPENAI_API_KEY"
     user_key = os.environ.get(key_env)
@@ -168,8 +167,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         outcome = record_scenario(loaded, record_mode=args.mode, base_url=base_url,
                                   tool_url=tool_url)
     except (CassetteError, ValueError) as exc:
-        print(f"harness-lab record: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("record", str(exc))
     finally:
         if server is not None:
             server.stop()
@@ -197,8 +195,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab record``."""
-    p = sub.add_parser(
-        "record", help="record a scenario's cassette against an endpoint",
+    p = add_command(
+        sub, "record",
         description="Record a recorded scenario's cassette against an OpenAI-compatible "
                     "endpoint.\nThe cassette is replaced only by a sound recording: every "
                     "request answered,\nno HTTP error, the scenario's expectations held.",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, exit_codes, selected_results
+from harness_lab.cli.common import EXIT_FAILED, add_command, fail, selected_results
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -73,9 +72,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         out = write_html_report(args.out, results, title=args.title, context=context,
                                 plots=args.plots, compare=comparison)
     except OSError as exc:
-        print(f"harness-lab report: cannot write --out {args.out}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return fail("report", f"cannot write --out {args.out}: {exc.strerror or exc}")
     failed = len(results.failures())
     runs = sum(r.record is not None for r in results)
     print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok; "
@@ -91,16 +88,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _old_log(path: str) -> Log | int:
     """The ``--compare`` log, or 2 (the one-line error printed) when it is not a readable
     run log."""
-    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     try:
-        log = read_log(path)
+        return read_noted(path)
     except LogError as exc:
-        print(f"harness-lab report: --compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    for note in log.notes:
-        print(f"{path}: {note}", file=sys.stderr)
-    return log
+        return fail("report", f"--compare: {exc}")
 
 
 def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
@@ -117,8 +111,7 @@ def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
 
 def register(sub: Any) -> None:
     """Add ``harness-lab report``."""
-    p = sub.add_parser("report", help="run scenarios and write a self-contained HTML report",
-                       epilog=exit_codes("report"))
+    p = add_command(sub, "report")
     p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "
                                             "run logs (harness_logs/*.jsonl) to show as kept")
     p.add_argument("--out", default="report.html",

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from harness_lab.cli.common import exit_codes, format_rows
+from harness_lab.cli.common import add_command, fail, format_rows, out_problem
 
 __all__ = ["register"]
 
@@ -80,8 +80,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     except SweepError as exc:
-        print(f"harness-lab sweep: {exc}", file=sys.stderr)
-        return 2
+        return fail("sweep", str(exc))
 
 
 def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
@@ -137,14 +136,12 @@ def _output_problem(flag: str, path: str) -> str | None:
     """Why ``path`` cannot be written as the output of ``flag``, or None: checked before any
     sample runs, so a sweep never plays every sample and then fails to write."""
     target = Path(path)
-    if target.is_dir():
-        return f"{flag} {path} is a directory; give a file name"
-    parent = target.parent
-    if not parent.is_dir():
-        return f"{flag} {path}: the directory {parent} does not exist; create it first"
+    problem = out_problem(flag, path)
+    if problem is not None:
+        return problem
     if target.exists() and not target.is_file():
         return f"{flag} {path} is not a regular file"
-    if not os.access(target if target.exists() else parent, os.W_OK):
+    if not os.access(target if target.exists() else target.parent, os.W_OK):
         return f"{flag} {path} cannot be written (permission denied)"
     return None
 
@@ -288,8 +285,7 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
-    p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution",
-                       epilog=exit_codes("sweep"))
+    p = add_command(sub, "sweep")
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
     p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
