@@ -72,7 +72,7 @@ def reference_server(path: str | Path) -> Any:
     """
     import yaml  # type: ignore[import-untyped]
 
-    from harness_lab.recorded.cassette_file import MAX_NESTING
+    from harness_lab.recorded.cassette_file import nesting_problem
     from harness_lab.scripted import ReferenceServer
 
     file = Path(path)
@@ -85,21 +85,13 @@ def reference_server(path: str | Path) -> Any:
                                    "a scripted conversation")
     try:
         text = file.read_text(encoding="utf-8")
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        depth = 0
-        for event in yaml.parse(text, Loader=loader):
-            line = event.start_mark.line + 1
-            if isinstance(event, yaml.AliasEvent):
-                raise ReferenceScriptError(f"{file}:{line}: YAML aliases are not accepted in a "
-                                           "scripted conversation; write the value out")
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise ReferenceScriptError(f"{file}:{line}: nests deeper than "
-                                               f"{MAX_NESTING} levels")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-        data = yaml.load(text, Loader=loader)
+        problem = nesting_problem(text, aliases=False)
+        if problem is not None:
+            line, reason = problem
+            if "alias" in reason:
+                reason += " in a scripted conversation; write the value out"
+            raise ReferenceScriptError(f"{file}:{line}: {reason}")
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReferenceScriptError(f"{file}: not a readable YAML file: {first}") from None

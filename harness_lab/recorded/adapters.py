@@ -16,9 +16,9 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from harness_lab.codec import data
 from harness_lab.diagnosis.schema import AgentEnvelope
 from harness_lab.errors import ProviderError
 from harness_lab.ports import (
@@ -61,7 +61,7 @@ __all__ = [
 
 def json_text(value: Any) -> str:
     """Deterministic JSON text for prompts: sorted keys, enums as values."""
-    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, default=str)
+    return json.dumps(data(value), sort_keys=True, ensure_ascii=False)
 
 
 @functools.cache
@@ -155,7 +155,7 @@ class ToolSpec:
         """The OpenAI ``tools`` entry for this tool."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description,
-                             "parameters": _plain(self.parameters_schema)}}
+                             "parameters": data(self.parameters_schema)}}
 
 
 class OpenAIDiagnosisModel:
@@ -257,14 +257,10 @@ class OpenAIRouter:
 
     def route(self, request: RouteRequest) -> RouteReply:
         """Ask for the intent of ``request.query``."""
-        user = json_text({"query": request.query,
-                          "history": [_turn(t) for t in request.history],
-                          "previous_turn": _previous(request.previous_turn)})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
-        data = _json_object(completion, "router")
-        raw = data.get("intent")
+        completion = _ask(self.client, self.system_prompt, {
+            "query": request.query, "history": [_turn(t) for t in request.history],
+            "previous_turn": _previous(request.previous_turn)})
+        raw = _json_object(completion, "router").get("intent")
         try:
             intent = IntentType(str(raw).strip().upper()) if isinstance(raw, str) else None
         except ValueError:
@@ -331,14 +327,11 @@ class OpenAISemanticGuard:
         """Judge whether ``request.evidence`` supports ``request.draft``."""
         evidence = [{k: v for k, v in record.items() if k not in _TIMING_FIELDS}
                     for record in request.evidence]
-        user = json_text({"query": request.query, "draft": request.draft,
-                          "evidence": evidence})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
-        data = _json_object(completion, "semantic guard")
-        supported = data.get("supported")
-        rationale = data.get("rationale", "")
+        completion = _ask(self.client, self.system_prompt,
+                          {"query": request.query, "draft": request.draft, "evidence": evidence})
+        reply = _json_object(completion, "semantic guard")
+        supported = reply.get("supported")
+        rationale = reply.get("rationale", "")
         if not isinstance(supported, bool):
             raise ProviderError(f"semantic guard: 'supported' must be true or false, "
                                 f"not {supported!r}")
@@ -363,12 +356,9 @@ class OpenAIRepair:
 
     def repair(self, request: RepairRequest) -> ModelReply:
         """Ask for the draft with repaired evidence."""
-        user = json_text({"query": request.query, "draft": request.draft,
-                          "problems": list(request.problems),
-                          "citable_invocation_ids": list(request.citable)})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
+        completion = _ask(self.client, self.system_prompt, {
+            "query": request.query, "draft": request.draft, "problems": list(request.problems),
+            "citable_invocation_ids": list(request.citable)})
         return ModelReply(content=completion.content, usage=completion.usage, latency_s=None)
 
 
@@ -383,6 +373,12 @@ def openai_providers(client: OpenAICompatibleClient, tools: Sequence[ToolSpec]
     return {"router": OpenAIRouter(client), "model": OpenAIDiagnosisModel(client, tools),
             "guard": OpenAISemanticGuard(client), "repair": OpenAIRepair(client),
             "responder": OpenAIResponder(client)}
+
+
+def _ask(client: OpenAICompatibleClient, system_prompt: str, user: Any) -> ChatCompletion:
+    """One JSON-mode completion: the system prompt, then ``user`` as JSON text."""
+    return client.complete([{"role": "system", "content": system_prompt},
+                            {"role": "user", "content": json_text(user)}], json_output=True)
 
 
 def _json_object(completion: ChatCompletion, who: str) -> Mapping[str, Any]:
@@ -437,12 +433,3 @@ def _previous(previous: PreviousTurn | None) -> dict[str, Any] | None:
         return None
     return {"query": previous.query, "conclusion": previous.conclusion}
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
