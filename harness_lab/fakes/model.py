@@ -26,25 +26,9 @@ from harness_lab.ports import (
 )
 from harness_lab.states import InformationGain
 
-__all__ = [
-    "CallbackModel",
-    "EvidenceItem",
-    "FactItem",
-    "Script",
-    "ScriptedModel",
-    "Step",
-    "call_tool",
-    "draft",
-    "empty_reply",
-    "fresh_error",
-    "invalid_json",
-    "play_step",
-    "progress",
-    "provider_error",
-    "report",
-    "schema_invalid_draft",
-    "with_defaults",
-]
+__all__ = ["CallbackModel", "EvidenceItem", "FactItem", "Script", "ScriptedModel", "Step",
+           "call_tool", "draft", "empty_reply", "fresh_error", "invalid_json", "play_step",
+           "progress", "provider_error", "report", "schema_invalid_draft", "with_defaults"]
 
 T = TypeVar("T")
 Q = TypeVar("Q")

@@ -14,18 +14,8 @@ from harness_lab.frozen import value_class
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.tools.scope import normalize_scope, scope_problem
 
-__all__ = [
-    "Evidence",
-    "NoEvidence",
-    "Oversize",
-    "ScopeTable",
-    "ScriptedTool",
-    "ToolBehaviour",
-    "ToolFailure",
-    "Unprojectable",
-    "json_size",
-    "scope_key",
-]
+__all__ = ["Evidence", "NoEvidence", "Oversize", "ScopeTable", "ScriptedTool", "ToolBehaviour",
+           "ToolFailure", "Unprojectable", "json_size", "scope_key"]
 
 
 scope_key = normalize_scope

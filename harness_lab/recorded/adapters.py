@@ -39,24 +39,11 @@ from harness_lab.ports import (
 from harness_lab.recorded.client import ChatCompletion, OpenAICompatibleClient
 from harness_lab.states import IntentType
 
-__all__ = [
-    "DIAGNOSIS_SYSTEM_PROMPT",
-    "GUARD_SYSTEM_PROMPT",
-    "KNOWLEDGE_SYSTEM_PROMPT",
-    "REPAIR_SYSTEM_PROMPT",
-    "ROUTER_SYSTEM_PROMPT",
-    "STOP_REQUIRED_NOTE",
-    "SYSTEM_CHAT_PROMPT",
-    "OpenAIDiagnosisModel",
-    "OpenAIRepair",
-    "OpenAIResponder",
-    "OpenAIRouter",
-    "OpenAISemanticGuard",
-    "ToolSpec",
-    "envelope_schema_text",
-    "json_text",
-    "openai_providers",
-]
+__all__ = ["DIAGNOSIS_SYSTEM_PROMPT", "GUARD_SYSTEM_PROMPT", "KNOWLEDGE_SYSTEM_PROMPT",
+           "REPAIR_SYSTEM_PROMPT", "ROUTER_SYSTEM_PROMPT", "STOP_REQUIRED_NOTE",
+           "SYSTEM_CHAT_PROMPT", "OpenAIDiagnosisModel", "OpenAIRepair", "OpenAIResponder",
+           "OpenAIRouter", "OpenAISemanticGuard", "ToolSpec", "envelope_schema_text", "json_text",
+           "openai_providers"]
 
 
 def json_text(value: Any) -> str:

@@ -44,18 +44,9 @@ from vcr.serializers import compat, yamlserializer  # type: ignore[import-untype
 from harness_lab.errors import HarnessError
 from harness_lab.yaml_lines import YamlLines
 
-__all__ = [
-    "CACHED_CASSETTES",
-    "CACHED_CASSETTE_BYTES",
-    "MAX_CASSETTE_BYTES",
-    "MAX_NESTING",
-    "CassetteError",
-    "CassettePersister",
-    "check_cassette",
-    "nesting_problem",
-    "read_cassette",
-    "write_atomically",
-]
+__all__ = ["CACHED_CASSETTES", "CACHED_CASSETTE_BYTES", "MAX_CASSETTE_BYTES", "MAX_NESTING",
+           "CassetteError", "CassettePersister", "check_cassette", "nesting_problem",
+           "read_cassette", "write_atomically"]
 
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 """The largest cassette file read (64 MiB): far above any recorded conversation."""

@@ -22,17 +22,9 @@ import httpx
 from harness_lab.errors import ProviderError
 from harness_lab.ports import TokenUsage
 
-__all__ = [
-    "ChatCompletion",
-    "ChatToolCall",
-    "DEFAULT_BASE_URL",
-    "JsonEndpoint",
-    "OpenAICompatibleClient",
-    "encode_body",
-    "http_client",
-    "parse_completion",
-    "shared_ssl_context",
-]
+__all__ = ["ChatCompletion", "ChatToolCall", "DEFAULT_BASE_URL", "JsonEndpoint",
+           "OpenAICompatibleClient", "encode_body", "http_client", "parse_completion",
+           "shared_ssl_context"]
 
 _ERROR_PREVIEW = 200
 

@@ -15,15 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "BODY",
-    "Divergence",
-    "DivergenceReport",
-    "body_digest",
-    "count_differences",
-    "first_divergence",
-    "parse_body",
-]
+__all__ = ["BODY", "Divergence", "DivergenceReport", "body_digest", "count_differences",
+           "first_divergence", "parse_body"]
 
 BODY = "(body)"
 """The path of the whole body (the root of the walk)."""

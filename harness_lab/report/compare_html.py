@@ -22,7 +22,7 @@ from harness_lab.report.compare import (
     change_filter,
 )
 from harness_lab.report.palette import text_color
-from harness_lab.report.run_html import verdict_badge
+from harness_lab.report.run_html import table, verdict_badge
 
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
@@ -127,11 +127,10 @@ def removed_section(comparison: Comparison) -> str:
         verdict = verdict_badge(old.verdict) if old is not None else ""
         outcome = html.escape(result_outcome(old) or "–") if old is not None else "–"
         where = html.escape(old.path) if old is not None and old.path else "–"
-        rows.append(f'<tr data-scenario="{html.escape(change.scenario, quote=True)}">'
-                    f"<td>{html.escape(change.scenario)}</td><td>{verdict}</td>"
-                    f"<td>{outcome}</td><td class='sub'>{where}</td></tr>")
+        rows.append([html.escape(change.scenario), verdict, outcome,
+                     f"<span class='sub'>{where}</span>"])
+    grid = table(("scenario", "verdict then", "outcome then", "file"), rows, cls="removed",
+                 row_attrs=[f' data-scenario="{html.escape(c.scenario, quote=True)}"'
+                            for c in removed])
     return (f'<section id="removed"><h2>Removed since the earlier run ({len(removed)})</h2>'
-            '<p class="sub">in the earlier log, not in this run</p>'
-            '<table class="hl-table removed"><thead><tr><th>scenario</th><th>verdict then</th>'
-            f"<th>outcome then</th><th>file</th></tr></thead><tbody>{''.join(rows)}</tbody>"
-            "</table></section>")
+            f'<p class="sub">in the earlier log, not in this run</p>{grid}</section>')

@@ -75,7 +75,7 @@ def results_html(results: Sequence[ScenarioResult]) -> str:
     """Many results as one table, failures and errors first, with the totals above it."""
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     totals = " ".join(badge(f"{counts[v]} {v}", verdict_color(v)) for v in VERDICTS)
-    rows = []
+    rows, backgrounds = [], []
     for result in sorted(results, key=_rank):
         rec = result.record
         label = result_outcome(result)
@@ -83,18 +83,13 @@ def results_html(results: Sequence[ScenarioResult]) -> str:
         problems = "<br>".join(html.escape(p) for p in result_problems(result))
         background = ("transparent" if result.ok
                       else verdict_color(result.verdict, background=True))
+        backgrounds.append(f' style="background:{background}"')
         rows.append([verdict_badge(result.verdict), scenario_name_html(result.scenario),
                      shown, cell(rec.run_state if rec else None),
                      duration(rec.duration_s) if rec else MISSING,
-                     f'<span style="color:#8a1f00">{problems}</span>',
-                     background])
-    body = "".join(
-        f'<tr style="background:{row[-1]}">' + "".join(f"<td>{c}</td>" for c in row[:-1])
-        + "</tr>" for row in rows)
-    heads = "".join(f"<th>{h}</th>" for h in ("verdict", "scenario", "outcome", "RunState",
-                                              "virtual time", "what did not hold"))
-    grid = (f'<table class="hl-table"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody>'
-            "</table>") if rows else ""
+                     f'<span style="color:#8a1f00">{problems}</span>'])
+    grid = table(("verdict", "scenario", "outcome", "RunState", "virtual time",
+                  "what did not hold"), rows, row_attrs=backgrounds)
     title = f"<b>{len(results)} scenario result(s)</b> {totals}"
     note = ("<div style='color:#56626e;font-size:12px'>show one result (<code>results[i]</code>)"
             " for its run, or write them all with <code>harness-lab report</code></div>")

@@ -86,14 +86,18 @@ def _status(value: str) -> str:
             if color else html.escape(value))
 
 
-def table(head: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = "") -> str:
-    """A table of already-escaped cells (empty text when there are no rows)."""
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+def table(head: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = "",
+          row_attrs: Iterable[str] = ()) -> str:
+    """A table of already-escaped cells (empty text when there are no rows); ``row_attrs``
+    gives each row's ``<tr>`` attributes, in order."""
+    attrs = iter(row_attrs)
+    body = "".join(f"<tr{next(attrs, '')}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for row in rows)
     if not body:
         return ""
     heads = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    return (f'<table class="hl-table {cls}"><thead><tr>{heads}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+    return (f'<table class="hl-table{" " + cls if cls else ""}"><thead><tr>{heads}</tr>'
+            f"</thead><tbody>{body}</tbody></table>")
 
 
 def kv_table(items: Iterable[tuple[str, str]], *, cls: str = "") -> str:

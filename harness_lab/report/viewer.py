@@ -51,6 +51,7 @@ from harness_lab.report.run_html import (
     result_problems,
     result_sections,
     scenario_name_html,
+    table,
     verdict_badge,
 )
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState
@@ -408,18 +409,13 @@ def _outcome_table(rows: Sequence[_Row]) -> str:
                          f"{html.escape(row.result.scenario)}</a>")
         axes = (case.release_outcome, case.fallback_type, case.run_state)
         outcome, label = outcome_color(*axes), outcome_label(*axes)
-        body.append(f"<tr><td><b>{html.escape(case.case)}</b><div class='sub'>"
-                    f"{html.escape(case.description)}</div></td>"
-                    f"<td>{html.escape(case.run_state.value)}</td>"
-                    f"<td>{badge(label, outcome, breakable=False)}</td>"
-                    f"<td>{html.escape(case.db_status.value)}"
-                    f"</td><td>{' '.join(links) or '<span class=sub>no scenario</span>'}</td>"
-                    "</tr>")
-    return ('<section id="outcome-table"><h2>The outcome table (doc §10)</h2>'
-            '<table class="hl-table cases"><thead><tr><th>case</th><th>RunState</th>'
-            "<th>ReleaseOutcome / FallbackType</th><th>stored status</th>"
-            f"<th>reproduced by</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
-            "</section>")
+        body.append([f"<b>{html.escape(case.case)}</b><div class='sub'>"
+                     f"{html.escape(case.description)}</div>", html.escape(case.run_state.value),
+                     badge(label, outcome, breakable=False), html.escape(case.db_status.value),
+                     " ".join(links) or "<span class=sub>no scenario</span>"])
+    grid = table(("case", "RunState", "ReleaseOutcome / FallbackType", "stored status",
+                  "reproduced by"), body, cls="cases")
+    return f'<section id="outcome-table"><h2>The outcome table (doc §10)</h2>{grid}</section>'
 
 
 def _crosstab(rows: Sequence[_Row]) -> str:
