@@ -230,21 +230,35 @@ class OpenAIDiagnosisModel:
         return reply, own
 
 
-class OpenAIRouter:
+class _JsonAdapter:
+    """An adapter asking for one JSON object: its system prompt (``system_prompt``, else the
+    class's :attr:`PROMPT`), then the request as JSON text."""
+
+    PROMPT = ""
+
+    def __init__(self, client: OpenAICompatibleClient, *,
+                 system_prompt: str | None = None) -> None:
+        self.client = client
+        self.system_prompt = self.PROMPT if system_prompt is None else system_prompt
+
+    def _ask(self, user: Any) -> ChatCompletion:
+        return self.client.complete([{"role": "system", "content": self.system_prompt},
+                                     {"role": "user", "content": json_text(user)}],
+                                    json_output=True)
+
+
+class OpenAIRouter(_JsonAdapter):
     """A Router: the model answers ``{"intent": ...}`` in JSON mode.
 
     The intent is read case-insensitively; anything but an IntentType name is a
     ProviderError, as is a reply that is not a JSON object.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = ROUTER_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = ROUTER_SYSTEM_PROMPT
 
     def route(self, request: RouteRequest) -> RouteReply:
         """Ask for the intent of ``request.query``."""
-        completion = _ask(self.client, self.system_prompt, {
+        completion = self._ask({
             "query": request.query, "history": [_turn(t) for t in request.history],
             "previous_turn": _previous(request.previous_turn)})
         raw = _json_object(completion, "router").get("intent")
@@ -295,7 +309,7 @@ class OpenAIResponder:
         return AnswerReply(text, usage=completion.usage, latency_s=None)
 
 
-class OpenAISemanticGuard:
+class OpenAISemanticGuard(_JsonAdapter):
     """A SemanticGuard: JSON ``{"supported": bool, "rationale": str}``.
 
     ``supported`` must be a JSON boolean and ``rationale`` (optional) a string; anything
@@ -305,17 +319,14 @@ class OpenAISemanticGuard:
     valid when only the scenario's latency settings change.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = GUARD_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = GUARD_SYSTEM_PROMPT
 
     def judge(self, request: GuardRequest) -> GuardReply:
         """Judge whether ``request.evidence`` supports ``request.draft``."""
         evidence = [{k: v for k, v in record.items() if k not in _TIMING_FIELDS}
                     for record in request.evidence]
-        completion = _ask(self.client, self.system_prompt,
-                          {"query": request.query, "draft": request.draft, "evidence": evidence})
+        completion = self._ask({"query": request.query, "draft": request.draft,
+                                "evidence": evidence})
         reply = _json_object(completion, "semantic guard")
         supported = reply.get("supported")
         rationale = reply.get("rationale", "")
@@ -329,21 +340,18 @@ class OpenAISemanticGuard:
         return GuardReply(supported, rationale, usage=completion.usage, latency_s=None)
 
 
-class OpenAIRepair:
+class OpenAIRepair(_JsonAdapter):
     """An EvidenceRepair: the model rewrites the draft's evidence in JSON mode.
 
     The reply's content is handed to the harness as is (``{"draft": {...}}`` or a bare
     draft); the harness validates it and decides whether the repair worked.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = REPAIR_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = REPAIR_SYSTEM_PROMPT
 
     def repair(self, request: RepairRequest) -> ModelReply:
         """Ask for the draft with repaired evidence."""
-        completion = _ask(self.client, self.system_prompt, {
+        completion = self._ask({
             "query": request.query, "draft": request.draft, "problems": list(request.problems),
             "citable_invocation_ids": list(request.citable)})
         return ModelReply(content=completion.content, usage=completion.usage, latency_s=None)
@@ -360,12 +368,6 @@ def openai_providers(client: OpenAICompatibleClient, tools: Sequence[ToolSpec]
     return {"router": OpenAIRouter(client), "model": OpenAIDiagnosisModel(client, tools),
             "guard": OpenAISemanticGuard(client), "repair": OpenAIRepair(client),
             "responder": OpenAIResponder(client)}
-
-
-def _ask(client: OpenAICompatibleClient, system_prompt: str, user: Any) -> ChatCompletion:
-    """One JSON-mode completion: the system prompt, then ``user`` as JSON text."""
-    return client.complete([{"role": "system", "content": system_prompt},
-                            {"role": "user", "content": json_text(user)}], json_output=True)
 
 
 def _json_object(completion: ChatCompletion, who: str) -> Mapping[str, Any]:
