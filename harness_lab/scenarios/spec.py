@@ -50,6 +50,12 @@ Seconds = Annotated[float, Field(ge=0)]
 """Virtual seconds: finite (every model refuses ``.inf`` and ``.nan``) and not negative."""
 Count = Annotated[int, Field(ge=0, le=INT_MAX)]
 """A count of tokens, bytes or calls: not negative, within the store's signed 64 bits."""
+CallLatency = Annotated[Seconds | None, Field(description=(
+    "Virtual seconds this call takes (default: the `latency` default of its call kind)."))]
+"""A step's ``latency_s``."""
+CallError = Annotated[str | None, Field(description=(
+    "Fail technically with this provider error message."))]
+"""A step's ``error``."""
 
 MATCHERS = ("method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
             "body", "headers", "json_body")
@@ -65,6 +71,11 @@ class UsageSpec(SpecModel):
     """Input (prompt) tokens."""
     output: Count = 0
     """Output (completion) tokens."""
+
+
+CallUsage = Annotated[UsageSpec | None, Field(description=(
+    "Tokens this call consumes, charged to the token budget."))]
+"""A step's ``usage``."""
 
 
 class FactSpec(SpecModel):
@@ -144,12 +155,9 @@ class ModelStepSpec(SpecModel):
     """Reply with this raw draft object, which the draft schema refuses."""
     empty: bool = False
     """Reply with nothing (an empty reply)."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> ModelStepSpec:
@@ -172,12 +180,9 @@ class RepairStepSpec(SpecModel):
     """The repaired draft."""
     invalid_json: str | None = None
     """Reply with this raw text, which is not valid JSON."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
@@ -192,12 +197,9 @@ class RouteStepSpec(SpecModel):
 
     intent: IntentType | None = None
     """The intent the router decides."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> RouteStepSpec:
@@ -213,10 +215,8 @@ class GuardStepSpec(SpecModel):
     """The SemanticGuard verdict (UNAVAILABLE fails the call technically)."""
     rationale: str = ""
     """The guard's rationale text."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
 
 class AnswerSpec(SpecModel):
@@ -224,12 +224,9 @@ class AnswerSpec(SpecModel):
 
     text: str = "A scripted answer."
     """The answer of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
 
 class RetrieverSpec(SpecModel):
@@ -237,10 +234,8 @@ class RetrieverSpec(SpecModel):
 
     passages: list[str] = ["A scripted knowledge passage."]
     """The knowledge passages every retrieval returns."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
+    error: CallError = None
+    latency_s: CallLatency = None
 
 
 class ToolResultSpec(SpecModel):
