@@ -67,7 +67,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     first = Path(paths[0])
     context = ReportContext(command=_command(args, paths), paths=tuple(paths),
                             elapsed_s=elapsed,
-                            commit=git_commit(first if first.is_dir() else first.parent))
+                            commit=git_commit(first if first.is_dir() else first.parent,
+                                              short=True))
     try:
         out = write_html_report(args.out, results, title=args.title, context=context,
                                 plots=args.plots, compare=comparison)

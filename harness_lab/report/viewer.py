@@ -17,7 +17,6 @@ from __future__ import annotations
 import html
 import os
 import stat
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from harness_lab.logs.writer import git_commit
 from harness_lab.report.cells import MISSING, cell, duration
 from harness_lab.report.compare import CHANGE_LABELS, change_badge, change_filter
 from harness_lab.report.compare_html import (
@@ -73,17 +73,6 @@ def asset_text(name: str) -> str:
     """The text of a file of ``harness_lab/report/assets`` (a stylesheet or script)."""
     assets = resources.files("harness_lab.report").joinpath("assets")
     return assets.joinpath(name).read_text("utf-8")
-
-
-def git_commit(where: str | os.PathLike[str] = ".") -> str | None:
-    """The short commit hash checked out at ``where``, or None outside a git work tree."""
-    try:
-        done = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
 
 
 @dataclass(frozen=True, slots=True)
