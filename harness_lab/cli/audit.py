@@ -1,5 +1,6 @@
-"""``harness-lab audit SOURCE``: the lifecycle invariants checked on stored runs; exit 1 when
-any run breaks one."""
+"""Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool invocations (and SSE
+events when the source has them) and check every lifecycle invariant and the §10/§12.2 mappings
+on it (docs/logs.md)."""
 
 from __future__ import annotations
 
@@ -54,11 +55,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab audit``."""
-    p = add_command(
-        sub, "audit",
-        description="Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool "
-                    "invocations (and SSE events when the source has them) and check every "
-                    "lifecycle invariant and the §10/§12.2 mappings on it (docs/logs.md).")
+    p = add_command(sub, "audit", __doc__, func=_cmd_audit)
     p.add_argument("source", metavar="SOURCE",
                    help="a run log, a JSON Lines export of rows, or a database URL "
                         "(sqlite:///runs.db, postgresql://...)")
@@ -66,4 +63,3 @@ def register(sub: Any) -> None:
                    help="a JSON file naming the database's table and columns for ours")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
-    p.set_defaults(func=_cmd_audit)

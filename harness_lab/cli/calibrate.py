@@ -1,4 +1,6 @@
-"""``harness-lab calibrate SOURCE``: a ``sweep:`` block fitted from observed runs."""
+"""Fit the latency of each call kind, the tool and provider error rates and the disconnect and
+cancel instants of the finished runs of SOURCE (a run log, a JSON Lines export, a database URL)
+and print them as a sweep: block (docs/logs.md)."""
 
 from __future__ import annotations
 
@@ -33,15 +35,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab calibrate``."""
-    p = add_command(
-        sub, "calibrate",
-        description="Fit the latency of each call kind, the tool and provider error rates "
-                    "and the disconnect and cancel instants of the finished runs of SOURCE "
-                    "(a run log, a JSON Lines export, a database URL) and print them as a "
-                    "sweep: block (docs/logs.md).")
+    p = add_command(sub, "calibrate", __doc__, func=_cmd_calibrate)
     p.add_argument("source", metavar="SOURCE", help="a run log, an export or a database URL")
     p.add_argument("--fit", choices=("lognormal", "empirical"), default="lognormal",
                    help="latencies as a lognormal or as 21 empirical quantiles")
     p.add_argument("--mapping", metavar="JSON", help="the database's names (as for audit)")
     p.add_argument("--out", help="write the block to this YAML file")
-    p.set_defaults(func=_cmd_calibrate)

@@ -127,13 +127,19 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
 """Each command's own exit codes, printed under its help by :func:`exit_codes`."""
 
 
-def add_command(sub: Any, name: str, description: str | None = None,
+def add_command(sub: Any, name: str, doc: str | None = None, *,
+                func: Callable[[argparse.Namespace], int],
                 **options: Any) -> argparse.ArgumentParser:
-    """The parser of ``harness-lab NAME``: its help from :data:`SUMMARIES`, its
-    ``description`` and, unless ``options`` give an epilog, its exit codes."""
+    """The parser of ``harness-lab NAME``, which runs ``func``: its help from
+    :data:`SUMMARIES`, its description the text of ``doc`` (the command module's docstring)
+    as one paragraph and, unless ``options`` give an epilog, its exit codes."""
+    if doc is not None:
+        options["description"] = " ".join(doc.split())
     if name in COMMAND_EXIT_CODES:
         options.setdefault("epilog", exit_codes(name))
-    return sub.add_parser(name, help=SUMMARIES[name], description=description, **options)
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=SUMMARIES[name], **options)
+    parser.set_defaults(func=func)
+    return parser
 
 
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:

@@ -23,7 +23,7 @@ _VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a
 
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
-    p = add_command(sub, "conform")
+    p = add_command(sub, "conform", func=_cmd_conform)
     p.add_argument("url", nargs="?", help="the harness's base URL (leave out with --serve)")
     p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
                    help="scenario files or directories (default: scenarios)")
@@ -44,7 +44,6 @@ def register(sub: Any) -> None:
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="a table with a closing line (default), or every result as JSON")
-    p.set_defaults(func=_cmd_conform)
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:

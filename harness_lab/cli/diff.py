@@ -1,5 +1,6 @@
-"""``harness-lab diff OLD NEW``: the scenarios that changed between two runs; exit 1 when one
-regressed (see :mod:`harness_lab.logs.diff` for what counts)."""
+"""List the scenarios whose outcome, states, SSE events, trace or stored row changed, new failures,
+new passes, added and removed scenarios. A scenario regressed when it was ok and is not, or when
+its outcome changed while its scenario file did not (docs/logs.md)."""
 
 from __future__ import annotations
 
@@ -100,12 +101,7 @@ def register(sub: Any) -> None:
     """Add ``harness-lab diff``."""
     from harness_lab.logs.options import add_log_options
 
-    p = add_command(
-        sub, "diff",
-        description="List the scenarios whose outcome, states, SSE events, trace or stored "
-                    "row changed, new failures, new passes, added and removed scenarios. A "
-                    "scenario regressed when it was ok and is not, or when its outcome "
-                    "changed while its scenario file did not (docs/logs.md).")
+    p = add_command(sub, "diff", __doc__, func=_cmd_diff)
     p.add_argument("old", metavar="OLD", help="the earlier run log (*.jsonl)")
     p.add_argument("new", metavar="NEW", nargs="?", help="the later run log")
     p.add_argument("--run", nargs="+", metavar="PATH",
@@ -115,4 +111,3 @@ def register(sub: Any) -> None:
                    help="table for people, json for tools")
     p.add_argument("--all", action="store_true", help="list unchanged scenarios too")
     add_log_options(p)
-    p.set_defaults(func=_cmd_diff)

@@ -1,8 +1,5 @@
-"""``harness-lab explain RUN``: doc §15's questions answered for a run.
-
-RUN is a scenario file, ``FILE[variant]`` or a directory (run now), a run log (every run in
-it), or ``LOG#NAME`` for one scenario or run id of a log.
-"""
+"""Why did the user get this outcome? Why did collection stop? Why is there no SSE done? Each
+answer cites the states and trace events it comes from."""
 
 from __future__ import annotations
 
@@ -97,11 +94,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab explain``."""
-    p = add_command(
-        sub, "explain",
-        description="Why did the user get this outcome? Why did collection stop? Why is "
-                    "there no SSE done? Each answer cites the states and trace events it "
-                    "comes from.")
+    p = add_command(sub, "explain", __doc__, func=_cmd_explain)
     p.add_argument("run", nargs="+", metavar="RUN",
                    help="a scenario file, FILE[variant] or directory (run now), a run log "
                         "(every run in it), or LOG#NAME for one scenario or run id of a log")
@@ -109,4 +102,3 @@ def register(sub: Any) -> None:
                    help="only this question (repeatable; default: all)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
-    p.set_defaults(func=_cmd_explain)

@@ -1,11 +1,6 @@
-"""The ``explore`` subcommand (registered by harness_lab.cli).
-
-``harness-lab explore SCENARIO`` runs every variant of the base scenario and prints one row
-per variant; flagged rows carry ``FLAG`` in the first column, inconclusive ones (the
-variant's fault never fired) ``?``. Exit codes: 0 when no variant contradicts SPEC §4 or
-breaks an invariant, 1 when one does, 2 for a usage error (a missing or malformed scenario
-file, or a base that cannot be explored, such as one that crashes).
-"""
+"""Inject every applicable fault at every boundary, SSE event and time gap of each base scenario;
+flag variants that contradict SPEC §4 or break an invariant. Given directories, every explorable
+file under them is explored on every core; the others are listed with the reason."""
 
 from __future__ import annotations
 
@@ -26,12 +21,7 @@ TABLE_COLUMNS = ("flag", "variant", "expected", "run_state", "release_outcome",
 
 def register(sub: Any) -> None:
     """Add the ``explore`` subcommand to ``sub``."""
-    p = add_command(
-        sub, "explore",
-        description="Inject every applicable fault at every boundary, SSE event and time gap "
-                    "of each base scenario; flag variants that contradict SPEC §4 or break an "
-                    "invariant. Given directories, every explorable file under them is "
-                    "explored on every core; the others are listed with the reason.")
+    p = add_command(sub, "explore", __doc__, func=_cmd_explore)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="scenario files, FILE[variant] or directories")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
@@ -49,7 +39,6 @@ def register(sub: Any) -> None:
                    help="processes to run variants on (default: every core, or this "
                         "process alone below 400 variants)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_explore)
 
 
 def _fault_kinds(text: str) -> list[str]:
@@ -150,6 +139,7 @@ def _note(left: Any) -> None:
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
+    # flagged rows carry FLAG, inconclusive ones (the variant's fault never fired) "?"
     row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
     return {k: (None if _missing(v) else v) for k, v in row.items()}
 

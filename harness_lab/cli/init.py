@@ -29,7 +29,6 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab init``."""
-    p = add_command(sub, "init")
+    p = add_command(sub, "init", func=_cmd_init)
     p.add_argument("directory", nargs="?", default="scenarios",
                    help="the directory to create or fill (default: scenarios)")
-    p.set_defaults(func=_cmd_init)

@@ -14,13 +14,12 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add the ``providers`` subcommand."""
-    q = add_command(sub, "providers")
+    q = add_command(sub, "providers", func=_cmd_providers)
     q.add_argument("file", help="the scenario file (FILE[variant] for one variant)")
     q.add_argument("--port", type=int, default=8100, help="0 picks a free port")
     q.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     q.add_argument("--time-scale", type=float, default=1.0, metavar="X",
                    help="wall seconds per scripted second")
-    q.set_defaults(func=_cmd_providers)
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:

@@ -188,7 +188,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``harness-lab record``."""
     p = add_command(
-        sub, "record",
+        sub, "record", func=_cmd_record,
         description="Record a recorded scenario's cassette against an OpenAI-compatible "
                     "endpoint.\nThe cassette is replaced only by a sound recording: every "
                     "request answered,\nno HTTP error, the scenario's expectations held.",
@@ -208,4 +208,3 @@ def register(sub: Any) -> None:
     p.add_argument("--reference", metavar="FILE",
                    help="play this scripted conversation on a local reference server "
                         "instead of a real endpoint")
-    p.set_defaults(func=_cmd_record)

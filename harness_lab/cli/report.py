@@ -112,7 +112,7 @@ def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
 
 def register(sub: Any) -> None:
     """Add ``harness-lab report``."""
-    p = add_command(sub, "report")
+    p = add_command(sub, "report", func=_cmd_report)
     p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "
                                             "run logs (harness_logs/*.jsonl) to show as kept")
     p.add_argument("--out", default="report.html",
@@ -128,4 +128,3 @@ def register(sub: Any) -> None:
                         "the diff's counts in the header, each scenario's change (regressed, "
                         "newly passing, ...) and differences, a change filter (as "
                         "harness-lab diff classifies them; docs/logs.md)")
-    p.set_defaults(func=_cmd_report)

@@ -251,7 +251,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab run``, ``validate``, ``show`` and ``schema``."""
-    run = add_command(sub, "run")
+    run = add_command(sub, "run", func=_cmd_run)
     run.add_argument("paths", nargs="*",
                      help="files or directories; FILE[variant] picks one matrix variant "
                           "(default: scenarios/)")
@@ -268,18 +268,14 @@ def register(sub: Any) -> None:
     from harness_lab.logs.options import add_log_options
 
     add_log_options(run)
-    run.set_defaults(func=_cmd_run)
-    val = add_command(sub, "validate")
+    val = add_command(sub, "validate", func=_cmd_validate)
     val.add_argument("paths", nargs="*",
                      help="files or directories; FILE[variant] checks one matrix variant "
                           "(default: scenarios/)")
-    val.set_defaults(func=_cmd_validate)
-    show = add_command(sub, "show")
+    show = add_command(sub, "show", func=_cmd_show)
     show.add_argument("scenario", nargs="+", metavar="PATH",
                       help="a scenario file, FILE[variant] or a directory")
-    show.set_defaults(func=_cmd_show)
-    schema = add_command(sub, "schema")
+    schema = add_command(sub, "schema", func=_cmd_schema)
     schema.add_argument("--out", metavar="FILE",
                         help="write the schema to FILE instead of standard output; its "
                              "directory must exist")
-    schema.set_defaults(func=_cmd_schema)

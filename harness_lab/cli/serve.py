@@ -1,4 +1,8 @@
-"""``harness-lab serve``: the harness live over HTTP and SSE on the wall clock (docs/live.md)."""
+"""Run the harness's lifecycle core live: POST /chat answers with the doc §11 SSE stream, POST
+/runs/ID/cancel cancels a run, GET /runs/ID and GET /runs/ID/trace read what was stored. A
+client that disconnects cancels its run at once. Providers are a scenario file's scripted ones
+(latencies really slept, scaled by --time-scale) or an OpenAI-compatible endpoint
+(docs/live.md)."""
 
 from __future__ import annotations
 
@@ -117,14 +121,7 @@ def _safe(url: str) -> str:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab serve``."""
-    p = add_command(
-        sub, "serve",
-        description="Run the harness's lifecycle core live: POST /chat answers with the doc "
-                    "§11 SSE stream, POST /runs/ID/cancel cancels a run, GET /runs/ID and "
-                    "GET /runs/ID/trace read what was stored. A client that disconnects "
-                    "cancels its run at once. Providers are a scenario file's scripted ones "
-                    "(latencies really slept, scaled by --time-scale) or an OpenAI-compatible "
-                    "endpoint (docs/live.md).")
+    p = add_command(sub, "serve", __doc__, func=serve)
     p.add_argument("--scenario", metavar="FILE",
                    help="a scenario file: its scripted providers serve every run (fresh for "
                         "each), and its config (deadline, budget, policy) applies; with "
@@ -156,4 +153,3 @@ def register(sub: Any) -> None:
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")
-    p.set_defaults(func=serve)

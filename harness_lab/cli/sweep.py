@@ -285,7 +285,7 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
-    p = add_command(sub, "sweep")
+    p = add_command(sub, "sweep", func=_cmd_sweep)
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
     p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
@@ -325,4 +325,3 @@ def register(sub: Any) -> None:
     from harness_lab.logs.options import add_log_options
 
     add_log_options(p)
-    p.set_defaults(func=_cmd_sweep)
