@@ -87,13 +87,7 @@ from harness_lab.outcome_table import (
 from harness_lab.ports import CallKind
 from harness_lab.runner.run import ScenarioResult
 from harness_lab.scenarios import faults as fs
-from harness_lab.states import (
-    FallbackType,
-    ReleaseOutcome,
-    RunState,
-    SseEventKind,
-    StoredRunStatus,
-)
+from harness_lab.states import FallbackType, ReleaseOutcome, RunState, SseEventKind, StoredRunStatus
 
 __all__ = ["ANY_LEGAL", "CRASH", "TIMEOUT_PROGRESS_FALLBACK", "Observed", "Prescription",
            "closest_row", "judge", "legal_problem", "legal_rows", "prescribe",

@@ -12,13 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from harness_lab.errors import ProviderError
-from harness_lab.fakes.model import (
-    EvidenceItem,
-    FactItem,
-    Script,
-    Scripted,
-    draft,
-)
+from harness_lab.fakes.model import EvidenceItem, FactItem, Script, Scripted, draft
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,

@@ -40,11 +40,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
 from harness_lab.states import StoredRunStatus
-from harness_lab.store.base import (
-    RunCompletion,
-    RunStart,
-    SessionContext,
-)
+from harness_lab.store.base import RunCompletion, RunStart, SessionContext
 from harness_lab.store.errors import (
     EVENT_COLUMNS,
     StoreError,

@@ -10,11 +10,7 @@ import threading
 from typing import Any
 
 from harness_lab.states import StoredRunStatus
-from harness_lab.store.base import (
-    RunCompletion,
-    RunStart,
-    SessionContext,
-)
+from harness_lab.store.base import RunCompletion, RunStart, SessionContext
 from harness_lab.store.errors import (
     StoreError,
     check_completion,
