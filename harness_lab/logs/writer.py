@@ -7,6 +7,7 @@ midway leaves a log without a footer, which :func:`harness_lab.read_log` still r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -66,7 +67,7 @@ class LogWriter:
     def __init__(self, path: Path, stream: IO[str], command: list[str]) -> None:
         self.path = path
         self._stream = stream
-        self._hashes: dict[str, str | None] = {}
+        self._sha256 = functools.cache(sha256_of)  # each scenario file hashed once
         self._verdicts: Counter[str] = Counter()
         self._virtual = 0.0
         self._runs = 0
@@ -98,13 +99,6 @@ class LogWriter:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._stream.flush()
 
-    def _sha256(self, file: str | None) -> str | None:
-        if file is None:
-            return None
-        if file not in self._hashes:
-            self._hashes[file] = sha256_of(file)
-        return self._hashes[file]
-
     def add(self, result: ScenarioResult, wall_s: float | None = None) -> None:
         """Append one scenario result; its wall time is ``wall_s`` when the caller measured
         it, else the time since the previous one (or since the log was opened)."""
@@ -113,8 +107,8 @@ class LogWriter:
         r = result.record
         virtual = None if r is None else r.finished_at - r.started_at
         self._write({"kind": "run", "seq": self._runs, **result_to_data(result),
-                     "sha256": self._sha256(result.path), "wall_s": wall,
-                     "virtual_s": virtual})
+                     "sha256": None if result.path is None else self._sha256(result.path),
+                     "wall_s": wall, "virtual_s": virtual})
         self._runs += 1
         self._verdicts[result.verdict] += 1
         self._virtual += virtual or 0.0

@@ -14,6 +14,7 @@ matplotlib, so writing it costs a few milliseconds per scenario.
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import stat
@@ -135,20 +136,6 @@ def _directories(results: Sequence[ScenarioResult]) -> list[str]:
     return labels
 
 
-class _Sources:
-    """The text of each scenario file, read once, the first :data:`SOURCE_LIMIT` bytes."""
-
-    def __init__(self) -> None:
-        self._texts: dict[str, str | None] = {}
-
-    def text(self, path: str | None) -> str | None:
-        if path is None:
-            return None
-        if path not in self._texts:
-            self._texts[path] = _read_source(path)
-        return self._texts[path]
-
-
 def _read_source(path: str) -> str | None:
     """A regular file's first bytes as text; None for anything else (a FIFO would block)."""
     try:
@@ -259,8 +246,9 @@ def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
     heads = "".join(
         f'<th class="{cls}"' + (f' data-sort="{key}" title="sort by {label}"' if key else "")
         + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
-    sources = _Sources()
-    body = "".join(_main_row(row, sources.text(row.result.path), comparison) for row in rows)
+    source = functools.cache(_read_source)  # each scenario file read once
+    body = "".join(_main_row(row, None if row.result.path is None else source(row.result.path),
+                             comparison) for row in rows)
     compared = " compared" if comparison is not None else ""
     return (f'<table id="runs" class="runs{compared}"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{body}</tbody></table>"

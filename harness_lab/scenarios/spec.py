@@ -347,23 +347,21 @@ class ConfigSpec(SpecModel):
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
+def _default_latency(kind: str) -> Any:
+    return Field(0.0, description=f"Default virtual seconds of a {kind} call that gives no "
+                                  "latency of its own.")
+
+
 class LatencySpec(SpecModel):
     """Default virtual latency (seconds) per call kind, when a step does not give one."""
 
-    router: Seconds = 0.0
-    """Default virtual seconds of a router call that gives no latency of its own."""
-    responder: Seconds = 0.0
-    """Default virtual seconds of a responder call that gives no latency of its own."""
-    retriever: Seconds = 0.0
-    """Default virtual seconds of a retriever call that gives no latency of its own."""
-    model: Seconds = 0.0
-    """Default virtual seconds of a model call that gives no latency of its own."""
-    tool: Seconds = 0.0
-    """Default virtual seconds of a tool call that gives no latency of its own."""
-    repair: Seconds = 0.0
-    """Default virtual seconds of a repair call that gives no latency of its own."""
-    guard: Seconds = 0.0
-    """Default virtual seconds of a guard call that gives no latency of its own."""
+    router: Seconds = _default_latency("router")
+    responder: Seconds = _default_latency("responder")
+    retriever: Seconds = _default_latency("retriever")
+    model: Seconds = _default_latency("model")
+    tool: Seconds = _default_latency("tool")
+    repair: Seconds = _default_latency("repair")
+    guard: Seconds = _default_latency("guard")
 
 
 RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]
