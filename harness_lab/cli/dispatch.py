@@ -21,6 +21,7 @@ from harness_lab.cli.common import (
     EXIT_USAGE,
     SUMMARIES,
     HelpFormatter,
+    fail,
 )
 
 __all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
@@ -100,9 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        print(f"harness-lab {args.command}: this needs the optional package {exc.name!r}; "
-              f"install it with: pip install 'harness_lab[{extra}]'", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(args.command, f"this needs the optional package {exc.name!r}; install it "
+                                  f"with: pip install 'harness_lab[{extra}]'")
     return code
 
 

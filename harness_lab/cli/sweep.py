@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from harness_lab.cli.common import add_command, fail, format_rows, out_problem
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail, format_rows, out_problem
 
 __all__ = ["register"]
 
@@ -78,7 +78,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return _sweep(args, sweep)
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except SweepError as exc:
         return fail("sweep", str(exc))
 
@@ -212,8 +212,7 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
                 json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
                           default=str)
     except OSError as exc:
-        print(f"harness-lab sweep: could not write {exc.filename or 'the output'}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        fail("sweep", f"could not write {exc.filename or 'the output'}: {exc.strerror or exc}")
         return False
     return True
 
@@ -226,8 +225,7 @@ def _plot(args: argparse.Namespace, result: Any) -> bool:
         with open(args.plot, "wb") as fh:
             fh.write(figure_png(ax))
     except OSError as exc:
-        print(f"harness-lab sweep: could not write {args.plot}: {exc.strerror or exc}",
-              file=sys.stderr)
+        fail("sweep", f"could not write {args.plot}: {exc.strerror or exc}")
         return False
     others = result.axes[1:]
     print(f"plot: {args.column}={args.value} against {result.axes[0]}"
@@ -241,9 +239,8 @@ def _compare(args: argparse.Namespace, sweep: Any) -> int:
     table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
     paired = int(table["n"].iloc[0]) if len(table) else 0
     if ra.interrupted or rb.interrupted:
-        print(f"harness-lab sweep: comparison interrupted (A: {ra.samples} samples, B: "
-              f"{rb.samples}); {paired} samples were completed under both policies",
-              file=sys.stderr)
+        fail("sweep", f"comparison interrupted (A: {ra.samples} samples, B: {rb.samples}); "
+                      f"{paired} samples were completed under both policies")
         if not paired:
             return 130
     print(f"A: {args.compare or []}  B: {args.against or []}  "
@@ -261,8 +258,7 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
     raw = (sweep.data.get("sweep") or {}).get("load")
     if not raw:
-        print("harness-lab sweep --load: the scenario has no sweep.load block", file=sys.stderr)
-        return 2
+        return fail("sweep --load", "the scenario has no sweep.load block")
     sweep.validate()
     block = LoadSpec.model_validate(raw)
     axes = sweep.axes()
