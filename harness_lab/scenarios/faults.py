@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from harness_lab.ports import CallKind
 from harness_lab.scenarios.limits import INT_MAX
-from harness_lab.scenarios.model_base import SpecModel
+from harness_lab.scenarios.model_base import SpecModel, exactly_one
 
 __all__ = ["FAULT_KINDS", "At", "Fault", "describe"]
 
@@ -69,9 +69,7 @@ class _Timed(_Fault):
 
     @model_validator(mode="after")
     def _one_locator(self) -> _Timed:
-        if (self.at_s is None) == (self.at is None):
-            raise ValueError("give exactly one of at_s and at")
-        return self
+        return exactly_one(self, ("at_s", "at"), "give exactly one of at_s and at")
 
 
 class ClientDisconnect(_Fault):
@@ -87,9 +85,8 @@ class ClientDisconnect(_Fault):
 
     @model_validator(mode="after")
     def _one_locator(self) -> ClientDisconnect:
-        if sum(x is not None for x in (self.at_s, self.at, self.sse_event)) != 1:
-            raise ValueError("give exactly one of at_s, at and sse_event")
-        return self
+        return exactly_one(self, ("at_s", "at", "sse_event"),
+                           "give exactly one of at_s, at and sse_event")
 
 
 class UserCancel(_Timed):

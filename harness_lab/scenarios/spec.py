@@ -17,7 +17,7 @@ from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
-from harness_lab.scenarios.model_base import SpecModel
+from harness_lab.scenarios.model_base import SpecModel, exactly_one
 from harness_lab.scenarios.patterns import (
     GainsPattern,
     MappingPattern,
@@ -186,10 +186,8 @@ class RepairStepSpec(SpecModel):
 
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
-        given = [k for k in ("draft", "invalid_json", "error") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("a repair step needs exactly one of draft, invalid_json, error")
-        return self
+        return exactly_one(self, ("draft", "invalid_json", "error"),
+                           "a repair step needs exactly one of draft, invalid_json, error")
 
 
 class RouteStepSpec(SpecModel):
@@ -203,9 +201,8 @@ class RouteStepSpec(SpecModel):
 
     @model_validator(mode="after")
     def _one_action(self) -> RouteStepSpec:
-        if (self.intent is None) == (self.error is None):
-            raise ValueError("a router step needs exactly one of intent, error")
-        return self
+        return exactly_one(self, ("intent", "error"),
+                           "a router step needs exactly one of intent, error")
 
 
 class GuardStepSpec(SpecModel):
@@ -259,12 +256,10 @@ class ToolResultSpec(SpecModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> ToolResultSpec:
-        kinds = [self.evidence is not None, self.no_evidence, self.error is not None,
-                 self.oversize is not None, self.unprojectable]
-        if sum(kinds) != 1:
-            raise ValueError("a tool result needs exactly one of evidence, no_evidence, "
-                             "error, oversize, unprojectable")
-        return self
+        return exactly_one(self, ("evidence", "no_evidence", "error", "oversize",
+                                  "unprojectable"),
+                           "a tool result needs exactly one of evidence, no_evidence, error, "
+                           "oversize, unprojectable")
 
 
 class ScopedResultSpec(SpecModel):
