@@ -22,7 +22,7 @@ from harness_lab.report.compare import (
     change_filter,
 )
 from harness_lab.report.palette import text_color
-from harness_lab.report.run_html import table, verdict_badge
+from harness_lab.report.run_html import kv_table, table, verdict_badge
 
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
@@ -103,12 +103,11 @@ def compared_section(comparison: Comparison | None, change: ScenarioChange | Non
         moved = comparison.outcome_change(change, result)
         if moved:
             head += f'<div class="changed-outcome">{html.escape(moved)}</div>'
-        rows = "".join(f"<tr><th>{html.escape(_ASPECT_NAMES.get(aspect, aspect))}</th>"
-                       f"<td>{html.escape(text)}</td></tr>"
-                       for aspect, text in change.differences)
-        if not rows and change.detail:
-            rows = f"<tr><th>change</th><td>{html.escape(change.detail)}</td></tr>"
-        body = head + (f'<table class="hl-kv hl-differences">{rows}</table>' if rows else "")
+        items = [(_ASPECT_NAMES.get(aspect, aspect), html.escape(text))
+                 for aspect, text in change.differences]
+        if not items and change.detail:
+            items = [("change", html.escape(change.detail))]
+        body = head + kv_table(items, cls="hl-differences")
     changed = change is None or change.change != "unchanged"
     return (f'<details class="hl-section hl-compared"{" open" if changed else ""}><summary>'
             f"compared with the earlier run</summary>{body}</details>")
