@@ -34,7 +34,7 @@ from harness_lab.trace import TraceEvent
 if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "outcome_badge",
+__all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "label_badge", "outcome_badge",
            "record_sections", "result_outcome", "result_problems", "result_sections",
            "scenario_name_html", "table", "terminal_command", "verdict_badge"]
 
@@ -68,8 +68,14 @@ def verdict_badge(verdict: str) -> str:
 
 def outcome_badge(record: RunRecord) -> str:
     """The run's outcome label (``FALLBACK:SEMANTIC_UNSUPPORTED``...) in its colour."""
-    args = (record.release_outcome, record.fallback_type, record.run_state)
-    return badge(outcome_label(*args), outcome_color(*args), cls="hl-outcome")
+    return label_badge(outcome_label(record.release_outcome, record.fallback_type,
+                                     record.run_state))
+
+
+def label_badge(label: str) -> str:
+    """An outcome label in its colour (``crashed`` and other text in the missing one); empty
+    text for no label."""
+    return badge(label, outcome_color(label), cls="hl-outcome") if label else ""
 
 
 def result_outcome(result: ScenarioResult) -> str:

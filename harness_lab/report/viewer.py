@@ -37,7 +37,6 @@ from harness_lab.report.compare_html import (
 )
 from harness_lab.report.mapping import OUTCOME_TABLE, case_matched
 from harness_lab.report.palette import (
-    MISSING_COLOR,
     OUTCOME_LABELS,
     VERDICTS,
     outcome_color,
@@ -48,6 +47,7 @@ from harness_lab.report.palette import (
 from harness_lab.report.run_html import (
     CRASHED,
     badge,
+    label_badge,
     result_outcome,
     result_problems,
     result_sections,
@@ -166,13 +166,6 @@ def _outcome_key(label: str) -> str:
     return f"{order.index(label):02d}" if label in order else f"99 {label}"
 
 
-def _outcome_badge(label: str) -> str:
-    if not label:
-        return ""
-    color = MISSING_COLOR if label == CRASHED else outcome_color(label)
-    return badge(label, color, cls="hl-outcome")
-
-
 def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
@@ -228,7 +221,7 @@ def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> s
             f'<td class="c-verdict">{verdict_badge(r.verdict)}{change_badge(row.change)}</td>'
             f'<td class="c-scenario">{scenario_name_html(r.scenario)}{describe}'
             f'<div class="tags">{where}{tags}</div></td>'
-            f'<td class="c-outcome">{_outcome_badge(row.outcome)}{state}</td>'
+            f'<td class="c-outcome">{label_badge(row.outcome)}{state}</td>'
             f'<td class="c-problems"><ul>{listed}{more}</ul></td>'
             f'<td class="c-time">{virtual}</td></tr>'
             f'<tr class="detail" hidden data-for="{row.rid}"><td colspan="{len(_COLUMNS)}">'
@@ -344,7 +337,7 @@ def _distribution(rows: Sequence[_Row]) -> str:
         segments = []
         for label in _ordered(counts, order):
             n = counts[label]
-            color = outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR
+            color = outcome_color(label)
             width = 100.0 * n / largest
             segments.append(
                 f'<span class="seg" style="width:{width:.3f}%;background:{color};'
@@ -357,7 +350,7 @@ def _distribution(rows: Sequence[_Row]) -> str:
     seen = Counter(row.outcome or "(no run)" for row in rows)
     legend = "".join(
         f'<span class="key"><span class="swatch" style="background:'
-        f'{outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR}"></span>'
+        f'{outcome_color(label)}"></span>'
         f"{html.escape(label)} <span class='hl-count'>{seen[label]}</span></span>"
         for label in _ordered(seen, order))
     heading = "Outcomes by directory" if placed else "Outcomes"
