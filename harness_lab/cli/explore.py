@@ -141,8 +141,6 @@ def _note(left: Any) -> None:
 def _row(row: dict[str, Any]) -> dict[str, Any]:
     # flagged rows carry FLAG, inconclusive ones (the variant's fault never fired) "?"
     row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
-    return {k: (None if _missing(v) else v) for k, v in row.items()}
+    from harness_lab.report.cells import is_missing
 
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value)
+    return {k: (None if is_missing(v) else v) for k, v in row.items()}
