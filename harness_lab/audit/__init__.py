@@ -11,7 +11,7 @@ the SSE rules are left out for a run whose source holds no SSE events.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,35 +73,40 @@ class AuditReport:
                          for r in self.runs if r.violations or r.state != "checked"]}
 
 
-def _check(record: Any, rules: Mapping[str, Any], unchecked: tuple[str, ...]
-           ) -> AuditedRun:
-    breaches = tuple((name, msg) for name, fn in rules.items() for msg in fn(record))
-    return AuditedRun(record.run_id, "checked", breaches, unchecked)
-
-
-def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
+def _rebuilt(runs: Iterable[tuple[str, Any, Any]]
+             ) -> Iterator[AuditedRun | tuple[Any, tuple[str, ...]]]:
+    """Each run as its record and the invariants it cannot be checked on (its source holds
+    no SSE events), or as an incomplete or unreadable :class:`AuditedRun`."""
     from harness_lab.audit.rebuild import SSE_RULES, Incomplete, rebuild
-    from harness_lab.invariants import INVARIANTS
 
-    without_sse = {k: v for k, v in INVARIANTS.items() if k not in SSE_RULES}
-    out = []
     for run_id, record, rows in runs:
         if record is not None:
-            out.append(_check(record, INVARIANTS, ()))
+            yield record, ()
             continue
         try:
             rebuilt = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
         except Incomplete:
-            out.append(AuditedRun(run_id, "incomplete",
-                                  note="RUNNING with no RUN_FINISHED: not finished yet"))
+            yield AuditedRun(run_id, "incomplete",
+                             note="RUNNING with no RUN_FINISHED: not finished yet")
             continue
         except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
-            out.append(AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}"))
+            yield AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}")
             continue
-        if rows.sse is None:
-            out.append(_check(rebuilt, without_sse, SSE_RULES))
-        else:
-            out.append(_check(rebuilt, INVARIANTS, ()))
+        yield rebuilt, (SSE_RULES if rows.sse is None else ())
+
+
+def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
+    from harness_lab.invariants import INVARIANTS
+
+    out = []
+    for item in _rebuilt(runs):
+        if isinstance(item, AuditedRun):
+            out.append(item)
+            continue
+        record, unchecked = item
+        breaches = tuple((name, msg) for name, fn in INVARIANTS.items()
+                         if name not in unchecked for msg in fn(record))
+        out.append(AuditedRun(record.run_id, "checked", breaches, unchecked))
     return out
 
 
@@ -132,13 +137,5 @@ def finished_records(source: str | Path, mapping: Mapping[str, Any] | None = Non
                      ) -> Iterable[Any]:
     """The RunRecords of every finished, readable run of ``source`` (as :func:`audit` reads
     it), for fitting; incomplete and unreadable runs are left out."""
-    from harness_lab.audit.rebuild import Incomplete, rebuild
-
-    for _, record, rows in _sources(source, mapping):
-        if record is not None:
-            yield record
-            continue
-        try:
-            yield rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
-        except (Incomplete, ValueError, KeyError, TypeError, ArithmeticError):
-            continue
+    return (item[0] for item in _rebuilt(_sources(source, mapping))
+            if not isinstance(item, AuditedRun))

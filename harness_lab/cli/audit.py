@@ -1,20 +1,17 @@
-"""``harness-lab audit SOURCE``: the lifecycle invariants checked on stored runs; exit 1 when
-any run breaks one."""
+"""Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool invocations (and SSE
+events when the source has them) and check every lifecycle invariant and the §10/§12.2 mappings
+on it (docs/logs.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter, exit_codes_epilog, read_mapping
+from harness_lab.cli.common import add_command, fail, read_mapping
 
 __all__ = ["register"]
 
-_EXIT = {0: "every run holds every invariant it could be checked on",
-         1: "a run broke an invariant, or a run's rows could not be read",
-         2: "usage error: a source that cannot be read, or a mapping file that is not JSON"}
 _SHOWN = 20  # violations listed one per line before the rest are only counted
 
 
@@ -25,8 +22,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     try:
         report = audit(args.source, read_mapping(args.mapping))
     except (SourceError, OSError, ValueError) as exc:
-        print(f"harness-lab audit: {exc}", file=sys.stderr)
-        return 2
+        return fail("audit", str(exc))
     if args.format == "json":
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
@@ -59,12 +55,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab audit``."""
-    p = sub.add_parser(
-        "audit", help="check stored runs (a log, an export, a database) against the invariants",
-        description="Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool "
-                    "invocations (and SSE events when the source has them) and check every "
-                    "lifecycle invariant and the §10/§12.2 mappings on it (docs/logs.md).",
-        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
+    p = add_command(sub, "audit", __doc__, func=_cmd_audit)
     p.add_argument("source", metavar="SOURCE",
                    help="a run log, a JSON Lines export of rows, or a database URL "
                         "(sqlite:///runs.db, postgresql://...)")
@@ -72,4 +63,3 @@ def register(sub: Any) -> None:
                    help="a JSON file naming the database's table and columns for ours")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
-    p.set_defaults(func=_cmd_audit)

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
-           "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "HelpFormatter", "exit_codes",
-           "exit_codes_epilog", "format_rows", "no_scenarios_message", "output_format",
-           "read_mapping", "selected_results", "usage_problem"]
+           "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES", "HelpFormatter",
+           "add_command", "emit", "exit_codes", "exit_codes_epilog", "fail", "format_rows",
+           "no_scenarios_message", "out_problem", "output_format", "read_mapping",
+           "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -47,6 +48,26 @@ exit codes:
   141  standard output was closed early (e.g. piped into head); the rest is dropped
 """
 """Every exit code of the command line, as ``harness-lab --help`` prints them."""
+
+SUMMARIES = {
+    "run": "run scenarios and print one row per scenario run",
+    "validate": "check scenario files without running them",
+    "show": "print one scenario's SSE events and trace timeline",
+    "schema": "print the JSON Schema of scenario files (for editors; see docs/scenarios.md)",
+    "report": "run scenarios and write a self-contained HTML report",
+    "record": "record a scenario's cassette against an endpoint",
+    "sweep": "Monte Carlo sweep of a scenario's outcome distribution",
+    "explore": "run every fault variant of a scenario and judge it against SPEC §4",
+    "init": "create a starter scenario directory to copy from",
+    "explain": "answer doc §15's troubleshooting questions for a run",
+    "diff": "compare two run logs (or a log and a fresh run); exit 1 on a regression",
+    "audit": "check stored runs (a log, an export, a database) against the invariants",
+    "calibrate": "fit a sweep's latencies and fault rates from stored runs",
+    "serve": "serve the harness over HTTP and SSE on the wall clock",
+    "conform": "play the scenario files against a live harness; print parity with simulation",
+    "providers": "serve a scenario's scripted providers over HTTP",
+}
+"""Every command's one-line help, in the order ``harness-lab --help`` lists them."""
 
 _NOTHING = "no scenario selected: no scenario file under the paths, or none carries the --tag"
 _PIPE = "standard output was closed early (e.g. piped into head); the rest is dropped"
@@ -78,8 +99,71 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
               130: "interrupted (Ctrl-C): what was stored is listed"},
     "init": {0: "the directory was written",
              2: "usage error: the directory holds files already (nothing is overwritten)"},
+    "explain": {0: "every run was explained",
+                1: "a scenario could not be loaded or run, so it has no record to explain",
+                2: "usage error: a missing path, a file that is not a log before #, or a "
+                   "scenario or run id the log does not hold"},
+    "diff": {0: "nothing regressed",
+             1: "a scenario regressed (a new failure, or an outcome changed while its file did "
+                "not)",
+             2: "usage error: a file that is not a run log, a missing path, neither NEW nor "
+                "--run or both"},
+    "audit": {0: "every run holds every invariant it could be checked on",
+              1: "a run broke an invariant, or a run's rows could not be read",
+              2: "usage error: a source that cannot be read, or a mapping file that is not "
+                 "JSON"},
+    "calibrate": {0: "the block was written",
+                  2: "the source cannot be read or holds no finished run"},
+    "serve": {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
+              2: "usage error: no providers (--scenario or --provider-url), a scenario that "
+                 "does not load, a --db that cannot be opened or lies in a missing directory, "
+                 "an address that cannot be listened on (all checked before serving), or the "
+                 "live extra not installed"},
+    "conform": {0: "every applicable scenario passed",
+                1: "a scenario failed or errored (each row says what differed)",
+                2: "usage error: a missing path, a bad adapter file, no URL and no --serve",
+                5: "no scenario selected"},
 }
 """Each command's own exit codes, printed under its help by :func:`exit_codes`."""
+
+
+def add_command(sub: Any, name: str, doc: str | None = None, *,
+                func: Callable[[argparse.Namespace], int],
+                **options: Any) -> argparse.ArgumentParser:
+    """The parser of ``harness-lab NAME``, which runs ``func``: its help from
+    :data:`SUMMARIES`, its description the text of ``doc`` (the command module's docstring)
+    as one paragraph and, unless ``options`` give an epilog, its exit codes."""
+    if doc is not None:
+        options["description"] = " ".join(doc.split())
+    if name in COMMAND_EXIT_CODES:
+        options.setdefault("epilog", exit_codes(name))
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=SUMMARIES[name], **options)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
+    """Say ``harness-lab COMMAND: MESSAGE`` on standard error; return ``code``."""
+    print(f"harness-lab {command}: {message}", file=sys.stderr)
+    return code
+
+
+def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -> int:
+    """Write ``text`` to the ``--out`` file ``out`` (standard output when None); 0, or
+    :data:`EXIT_USAGE` (said) when ``out`` cannot be written, the text then going to standard
+    output with ``or_stdout``."""
+    if not out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        tail = "; the rows follow on standard output" if or_stdout else ""
+        fail(command, f"cannot write --out {out}: {exc.strerror or exc}{tail}")
+        if or_stdout:
+            sys.stdout.write(text)
+        return EXIT_USAGE
+    return 0
 
 
 def exit_codes(command: str) -> str:
@@ -149,20 +233,25 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def usage_problem(command: str, paths: Sequence[str], out: str | None) -> str | None:
-    """The usage error of ``harness-lab COMMAND``: missing ``paths`` or an ``--out`` that
-    cannot be written (a directory, or a file in a directory that does not exist); or None."""
+def usage_problem(command: str, paths: Sequence[str], out: str | None) -> int:
+    """Say the usage error of ``harness-lab COMMAND`` and return :data:`EXIT_USAGE`: missing
+    ``paths`` or an ``--out`` that cannot be written (a directory, or a file in a directory
+    that does not exist); 0 when there is none."""
     missing = [p for p in paths if not _selected_path(p).exists()]
     if missing:
-        return f"harness-lab {command}: no such file or directory: {', '.join(missing)}"
-    if out is None:
-        return None
-    target = Path(out)
+        return fail(command, f"no such file or directory: {', '.join(missing)}")
+    problem = out_problem("--out", out) if out is not None else None
+    return fail(command, problem) if problem else 0
+
+
+def out_problem(flag: str, path: str) -> str | None:
+    """Why the output file ``path`` of option ``flag`` cannot be written: a directory, or a
+    file in a directory that does not exist; None when it can be."""
+    target = Path(path)
     if target.is_dir():
-        return f"harness-lab {command}: --out {out} is a directory; give a file name"
+        return f"{flag} {path} is a directory; give a file name"
     if not target.parent.is_dir():
-        return (f"harness-lab {command}: --out {out}: the directory {target.parent} "
-                "does not exist; create it first")
+        return f"{flag} {path}: the directory {target.parent} does not exist; create it first"
     return None
 
 
@@ -196,13 +285,11 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
 
     problem = usage_problem(command, paths, out)
     if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_USAGE
+        return problem
     try:
         plan = plan_paths(paths, tags=tags)
     except SelectionError as exc:
-        print(f"harness-lab {command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(command, str(exc))
     if not plan:
         print(no_scenarios_message(command, paths, tags), file=sys.stderr)
         return EXIT_NO_SCENARIOS

@@ -14,23 +14,16 @@ import sys
 import time
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
+from harness_lab.cli.common import EXIT_NO_SCENARIOS, add_command, fail
 
 __all__ = ["register"]
-
-_CONFORM_EXIT = {0: "every applicable scenario passed",
-                 1: "a scenario failed or errored (each row says what differed)",
-                 2: "usage error: a missing path, a bad adapter file, no URL and no --serve",
-                 5: "no scenario selected"}
 
 _VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a": "#777777"}
 
 
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
-    p = sub.add_parser("conform", help="play the scenario files against a live harness over "
-                                       "HTTP and SSE; print the parity with the simulation",
-                       formatter_class=HelpFormatter, epilog=exit_codes_epilog(_CONFORM_EXIT))
+    p = add_command(sub, "conform", func=_cmd_conform)
     p.add_argument("url", nargs="?", help="the harness's base URL (leave out with --serve)")
     p.add_argument("paths", nargs="*", default=[], metavar="SCENARIOS",
                    help="scenario files or directories (default: scenarios)")
@@ -51,12 +44,6 @@ def register(sub: Any) -> None:
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="a table with a closing line (default), or every result as JSON")
-    p.set_defaults(func=_cmd_conform)
-
-
-def _usage(message: str) -> int:
-    print(f"harness-lab conform: {message}", file=sys.stderr)
-    return 2
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:
@@ -73,23 +60,20 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         paths.insert(0, url)  # `conform --serve scenarios/...`: the first word is a path
         url = None
     if args.serve == (url is not None):
-        return _usage("give the harness's URL, or --serve to start one (not both)")
+        return fail("conform", "give the harness's URL, or --serve to start one (not both)")
     if not (args.time_scale > 0):
-        return _usage(f"--time-scale {args.time_scale}: give a number > 0")
+        return fail("conform", f"--time-scale {args.time_scale}: give a number > 0")
     paths = paths or ["scenarios"]
     for path in paths:
         if not Path(path.split("[", 1)[0]).exists():
-            return _usage(f"{path}: no such file or directory")
+            return fail("conform", f"{path}: no such file or directory")
     try:
         adapter = load_adapter(args.adapter) if args.adapter else Adapter()
         plan = plan_paths(paths, tags=args.tag)
-    except AdapterError as exc:
-        return _usage(str(exc))
-    except SelectionError as exc:
-        return _usage(str(exc))
+    except (AdapterError, SelectionError) as exc:
+        return fail("conform", str(exc))
     if not plan:
-        print("harness-lab conform: no scenario selected", file=sys.stderr)
-        return 5
+        return fail("conform", "no scenario selected", EXIT_NO_SCENARIOS)
     planned = [p.loaded if p.loaded is not None else
                ConformResult(p.result.scenario if p.result else "?",
                              p.result.path or "" if p.result else "", "error",
@@ -110,8 +94,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
                            db=args.db, on_result=shown, providers_port=args.providers_port)
     except OSError as exc:
-        return _usage(f"the scripted providers cannot listen on port {args.providers_port}: "
-                      f"{exc.strerror or exc}")
+        return fail("conform", "the scripted providers cannot listen on port "
+                               f"{args.providers_port}: {exc.strerror or exc}")
     if not table:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1

@@ -1,5 +1,6 @@
-"""``harness-lab diff OLD NEW``: the scenarios that changed between two runs; exit 1 when one
-regressed (see :mod:`harness_lab.logs.diff` for what counts)."""
+"""List the scenarios whose outcome, states, SSE events, trace or stored row changed, new failures,
+new passes, added and removed scenarios. A scenario regressed when it was ok and is not, or when
+its outcome changed while its scenario file did not (docs/logs.md)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,9 @@ import json
 import sys
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter, exit_codes_epilog, selected_results
+from harness_lab.cli.common import add_command, fail, selected_results
 
 __all__ = ["register"]
-
-_EXIT = {0: "nothing regressed", 1: "a scenario regressed (a new failure, or an outcome "
-         "changed while its file did not)",
-         2: "usage error: a file that is not a run log, a missing path, neither NEW nor --run "
-            "or both"}
 
 
 def _columns() -> list[Any]:
@@ -58,29 +54,23 @@ def _summary(counts: dict[str, int]) -> str:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from harness_lab.logs.diff import diff_logs
-    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     if (args.new is None) == (args.run is None):
         which = "neither was given" if args.new is None else "not both"
-        print(f"harness-lab diff: give NEW (a second log) or --run PATHS (a fresh run); "
-              f"{which}", file=sys.stderr)
-        return 2
+        return fail("diff", f"give NEW (a second log) or --run PATHS (a fresh run); {which}")
     try:
-        old = read_log(args.old)
-        for note in old.notes:
-            print(f"{args.old}: {note}", file=sys.stderr)
+        old = read_noted(args.old)
         new: Any
         if args.new is not None:
-            new = read_log(args.new)
-            for note in new.notes:
-                print(f"{args.new}: {note}", file=sys.stderr)
+            new = read_noted(args.new)
         else:
             new = _fresh(args)
             if isinstance(new, int):
                 return new
     except LogError as exc:
-        print(f"harness-lab diff: {exc}", file=sys.stderr)
-        return 2
+        return fail("diff", str(exc))
     diff = diff_logs(old, new)
     if args.format == "json":
         print(json.dumps(diff.to_dict(unchanged=args.all), indent=2, ensure_ascii=False))
@@ -111,13 +101,7 @@ def register(sub: Any) -> None:
     """Add ``harness-lab diff``."""
     from harness_lab.logs.options import add_log_options
 
-    p = sub.add_parser(
-        "diff", help="compare two run logs (or a log and a fresh run); exit 1 on a regression",
-        description="List the scenarios whose outcome, states, SSE events, trace or stored "
-                    "row changed, new failures, new passes, added and removed scenarios. A "
-                    "scenario regressed when it was ok and is not, or when its outcome "
-                    "changed while its scenario file did not (docs/logs.md).",
-        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
+    p = add_command(sub, "diff", __doc__, func=_cmd_diff)
     p.add_argument("old", metavar="OLD", help="the earlier run log (*.jsonl)")
     p.add_argument("new", metavar="NEW", nargs="?", help="the later run log")
     p.add_argument("--run", nargs="+", metavar="PATH",
@@ -127,4 +111,3 @@ def register(sub: Any) -> None:
                    help="table for people, json for tools")
     p.add_argument("--all", action="store_true", help="list unchanged scenarios too")
     add_log_options(p)
-    p.set_defaults(func=_cmd_diff)

@@ -15,7 +15,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness_lab.cli import run
-from harness_lab.cli.common import EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_USAGE, HelpFormatter
+from harness_lab.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CODES,
+    EXIT_USAGE,
+    SUMMARIES,
+    HelpFormatter,
+    fail,
+)
 
 __all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
 
@@ -43,39 +50,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
     run.register(sub)
-    for name, (module, summary) in COMMAND_MODULES.items():
+    for name, module in COMMAND_MODULES.items():
         if only is None or only == name:
             register: Callable[[Any], None] = importlib.import_module(module).register
             register(sub)
         else:
-            sub.add_parser(name, help=summary, add_help=False)
+            sub.add_parser(name, help=SUMMARIES[name], add_help=False)
     return parser
 
 
-COMMAND_MODULES = {
-    "report": ("harness_lab.cli.report", "run scenarios and write a self-contained HTML report"),
-    "record": ("harness_lab.cli.record", "record a scenario's cassette against an endpoint"),
-    "sweep": ("harness_lab.cli.sweep", "Monte Carlo sweep of a scenario's outcome distribution"),
-    "explore": ("harness_lab.cli.explore",
-                "run every fault variant of a scenario and judge it against SPEC §4"),
-    "init": ("harness_lab.cli.init", "create a starter scenario directory to copy from"),
-    "explain": ("harness_lab.cli.explain", "answer doc §15's troubleshooting questions for a run"),
-    "diff": ("harness_lab.cli.diff",
-             "compare two run logs (or a log and a fresh run); exit 1 on a regression"),
-    "audit": ("harness_lab.cli.audit",
-              "check stored runs (a log, an export, a database) against the invariants"),
-    "calibrate": ("harness_lab.cli.calibrate",
-                  "fit a sweep's latencies and fault rates from stored runs"),
-    "serve": ("harness_lab.cli.serve", "serve the harness over HTTP and SSE on the wall clock"),
-    "conform": ("harness_lab.cli.conform",
-                "play the scenario files against a live harness; print parity with simulation"),
-    "providers": ("harness_lab.cli.providers", "serve a scenario's scripted providers over HTTP"),
-}
-"""The commands :mod:`harness_lab.cli.run` does not add: each one's module (with
-``register(subparsers)``) and the one-line help ``harness-lab --help`` shows without importing
-it."""
+COMMAND_MODULES = {name: f"harness_lab.cli.{name}" for name in SUMMARIES
+                   if name not in run.COMMANDS}
+"""The commands :mod:`harness_lab.cli.run` does not add, each with its module (whose
+``register(subparsers)`` adds it); ``harness-lab --help`` lists them without importing it."""
 
-_COMMANDS = run.COMMANDS + tuple(COMMAND_MODULES)
+_COMMANDS = tuple(SUMMARIES)
 """Every command, in the order ``harness-lab --help`` lists them."""
 
 
@@ -112,9 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        print(f"harness-lab {args.command}: this needs the optional package {exc.name!r}; "
-              f"install it with: pip install 'harness_lab[{extra}]'", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(args.command, f"this needs the optional package {exc.name!r}; install it "
+                                  f"with: pip install 'harness_lab[{extra}]'")
     return code
 
 

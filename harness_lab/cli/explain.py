@@ -1,8 +1,5 @@
-"""``harness-lab explain RUN``: doc §15's questions answered for a run.
-
-RUN is a scenario file, ``FILE[variant]`` or a directory (run now), a run log (every run in
-it), or ``LOG#NAME`` for one scenario or run id of a log.
-"""
+"""Why did the user get this outcome? Why did collection stop? Why is there no SSE done? Each
+answer cites the states and trace events it comes from."""
 
 from __future__ import annotations
 
@@ -13,16 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
+from harness_lab.cli.common import add_command, fail
 from harness_lab.explanation.answers import QUESTIONS
 from harness_lab.logs.sources import is_log_file
 
 __all__ = ["register", "split_log_ref"]
-
-_EXIT = {0: "every run was explained",
-         1: "a scenario could not be loaded or run, so it has no record to explain",
-         2: "usage error: a missing path, a file that is not a log before #, or a scenario "
-            "or run id the log does not hold"}
 
 
 def split_log_ref(text: str) -> tuple[Path, str | None] | None:
@@ -41,17 +33,16 @@ def split_log_ref(text: str) -> tuple[Path, str | None] | None:
 def _targets(run: str) -> Iterator[Any]:
     """The scenario results (or log entries) that ``run`` names; raise LookupError or
     ValueError with a message for a usage error."""
-    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     logged = split_log_ref(run)
     if logged is not None:
         path, ref = logged
         try:
-            log = read_log(path)
+            log = read_noted(path)
         except LogError as exc:
             raise ValueError(str(exc)) from None
-        for note in log.notes:
-            print(f"{path}: {note}", file=sys.stderr)
         if ref is None:
             yield from log.entries
         else:
@@ -93,24 +84,17 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                 if args.format == "text":
                     print(item.text(width))
         except (ValueError, KeyError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-            print(f"harness-lab explain: {message}", file=sys.stderr)
-            return 2
+            return fail("explain", exc.args[0] if isinstance(exc, KeyError) else str(exc))
     if args.format == "json":
         print(json.dumps([e.to_dict() for e in explained], indent=2, ensure_ascii=False))
     if not explained:
-        print(f"harness-lab explain: nothing selected by {', '.join(args.run)}", file=sys.stderr)
-        return 2
+        return fail("explain", f"nothing selected by {', '.join(args.run)}")
     return status
 
 
 def register(sub: Any) -> None:
     """Add ``harness-lab explain``."""
-    p = sub.add_parser(
-        "explain", help="answer doc §15's troubleshooting questions for a run",
-        description="Why did the user get this outcome? Why did collection stop? Why is "
-                    "there no SSE done? Each answer cites the states and trace events it "
-                    "comes from.", epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
+    p = add_command(sub, "explain", __doc__, func=_cmd_explain)
     p.add_argument("run", nargs="+", metavar="RUN",
                    help="a scenario file, FILE[variant] or directory (run now), a run log "
                         "(every run in it), or LOG#NAME for one scenario or run id of a log")
@@ -118,4 +102,3 @@ def register(sub: Any) -> None:
                    help="only this question (repeatable; default: all)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
-    p.set_defaults(func=_cmd_explain)

@@ -1,11 +1,6 @@
-"""The ``explore`` subcommand (registered by harness_lab.cli).
-
-``harness-lab explore SCENARIO`` runs every variant of the base scenario and prints one row
-per variant; flagged rows carry ``FLAG`` in the first column, inconclusive ones (the
-variant's fault never fired) ``?``. Exit codes: 0 when no variant contradicts SPEC §4 or
-breaks an invariant, 1 when one does, 2 for a usage error (a missing or malformed scenario
-file, or a base that cannot be explored, such as one that crashes).
-"""
+"""Inject every applicable fault at every boundary, SSE event and time gap of each base scenario;
+flag variants that contradict SPEC §4 or break an invariant. Given directories, every explorable
+file under them is explored on every core; the others are listed with the reason."""
 
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE, exit_codes, format_rows, usage_problem
+from harness_lab.cli.common import EXIT_USAGE, add_command, emit, fail, format_rows, usage_problem
 from harness_lab.scenarios.faults import FAULT_KINDS
 
 __all__ = ["TABLE_COLUMNS", "register"]
@@ -26,13 +21,7 @@ TABLE_COLUMNS = ("flag", "variant", "expected", "run_state", "release_outcome",
 
 def register(sub: Any) -> None:
     """Add the ``explore`` subcommand to ``sub``."""
-    p = sub.add_parser(
-        "explore", help="run every fault variant of a scenario and judge it against SPEC §4",
-        description="Inject every applicable fault at every boundary, SSE event and time gap "
-                    "of each base scenario; flag variants that contradict SPEC §4 or break an "
-                    "invariant. Given directories, every explorable file under them is "
-                    "explored on every core; the others are listed with the reason.",
-        epilog=exit_codes("explore"))
+    p = add_command(sub, "explore", __doc__, func=_cmd_explore)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="scenario files, FILE[variant] or directories")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
@@ -50,7 +39,6 @@ def register(sub: Any) -> None:
                    help="processes to run variants on (default: every core, or this "
                         "process alone below 400 variants)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_explore)
 
 
 def _fault_kinds(text: str) -> list[str]:
@@ -69,9 +57,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from harness_lab.scenarios.discovery import SelectionError, Selector, discover
     from harness_lab.terminal.progress import progress, progress_wanted
 
-    problem = usage_problem("explore", args.paths, args.out)
-    if problem:
-        print(problem, file=sys.stderr)
+    if usage_problem("explore", args.paths, args.out):
         return EXIT_USAGE
     show = progress_wanted(quiet=args.quiet)
     try:
@@ -79,14 +65,11 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         with progress(files, "recording bases", enabled=show) as advance:
             plan = plan_library(args.paths, faults=args.fault, advance=advance)
     except SelectionError as exc:
-        print(f"harness-lab explore: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("explore", str(exc))
     for left in plan.unexplored:
         _note(left)
     if not plan.bases:
-        print(f"harness-lab explore: nothing under {', '.join(args.paths)} can be explored",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return fail("explore", f"nothing under {', '.join(args.paths)} can be explored")
     with progress(plan.variant_count, "variants", enabled=show) as advance:
         library = run_library(plan, workers=args.workers, advance=advance)
     result = library.result
@@ -108,17 +91,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
                                       row_style=styles.release_style
                                       if c == "release_outcome" else None)
                                for c in TABLE_COLUMNS])
-    else:
-        text = format_rows(rows, TABLE_COLUMNS, args.format)
-        if args.out:
-            try:
-                Path(args.out).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                print(f"harness-lab explore: cannot write --out {args.out}: "
-                      f"{exc.strerror or exc}", file=sys.stderr)
-                return EXIT_USAGE
-        else:
-            sys.stdout.write(text)
+    elif emit("explore", format_rows(rows, TABLE_COLUMNS, args.format), args.out):
+        return EXIT_USAGE
     if args.heatmap:
         from harness_lab.report.plots import exploration_heatmap, figure_png
 
@@ -157,18 +131,16 @@ def _flag_style(flag: str) -> str | None:
 
 def _note(left: Any) -> None:
     """One line on standard error for a file or scenario that could not be explored."""
-    from harness_lab.terminal.console import width_of
+    from harness_lab.terminal.console import cut, width_of
 
     what = left.path if left.scenario is None else f"{left.path} [{left.scenario}]"
     line = f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}"
-    width = width_of(sys.stderr)
-    print(line if len(line) <= width else line[:width - 1] + "…", file=sys.stderr)
+    print(cut(line, width_of(sys.stderr)), file=sys.stderr)
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
+    # flagged rows carry FLAG, inconclusive ones (the variant's fault never fired) "?"
     row["flag"] = "FLAG" if row["flagged"] else ("?" if row["error"] else "")
-    return {k: (None if _missing(v) else v) for k, v in row.items()}
+    from harness_lab.report.cells import is_missing
 
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value)
+    return {k: (None if is_missing(v) else v) for k, v in row.items()}

@@ -4,25 +4,22 @@ interrupted (see :mod:`harness_lab.scripted.server` for the paths)."""
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter
+from harness_lab.cli.common import add_command, fail
 
 __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
     """Add the ``providers`` subcommand."""
-    q = sub.add_parser("providers", help="serve a scenario's scripted providers over HTTP",
-                       formatter_class=HelpFormatter)
+    q = add_command(sub, "providers", func=_cmd_providers)
     q.add_argument("file", help="the scenario file (FILE[variant] for one variant)")
     q.add_argument("--port", type=int, default=8100, help="0 picks a free port")
     q.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     q.add_argument("--time-scale", type=float, default=1.0, metavar="X",
                    help="wall seconds per scripted second")
-    q.set_defaults(func=_cmd_providers)
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
@@ -32,19 +29,15 @@ def _cmd_providers(args: argparse.Namespace) -> int:
     try:
         scenario = load_script(path, None, variant.rstrip("]") or None)
     except ScriptError as exc:
-        print(f"harness-lab providers: {exc}", file=sys.stderr)
-        return 2
+        return fail("providers", str(exc))
     if not (args.time_scale > 0):
-        print(f"harness-lab providers: --time-scale {args.time_scale}: give a number > 0",
-              file=sys.stderr)
-        return 2
+        return fail("providers", f"--time-scale {args.time_scale}: give a number > 0")
     try:
         server = ProvidersServer(scenario, port=args.port, host=args.host,
                                  time_scale=args.time_scale).start()
     except OSError as exc:
-        print(f"harness-lab providers: cannot listen on {args.host}:{args.port}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return fail("providers", f"cannot listen on {args.host}:{args.port}: "
+                                 f"{exc.strerror or exc}")
     print(f"harness-lab providers: {scenario.name} on {server.url} (chat: {server.url}/v1, "
           f"tools: {server.url}/tools/NAME); Ctrl-C stops", flush=True)
     try:

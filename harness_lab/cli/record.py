@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
@@ -72,7 +72,7 @@ def reference_server(path: str | Path) -> Any:
     """
     import yaml  # type: ignore[import-untyped]
 
-    from harness_lab.recorded.cassette_file import MAX_NESTING
+    from harness_lab.recorded.cassette_file import nesting_problem
     from harness_lab.scripted import ReferenceServer
 
     file = Path(path)
@@ -85,21 +85,13 @@ def reference_server(path: str | Path) -> Any:
                                    "a scripted conversation")
     try:
         text = file.read_text(encoding="utf-8")
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        depth = 0
-        for event in yaml.parse(text, Loader=loader):
-            line = event.start_mark.line + 1
-            if isinstance(event, yaml.AliasEvent):
-                raise ReferenceScriptError(f"{file}:{line}: YAML aliases are not accepted in a "
-                                           "scripted conversation; write the value out")
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise ReferenceScriptError(f"{file}:{line}: nests deeper than "
-                                               f"{MAX_NESTING} levels")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-        data = yaml.load(text, Loader=loader)
+        problem = nesting_problem(text, aliases=False)
+        if problem is not None:
+            line, reason = problem
+            if "alias" in reason:
+                reason += " in a scripted conversation; write the value out"
+            raise ReferenceScriptError(f"{file}:{line}: {reason}")
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReferenceScriptError(f"{file}: not a readable YAML file: {first}") from None
@@ -155,8 +147,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     try:
         server = reference_server(args.reference) if args.reference else None
     except ReferenceScriptError as exc:
-        print(f"harness-lab record: --reference {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("record", f"--reference {exc}")
     base_url, tool_url = args.base_url, None
     key_env = sc.recorded.api_key_env if sc.recorded is not None else "OPENAI_API_KEY"
     user_key = os.environ.get(key_env)
@@ -168,8 +159,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         outcome = record_scenario(loaded, record_mode=args.mode, base_url=base_url,
                                   tool_url=tool_url)
     except (CassetteError, ValueError) as exc:
-        print(f"harness-lab record: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("record", str(exc))
     finally:
         if server is not None:
             server.stop()
@@ -197,8 +187,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab record``."""
-    p = sub.add_parser(
-        "record", help="record a scenario's cassette against an endpoint",
+    p = add_command(
+        sub, "record", func=_cmd_record,
         description="Record a recorded scenario's cassette against an OpenAI-compatible "
                     "endpoint.\nThe cassette is replaced only by a sound recording: every "
                     "request answered,\nno HTTP error, the scenario's expectations held.",
@@ -218,4 +208,3 @@ def register(sub: Any) -> None:
     p.add_argument("--reference", metavar="FILE",
                    help="play this scripted conversation on a local reference server "
                         "instead of a real endpoint")
-    p.set_defaults(func=_cmd_record)

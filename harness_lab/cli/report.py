@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, exit_codes, selected_results
+from harness_lab.cli.common import EXIT_FAILED, add_command, fail, selected_results
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,14 +67,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     first = Path(paths[0])
     context = ReportContext(command=_command(args, paths), paths=tuple(paths),
                             elapsed_s=elapsed,
-                            commit=git_commit(first if first.is_dir() else first.parent))
+                            commit=git_commit(first if first.is_dir() else first.parent,
+                                              short=True))
     try:
         out = write_html_report(args.out, results, title=args.title, context=context,
                                 plots=args.plots, compare=comparison)
     except OSError as exc:
-        print(f"harness-lab report: cannot write --out {args.out}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return fail("report", f"cannot write --out {args.out}: {exc.strerror or exc}")
     failed = len(results.failures())
     runs = sum(r.record is not None for r in results)
     print(f"wrote {out}: {len(results)} scenario(s), {runs} run record(s), {failed} not ok; "
@@ -91,16 +89,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _old_log(path: str) -> Log | int:
     """The ``--compare`` log, or 2 (the one-line error printed) when it is not a readable
     run log."""
-    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     try:
-        log = read_log(path)
+        return read_noted(path)
     except LogError as exc:
-        print(f"harness-lab report: --compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    for note in log.notes:
-        print(f"{path}: {note}", file=sys.stderr)
-    return log
+        return fail("report", f"--compare: {exc}")
 
 
 def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
@@ -117,8 +112,7 @@ def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
 
 def register(sub: Any) -> None:
     """Add ``harness-lab report``."""
-    p = sub.add_parser("report", help="run scenarios and write a self-contained HTML report",
-                       epilog=exit_codes("report"))
+    p = add_command(sub, "report", func=_cmd_report)
     p.add_argument("paths", nargs="*", help="files or directories (default: scenarios/), or "
                                             "run logs (harness_logs/*.jsonl) to show as kept")
     p.add_argument("--out", default="report.html",
@@ -134,4 +128,3 @@ def register(sub: Any) -> None:
                         "the diff's counts in the header, each scenario's change (regressed, "
                         "newly passing, ...) and differences, a change filter (as "
                         "harness-lab diff classifies them; docs/logs.md)")
-    p.set_defaults(func=_cmd_report)

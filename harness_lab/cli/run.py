@@ -7,7 +7,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_lab.cli.common import (
@@ -15,13 +14,16 @@ from harness_lab.cli.common import (
     EXIT_NO_SCENARIOS,
     EXIT_USAGE,
     FORMATS,
-    exit_codes,
+    add_command,
+    emit,
+    fail,
     format_rows,
     no_scenarios_message,
     output_format,
     selected_results,
     usage_problem,
 )
+from harness_lab.terminal.console import cut, width_of
 
 if TYPE_CHECKING:
     from harness_lab.runner.results import ResultSet
@@ -36,24 +38,6 @@ COMMANDS = ("run", "validate", "show", "schema")
 
 DEFAULT_PATHS = ("scenarios",)
 """What ``run`` and ``validate`` take when given no path."""
-
-_OUT_HELP = ("write the rows to this file (format from its extension: .csv, .json, .md, .html); "
-             "the summary still goes to the terminal; its directory must exist")
-
-
-def _emit(text: str, out: str | None, stream: TextIO) -> int:
-    if not out:
-        stream.write(text)
-        return 0
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        print(f"harness-lab run: cannot write --out {out}: {exc.strerror or exc}; "
-              "the rows follow on standard output", file=sys.stderr)
-        stream.write(text)
-        return EXIT_USAGE
-    return 0
-
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import time
@@ -151,7 +135,7 @@ def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
             text = _html_page(results)
     else:
         text = format_rows(results.export_rows(), EXPORT_COLUMNS, fmt)
-    return _emit(text, out, sys.stdout)
+    return emit("run", text, out, or_stdout=True)
 
 
 def _html_page(results: ResultSet) -> str:
@@ -169,9 +153,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from harness_lab.scenarios.validate import validate_files
 
     paths = args.paths or list(DEFAULT_PATHS)
-    problem = usage_problem("validate", paths, None)
-    if problem:
-        print(problem, file=sys.stderr)
+    if usage_problem("validate", paths, None):
         return EXIT_USAGE
     files = discover(paths)
     if not files:
@@ -191,11 +173,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from harness_lab.runner import ScenarioRun
     from harness_lab.scenarios import ScenarioError, load_file
     from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
-    from harness_lab.terminal.console import width_of
 
-    problem = usage_problem("show", args.scenario, None)
-    if problem:
-        print(problem, file=sys.stderr)
+    if usage_problem("show", args.scenario, None):
         return EXIT_USAGE
     width = width_of(sys.stdout)
     status = 0
@@ -209,8 +188,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
                 status = status or EXIT_FAILED  # under run the same file is an ERROR row
                 continue
             except SelectionError as exc:
-                print(f"harness-lab show: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+                return fail("show", str(exc))
             for item in loaded:
                 result = ScenarioRun(item).run()
                 _show(result, width)
@@ -222,14 +200,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return status
 
 
-def _fit(line: str, width: int) -> str:
-    """``line`` cut to ``width`` characters, ending in ``…`` when cut."""
-    return line if len(line) <= width else line[:max(width - 1, 0)] + "…"
-
-
 def _show(result: ScenarioResult, width: int) -> None:
-    print(_fit(f"== {result.scenario}: {result.description}", width))
-    print(_fit(f"   {_states(result)}; expected {result.expected_text}; "
+    print(cut(f"== {result.scenario}: {result.description}", width))
+    print(cut(f"   {_states(result)}; expected {result.expected_text}; "
                f"invariants {result.invariants_text}", width))
     r = result.record
     if r is not None:
@@ -256,46 +229,38 @@ def _timeline(sse: Sequence[SseEvent], trace: Sequence[TraceEvent], note: str,
     pipe): the data of an event is its JSON text, which can run to hundreds of characters."""
     print(f"-- SSE events{note}")
     for e in sse:
-        print(_fit(f"   t={e.t:9.3f}  {e.kind.value:<9} "
+        print(cut(f"   t={e.t:9.3f}  {e.kind.value:<9} "
                    f"{json.dumps(dict(e.data), default=str)}", width))
     print(f"-- trace{note}")
     for t in trace:
         detail = json.dumps(dict(t.detail), default=str) if t.detail else ""
-        print(_fit(f"   t={t.t:9.3f}  {t.phase.value:<10} {t.type.value:<24} "
+        print(cut(f"   t={t.t:9.3f}  {t.phase.value:<10} {t.type.value:<24} "
                    f"{t.status.value:<9} {detail}".rstrip(), width))
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     from harness_lab.scenarios.schema import schema_text
 
-    problem = usage_problem("schema", [], args.out)
-    if problem:
-        print(problem, file=sys.stderr)
+    if usage_problem("schema", [], args.out):
         return EXIT_USAGE
     text = schema_text()
-    if not args.out:
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(args.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        print(f"harness-lab schema: cannot write --out {args.out}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    print(f"wrote {args.out} ({len(text):,} bytes)", file=sys.stderr)
-    return 0
+    code = emit("schema", text, args.out)
+    if args.out and not code:
+        print(f"wrote {args.out} ({len(text):,} bytes)", file=sys.stderr)
+    return code
 
 
 def register(sub: Any) -> None:
     """Add ``harness-lab run``, ``validate``, ``show`` and ``schema``."""
-    run = sub.add_parser("run", help="run scenarios and print one row per scenario run",
-                         epilog=exit_codes("run"))
+    run = add_command(sub, "run", func=_cmd_run)
     run.add_argument("paths", nargs="*",
                      help="files or directories; FILE[variant] picks one matrix variant "
                           "(default: scenarios/)")
     run.add_argument("--format", choices=FORMATS, default=None,
                      help="output format (default: from the --out extension, else table)")
-    run.add_argument("--out", help=_OUT_HELP)
+    run.add_argument("--out", help="write the rows to this file (format from its extension: "
+                                   ".csv, .json, .md, .html); the summary still goes to the "
+                                   "terminal; its directory must exist")
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     run.add_argument("-v", "--verbose", action="store_true",
@@ -306,21 +271,14 @@ def register(sub: Any) -> None:
     from harness_lab.logs.options import add_log_options
 
     add_log_options(run)
-    run.set_defaults(func=_cmd_run)
-    val = sub.add_parser("validate", help="check scenario files without running them",
-                         epilog=exit_codes("validate"))
+    val = add_command(sub, "validate", func=_cmd_validate)
     val.add_argument("paths", nargs="*",
                      help="files or directories; FILE[variant] checks one matrix variant "
                           "(default: scenarios/)")
-    val.set_defaults(func=_cmd_validate)
-    show = sub.add_parser("show", help="print one scenario's SSE events and trace timeline",
-                          epilog=exit_codes("show"))
+    show = add_command(sub, "show", func=_cmd_show)
     show.add_argument("scenario", nargs="+", metavar="PATH",
                       help="a scenario file, FILE[variant] or a directory")
-    show.set_defaults(func=_cmd_show)
-    schema = sub.add_parser("schema", help="print the JSON Schema of scenario files (for "
-                                           "editors; see docs/scenarios.md)")
+    schema = add_command(sub, "schema", func=_cmd_schema)
     schema.add_argument("--out", metavar="FILE",
                         help="write the schema to FILE instead of standard output; its "
                              "directory must exist")
-    schema.set_defaults(func=_cmd_schema)

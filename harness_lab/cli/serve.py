@@ -1,22 +1,19 @@
-"""``harness-lab serve``: the harness live over HTTP and SSE on the wall clock (docs/live.md)."""
+"""Run the harness's lifecycle core live: POST /chat answers with the doc §11 SSE stream, POST
+/runs/ID/cancel cancels a run, GET /runs/ID and GET /runs/ID/trace read what was stored. A
+client that disconnects cancels its run at once. Providers are a scenario file's scripted ones
+(latencies really slept, scaled by --time-scale) or an OpenAI-compatible endpoint
+(docs/live.md)."""
 
 from __future__ import annotations
 
 import argparse
 import signal
 import socket
-import sys
 from typing import Any
 
-from harness_lab.cli.common import HelpFormatter, exit_codes_epilog
+from harness_lab.cli.common import add_command, fail
 
 __all__ = ["register", "serve"]
-
-_EXIT = {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
-         2: "usage error: no providers (--scenario or --provider-url), a scenario that does "
-            "not load, a --db that cannot be opened or lies in a missing directory, an "
-            "address that cannot be listened on (all checked before serving), or the live "
-            "extra not installed"}
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -58,20 +55,16 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.scenarios.discovery import load_scenario
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
 
-    def usage(message: str) -> int:
-        print(f"harness-lab serve: {message}", file=sys.stderr)
-        return 2
-
     watch_parent_named_in()  # started by conform or a test: end with it
     if args.scenario is None and args.provider_url is None:
-        return usage("say where the providers are: --scenario FILE (its scripted providers) "
-                     "or --provider-url URL (an OpenAI-compatible endpoint)")
+        return fail("serve", "say where the providers are: --scenario FILE (its scripted "
+                             "providers) or --provider-url URL (an OpenAI-compatible endpoint)")
     if not args.time_scale > 0:
-        return usage(f"--time-scale must be > 0, got {args.time_scale}")
+        return fail("serve", f"--time-scale must be > 0, got {args.time_scale}")
     if args.workers < 1:
-        return usage(f"--workers must be >= 1, got {args.workers}")
+        return fail("serve", f"--workers must be >= 1, got {args.workers}")
     if not args.keepalive > 0:
-        return usage(f"--keepalive must be > 0 seconds, got {args.keepalive}")
+        return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
     try:
         scenario = label = None
         if args.scenario is not None:
@@ -85,15 +78,15 @@ def serve(args: argparse.Namespace) -> int:
             source = ScenarioSource(scenario, label)
         url = database_url(args.db)
     except (SourceError, ValueError) as exc:
-        return usage(str(exc))
+        return fail("serve", str(exc))
     try:
         store = open_store(url)
     except DRIVER_REFUSALS as exc:
-        return usage(f"--db {args.db}: cannot open the database: {one_line(exc)}")
+        return fail("serve", f"--db {args.db}: cannot open the database: {one_line(exc)}")
     try:
         sock = _listen(args.host, args.port)
     except OSError as exc:
-        return usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     clock = WallClock(args.time_scale)
     driver = LiveDriver(source, store, clock, workers=args.workers)
     app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin)
@@ -130,15 +123,7 @@ def _safe(url: str) -> str:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab serve``."""
-    p = sub.add_parser(
-        "serve", help="serve the harness over HTTP and SSE on the wall clock",
-        description="Run the harness's lifecycle core live: POST /chat answers with the doc "
-                    "§11 SSE stream, POST /runs/ID/cancel cancels a run, GET /runs/ID and "
-                    "GET /runs/ID/trace read what was stored. A client that disconnects "
-                    "cancels its run at once. Providers are a scenario file's scripted ones "
-                    "(latencies really slept, scaled by --time-scale) or an OpenAI-compatible "
-                    "endpoint (docs/live.md).",
-        epilog=exit_codes_epilog(_EXIT), formatter_class=HelpFormatter)
+    p = add_command(sub, "serve", __doc__, func=serve)
     p.add_argument("--scenario", metavar="FILE",
                    help="a scenario file: its scripted providers serve every run (fresh for "
                         "each), and its config (deadline, budget, policy) applies; with "
@@ -176,4 +161,3 @@ def register(sub: Any) -> None:
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")
-    p.set_defaults(func=serve)

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from harness_lab.cli.common import exit_codes, format_rows
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail, format_rows, out_problem
 
 __all__ = ["register"]
 
@@ -78,10 +78,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return _sweep(args, sweep)
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except SweepError as exc:
-        print(f"harness-lab sweep: {exc}", file=sys.stderr)
-        return 2
+        return fail("sweep", str(exc))
 
 
 def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
@@ -137,14 +136,12 @@ def _output_problem(flag: str, path: str) -> str | None:
     """Why ``path`` cannot be written as the output of ``flag``, or None: checked before any
     sample runs, so a sweep never plays every sample and then fails to write."""
     target = Path(path)
-    if target.is_dir():
-        return f"{flag} {path} is a directory; give a file name"
-    parent = target.parent
-    if not parent.is_dir():
-        return f"{flag} {path}: the directory {parent} does not exist; create it first"
+    problem = out_problem(flag, path)
+    if problem is not None:
+        return problem
     if target.exists() and not target.is_file():
         return f"{flag} {path} is not a regular file"
-    if not os.access(target if target.exists() else parent, os.W_OK):
+    if not os.access(target if target.exists() else target.parent, os.W_OK):
         return f"{flag} {path} cannot be written (permission denied)"
     return None
 
@@ -215,8 +212,7 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
                 json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
                           default=str)
     except OSError as exc:
-        print(f"harness-lab sweep: could not write {exc.filename or 'the output'}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        fail("sweep", f"could not write {exc.filename or 'the output'}: {exc.strerror or exc}")
         return False
     return True
 
@@ -229,8 +225,7 @@ def _plot(args: argparse.Namespace, result: Any) -> bool:
         with open(args.plot, "wb") as fh:
             fh.write(figure_png(ax))
     except OSError as exc:
-        print(f"harness-lab sweep: could not write {args.plot}: {exc.strerror or exc}",
-              file=sys.stderr)
+        fail("sweep", f"could not write {args.plot}: {exc.strerror or exc}")
         return False
     others = result.axes[1:]
     print(f"plot: {args.column}={args.value} against {result.axes[0]}"
@@ -244,9 +239,8 @@ def _compare(args: argparse.Namespace, sweep: Any) -> int:
     table, ra, rb = compare_policies(sweep, _pairs(args.compare), _pairs(args.against))
     paired = int(table["n"].iloc[0]) if len(table) else 0
     if ra.interrupted or rb.interrupted:
-        print(f"harness-lab sweep: comparison interrupted (A: {ra.samples} samples, B: "
-              f"{rb.samples}); {paired} samples were completed under both policies",
-              file=sys.stderr)
+        fail("sweep", f"comparison interrupted (A: {ra.samples} samples, B: {rb.samples}); "
+                      f"{paired} samples were completed under both policies")
         if not paired:
             return 130
     print(f"A: {args.compare or []}  B: {args.against or []}  "
@@ -264,8 +258,7 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
     raw = (sweep.data.get("sweep") or {}).get("load")
     if not raw:
-        print("harness-lab sweep --load: the scenario has no sweep.load block", file=sys.stderr)
-        return 2
+        return fail("sweep --load", "the scenario has no sweep.load block")
     sweep.validate()
     block = LoadSpec.model_validate(raw)
     axes = sweep.axes()
@@ -288,8 +281,7 @@ def _load(args: argparse.Namespace, sweep: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
-    p = sub.add_parser("sweep", help="Monte Carlo sweep of a scenario's outcome distribution",
-                       epilog=exit_codes("sweep"))
+    p = add_command(sub, "sweep", func=_cmd_sweep)
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
     p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
@@ -329,4 +321,3 @@ def register(sub: Any) -> None:
     from harness_lab.logs.options import add_log_options
 
     add_log_options(p)
-    p.set_defaults(func=_cmd_sweep)

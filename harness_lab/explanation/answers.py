@@ -47,18 +47,11 @@ def _sse(e: SseEvent) -> str:
 
 
 def _first(r: RunRecord, kind: TraceEventType) -> TraceEvent | None:
-    for e in r.trace:
-        if e.type is kind:
-            return e
-    return None
+    return next(iter(r.events_of(kind)), None)
 
 
 def _last(r: RunRecord, kind: TraceEventType) -> TraceEvent | None:
-    found = None
-    for e in r.trace:
-        if e.type is kind:
-            found = e
-    return found
+    return next(reversed(r.events_of(kind)), None)
 
 
 def _v(member: Any) -> str:
@@ -73,10 +66,7 @@ def _listed(items: Sequence[str]) -> str:
 
 
 def _sse_event(r: RunRecord, kind: SseEventKind) -> SseEvent | None:
-    for e in r.sse_events:
-        if e.kind is kind:
-            return e
-    return None
+    return next((e for e in r.sse_events if e.kind is kind), None)
 
 
 # -- why did the user get this outcome and content ---------------------------------------------
@@ -250,11 +240,8 @@ def collection(r: RunRecord) -> str:
 # -- why did a tool have no evidence -------------------------------------------------------------
 
 def _progress(r: RunRecord, invocation_id: str) -> TraceEvent | None:
-    for e in r.trace:
-        if (e.type is TraceEventType.TOOL_PROGRESS
-                and e.detail.get("invocation_id") == invocation_id):
-            return e
-    return None
+    return next((e for e in r.events_of(TraceEventType.TOOL_PROGRESS)
+                 if e.detail.get("invocation_id") == invocation_id), None)
 
 
 def evidence(r: RunRecord) -> str:

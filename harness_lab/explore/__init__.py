@@ -12,8 +12,7 @@ hypothesis (a test extra) before a subcommand needs them.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from harness_lab.lazy import on_first_use
 
 _EXPORTS = {
     "BaseRun": "boundaries", "BoundaryState": "boundaries", "ExplorationError": "boundaries",
@@ -29,12 +28,5 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    """Import a public name from its submodule on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness_lab.explore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"harness_lab.explore.{module}"), name)
-    globals()[name] = value  # the function, never a submodule of the same name
-    return value
+__getattr__, __dir__ = on_first_use(
+    __name__, globals(), {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()})

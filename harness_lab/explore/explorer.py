@@ -4,7 +4,8 @@
 >>> result.variant_count, result.elapsed_s, len(result.failures)         # doctest: +SKIP
 
 Variants run on an in-memory run store (the same semantics as the SQL store, much faster);
-``workers > 1`` spreads them over processes.
+``workers > 1`` spreads them over processes, as :func:`~harness_lab.explore.library.
+run_library` does for a library.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Collection, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,7 @@ from harness_lab.explore.oracle import (
     row_expectation,
 )
 from harness_lab.explore.variants import Variant, enumerate_variants
-from harness_lab.explore.worker import run_chunk, run_variant
+from harness_lab.explore.worker import run_variant
 from harness_lab.outcome_table import OUTCOME_BY_CASE
 from harness_lab.scenarios.loader import LoadedScenario, load_file
 from harness_lab.scenarios.spec import Scenario
@@ -167,17 +167,6 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
 
 
-def _run_all(variants: Sequence[Variant], path: str, workers: int) -> list[Observed]:
-    """Run every variant; ``path`` is the base file (relative cassette paths resolve there)."""
-    if workers <= 1 or len(variants) < 2:
-        return [run_variant(v.data, path) for v in variants]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        size = max(1, len(variants) // (workers * 4))
-        chunks = [[(v.data, path) for v in variants[i:i + size]]
-                  for i in range(0, len(variants), size)]
-        return [o for observed in pool.map(run_chunk, chunks) for o in observed]
-
-
 def _loaded(source: Source) -> list[LoadedScenario]:
     if isinstance(source, LoadedScenario):
         return [source]
@@ -195,15 +184,15 @@ def explore(source: Source, *, faults: Collection[str] | None = None,
     ``source`` is a scenario file (each of its matrix variants is a base), a LoadedScenario
     or a Scenario. ``faults`` limits the fault kinds (default: all of FAULT_KINDS).
     """
+    from harness_lab.explore.library import LibraryPlan, run_library
+
     start = time.perf_counter()
-    findings: list[Finding] = []
-    bases: list[BaseRun] = []
+    plan = LibraryPlan()
     for loaded in _loaded(source):
-        base = record_base(loaded)
-        bases.append(base)
-        variants = enumerate_variants(base, faults)
-        findings += judged(base, variants, _run_all(variants, base.path, workers))
-    return ExplorationResult(findings, bases, time.perf_counter() - start, workers)
+        plan.bases.append(record_base(loaded))
+        plan.variants.append(enumerate_variants(plan.bases[-1], faults))
+    plan.elapsed_s = time.perf_counter() - start
+    return run_library(plan, workers=workers).result
 
 
 def judged(base: BaseRun, variants: Sequence[Variant], observed: Sequence[Observed]

@@ -87,13 +87,7 @@ from harness_lab.outcome_table import (
 from harness_lab.ports import CallKind
 from harness_lab.runner.run import ScenarioResult
 from harness_lab.scenarios import faults as fs
-from harness_lab.states import (
-    FallbackType,
-    ReleaseOutcome,
-    RunState,
-    SseEventKind,
-    StoredRunStatus,
-)
+from harness_lab.states import FallbackType, ReleaseOutcome, RunState, SseEventKind, StoredRunStatus
 
 __all__ = ["ANY_LEGAL", "CRASH", "TIMEOUT_PROGRESS_FALLBACK", "Observed", "Prescription",
            "closest_row", "judge", "legal_problem", "legal_rows", "prescribe",
@@ -183,8 +177,7 @@ class Observed:
             return f"crash, db {self.db_status}"
         if self.run_state is None:
             return f"no record ({self.error})"
-        return (f"{self.run_state}/{self.release_outcome}/{self.fallback_type or '-'} "
-                f"db {self.db_status}")
+        return _text(_values(self))
 
 
 def _row_values(row: ExpectedOutcome) -> tuple[str, str, str | None, str]:
@@ -194,6 +187,11 @@ def _row_values(row: ExpectedOutcome) -> tuple[str, str, str | None, str]:
 
 def _values(o: Observed) -> tuple[str | None, str | None, str | None, str | None]:
     return (o.run_state, o.release_outcome, o.fallback_type, o.db_status)
+
+
+def _text(values: Sequence[str | None]) -> str:
+    run_state, release, fallback, db = values
+    return f"{run_state}/{release}/{fallback or '-'} db {db}"
 
 
 def legal_problem(o: Observed, *, timeout_progress_fallback: bool = False) -> str | None:
@@ -230,32 +228,23 @@ def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = Fal
         if o.crashed or o.run_state is None:
             return f"prescribed {p.text}, observed {o.text}"
         want = _row_values(p.row)
-        if _values(o) != want:
-            return (f"prescribed {want[0]}/{want[1]}/{want[2] or '-'} db {want[3]}, "
-                    f"observed {o.text}")
-        return None
+        return None if _values(o) == want else f"prescribed {_text(want)}, observed {o.text}"
     return legal_problem(o, timeout_progress_fallback=timeout_progress_fallback)
 
 
 def row_expectation(row: ExpectedOutcome) -> dict[str, Any]:
     """A row as scenario ``expect`` fields (run_state, release_outcome, fallback_type,
     db_status)."""
-    return {"run_state": row.run_state.value, "release_outcome": row.release_outcome.value,
-            "fallback_type": row.fallback_type.value if row.fallback_type else "none",
-            "db_status": row.db_status.value}
+    run_state, release, fallback, db = _row_values(row)
+    return {"run_state": run_state, "release_outcome": release,
+            "fallback_type": fallback or "none", "db_status": db}
 
 
 def closest_row(o: Observed, rows: Iterable[ExpectedOutcome]) -> ExpectedOutcome:
     """The row agreeing with ``o`` on most of the four axes (the first such row on ties)."""
-    got = {"run_state": o.run_state, "release_outcome": o.release_outcome,
-           "fallback_type": o.fallback_type or "none", "db_status": o.db_status}
-
-    def score(row: ExpectedOutcome) -> int:
-        """How many axes ``row`` shares with ``o``."""
-        want = row_expectation(row)
-        return sum(want[k] == got[k] for k in want)
-
-    return max(rows, key=score)
+    got = _values(o)
+    return max(rows, key=lambda row: sum(a == b for a, b in zip(_row_values(row), got,
+                                                                strict=True)))
 
 
 # -- the rules ------------------------------------------------------------------------------------

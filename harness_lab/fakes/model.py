@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from enum import Enum
 from typing import Any, Generic, TypeVar
 
+from harness_lab.codec import data
 from harness_lab.errors import ProviderError, ScriptExhausted
 from harness_lab.fakes.values import check_reply, check_seconds, check_usage
 from harness_lab.ports import (
@@ -26,25 +26,9 @@ from harness_lab.ports import (
 )
 from harness_lab.states import InformationGain
 
-__all__ = [
-    "CallbackModel",
-    "EvidenceItem",
-    "FactItem",
-    "Script",
-    "ScriptedModel",
-    "Step",
-    "call_tool",
-    "draft",
-    "empty_reply",
-    "fresh_error",
-    "invalid_json",
-    "play_step",
-    "progress",
-    "provider_error",
-    "report",
-    "schema_invalid_draft",
-    "with_defaults",
-]
+__all__ = ["CallbackModel", "EvidenceItem", "FactItem", "Script", "ScriptedModel", "Step",
+           "call_tool", "draft", "empty_reply", "fresh_error", "invalid_json", "play_step",
+           "progress", "provider_error", "report", "schema_invalid_draft", "with_defaults"]
 
 T = TypeVar("T")
 Q = TypeVar("Q")
@@ -155,8 +139,8 @@ class Scripted(Generic[Q, S]):
 
     __test__ = False
 
-    def __init__(self, name: str, script: Script[S], latency_s: float | None,
-                 usage: TokenUsage | None) -> None:
+    def __init__(self, name: str, script: Script[S], latency_s: float | None = None,
+                 usage: TokenUsage | None = None) -> None:
         self.name = name
         self.script = script
         self.latency_s = check_seconds(name, "latency_s", latency_s)
@@ -177,6 +161,12 @@ class Scripted(Generic[Q, S]):
         self.requests.append(request)
         return self.script.take(len(self.requests))
 
+    def _play(self, request: Q, reply_type: type[R], step: object = None) -> R:
+        """Record ``request`` and play ``step`` (by default the script's next) as a
+        ``reply_type``, filled in with this fake's default latency and usage."""
+        played = play_step(self._next(request) if step is None else step, request, reply_type)
+        return with_defaults(played, self.latency_s, self.usage)
+
 
 class ScriptedModel(Scripted[AgentRequest, Step]):
     """A DiagnosisModel that plays ``steps`` in order, one per ``step`` call.
@@ -190,8 +180,7 @@ class ScriptedModel(Scripted[AgentRequest, Step]):
 
     def step(self, request: AgentRequest) -> ModelReply:
         """Record ``request`` and play the next step (ScriptExhausted after the last)."""
-        return with_defaults(play_step(self._next(request), request, ModelReply),
-                             self.latency_s, self.usage)
+        return self._play(request, ModelReply)
 
 
 class CallbackModel:
@@ -211,17 +200,6 @@ class CallbackModel:
         """Record ``request`` and return what ``fn`` returns for it."""
         self.requests.append(request)
         return with_defaults(play_step(self.fn, request, ModelReply), self.latency_s, self.usage)
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON-shaped data: dicts, lists and enum values."""
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _ids(citations: Sequence[str] | str) -> list[str]:
@@ -246,7 +224,7 @@ def _reply(payload: Mapping[str, Any] | None, latency_s: float | None,
            usage: TokenUsage | None, **fields: Any) -> ModelReply:
     check_seconds("model reply", "latency_s", latency_s)
     check_usage("model reply", "usage", usage)
-    return ModelReply(payload=None if payload is None else _plain(payload),
+    return ModelReply(payload=None if payload is None else data(payload),
                       usage=usage or _NO_USAGE, latency_s=latency_s, **fields)
 
 
@@ -267,7 +245,7 @@ def progress(assessment: InformationGain | str | None = None, facts: Iterable[Fa
         body["missing_info"] = missing
     if next is not None:
         body["next"] = next
-    report_body: dict[str, Any] = _plain(body)
+    report_body: dict[str, Any] = data(body)
     return report_body
 
 

@@ -12,15 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from harness_lab.errors import ProviderError
-from harness_lab.fakes.model import (
-    EvidenceItem,
-    FactItem,
-    Script,
-    Scripted,
-    draft,
-    play_step,
-    with_defaults,
-)
+from harness_lab.fakes.model import EvidenceItem, FactItem, Script, Scripted, draft
 from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
@@ -82,14 +74,14 @@ def _script(component: str, value: Any, coerce: Callable[[Any], T]) -> Script[T]
     return Script(component, [coerce(value)], repeat=True)
 
 
-def _keep(value: T) -> T:
-    return value
-
-
 def _intent(value: RouteStep) -> RouteStep:
     if isinstance(value, str):
-        return IntentType(value)
-    return value
+        value = IntentType(value)
+    return RouteReply(value) if isinstance(value, IntentType) else value
+
+
+def _answer(value: AnswerStep) -> AnswerStep:
+    return AnswerReply(value) if isinstance(value, str) else value
 
 
 class ScriptedRouter(Scripted[RouteRequest, RouteStep]):
@@ -102,10 +94,7 @@ class ScriptedRouter(Scripted[RouteRequest, RouteStep]):
 
     def route(self, request: RouteRequest) -> RouteReply:
         """Record ``request`` and return the next intent (or raise the next error)."""
-        step = self._next(request)
-        if isinstance(step, IntentType):
-            step = RouteReply(step)
-        return with_defaults(play_step(step, request, RouteReply), self.latency_s, self.usage)
+        return self._play(request, RouteReply)
 
 
 class ScriptedResponder(Scripted[AnswerRequest, AnswerStep]):
@@ -114,22 +103,17 @@ class ScriptedResponder(Scripted[AnswerRequest, AnswerStep]):
     def __init__(self, answers: AnswerStep | Sequence[AnswerStep] = DEFAULT_ANSWER, *,
                  latency_s: float | None = None, usage: TokenUsage | None = None,
                  name: str = "ScriptedResponder") -> None:
-        super().__init__(name, _script(name, answers, _keep), latency_s, usage)
+        super().__init__(name, _script(name, answers, _answer), latency_s, usage)
 
     def answer(self, request: AnswerRequest) -> AnswerReply:
         """Record ``request`` and return the next answer (or raise the next error)."""
-        step = self._next(request)
-        if isinstance(step, str):
-            step = AnswerReply(step)
-        return with_defaults(play_step(step, request, AnswerReply), self.latency_s, self.usage)
+        return self._play(request, AnswerReply)
 
 
 def _passages(value: RetrievalStep) -> RetrievalStep:
-    if isinstance(value, str):
-        return (value,)
     if isinstance(value, RetrievalReply | BaseException):
         return value
-    return tuple(value)
+    return RetrievalReply((value,) if isinstance(value, str) else tuple(value))
 
 
 class ScriptedRetriever(Scripted[RetrievalRequest, RetrievalStep]):
@@ -153,11 +137,7 @@ class ScriptedRetriever(Scripted[RetrievalRequest, RetrievalStep]):
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalReply:
         """Record ``request`` and return the next passages (or raise the next error)."""
-        step = self._next(request)
-        if isinstance(step, tuple):
-            step = RetrievalReply(step)
-        return with_defaults(play_step(step, request, RetrievalReply), self.latency_s,
-                             self.usage)
+        return self._play(request, RetrievalReply)
 
 
 def _verdict(value: GuardStep) -> GuardStep:
@@ -187,7 +167,7 @@ class ScriptedSemanticGuard(Scripted[GuardRequest, GuardStep]):
                                 status=503)
         if isinstance(step, SemanticVerdict):
             step = GuardReply(step is SemanticVerdict.SUPPORTED, self.rationale)
-        return with_defaults(play_step(step, request, GuardReply), self.latency_s, self.usage)
+        return self._play(request, GuardReply, step)
 
 
 class ScriptedRepair(Scripted[RepairRequest, RepairStep]):
@@ -199,8 +179,7 @@ class ScriptedRepair(Scripted[RepairRequest, RepairStep]):
 
     def repair(self, request: RepairRequest) -> ModelReply:
         """Record ``request`` and play the next step (ScriptExhausted after the last)."""
-        step = self._next(request)
-        return with_defaults(play_step(step, request, ModelReply), self.latency_s, self.usage)
+        return self._play(request, ModelReply)
 
 
 def repaired(conclusion: str | None, evidence: Iterable[EvidenceItem] = (), *,

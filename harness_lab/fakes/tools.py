@@ -8,24 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_lab.errors import ToolExecutionError
-from harness_lab.fakes.model import Script
+from harness_lab.fakes.model import Script, Scripted
 from harness_lab.fakes.values import check_reply
 from harness_lab.frozen import value_class
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.tools.scope import normalize_scope, scope_problem
 
-__all__ = [
-    "Evidence",
-    "NoEvidence",
-    "Oversize",
-    "ScopeTable",
-    "ScriptedTool",
-    "ToolBehaviour",
-    "ToolFailure",
-    "Unprojectable",
-    "json_size",
-    "scope_key",
-]
+__all__ = ["Evidence", "NoEvidence", "Oversize", "ScopeTable", "ScriptedTool", "ToolBehaviour",
+           "ToolFailure", "Unprojectable", "json_size", "scope_key"]
 
 
 scope_key = normalize_scope
@@ -152,7 +142,7 @@ def _scope_entries(table: ScopeTable) -> Iterable[tuple[Mapping[str, Any], Any]]
     return entries
 
 
-class ScriptedTool:
+class ScriptedTool(Scripted[ToolInput, ToolBehaviour]):
     """A Tool whose calls play scripted behaviours.
 
     Each call looks up, in order: the ``by_scope`` entry whose scope equals the call's
@@ -162,20 +152,16 @@ class ScriptedTool:
     sequence is consumed call by call for that scope, then the lookup falls through.
     """
 
-    __test__ = False
-
     def __init__(self, name: str, script: Sequence[ToolBehaviour] | None = None, *,
                  by_scope: ScopeTable | None = None, default: ToolBehaviour | None = None,
                  read_only: bool = True, evidence: bool = True, required: Iterable[str] = (),
                  name_for_errors: str | None = None) -> None:
-        self.name = name
+        self.component = name_for_errors or f"ScriptedTool({name})"
+        super().__init__(name, Script(self.component, script or ()))
         self.read_only = read_only
         self.evidence = evidence
         self.required = tuple(required)
         self.default = check_reply(f"ScriptedTool({name})", default)
-        self.component = name_for_errors or f"ScriptedTool({name})"
-        self.requests: list[ToolInput] = []
-        self.script: Script[ToolBehaviour] = Script(self.component, script or ())
         self._by_scope: dict[str, Script[ToolBehaviour]] = {}
         for scope, value in _scope_entries(by_scope or ()):
             key = scope_key(scope)
@@ -185,15 +171,9 @@ class ScriptedTool:
             steps = [value] if single else value
             self._by_scope[key] = Script(self.component, steps, repeat=single)
 
-    @property
-    def remaining(self) -> int | None:
-        """Steps of ``script`` not yet played."""
-        return self.script.remaining
-
     def rewind(self) -> None:
         """Play every script again from its first step, with no call recorded."""
-        self.requests = []
-        self.script.rewind()
+        super().rewind()
         for script in self._by_scope.values():
             script.rewind()
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from harness_lab.logs.reader import Log
     from harness_lab.runner.results import ResultSet
 
-__all__ = ["is_log_file", "read_logs"]
+__all__ = ["is_log_file", "read_logs", "read_noted"]
 
 _FIRST_LINE_LIMIT = 64 * 1024
 """Bytes of a file's first line read to tell a run log (its header line) from anything else."""
@@ -37,6 +37,17 @@ def is_log_file(path: str | Path) -> bool:
             and "format_version" in header)
 
 
+def read_noted(path: str | Path) -> Log:
+    """The run log at ``path`` (:func:`~harness_lab.logs.reader.read_log`), each of its notes
+    (a line cut short, a missing footer) said on standard error."""
+    from harness_lab.logs.reader import read_log
+
+    log = read_log(path)
+    for note in log.notes:
+        print(f"{path}: {note}", file=sys.stderr)
+    return log
+
+
 def read_logs(command: str, paths: Sequence[str], tags: Sequence[str] = ()
               ) -> tuple[ResultSet, list[Log]] | int | None:
     """The results kept in ``paths`` when every one is a run log (those with one of ``tags``,
@@ -44,19 +55,17 @@ def read_logs(command: str, paths: Sequence[str], tags: Sequence[str] = ()
     cannot be read; None when the paths are not all logs (they are scenarios to run)."""
     if not paths or not all(is_log_file(p) for p in paths):
         return None
-    from harness_lab.logs.reader import LogError, read_log
+    from harness_lab.logs.reader import LogError
     from harness_lab.runner.results import ResultSet
 
     results = ResultSet()
     logs = []
     for path in paths:
         try:
-            log = read_log(path)
+            log = read_noted(path)
         except LogError as exc:
             print(f"harness-lab {command}: {exc}", file=sys.stderr)
             return 2
-        for note in log.notes:
-            print(f"{path}: {note}", file=sys.stderr)
         logs.append(log)
         results.extend(r for r in log.results if not tags or set(tags) & set(r.tags))
     return results, logs

@@ -7,12 +7,12 @@ midway leaves a log without a footer, which :func:`harness_lab.read_log` still r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import platform
 import secrets
-import stat
 import sys
 import time
 from collections import Counter
@@ -26,39 +26,31 @@ from harness_lab.logs.options import log_directory
 from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.runner.run import ScenarioResult
 
-__all__ = ["LogWriter", "sha256_of"]
+__all__ = ["LogWriter", "git_commit", "sha256_of"]
 
 def sha256_of(path: str | os.PathLike[str]) -> str | None:
     """The SHA-256 of a scenario file's bytes (hex), or None when it cannot be read.
 
-    Only a regular file within the scenario size limit is hashed: the file is opened without
-    blocking and checked first, so a FIFO or a device named like a scenario never hangs or
-    floods the log writer (the loader has refused such a file already)."""
-    from harness_lab.scenarios.limits import MAX_FILE_BYTES
+    The file is read as the loader reads it (:func:`~harness_lab.scenarios.safe_yaml.
+    read_source`): a FIFO or a device named like a scenario never hangs or floods the log
+    writer, and a file the loader refuses has no hash."""
+    from harness_lab.scenarios.safe_yaml import SourceError, read_source
 
-    digest = hashlib.sha256()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-                return None
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError:
+        text = read_source(Path(path))
+    except SourceError:
         return None
-    if len(data) > MAX_FILE_BYTES:
-        return None
-    digest.update(data)
-    return digest.hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _commit(where: Path) -> str | None:
-    """The commit checked out at ``where`` (one ``git rev-parse``), or None outside git."""
+def git_commit(where: str | os.PathLike[str] = ".", *, short: bool = False) -> str | None:
+    """The commit checked out at ``where`` (its short hash with ``short``), or None outside
+    a git work tree."""
     import subprocess
 
     try:
-        done = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"],
-                              capture_output=True, text=True, timeout=5, check=False)
+        command = ["git", "-C", str(where), "rev-parse", *(["--short"] if short else []), "HEAD"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     commit = done.stdout.strip()
@@ -75,14 +67,14 @@ class LogWriter:
     def __init__(self, path: Path, stream: IO[str], command: list[str]) -> None:
         self.path = path
         self._stream = stream
-        self._hashes: dict[str, str | None] = {}
+        self._sha256 = functools.cache(sha256_of)  # each scenario file hashed once
         self._verdicts: Counter[str] = Counter()
         self._virtual = 0.0
         self._runs = 0
         self._began = self._last = time.perf_counter()
         self._write({"kind": "header", "format_version": FORMAT_VERSION,
                      "toolkit_version": _version(), "command": command,
-                     "cwd": os.getcwd(), "git_commit": _commit(Path.cwd()),
+                     "cwd": os.getcwd(), "git_commit": git_commit(Path.cwd()),
                      "python": platform.python_version(), "platform": sys.platform,
                      "started_at": _now()})
 
@@ -107,13 +99,6 @@ class LogWriter:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._stream.flush()
 
-    def _sha256(self, file: str | None) -> str | None:
-        if file is None:
-            return None
-        if file not in self._hashes:
-            self._hashes[file] = sha256_of(file)
-        return self._hashes[file]
-
     def add(self, result: ScenarioResult, wall_s: float | None = None) -> None:
         """Append one scenario result; its wall time is ``wall_s`` when the caller measured
         it, else the time since the previous one (or since the log was opened)."""
@@ -122,8 +107,8 @@ class LogWriter:
         r = result.record
         virtual = None if r is None else r.finished_at - r.started_at
         self._write({"kind": "run", "seq": self._runs, **result_to_data(result),
-                     "sha256": self._sha256(result.path), "wall_s": wall,
-                     "virtual_s": virtual})
+                     "sha256": None if result.path is None else self._sha256(result.path),
+                     "wall_s": wall, "virtual_s": virtual})
         self._runs += 1
         self._verdicts[result.verdict] += 1
         self._virtual += virtual or 0.0

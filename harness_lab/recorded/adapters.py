@@ -16,9 +16,9 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from harness_lab.codec import data
 from harness_lab.diagnosis.schema import AgentEnvelope
 from harness_lab.errors import ProviderError
 from harness_lab.ports import (
@@ -39,29 +39,16 @@ from harness_lab.ports import (
 from harness_lab.recorded.client import ChatCompletion, OpenAICompatibleClient
 from harness_lab.states import IntentType
 
-__all__ = [
-    "DIAGNOSIS_SYSTEM_PROMPT",
-    "GUARD_SYSTEM_PROMPT",
-    "KNOWLEDGE_SYSTEM_PROMPT",
-    "REPAIR_SYSTEM_PROMPT",
-    "ROUTER_SYSTEM_PROMPT",
-    "STOP_REQUIRED_NOTE",
-    "SYSTEM_CHAT_PROMPT",
-    "OpenAIDiagnosisModel",
-    "OpenAIRepair",
-    "OpenAIResponder",
-    "OpenAIRouter",
-    "OpenAISemanticGuard",
-    "ToolSpec",
-    "envelope_schema_text",
-    "json_text",
-    "openai_providers",
-]
+__all__ = ["DIAGNOSIS_SYSTEM_PROMPT", "GUARD_SYSTEM_PROMPT", "KNOWLEDGE_SYSTEM_PROMPT",
+           "REPAIR_SYSTEM_PROMPT", "ROUTER_SYSTEM_PROMPT", "STOP_REQUIRED_NOTE",
+           "SYSTEM_CHAT_PROMPT", "OpenAIDiagnosisModel", "OpenAIRepair", "OpenAIResponder",
+           "OpenAIRouter", "OpenAISemanticGuard", "ToolSpec", "envelope_schema_text", "json_text",
+           "openai_providers"]
 
 
 def json_text(value: Any) -> str:
     """Deterministic JSON text for prompts: sorted keys, enums as values."""
-    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, default=str)
+    return json.dumps(data(value), sort_keys=True, ensure_ascii=False)
 
 
 @functools.cache
@@ -155,7 +142,7 @@ class ToolSpec:
         """The OpenAI ``tools`` entry for this tool."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description,
-                             "parameters": _plain(self.parameters_schema)}}
+                             "parameters": data(self.parameters_schema)}}
 
 
 class OpenAIDiagnosisModel:
@@ -243,28 +230,38 @@ class OpenAIDiagnosisModel:
         return reply, own
 
 
-class OpenAIRouter:
+class _JsonAdapter:
+    """An adapter asking for one JSON object: its system prompt (``system_prompt``, else the
+    class's :attr:`PROMPT`), then the request as JSON text."""
+
+    PROMPT = ""
+
+    def __init__(self, client: OpenAICompatibleClient, *,
+                 system_prompt: str | None = None) -> None:
+        self.client = client
+        self.system_prompt = self.PROMPT if system_prompt is None else system_prompt
+
+    def _ask(self, user: Any) -> ChatCompletion:
+        return self.client.complete([{"role": "system", "content": self.system_prompt},
+                                     {"role": "user", "content": json_text(user)}],
+                                    json_output=True)
+
+
+class OpenAIRouter(_JsonAdapter):
     """A Router: the model answers ``{"intent": ...}`` in JSON mode.
 
     The intent is read case-insensitively; anything but an IntentType name is a
     ProviderError, as is a reply that is not a JSON object.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = ROUTER_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = ROUTER_SYSTEM_PROMPT
 
     def route(self, request: RouteRequest) -> RouteReply:
         """Ask for the intent of ``request.query``."""
-        user = json_text({"query": request.query,
-                          "history": [_turn(t) for t in request.history],
-                          "previous_turn": _previous(request.previous_turn)})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
-        data = _json_object(completion, "router")
-        raw = data.get("intent")
+        completion = self._ask({
+            "query": request.query, "history": [_turn(t) for t in request.history],
+            "previous_turn": _previous(request.previous_turn)})
+        raw = _json_object(completion, "router").get("intent")
         try:
             intent = IntentType(str(raw).strip().upper()) if isinstance(raw, str) else None
         except ValueError:
@@ -312,7 +309,7 @@ class OpenAIResponder:
         return AnswerReply(text, usage=completion.usage, latency_s=None)
 
 
-class OpenAISemanticGuard:
+class OpenAISemanticGuard(_JsonAdapter):
     """A SemanticGuard: JSON ``{"supported": bool, "rationale": str}``.
 
     ``supported`` must be a JSON boolean and ``rationale`` (optional) a string; anything
@@ -322,23 +319,17 @@ class OpenAISemanticGuard:
     valid when only the scenario's latency settings change.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = GUARD_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = GUARD_SYSTEM_PROMPT
 
     def judge(self, request: GuardRequest) -> GuardReply:
         """Judge whether ``request.evidence`` supports ``request.draft``."""
         evidence = [{k: v for k, v in record.items() if k not in _TIMING_FIELDS}
                     for record in request.evidence]
-        user = json_text({"query": request.query, "draft": request.draft,
-                          "evidence": evidence})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
-        data = _json_object(completion, "semantic guard")
-        supported = data.get("supported")
-        rationale = data.get("rationale", "")
+        completion = self._ask({"query": request.query, "draft": request.draft,
+                                "evidence": evidence})
+        reply = _json_object(completion, "semantic guard")
+        supported = reply.get("supported")
+        rationale = reply.get("rationale", "")
         if not isinstance(supported, bool):
             raise ProviderError(f"semantic guard: 'supported' must be true or false, "
                                 f"not {supported!r}")
@@ -349,26 +340,20 @@ class OpenAISemanticGuard:
         return GuardReply(supported, rationale, usage=completion.usage, latency_s=None)
 
 
-class OpenAIRepair:
+class OpenAIRepair(_JsonAdapter):
     """An EvidenceRepair: the model rewrites the draft's evidence in JSON mode.
 
     The reply's content is handed to the harness as is (``{"draft": {...}}`` or a bare
     draft); the harness validates it and decides whether the repair worked.
     """
 
-    def __init__(self, client: OpenAICompatibleClient, *,
-                 system_prompt: str = REPAIR_SYSTEM_PROMPT) -> None:
-        self.client = client
-        self.system_prompt = system_prompt
+    PROMPT = REPAIR_SYSTEM_PROMPT
 
     def repair(self, request: RepairRequest) -> ModelReply:
         """Ask for the draft with repaired evidence."""
-        user = json_text({"query": request.query, "draft": request.draft,
-                          "problems": list(request.problems),
-                          "citable_invocation_ids": list(request.citable)})
-        completion = self.client.complete(
-            [{"role": "system", "content": self.system_prompt},
-             {"role": "user", "content": user}], json_output=True)
+        completion = self._ask({
+            "query": request.query, "draft": request.draft, "problems": list(request.problems),
+            "citable_invocation_ids": list(request.citable)})
         return ModelReply(content=completion.content, usage=completion.usage, latency_s=None)
 
 
@@ -437,12 +422,3 @@ def _previous(previous: PreviousTurn | None) -> dict[str, Any] | None:
         return None
     return {"query": previous.query, "conclusion": previous.conclusion}
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value

@@ -196,31 +196,19 @@ class CassetteMiss(HarnessError):
     """A request the cassette cannot answer under strict replay (an authoring error).
 
     ``report`` is the :class:`DivergenceReport`: the request's step number, method, URL and
-    body digest, the closest recorded interaction and the first differing field.
+    body digest, the closest recorded interaction and the first differing field; ``step``
+    (the 1-based number of the request within the cassette context), ``method`` and ``url``
+    are the report's.
     """
 
     def __init__(self, report: DivergenceReport, *, cassette_path: Path, record_mode: str,
                  reason: str) -> None:
         self.report = report
+        self.step, self.method, self.url = report.step, report.method, report.url
         self.cassette_path = cassette_path
         self.record_mode = record_mode
         self.reason = reason
         super().__init__(_miss_message(self))
-
-    @property
-    def method(self) -> str:
-        """The request's method."""
-        return self.report.method
-
-    @property
-    def url(self) -> str:
-        """The request's URL."""
-        return self.report.url
-
-    @property
-    def step(self) -> int:
-        """The 1-based number of the request within the cassette context."""
-        return self.report.step
 
 
 class UnplayedInteractions(HarnessError):

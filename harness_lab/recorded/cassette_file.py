@@ -44,17 +44,9 @@ from vcr.serializers import compat, yamlserializer  # type: ignore[import-untype
 from harness_lab.errors import HarnessError
 from harness_lab.yaml_lines import YamlLines
 
-__all__ = [
-    "CACHED_CASSETTES",
-    "CACHED_CASSETTE_BYTES",
-    "MAX_CASSETTE_BYTES",
-    "MAX_NESTING",
-    "CassetteError",
-    "CassettePersister",
-    "check_cassette",
-    "read_cassette",
-    "write_atomically",
-]
+__all__ = ["CACHED_CASSETTES", "CACHED_CASSETTE_BYTES", "MAX_CASSETTE_BYTES", "MAX_NESTING",
+           "CassetteError", "CassettePersister", "check_cassette", "nesting_problem",
+           "read_cassette", "write_atomically"]
 
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 """The largest cassette file read (64 MiB): far above any recorded conversation."""
@@ -144,20 +136,23 @@ def _yaml_reason(exc: yaml.YAMLError) -> str:
     return f"is not valid YAML: {text}"
 
 
-def _check_nesting(path: Path, text: str) -> None:
-    """Refuse nesting deeper than MAX_NESTING before anything recursive reads the text."""
+def nesting_problem(text: str, *, aliases: bool = True) -> tuple[int, str] | None:
+    """The 1-based line and reason of the first collection of YAML ``text`` nested deeper
+    than :data:`MAX_NESTING` or, unless ``aliases``, of its first alias; None when there is
+    neither. Found from the parser's events, before anything recursive reads the text; raise
+    ``yaml.YAMLError`` for text that is not YAML."""
     depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise CassetteError(path, f"nests deeper than {MAX_NESTING} levels",
-                                        line=int(event.start_mark.line) + 1)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    except yaml.YAMLError as exc:
-        raise CassetteError(path, _yaml_reason(exc), line=_yaml_line(exc)) from None
+    for event in yaml.parse(text, Loader=_Loader):
+        line = int(event.start_mark.line) + 1
+        if not aliases and isinstance(event, yaml.AliasEvent):
+            return line, "YAML aliases are not accepted"
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                return line, f"nests deeper than {MAX_NESTING} levels"
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
 
 
 def _type_name(value: Any) -> str:
@@ -292,7 +287,12 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
     if not text.strip():
         raise CassetteError(file, "is empty: it holds no `interactions` (delete it or record "
                                   "it again with record mode `all`)", line=1)
-    _check_nesting(file, text)
+    try:
+        problem = nesting_problem(text)
+    except yaml.YAMLError as exc:
+        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+    if problem is not None:
+        raise CassetteError(file, problem[1], line=problem[0])
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = serializer.deserialize(text)

@@ -22,16 +22,9 @@ import httpx
 from harness_lab.errors import ProviderError
 from harness_lab.ports import TokenUsage
 
-__all__ = [
-    "ChatCompletion",
-    "ChatToolCall",
-    "DEFAULT_BASE_URL",
-    "OpenAICompatibleClient",
-    "encode_body",
-    "http_client",
-    "parse_completion",
-    "shared_ssl_context",
-]
+__all__ = ["ChatCompletion", "ChatToolCall", "DEFAULT_BASE_URL", "JsonEndpoint",
+           "OpenAICompatibleClient", "encode_body", "http_client", "parse_completion",
+           "shared_ssl_context"]
 
 _ERROR_PREVIEW = 200
 
@@ -71,6 +64,41 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+class JsonEndpoint:
+    """What POSTs canonical JSON over an ``httpx.Client``: the one given (left open) or its
+    own, which :meth:`close` closes."""
+
+    timeout_s: float
+
+    def __init__(self, http_client: httpx.Client | None) -> None:
+        self._owns_http = http_client is None
+        self._http = http_client if http_client is not None else httpx.Client()
+
+    @property
+    def url(self) -> str:
+        """The URL every request is POSTed to."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Close the HTTP client if this object created it."""
+        if self._owns_http:
+            self._http.close()
+
+    def _post(self, body: bytes, headers: Mapping[str, str], what: str,
+              error: type[Exception]) -> httpx.Response:
+        """POST ``body`` to :attr:`url`; a timeout or transport failure is ``error`` saying
+        ``what`` failed."""
+        try:
+            return self._http.post(self.url, content=body, headers=dict(headers),
+                                   timeout=self.timeout_s)
+        except httpx.TimeoutException as exc:
+            raise error(f"{what} timed out after {self.timeout_s}s ({type(exc).__name__}) "
+                        f"at {self.url}") from exc
+        except httpx.HTTPError as exc:
+            raise error(f"{what} transport error at {self.url}: {type(exc).__name__}: "
+                        f"{exc}") from exc
+
+
 @dataclass(frozen=True, slots=True)
 class ChatToolCall:
     """One function call the model asked for; ``arguments`` is the decoded JSON object."""
@@ -98,7 +126,7 @@ class ChatCompletion:
         return TokenUsage(self.prompt_tokens, self.completion_tokens)
 
 
-class OpenAICompatibleClient:
+class OpenAICompatibleClient(JsonEndpoint):
     """POSTs chat completions to ``{base_url}/chat/completions``.
 
     ``base_url`` includes the API version prefix (``https://api.openai.com/v1``,
@@ -118,8 +146,7 @@ class OpenAICompatibleClient:
         self.seed = seed
         self._api_key = api_key
         self._organization = organization
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client()
+        super().__init__(http_client)
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient({self.base_url!r}, model={self.model!r})"
@@ -143,11 +170,6 @@ class OpenAICompatibleClient:
     def url(self) -> str:
         """The chat completions endpoint."""
         return f"{self.base_url}/chat/completions"
-
-    def close(self) -> None:
-        """Close the HTTP client if this object created it."""
-        if self._owns_http:
-            self._http.close()
 
     def __enter__(self) -> OpenAICompatibleClient:
         return self
@@ -191,15 +213,8 @@ class OpenAICompatibleClient:
         """Send one chat completion and parse the first choice; raise ProviderError."""
         body = self.request_body(messages, tools=tools, json_output=json_output,
                                  tool_choice=tool_choice, max_tokens=max_tokens)
-        try:
-            response = self._http.post(self.url, content=encode_body(body),
-                                       headers=self.headers(), timeout=self.timeout_s)
-        except httpx.TimeoutException as exc:
-            raise ProviderError(f"chat completion timed out after {self.timeout_s}s "
-                                f"({type(exc).__name__}) at {self.url}") from exc
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"chat completion transport error at {self.url}: "
-                                f"{type(exc).__name__}: {exc}") from exc
+        response = self._post(encode_body(body), self.headers(), "chat completion",
+                              ProviderError)
         return parse_completion(response, self.url)
 
 

@@ -15,15 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "BODY",
-    "Divergence",
-    "DivergenceReport",
-    "body_digest",
-    "count_differences",
-    "first_divergence",
-    "parse_body",
-]
+__all__ = ["BODY", "Divergence", "DivergenceReport", "body_digest", "count_differences",
+           "first_divergence", "parse_body"]
 
 BODY = "(body)"
 """The path of the whole body (the root of the walk)."""
@@ -203,20 +196,14 @@ def _nested_json(rec: str, act: str) -> tuple[Any, Any] | None:
     return out[0], out[1]
 
 
+_JSON_TYPES: tuple[tuple[Any, str], ...] = (
+    (type(None), "null"), (bool, "boolean"), (int | float, "number"), (str, "string"),
+    (list, "array"), (Mapping, "object"))
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)),
+                type(value).__name__)
 
 
 def _text(value: Any) -> str:

@@ -16,7 +16,7 @@ import httpx
 
 from harness_lab.errors import ToolExecutionError
 from harness_lab.ports import ToolInput, ToolOutput
-from harness_lab.recorded.client import encode_body
+from harness_lab.recorded.client import JsonEndpoint, encode_body
 from harness_lab.tools.scope import scope_problem
 
 __all__ = ["HttpJsonTool"]
@@ -24,7 +24,7 @@ __all__ = ["HttpJsonTool"]
 _PREVIEW = 200
 
 
-class HttpJsonTool:
+class HttpJsonTool(JsonEndpoint):
     """A Tool that POSTs its scope to an HTTP JSON API and reads ``{"items": [...]}``.
 
     * ``size_bytes`` is the length of the (decoded) response body.
@@ -53,8 +53,7 @@ class HttpJsonTool:
         self.required = tuple(required)
         self.timeout_s = timeout_s
         self.headers = dict(headers or {})
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client()
+        super().__init__(http_client)
 
     def __repr__(self) -> str:
         return f"HttpJsonTool({self.name!r}, {self.url!r})"
@@ -63,11 +62,6 @@ class HttpJsonTool:
     def url(self) -> str:
         """The endpoint every invocation POSTs to."""
         return f"{self.base_url}{self.path}"
-
-    def close(self) -> None:
-        """Close the HTTP client if this tool created it."""
-        if self._owns_http:
-            self._http.close()
 
     def validate(self, scope: Mapping[str, Any]) -> str | None:
         """Why ``scope`` is refused: not a mapping, or missing a ``required`` key; else None."""
@@ -82,15 +76,7 @@ class HttpJsonTool:
                                      ) from exc
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    **self.headers}
-        try:
-            response = self._http.post(self.url, content=body, headers=headers,
-                                       timeout=self.timeout_s)
-        except httpx.TimeoutException as exc:
-            raise ToolExecutionError(f"tool {self.name!r}: timed out after {self.timeout_s}s "
-                                     f"at {self.url}") from exc
-        except httpx.HTTPError as exc:
-            raise ToolExecutionError(f"tool {self.name!r}: transport error at {self.url}: "
-                                     f"{type(exc).__name__}: {exc}") from exc
+        response = self._post(body, headers, f"tool {self.name!r}:", ToolExecutionError)
         raw = response.content
         if response.status_code >= 400:
             raise ToolExecutionError(f"tool {self.name!r}: HTTP {response.status_code} from "

@@ -14,14 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from harness_lab.logs.diff import (
-    LogDiff,
-    ScenarioChange,
-    Side,
-    diff_logs,
-    diff_results,
-    log_sides,
-)
+from harness_lab.logs.diff import LogDiff, ScenarioChange, Side, diff_logs, diff_results, log_sides
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.report.palette import verdict_color
 from harness_lab.report.run_html import badge, result_outcome

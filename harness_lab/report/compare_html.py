@@ -22,7 +22,7 @@ from harness_lab.report.compare import (
     change_filter,
 )
 from harness_lab.report.palette import text_color
-from harness_lab.report.run_html import verdict_badge
+from harness_lab.report.run_html import kv_table, table, verdict_badge
 
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
@@ -103,12 +103,11 @@ def compared_section(comparison: Comparison | None, change: ScenarioChange | Non
         moved = comparison.outcome_change(change, result)
         if moved:
             head += f'<div class="changed-outcome">{html.escape(moved)}</div>'
-        rows = "".join(f"<tr><th>{html.escape(_ASPECT_NAMES.get(aspect, aspect))}</th>"
-                       f"<td>{html.escape(text)}</td></tr>"
-                       for aspect, text in change.differences)
-        if not rows and change.detail:
-            rows = f"<tr><th>change</th><td>{html.escape(change.detail)}</td></tr>"
-        body = head + (f'<table class="hl-kv hl-differences">{rows}</table>' if rows else "")
+        items = [(_ASPECT_NAMES.get(aspect, aspect), html.escape(text))
+                 for aspect, text in change.differences]
+        if not items and change.detail:
+            items = [("change", html.escape(change.detail))]
+        body = head + kv_table(items, cls="hl-differences")
     changed = change is None or change.change != "unchanged"
     return (f'<details class="hl-section hl-compared"{" open" if changed else ""}><summary>'
             f"compared with the earlier run</summary>{body}</details>")
@@ -127,11 +126,10 @@ def removed_section(comparison: Comparison) -> str:
         verdict = verdict_badge(old.verdict) if old is not None else ""
         outcome = html.escape(result_outcome(old) or "–") if old is not None else "–"
         where = html.escape(old.path) if old is not None and old.path else "–"
-        rows.append(f'<tr data-scenario="{html.escape(change.scenario, quote=True)}">'
-                    f"<td>{html.escape(change.scenario)}</td><td>{verdict}</td>"
-                    f"<td>{outcome}</td><td class='sub'>{where}</td></tr>")
+        rows.append([html.escape(change.scenario), verdict, outcome,
+                     f"<span class='sub'>{where}</span>"])
+    grid = table(("scenario", "verdict then", "outcome then", "file"), rows, cls="removed",
+                 row_attrs=[f' data-scenario="{html.escape(c.scenario, quote=True)}"'
+                            for c in removed])
     return (f'<section id="removed"><h2>Removed since the earlier run ({len(removed)})</h2>'
-            '<p class="sub">in the earlier log, not in this run</p>'
-            '<table class="hl-table removed"><thead><tr><th>scenario</th><th>verdict then</th>'
-            f"<th>outcome then</th><th>file</th></tr></thead><tbody>{''.join(rows)}</tbody>"
-            "</table></section>")
+            f'<p class="sub">in the earlier log, not in this run</p>{grid}</section>')

@@ -34,27 +34,10 @@ from harness_lab.store.sql import SqlRunStore, diagnosis_run, tool_invocation, t
 if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = [
-    "AXIS_DTYPES",
-    "INVOCATION_DTYPES",
-    "REJECTION_DTYPES",
-    "RUN_FRAME_COLUMNS",
-    "SSE_DTYPES",
-    "TRACE_DTYPES",
-    "Source",
-    "categorize",
-    "crosstab",
-    "enum_dtype",
-    "invocations_frame",
-    "read_invocations",
-    "read_runs",
-    "read_trace",
-    "rejections_frame",
-    "runs_frame",
-    "sse_frame",
-    "state_crosstabs",
-    "trace_frame",
-]
+__all__ = ["AXIS_DTYPES", "INVOCATION_DTYPES", "REJECTION_DTYPES", "RUN_FRAME_COLUMNS",
+           "SSE_DTYPES", "TRACE_DTYPES", "Source", "categorize", "crosstab", "enum_dtype",
+           "invocations_frame", "read_invocations", "read_runs", "read_trace", "rejections_frame",
+           "runs_frame", "sse_frame", "state_crosstabs", "trace_frame"]
 
 Source: TypeAlias = str | URL | Engine | SqlRunStore
 """Where the ``read_*`` functions read from: a SQLAlchemy URL, an Engine or a SqlRunStore."""

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.record import RunRecord
 from harness_lab.report.cells import MISSING, cell, duration, text
-from harness_lab.report.palette import MISSING_COLOR, VERDICTS, outcome_color, verdict_color
+from harness_lab.report.palette import VERDICTS, outcome_color, verdict_color
 from harness_lab.report.run_html import (
     badge,
     kv_grid,
+    label_badge,
     outcome_badge,
     record_sections,
     result_outcome,
@@ -61,9 +62,8 @@ def record_html(record: RunRecord) -> str:
 
 def result_html(result: ScenarioResult) -> str:
     """One scenario result: its verdict, name and outcome, what did not hold, then the run."""
-    label = result_outcome(result)
-    shown = badge(label, outcome_color(label) if result.record else MISSING_COLOR) if label else ""
-    title = f"{verdict_badge(result.verdict)} {scenario_name_html(result.scenario)} {shown}"
+    title = (f"{verdict_badge(result.verdict)} {scenario_name_html(result.scenario)} "
+             f"{label_badge(result_outcome(result))}")
     return _frame(title, result_sections(result, open_events=False))
 
 
@@ -75,26 +75,19 @@ def results_html(results: Sequence[ScenarioResult]) -> str:
     """Many results as one table, failures and errors first, with the totals above it."""
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     totals = " ".join(badge(f"{counts[v]} {v}", verdict_color(v)) for v in VERDICTS)
-    rows = []
+    rows, backgrounds = [], []
     for result in sorted(results, key=_rank):
         rec = result.record
-        label = result_outcome(result)
-        shown = (badge(label, outcome_color(label) if rec else MISSING_COLOR) if label else "")
         problems = "<br>".join(html.escape(p) for p in result_problems(result))
         background = ("transparent" if result.ok
                       else verdict_color(result.verdict, background=True))
+        backgrounds.append(f' style="background:{background}"')
         rows.append([verdict_badge(result.verdict), scenario_name_html(result.scenario),
-                     shown, cell(rec.run_state if rec else None),
+                     label_badge(result_outcome(result)), cell(rec.run_state if rec else None),
                      duration(rec.duration_s) if rec else MISSING,
-                     f'<span style="color:#8a1f00">{problems}</span>',
-                     background])
-    body = "".join(
-        f'<tr style="background:{row[-1]}">' + "".join(f"<td>{c}</td>" for c in row[:-1])
-        + "</tr>" for row in rows)
-    heads = "".join(f"<th>{h}</th>" for h in ("verdict", "scenario", "outcome", "RunState",
-                                              "virtual time", "what did not hold"))
-    grid = (f'<table class="hl-table"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody>'
-            "</table>") if rows else ""
+                     f'<span style="color:#8a1f00">{problems}</span>'])
+    grid = table(("verdict", "scenario", "outcome", "RunState", "virtual time",
+                  "what did not hold"), rows, row_attrs=backgrounds)
     title = f"<b>{len(results)} scenario result(s)</b> {totals}"
     note = ("<div style='color:#56626e;font-size:12px'>show one result (<code>results[i]</code>)"
             " for its run, or write them all with <code>harness-lab report</code></div>")
@@ -120,8 +113,7 @@ def sweep_html(sweep: SweepResult) -> str:
         value = record["release_outcome"]
         label = text(value)
         cells = [cell(record[k]) for k in keys if k != "release_outcome"]
-        color = outcome_color(label) if label != MISSING else MISSING_COLOR
-        cells += [badge(label, color), f"{record['count']} of {record['n']}",
+        cells += [badge(label, outcome_color(label)), f"{record['count']} of {record['n']}",
                   _share_cell(record["share"]),
                   f"{_share_cell(record['ci_low'])} – {_share_cell(record['ci_high'])}"]
         rows.append(cells)

@@ -20,26 +20,10 @@ from typing import Any, Final
 from harness_lab.messages import CallKind
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState, TracePhase
 
-__all__ = [
-    "CALL_KIND_COLORS",
-    "EVENT_COLORS",
-    "MISSING_COLOR",
-    "NO_OUTCOME",
-    "OUTCOME_CODES",
-    "OUTCOME_COLORS",
-    "OUTCOME_LABELS",
-    "PHASE_COLORS",
-    "RUN_STATE_COLORS",
-    "VERDICT_BACKGROUNDS",
-    "VERDICT_COLORS",
-    "VERDICTS",
-    "call_kind_color",
-    "outcome_code",
-    "outcome_color",
-    "outcome_label",
-    "text_color",
-    "verdict_color",
-]
+__all__ = ["CALL_KIND_COLORS", "EVENT_COLORS", "MISSING_COLOR", "NO_OUTCOME", "OUTCOME_CODES",
+           "OUTCOME_COLORS", "OUTCOME_LABELS", "PHASE_COLORS", "RUN_STATE_COLORS",
+           "VERDICT_BACKGROUNDS", "VERDICT_COLORS", "VERDICTS", "call_kind_color", "outcome_code",
+           "outcome_color", "outcome_label", "text_color", "verdict_color"]
 
 _FALLBACK = ReleaseOutcome.FALLBACK.value
 _FAILED = ReleaseOutcome.FAILED.value

@@ -21,6 +21,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from harness_lab.report.cells import is_missing
 from harness_lab.report.figures import PlotAxes, axis_label, figure_png, new_axes
 from harness_lab.report.frames import AXIS_DTYPES
 from harness_lab.report.palette import (
@@ -60,13 +61,9 @@ __all__ = [
 _NONE = "(none)"
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
-
-
 def _directories(paths: Sequence[Any]) -> list[str | None]:
     """Each path's directory relative to the paths' common root (``.`` for the root)."""
-    parents = [None if _missing(p) else os.path.dirname(os.path.normpath(str(p)))
+    parents = [None if is_missing(p) else os.path.dirname(os.path.normpath(str(p)))
                for p in paths]
     known = [p for p in parents if p is not None]
     if not known:
@@ -151,7 +148,7 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
     states = df["run_state"] if "run_state" in df.columns else [None] * len(df)
     labels = [outcome_label(o, f, s) for o, f, s in zip(
         df["release_outcome"], df["fallback_type"], states, strict=True)]
-    keys = [_NONE if _missing(v) else str(v) for v in df[column]]
+    keys = [_NONE if is_missing(v) else str(v) for v in df[column]]
     counts = pd.crosstab(pd.Series(keys, name=by), pd.Series(labels, name="outcome"))
     stacks = [label for label in (*OUTCOME_LABELS, NO_OUTCOME) if label in counts.columns]
     stacks += [label for label in counts.columns if label not in stacks]

@@ -34,7 +34,7 @@ from harness_lab.trace import TraceEvent
 if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "outcome_badge",
+__all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "label_badge", "outcome_badge",
            "record_sections", "result_outcome", "result_problems", "result_sections",
            "scenario_name_html", "table", "terminal_command", "verdict_badge"]
 
@@ -68,8 +68,14 @@ def verdict_badge(verdict: str) -> str:
 
 def outcome_badge(record: RunRecord) -> str:
     """The run's outcome label (``FALLBACK:SEMANTIC_UNSUPPORTED``...) in its colour."""
-    args = (record.release_outcome, record.fallback_type, record.run_state)
-    return badge(outcome_label(*args), outcome_color(*args), cls="hl-outcome")
+    return label_badge(outcome_label(record.release_outcome, record.fallback_type,
+                                     record.run_state))
+
+
+def label_badge(label: str) -> str:
+    """An outcome label in its colour (``crashed`` and other text in the missing one); empty
+    text for no label."""
+    return badge(label, outcome_color(label), cls="hl-outcome") if label else ""
 
 
 def result_outcome(result: ScenarioResult) -> str:
@@ -86,14 +92,18 @@ def _status(value: str) -> str:
             if color else html.escape(value))
 
 
-def table(head: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = "") -> str:
-    """A table of already-escaped cells (empty text when there are no rows)."""
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+def table(head: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = "",
+          row_attrs: Iterable[str] = ()) -> str:
+    """A table of already-escaped cells (empty text when there are no rows); ``row_attrs``
+    gives each row's ``<tr>`` attributes, in order."""
+    attrs = iter(row_attrs)
+    body = "".join(f"<tr{next(attrs, '')}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for row in rows)
     if not body:
         return ""
     heads = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    return (f'<table class="hl-table {cls}"><thead><tr>{heads}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+    return (f'<table class="hl-table{" " + cls if cls else ""}"><thead><tr>{heads}</tr>'
+            f"</thead><tbody>{body}</tbody></table>")
 
 
 def kv_table(items: Iterable[tuple[str, str]], *, cls: str = "") -> str:

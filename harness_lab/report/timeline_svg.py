@@ -38,12 +38,9 @@ __all__ = ["SSE_LANE", "TimelineInput", "timeline_svg"]
 SSE_LANE: Final = "SSE"
 """The name of the lane that holds the public SSE events."""
 
-_WIDTH: Final = 960
-_LEFT: Final = 96
-_RIGHT: Final = 24
-_TOP: Final = 22
-_LANE: Final = 20
-_AXIS: Final = 30
+# the drawing in pixels: its width, the margins left and right, the space above the first
+# lane, a lane's height and the time axis's
+_WIDTH, _LEFT, _RIGHT, _TOP, _LANE, _AXIS = 960, 96, 24, 22, 20, 30
 _SSE_LANE_HEIGHT: Final = 34  # diamonds above, their labels below
 _FAR: Final = 1.5  # a deadline beyond this many times the activity's end is drawn as an arrow
 _CANCEL_NAMES: Final = {"CLIENT_DISCONNECTED": ("client disconnect", "client_disconnect"),

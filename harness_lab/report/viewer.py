@@ -14,10 +14,10 @@ matplotlib, so writing it costs a few milliseconds per scenario.
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import stat
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from harness_lab.logs.writer import git_commit
 from harness_lab.report.cells import MISSING, cell, duration
 from harness_lab.report.compare import CHANGE_LABELS, change_badge, change_filter
 from harness_lab.report.compare_html import (
@@ -36,7 +37,6 @@ from harness_lab.report.compare_html import (
 )
 from harness_lab.report.mapping import OUTCOME_TABLE, case_matched
 from harness_lab.report.palette import (
-    MISSING_COLOR,
     OUTCOME_LABELS,
     VERDICTS,
     outcome_color,
@@ -47,10 +47,12 @@ from harness_lab.report.palette import (
 from harness_lab.report.run_html import (
     CRASHED,
     badge,
+    label_badge,
     result_outcome,
     result_problems,
     result_sections,
     scenario_name_html,
+    table,
     verdict_badge,
 )
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState
@@ -72,17 +74,6 @@ def asset_text(name: str) -> str:
     """The text of a file of ``harness_lab/report/assets`` (a stylesheet or script)."""
     assets = resources.files("harness_lab.report").joinpath("assets")
     return assets.joinpath(name).read_text("utf-8")
-
-
-def git_commit(where: str | os.PathLike[str] = ".") -> str | None:
-    """The short commit hash checked out at ``where``, or None outside a git work tree."""
-    try:
-        done = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,20 +136,6 @@ def _directories(results: Sequence[ScenarioResult]) -> list[str]:
     return labels
 
 
-class _Sources:
-    """The text of each scenario file, read once, the first :data:`SOURCE_LIMIT` bytes."""
-
-    def __init__(self) -> None:
-        self._texts: dict[str, str | None] = {}
-
-    def text(self, path: str | None) -> str | None:
-        if path is None:
-            return None
-        if path not in self._texts:
-            self._texts[path] = _read_source(path)
-        return self._texts[path]
-
-
 def _read_source(path: str) -> str | None:
     """A regular file's first bytes as text; None for anything else (a FIFO would block)."""
     try:
@@ -187,13 +164,6 @@ def _outcome_key(label: str) -> str:
     """A sort key that orders outcomes as the lifecycle does (SUCCESS first), then others."""
     order = (*OUTCOME_LABELS, CRASHED)
     return f"{order.index(label):02d}" if label in order else f"99 {label}"
-
-
-def _outcome_badge(label: str) -> str:
-    if not label:
-        return ""
-    color = MISSING_COLOR if label == CRASHED else outcome_color(label)
-    return badge(label, color, cls="hl-outcome")
 
 
 def _attr(value: str) -> str:
@@ -251,7 +221,7 @@ def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> s
             f'<td class="c-verdict">{verdict_badge(r.verdict)}{change_badge(row.change)}</td>'
             f'<td class="c-scenario">{scenario_name_html(r.scenario)}{describe}'
             f'<div class="tags">{where}{tags}</div></td>'
-            f'<td class="c-outcome">{_outcome_badge(row.outcome)}{state}</td>'
+            f'<td class="c-outcome">{label_badge(row.outcome)}{state}</td>'
             f'<td class="c-problems"><ul>{listed}{more}</ul></td>'
             f'<td class="c-time">{virtual}</td></tr>'
             f'<tr class="detail" hidden data-for="{row.rid}"><td colspan="{len(_COLUMNS)}">'
@@ -269,8 +239,9 @@ def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
     heads = "".join(
         f'<th class="{cls}"' + (f' data-sort="{key}" title="sort by {label}"' if key else "")
         + f">{html.escape(label)}</th>" for label, key, cls in _COLUMNS)
-    sources = _Sources()
-    body = "".join(_main_row(row, sources.text(row.result.path), comparison) for row in rows)
+    source = functools.cache(_read_source)  # each scenario file read once
+    body = "".join(_main_row(row, None if row.result.path is None else source(row.result.path),
+                             comparison) for row in rows)
     compared = " compared" if comparison is not None else ""
     return (f'<table id="runs" class="runs{compared}"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{body}</tbody></table>"
@@ -366,7 +337,7 @@ def _distribution(rows: Sequence[_Row]) -> str:
         segments = []
         for label in _ordered(counts, order):
             n = counts[label]
-            color = outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR
+            color = outcome_color(label)
             width = 100.0 * n / largest
             segments.append(
                 f'<span class="seg" style="width:{width:.3f}%;background:{color};'
@@ -379,7 +350,7 @@ def _distribution(rows: Sequence[_Row]) -> str:
     seen = Counter(row.outcome or "(no run)" for row in rows)
     legend = "".join(
         f'<span class="key"><span class="swatch" style="background:'
-        f'{outcome_color(label) if label in OUTCOME_LABELS else MISSING_COLOR}"></span>'
+        f'{outcome_color(label)}"></span>'
         f"{html.escape(label)} <span class='hl-count'>{seen[label]}</span></span>"
         for label in _ordered(seen, order))
     heading = "Outcomes by directory" if placed else "Outcomes"
@@ -408,18 +379,13 @@ def _outcome_table(rows: Sequence[_Row]) -> str:
                          f"{html.escape(row.result.scenario)}</a>")
         axes = (case.release_outcome, case.fallback_type, case.run_state)
         outcome, label = outcome_color(*axes), outcome_label(*axes)
-        body.append(f"<tr><td><b>{html.escape(case.case)}</b><div class='sub'>"
-                    f"{html.escape(case.description)}</div></td>"
-                    f"<td>{html.escape(case.run_state.value)}</td>"
-                    f"<td>{badge(label, outcome, breakable=False)}</td>"
-                    f"<td>{html.escape(case.db_status.value)}"
-                    f"</td><td>{' '.join(links) or '<span class=sub>no scenario</span>'}</td>"
-                    "</tr>")
-    return ('<section id="outcome-table"><h2>The outcome table (doc §10)</h2>'
-            '<table class="hl-table cases"><thead><tr><th>case</th><th>RunState</th>'
-            "<th>ReleaseOutcome / FallbackType</th><th>stored status</th>"
-            f"<th>reproduced by</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
-            "</section>")
+        body.append([f"<b>{html.escape(case.case)}</b><div class='sub'>"
+                     f"{html.escape(case.description)}</div>", html.escape(case.run_state.value),
+                     badge(label, outcome, breakable=False), html.escape(case.db_status.value),
+                     " ".join(links) or "<span class=sub>no scenario</span>"])
+    grid = table(("case", "RunState", "ReleaseOutcome / FallbackType", "stored status",
+                  "reproduced by"), body, cls="cases")
+    return f'<section id="outcome-table"><h2>The outcome table (doc §10)</h2>{grid}</section>'
 
 
 def _crosstab(rows: Sequence[_Row]) -> str:

@@ -27,16 +27,8 @@ _EXPORTS = {
     "Expect": "spec", "Scenario": "spec",
 }
 
-__all__ = [
-    "Expect",
-    "LoadedScenario",
-    "Problem",
-    "Scenario",
-    "ScenarioError",
-    "discover",
-    "load_file",
-    "load_text",
-]
+__all__ = ["Expect", "LoadedScenario", "Problem", "Scenario", "ScenarioError", "discover",
+           "load_file", "load_text"]
 
 
 __getattr__, __dir__ = on_first_use(

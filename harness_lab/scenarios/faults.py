@@ -16,11 +16,12 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from harness_lab.ports import CallKind
 from harness_lab.scenarios.limits import INT_MAX
-from harness_lab.scenarios.model_base import SpecModel
+from harness_lab.scenarios.model_base import SpecModel, exactly_one
 
 __all__ = ["FAULT_KINDS", "At", "Fault", "describe"]
 
 Positive = Annotated[int, Field(ge=1, le=INT_MAX)]
+_KIND = Field(description="The fault kind.")
 
 
 class At(SpecModel):
@@ -68,16 +69,13 @@ class _Timed(_Fault):
 
     @model_validator(mode="after")
     def _one_locator(self) -> _Timed:
-        if (self.at_s is None) == (self.at is None):
-            raise ValueError("give exactly one of at_s and at")
-        return self
+        return exactly_one(self, ("at_s", "at"), "give exactly one of at_s and at")
 
 
 class ClientDisconnect(_Fault):
     """The client goes away (at a time, a boundary, or when sending the k-th SSE event)."""
 
-    kind: Literal["client_disconnect"]
-    """The fault kind."""
+    kind: Annotated[Literal["client_disconnect"], _KIND]
     at_s: float | None = Field(None, ge=0)
     """Virtual seconds after the run starts."""
     at: At | None = None
@@ -87,30 +85,26 @@ class ClientDisconnect(_Fault):
 
     @model_validator(mode="after")
     def _one_locator(self) -> ClientDisconnect:
-        if sum(x is not None for x in (self.at_s, self.at, self.sse_event)) != 1:
-            raise ValueError("give exactly one of at_s, at and sse_event")
-        return self
+        return exactly_one(self, ("at_s", "at", "sse_event"),
+                           "give exactly one of at_s, at and sse_event")
 
 
 class UserCancel(_Timed):
     """The user cancels while the client stays connected."""
 
-    kind: Literal["user_cancel"]
-    """The fault kind."""
+    kind: Annotated[Literal["user_cancel"], _KIND]
 
 
 class Deadline(_Timed):
     """The deadline is reached: ``at_s`` sets it; ``at`` makes it pass at that point."""
 
-    kind: Literal["deadline"]
-    """The fault kind."""
+    kind: Annotated[Literal["deadline"], _KIND]
 
 
 class BudgetExhausted(_Fault):
     """A budget kind runs out: its limit becomes what is already used, at ``at`` (or start)."""
 
-    kind: Literal["budget_exhausted"]
-    """The fault kind."""
+    kind: Annotated[Literal["budget_exhausted"], _KIND]
     budget: Literal["model_calls", "tool_calls", "tokens", "bytes"]
     """The budget that runs out."""
     at: At | None = None
@@ -120,8 +114,7 @@ class BudgetExhausted(_Fault):
 class NoGainStreak(_Fault):
     """``count`` consecutive tool results come back NO_EVIDENCE, from the ``n``-th tool call."""
 
-    kind: Literal["no_gain_streak"]
-    """The fault kind."""
+    kind: Annotated[Literal["no_gain_streak"], _KIND]
     count: Positive = 3
     """Consecutive tool results that come back NO_EVIDENCE."""
     n: Positive = 1
@@ -133,8 +126,7 @@ class NoGainStreak(_Fault):
 class ProtocolViolation(_Fault):
     """``count`` consecutive model steps from step ``n`` break the progress protocol."""
 
-    kind: Literal["protocol_violation"]
-    """The fault kind."""
+    kind: Annotated[Literal["protocol_violation"], _KIND]
     count: Positive = 1
     """Consecutive model steps that break the protocol."""
     n: Positive = 2
@@ -150,8 +142,7 @@ class ToolRejection(_Fault):
     are properties of the tool); REQUEST, ID and STORE hit its ``n``-th call.
     """
 
-    kind: Literal["tool_rejection"]
-    """The fault kind."""
+    kind: Annotated[Literal["tool_rejection"], _KIND]
     reason: Literal["AUTH", "READ_ONLY", "REQUEST", "ID", "STORE"]
     """The preflight rejection reason."""
     tool: str
@@ -163,8 +154,7 @@ class ToolRejection(_Fault):
 class ToolError(_Fault):
     """The ``n``-th call of ``tool`` fails in execution, projection, size or store."""
 
-    kind: Literal["tool_error"]
-    """The fault kind."""
+    kind: Annotated[Literal["tool_error"], _KIND]
     error: Literal["execution", "projection", "size", "store"]
     """Where the call fails."""
     tool: str
@@ -178,8 +168,7 @@ class ToolError(_Fault):
 class ProviderFault(_Fault):
     """The ``n``-th call of a model-like provider fails technically."""
 
-    kind: Literal["provider_error"]
-    """The fault kind."""
+    kind: Annotated[Literal["provider_error"], _KIND]
     call: Literal["router", "model", "guard", "repair", "responder", "retriever"]
     """The provider that fails."""
     n: Positive = 1
@@ -197,8 +186,7 @@ class LatencySpike(_Fault):
     counts every tool call of the run. A spiked call that fails takes the spike too.
     """
 
-    kind: Literal["latency_spike"]
-    """The fault kind."""
+    kind: Annotated[Literal["latency_spike"], _KIND]
     call: CallKind
     """The kind of call that is slow."""
     n: Positive = 1
@@ -217,8 +205,7 @@ class LatencySpike(_Fault):
 class InvalidDraft(_Fault):
     """Model step ``n`` is replaced by an invalid draft."""
 
-    kind: Literal["invalid_draft"]
-    """The fault kind."""
+    kind: Annotated[Literal["invalid_draft"], _KIND]
     form: Literal["invalid_json", "schema_invalid", "empty"]
     """The invalid form the model step takes."""
     n: Positive = 1
@@ -228,8 +215,7 @@ class InvalidDraft(_Fault):
 class SemanticFault(_Fault):
     """The ``n``-th SemanticGuard call says UNSUPPORTED or is technically UNAVAILABLE."""
 
-    kind: Literal["semantic_guard"]
-    """The fault kind."""
+    kind: Annotated[Literal["semantic_guard"], _KIND]
     verdict: Literal["UNSUPPORTED", "UNAVAILABLE"]
     """UNSUPPORTED, or UNAVAILABLE (a technical failure)."""
     n: Positive = 1
@@ -239,8 +225,7 @@ class SemanticFault(_Fault):
 class RepairFailed(_Fault):
     """The EvidenceRepair call fails: an error, invalid JSON, or a draft still invalid."""
 
-    kind: Literal["repair_failed"]
-    """The fault kind."""
+    kind: Annotated[Literal["repair_failed"], _KIND]
     form: Literal["error", "invalid_json", "still_invalid"] = "still_invalid"
     """How the repair fails."""
 
@@ -248,15 +233,13 @@ class RepairFailed(_Fault):
 class RouterUnavailable(_Fault):
     """The intent router is unavailable."""
 
-    kind: Literal["router_unavailable"]
-    """The fault kind."""
+    kind: Annotated[Literal["router_unavailable"], _KIND]
 
 
 class Crash(_Fault):
     """The host process dies at a lifecycle point (nothing after it is written)."""
 
-    kind: Literal["crash"]
-    """The fault kind."""
+    kind: Annotated[Literal["crash"], _KIND]
     at: At
     """The lifecycle point the host process dies at."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-__all__ = ["SpecModel"]
+__all__ = ["SpecModel", "exactly_one"]
 
 
 class SpecModel(BaseModel):
@@ -44,6 +44,14 @@ class SpecModel(BaseModel):
                 changed = changed if changed is not None else dict(data)
                 changed[key] = fixed
         return changed if changed is not None else data
+
+
+def exactly_one(model: Any, names: tuple[str, ...], message: str) -> Any:
+    """``model`` when exactly one of its fields ``names`` is given (neither None nor False);
+    else ValueError(``message``)."""
+    if sum(getattr(model, n) is not None and getattr(model, n) is not False for n in names) != 1:
+        raise ValueError(message)
+    return model
 
 
 @functools.cache

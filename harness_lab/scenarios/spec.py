@@ -17,7 +17,7 @@ from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
-from harness_lab.scenarios.model_base import SpecModel
+from harness_lab.scenarios.model_base import SpecModel, exactly_one
 from harness_lab.scenarios.patterns import (
     GainsPattern,
     MappingPattern,
@@ -50,6 +50,12 @@ Seconds = Annotated[float, Field(ge=0)]
 """Virtual seconds: finite (every model refuses ``.inf`` and ``.nan``) and not negative."""
 Count = Annotated[int, Field(ge=0, le=INT_MAX)]
 """A count of tokens, bytes or calls: not negative, within the store's signed 64 bits."""
+CallLatency = Annotated[Seconds | None, Field(description=(
+    "Virtual seconds this call takes (default: the `latency` default of its call kind)."))]
+"""A step's ``latency_s``."""
+CallError = Annotated[str | None, Field(description=(
+    "Fail technically with this provider error message."))]
+"""A step's ``error``."""
 
 MATCHERS = ("method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
             "body", "headers", "json_body")
@@ -65,6 +71,11 @@ class UsageSpec(SpecModel):
     """Input (prompt) tokens."""
     output: Count = 0
     """Output (completion) tokens."""
+
+
+CallUsage = Annotated[UsageSpec | None, Field(description=(
+    "Tokens this call consumes, charged to the token budget."))]
+"""A step's ``usage``."""
 
 
 class FactSpec(SpecModel):
@@ -144,12 +155,9 @@ class ModelStepSpec(SpecModel):
     """Reply with this raw draft object, which the draft schema refuses."""
     empty: bool = False
     """Reply with nothing (an empty reply)."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> ModelStepSpec:
@@ -172,19 +180,14 @@ class RepairStepSpec(SpecModel):
     """The repaired draft."""
     invalid_json: str | None = None
     """Reply with this raw text, which is not valid JSON."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> RepairStepSpec:
-        given = [k for k in ("draft", "invalid_json", "error") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("a repair step needs exactly one of draft, invalid_json, error")
-        return self
+        return exactly_one(self, ("draft", "invalid_json", "error"),
+                           "a repair step needs exactly one of draft, invalid_json, error")
 
 
 class RouteStepSpec(SpecModel):
@@ -192,18 +195,14 @@ class RouteStepSpec(SpecModel):
 
     intent: IntentType | None = None
     """The intent the router decides."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
     @model_validator(mode="after")
     def _one_action(self) -> RouteStepSpec:
-        if (self.intent is None) == (self.error is None):
-            raise ValueError("a router step needs exactly one of intent, error")
-        return self
+        return exactly_one(self, ("intent", "error"),
+                           "a router step needs exactly one of intent, error")
 
 
 class GuardStepSpec(SpecModel):
@@ -213,10 +212,8 @@ class GuardStepSpec(SpecModel):
     """The SemanticGuard verdict (UNAVAILABLE fails the call technically)."""
     rationale: str = ""
     """The guard's rationale text."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
 
 class AnswerSpec(SpecModel):
@@ -224,12 +221,9 @@ class AnswerSpec(SpecModel):
 
     text: str = "A scripted answer."
     """The answer of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
-    usage: UsageSpec | None = None
-    """Tokens this call consumes, charged to the token budget."""
+    error: CallError = None
+    latency_s: CallLatency = None
+    usage: CallUsage = None
 
 
 class RetrieverSpec(SpecModel):
@@ -237,10 +231,8 @@ class RetrieverSpec(SpecModel):
 
     passages: list[str] = ["A scripted knowledge passage."]
     """The knowledge passages every retrieval returns."""
-    error: str | None = None
-    """Fail technically with this provider error message."""
-    latency_s: Seconds | None = None
-    """Virtual seconds this call takes (default: the `latency` default of its call kind)."""
+    error: CallError = None
+    latency_s: CallLatency = None
 
 
 class ToolResultSpec(SpecModel):
@@ -264,12 +256,10 @@ class ToolResultSpec(SpecModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> ToolResultSpec:
-        kinds = [self.evidence is not None, self.no_evidence, self.error is not None,
-                 self.oversize is not None, self.unprojectable]
-        if sum(kinds) != 1:
-            raise ValueError("a tool result needs exactly one of evidence, no_evidence, "
-                             "error, oversize, unprojectable")
-        return self
+        return exactly_one(self, ("evidence", "no_evidence", "error", "oversize",
+                                  "unprojectable"),
+                           "a tool result needs exactly one of evidence, no_evidence, error, "
+                           "oversize, unprojectable")
 
 
 class ScopedResultSpec(SpecModel):
@@ -352,23 +342,21 @@ class ConfigSpec(SpecModel):
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
+def _default_latency(kind: str) -> Any:
+    return Field(0.0, description=f"Default virtual seconds of a {kind} call that gives no "
+                                  "latency of its own.")
+
+
 class LatencySpec(SpecModel):
     """Default virtual latency (seconds) per call kind, when a step does not give one."""
 
-    router: Seconds = 0.0
-    """Default virtual seconds of a router call that gives no latency of its own."""
-    responder: Seconds = 0.0
-    """Default virtual seconds of a responder call that gives no latency of its own."""
-    retriever: Seconds = 0.0
-    """Default virtual seconds of a retriever call that gives no latency of its own."""
-    model: Seconds = 0.0
-    """Default virtual seconds of a model call that gives no latency of its own."""
-    tool: Seconds = 0.0
-    """Default virtual seconds of a tool call that gives no latency of its own."""
-    repair: Seconds = 0.0
-    """Default virtual seconds of a repair call that gives no latency of its own."""
-    guard: Seconds = 0.0
-    """Default virtual seconds of a guard call that gives no latency of its own."""
+    router: Seconds = _default_latency("router")
+    responder: Seconds = _default_latency("responder")
+    retriever: Seconds = _default_latency("retriever")
+    model: Seconds = _default_latency("model")
+    tool: Seconds = _default_latency("tool")
+    repair: Seconds = _default_latency("repair")
+    guard: Seconds = _default_latency("guard")
 
 
 RouterField = IntentType | RouteStepSpec | list[RouteStepSpec]

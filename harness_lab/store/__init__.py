@@ -10,13 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness_lab.lazy import on_first_use
-from harness_lab.store.base import (
-    RUN_COLUMNS,
-    RunCompletion,
-    RunStart,
-    RunStore,
-    SessionContext,
-)
+from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, RunStore, SessionContext
 from harness_lab.store.errors import StoreError
 from harness_lab.store.memory import MemoryRunStore
 

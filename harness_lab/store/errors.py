@@ -41,6 +41,7 @@ __all__ = [
     "is_previous_turn_row",
     "previous_turn_from_row",
     "refuse_duplicates",
+    "require_running",
     "running_row",
     "storable_int",
     "to_json",
@@ -230,6 +231,15 @@ def previous_turn_from_row(row: Mapping[str, Any]) -> PreviousTurn:
     return PreviousTurn(
         row["run_id"], row["query"], row["conclusion"], json.loads(row["published_result"])
     )
+
+
+def require_running(run_id: str, status: str | None) -> None:
+    """Refuse to change a run whose diagnosis_run row is missing (``status`` None) or no
+    longer RUNNING."""
+    if status is None:
+        raise StoreError(f"run {run_id} has no diagnosis_run row", run_id)
+    if status != StoredRunStatus.RUNNING.value:
+        raise StoreError(f"run {run_id} is already {status}, not RUNNING", run_id)
 
 
 def refuse_duplicates(run_id: str, what: str, keys: list[Any],

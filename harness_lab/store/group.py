@@ -39,12 +39,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
-from harness_lab.states import StoredRunStatus
-from harness_lab.store.base import (
-    RunCompletion,
-    RunStart,
-    SessionContext,
-)
+from harness_lab.store.base import RunCompletion, RunStart, SessionContext
 from harness_lab.store.errors import (
     EVENT_COLUMNS,
     StoreError,
@@ -56,6 +51,7 @@ from harness_lab.store.errors import (
     event_values,
     invocation_row,
     refuse_duplicates,
+    require_running,
     running_row,
 )
 from harness_lab.store.sql import (
@@ -70,7 +66,6 @@ from harness_lab.trace import TraceEvent
 
 __all__ = ["GroupCommitStore"]
 
-_RUNNING = StoredRunStatus.RUNNING.value
 _R = diagnosis_run.c
 _EMPTY_SESSION = SessionContext((), None)
 
@@ -232,7 +227,8 @@ class GroupCommitStore:
                 self.flush()
                 self.inner.record_intent(run_id, value)
                 return
-            _require_running(row)["intent"] = value
+            require_running(run_id, row["status"])
+            row["intent"] = value
 
     def complete(self, completion: RunCompletion) -> dict[str, Any]:
         """Settle the run in the group and return its completed row; write a full group."""
@@ -244,7 +240,7 @@ class GroupCommitStore:
             if row is None:
                 self.flush()
                 return self.inner.complete(completion)
-            _require_running(row)
+            require_running(run_id, row["status"])
             invocations = [invocation_row(inv) for inv in completion.invocations]
             events = [event_values(ev) for ev in completion.trace]
             ids = [inv["invocation_id"] for inv in invocations]
@@ -351,9 +347,3 @@ class GroupCommitStore:
                     conn.close()  # back to the pool, which the inner store then disposes
                 self.inner.close()
 
-
-def _require_running(row: dict[str, Any]) -> dict[str, Any]:
-    if row["status"] != _RUNNING:
-        raise StoreError(f"run {row['run_id']} is already {row['status']}, not RUNNING",
-                         row["run_id"])
-    return row

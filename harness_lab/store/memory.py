@@ -10,11 +10,7 @@ import threading
 from typing import Any
 
 from harness_lab.states import StoredRunStatus
-from harness_lab.store.base import (
-    RunCompletion,
-    RunStart,
-    SessionContext,
-)
+from harness_lab.store.base import RunCompletion, RunStart, SessionContext
 from harness_lab.store.errors import (
     StoreError,
     check_completion,
@@ -28,6 +24,7 @@ from harness_lab.store.errors import (
     is_previous_turn_row,
     previous_turn_from_row,
     refuse_duplicates,
+    require_running,
     running_row,
     turn_from_row,
 )
@@ -84,11 +81,8 @@ class MemoryRunStore:
 
     def _require_running(self, run_id: str) -> dict[str, Any]:
         row = self._runs.get(run_id)
-        if row is None:
-            raise StoreError(f"run {run_id} has no diagnosis_run row", run_id)
-        if row["status"] != _RUNNING:
-            raise StoreError(f"run {run_id} is already {row['status']}, not RUNNING", run_id)
-        return row
+        require_running(run_id, None if row is None else row["status"])
+        return self._runs[run_id]
 
     def _check_new_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
         keys = [(ev["run_id"], ev["seq"]) for ev in events]

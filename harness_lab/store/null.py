@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_lab.store.base import (
-    RUN_COLUMNS,
-    RunCompletion,
-    RunStart,
-    SessionContext,
-)
+from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart, SessionContext
 from harness_lab.store.errors import StoreError, unstorable
 from harness_lab.trace import TraceEvent
 

@@ -57,6 +57,7 @@ from harness_lab.store.errors import (
     event_row,
     invocation_row,
     previous_turn_from_row,
+    require_running,
     turn_from_row,
 )
 from harness_lab.trace import TraceEvent
@@ -283,11 +284,8 @@ class SqlRunStore:
 
     @staticmethod
     def _require_running(conn: Connection, run_id: str) -> None:
-        status = conn.execute(_STATUS_OF, {"p_run_id": run_id}).scalar_one_or_none()
-        if status is None:
-            raise StoreError(f"run {run_id} has no diagnosis_run row", run_id)
-        if status != _RUNNING:
-            raise StoreError(f"run {run_id} is already {status}, not RUNNING", run_id)
+        require_running(run_id, conn.execute(_STATUS_OF, {"p_run_id": run_id}
+                                             ).scalar_one_or_none())
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """The stored diagnosis_run row as a dict of exactly RUN_COLUMNS, or None."""

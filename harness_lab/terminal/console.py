@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["UNBOUNDED", "colour_wanted", "console", "is_terminal", "width_of"]
+__all__ = ["UNBOUNDED", "colour_wanted", "console", "cut", "is_terminal", "width_of"]
 
 UNBOUNDED = 100_000
 """The width of a stream that is not a terminal and has no ``COLUMNS``: nothing is shortened,
@@ -47,6 +47,11 @@ def width_of(stream: TextIO) -> int:
     if is_terminal(stream):
         return shutil.get_terminal_size().columns
     return UNBOUNDED
+
+
+def cut(line: str, width: int) -> str:
+    """``line`` cut to ``width`` characters, ending in ``…`` when cut."""
+    return line if len(line) <= width else line[:max(width - 1, 0)] + "…"
 
 
 def console(stream: TextIO | None = None, *, width: int | None = None,
