@@ -40,3 +40,35 @@ def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+def _shown(value: object) -> str:
+    """``value`` as the README's result comments write it: enum members by name."""
+    from enum import Enum
+
+    if isinstance(value, Enum):
+        return value.name
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_shown(v) for v in value) + ")"
+    return repr(value)
+
+
+def test_the_readme_example_gives_the_results_its_comments_show() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"^```python\n(.*?)^```", text, re.M | re.S)
+    assert block is not None
+    namespace: dict[str, object] = {}
+    lines = block.group(1).splitlines()
+    code: list[str] = []
+    checked = 0
+    for i, line in enumerate(lines):
+        if line.startswith("# (") and i > 0:
+            exec("\n".join(code[:-1]), namespace)  # noqa: S102 (the README's own example)
+            value = eval(code[-1].split("#")[0], namespace)  # noqa: S307
+            assert _shown(value) == line[2:], code[-1]
+            code = []
+            namespace.pop("__builtins__", None)
+            checked += 1
+        else:
+            code.append(line)
+    assert checked == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -26,7 +27,8 @@ from harness_lab.ports import (
 )
 from harness_lab.states import InformationGain
 
-__all__ = ["CallbackModel", "EvidenceItem", "FactItem", "Script", "ScriptedModel", "Step",
+__all__ = ["INVOCATION_REF", "CallbackModel", "EvidenceItem", "FactItem", "Script",
+           "ScriptedModel", "Step", "expand_ids",
            "call_tool", "draft", "empty_reply", "fresh_error", "invalid_json", "play_step",
            "progress", "provider_error", "report", "schema_invalid_draft", "with_defaults"]
 
@@ -134,8 +136,29 @@ def play_step(step: object, request: Any, reply_type: type[R]) -> R:
     raise TypeError(f"not a scripted step: {step!r}")
 
 
+INVOCATION_REF = re.compile(r"^inv-(\d+)$")
+"""A run-relative invocation id, as scripts write them: ``inv-2`` is the run's second."""
+
+
+def expand_ids(value: Any, run_id: str) -> Any:
+    """Replace ``inv-N`` strings (anywhere in JSON data) with ``<run_id>-inv-N``."""
+    if isinstance(value, str):
+        m = INVOCATION_REF.match(value)
+        return f"{run_id}-inv-{m.group(1)}" if m else value
+    if isinstance(value, list):
+        return [expand_ids(v, run_id) for v in value]
+    if isinstance(value, dict):
+        return {k: expand_ids(v, run_id) for k, v in value.items()}
+    return value
+
+
 class Scripted(Generic[Q, S]):
-    """Shared state of the scripted fakes: name, defaults, script and recorded requests."""
+    """Shared state of the scripted fakes: name, defaults, script and recorded requests.
+
+    A fake plays its script from the top for each run, as a test model of pydantic-ai does:
+    a request of another run than the one before (its ``run_id``) rewinds it, so a
+    ``Harness`` built once can run again. Within one run, a script that runs out fails loudly.
+    """
 
     __test__ = False
 
@@ -146,6 +169,7 @@ class Scripted(Generic[Q, S]):
         self.latency_s = check_seconds(name, "latency_s", latency_s)
         self.usage = check_usage(name, "usage", usage)
         self.requests: list[Q] = []
+        self._run: str | None = None
 
     @property
     def remaining(self) -> int | None:
@@ -158,6 +182,11 @@ class Scripted(Generic[Q, S]):
         self.script.rewind()
 
     def _next(self, request: Q) -> S:
+        run = getattr(request, "run_id", None)
+        if run is not None:
+            if self._run is not None and run != self._run:
+                self.rewind()
+            self._run = run
         self.requests.append(request)
         return self.script.take(len(self.requests))
 
@@ -179,8 +208,22 @@ class ScriptedModel(Scripted[AgentRequest, Step]):
         super().__init__(name, Script(name, steps), latency_s, usage)
 
     def step(self, request: AgentRequest) -> ModelReply:
-        """Record ``request`` and play the next step (ScriptExhausted after the last)."""
-        return self._play(request, ModelReply)
+        """Record ``request`` and play the next step (ScriptExhausted after the last); the
+        run-relative ids a step cites (``inv-1``) become the run's own (``run-000002-inv-1``)."""
+        reply = self._play(request, ModelReply)
+        if reply.payload is None or not _cites_relative(reply.payload):
+            return reply
+        return dataclasses.replace(reply, payload=expand_ids(reply.payload, request.run_id))
+
+
+def _cites_relative(value: Any) -> bool:
+    if isinstance(value, str):
+        return INVOCATION_REF.match(value) is not None
+    if isinstance(value, list):
+        return any(_cites_relative(v) for v in value)
+    if isinstance(value, dict):
+        return any(_cites_relative(v) for v in value.values())
+    return False
 
 
 class CallbackModel:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from harness_lab.fakes import (
     ToolFailure,
     Unprojectable,
 )
+from harness_lab.fakes.model import INVOCATION_REF, expand_ids
 from harness_lab.fakes.tools import ToolBehaviour
 from harness_lab.frozen import value_class
 from harness_lab.ports import (
@@ -55,22 +55,10 @@ from harness_lab.scenarios.spec import (
 from harness_lab.states import SemanticVerdict
 
 __all__ = ["ScenarioLatency", "build_config", "build_guard", "build_model", "build_repair",
-           "build_router", "build_tools", "expand_ids", "model_reply"]
+           "build_router", "build_tools", "model_reply"]
 
-_INV = re.compile(r"^inv-(\d+)$")
+_INV = INVOCATION_REF
 _NO_USAGE = TokenUsage()
-
-
-def expand_ids(value: Any, run_id: str) -> Any:
-    """Replace ``inv-N`` strings (anywhere in JSON data) with ``<run_id>-inv-N``."""
-    if isinstance(value, str):
-        m = _INV.match(value)
-        return f"{run_id}-inv-{m.group(1)}" if m else value
-    if isinstance(value, list):
-        return [expand_ids(v, run_id) for v in value]
-    if isinstance(value, dict):
-        return {k: expand_ids(v, run_id) for k, v in value.items()}
-    return value
 
 
 def _has_refs(spec: ModelStepSpec) -> bool:

@@ -305,3 +305,28 @@ def test_a_rewound_scripted_model_plays_again_from_its_first_step_with_no_reques
     model.rewind()
     assert (model.requests, model.remaining) == ([], 2)
     assert model.step(request(1)) is first
+
+
+def test_a_scripted_model_plays_its_script_from_the_top_for_each_run() -> None:
+    from harness_lab.messages import AgentRequest
+
+    model = ScriptedModel([draft(missing_info=["which service?"])])
+
+    def ask(run_id: str) -> object:
+        return model.step(AgentRequest(run_id, "why?", 1, (), ("logs",)))
+
+    assert ask("run-000001").payload is not None  # type: ignore[attr-defined]
+    with pytest.raises(ScriptExhausted):
+        ask("run-000001")  # within one run, a script that runs out fails loudly
+    assert ask("run-000002").payload is not None  # type: ignore[attr-defined]
+    assert [r.run_id for r in model.requests] == ["run-000002"]
+
+
+def test_run_relative_invocation_ids_become_the_runs_own() -> None:
+    from harness_lab.messages import AgentRequest
+
+    model = ScriptedModel([draft("pool exhausted", evidence=[("inv-2", "timeouts")])])
+    reply = model.step(AgentRequest("run-000007", "why?", 1, (), ("logs",)))
+    assert reply.payload is not None
+    assert reply.payload["draft"]["evidence"] == [
+        {"invocation_id": "run-000007-inv-2", "claim": "timeouts"}]
