@@ -19,20 +19,14 @@ from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
     CallKind,
-    DiagnosisModel,
-    EvidenceRepair,
     GuardReply,
     GuardRequest,
     ModelReply,
     RepairRequest,
-    Responder,
     RetrievalReply,
     RetrievalRequest,
-    Retriever,
-    Router,
     RouteReply,
     RouteRequest,
-    SemanticGuard,
     Tool,
     ToolInput,
     ToolOutput,
@@ -121,90 +115,60 @@ def compose(*interceptors: Interceptor | None) -> Interceptor | None:
 # -- the adapters: one per port, each a call handed to the interceptor ------------------------
 
 
-class _Router:
+class _Adapter:
     __slots__ = ("inner", "via")
 
-    def __init__(self, inner: Router, via: Interceptor) -> None:
+    def __init__(self, inner: Any, via: Interceptor) -> None:
         self.inner = inner
         self.via = via
 
+
+class _Router(_Adapter):
     def route(self, request: RouteRequest) -> RouteReply:
         reply: RouteReply = self.via.call(CallKind.ROUTER, "router", request, self.inner.route)
         return reply
 
 
-class _Model:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: DiagnosisModel, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Model(_Adapter):
     def step(self, request: AgentRequest) -> ModelReply:
         reply: ModelReply = self.via.call(CallKind.MODEL, "model", request, self.inner.step)
         return reply
 
 
-class _Guard:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: SemanticGuard, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Guard(_Adapter):
     def judge(self, request: GuardRequest) -> GuardReply:
         reply: GuardReply = self.via.call(CallKind.GUARD, "guard", request, self.inner.judge)
         return reply
 
 
-class _Repair:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: EvidenceRepair, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Repair(_Adapter):
     def repair(self, request: RepairRequest) -> ModelReply:
-        reply: ModelReply = self.via.call(CallKind.REPAIR, "repair", request,
-                                          self.inner.repair)
+        reply: ModelReply = self.via.call(CallKind.REPAIR, "repair", request, self.inner.repair)
         return reply
 
 
-class _Responder:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: Responder, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Responder(_Adapter):
     def answer(self, request: AnswerRequest) -> AnswerReply:
         reply: AnswerReply = self.via.call(CallKind.RESPONDER, "responder", request,
                                            self.inner.answer)
         return reply
 
 
-class _Retriever:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: Retriever, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Retriever(_Adapter):
     def retrieve(self, request: RetrievalRequest) -> RetrievalReply:
         reply: RetrievalReply = self.via.call(CallKind.RETRIEVER, "retriever", request,
                                               self.inner.retrieve)
         return reply
 
 
-class _Tool:
-    __slots__ = ("inner", "via", "name", "read_only", "evidence")
+class _Tool(_Adapter):
+    __slots__ = ("name", "read_only", "evidence")
 
     def __init__(self, inner: Tool, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-        self.name = inner.name
-        self.evidence = inner.evidence
-        self.read_only = via.read_only(inner.name, inner.read_only)
+        super().__init__(inner, via)
+        self.name: str = inner.name
+        self.evidence: bool = inner.evidence
+        self.read_only: bool = via.read_only(inner.name, inner.read_only)
 
     def validate(self, scope: Mapping[str, Any]) -> str | None:
         return self.via.validate(self.name, scope, self.inner.validate)
@@ -214,13 +178,7 @@ class _Tool:
         return output
 
 
-class _Ledger:
-    __slots__ = ("inner", "via")
-
-    def __init__(self, inner: Ledger, via: Interceptor) -> None:
-        self.inner = inner
-        self.via = via
-
+class _Ledger(_Adapter):
     def begin(self, record: CanonicalInvocation) -> bool:
         return self.via.keep("begin", record, self.inner.begin)
 

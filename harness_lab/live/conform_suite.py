@@ -78,13 +78,10 @@ class SuiteReport:
 
 
 def configured(sc: Scenario) -> Scenario:
-    """``sc`` with its faults holding from the start (:func:`~harness_lab.scenarios.faults.
-    from_start`) applied to its configuration and tools, and no faults left: what a harness
-    is started with to play it. A live harness cannot be wrapped, so what a simulated run's
-    fault plan applies to its configuration (the same
-    :func:`~harness_lab.scenarios.faults.start_configuration`) is written into the file the
-    served harness reads; the other faults are played by the scripted providers and the
-    client."""
+    """``sc`` with the faults holding from its start applied to its configuration and tools
+    (:func:`~harness_lab.scenarios.faults.start_configuration`, as a simulated run's fault
+    plan applies them), and no faults left: what a harness is started with to play it, since
+    a live harness can be configured, not wrapped."""
     start = fs.start_configuration(sc.faults, sc.tools)
     config = sc.config
     changes: dict[str, Any] = {}

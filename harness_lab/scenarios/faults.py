@@ -302,18 +302,16 @@ def from_start(fault: BaseModel) -> bool:
 @dataclass(frozen=True, slots=True)
 class StartConfiguration:
     """What the faults holding from a run's start (:func:`from_start`) change of its
-    configuration and tools; the one definition of those changes."""
+    configuration and tools, the one definition of those changes: a ``deadline_s`` (None:
+    the configured one), the budgets ``exhausted`` (0 from the start), the tools
+    ``unauthorized`` and those ``writable`` (not read-only), and the indices of the faults
+    ``applied`` (they fire with the run)."""
 
     deadline_s: float | None = None
-    """The deadline in seconds (None: the configured one)."""
     exhausted: tuple[str, ...] = ()
-    """The budgets that are 0 from the start."""
     unauthorized: frozenset[str] = frozenset()
-    """The tools taken out of the authorised set."""
     writable: frozenset[str] = frozenset()
-    """The tools that are not read-only."""
     applied: tuple[int, ...] = ()
-    """The indices of the faults that make these changes (they fire with the run)."""
 
     def authorized(self, current: Iterable[str] | None, tools: Iterable[str]) -> list[str]:
         """The authorised tools (``current``, or every tool when None), in their order, less
