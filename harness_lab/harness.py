@@ -4,8 +4,9 @@
 >>> record = harness.run("why is checkout slow?")       # doctest: +SKIP
 >>> record.run_state, record.release_outcome            # doctest: +SKIP
 
-Several runs can share one environment (``submit`` then ``run_all``); a client disconnect or a
-user cancel is an event at a virtual instant that fires while a call is in flight.
+Several runs can share one environment (``submit`` then ``run_all``), each bound to its own
+parts (:class:`~harness_lab.application.parts.RunParts`); a client disconnect or a user cancel
+is an event at a virtual instant that fires while a call is in flight.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import simpy
 
 from harness_lab.application.chat import ChatApplication
 from harness_lab.application.components import Components
+from harness_lab.application.intercept import Interceptor
 from harness_lab.application.live import LiveRun
+from harness_lab.application.parts import RunParts
 from harness_lab.config import HarnessConfig
 from harness_lab.core.context import BoundaryProbe, LatencyModel, clock_of, virtual_now
 from harness_lab.core.stepping import run_to_idle
@@ -27,7 +30,7 @@ from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.sse import ChatSseSession, SendHook
 from harness_lab.store.base import RunStore
-from harness_lab.tools.ledger import Ledger
+from harness_lab.tools.ledger import InvocationLedger, Ledger
 
 __all__ = ["Harness", "RunHandle"]
 
@@ -40,13 +43,18 @@ except ImportError:  # the compiler reads the decorator; at run time it need not
 
 
 class RunHandle:
-    """A submitted run: its live objects now, its record once it finished."""
+    """A submitted run: its live objects and bound parts now, its record once it finished.
 
-    __slots__ = ("live", "process")
+    ``parts`` are the parts the run calls (:meth:`RunParts.bound`: with an interceptor, its
+    components and ledger are the interceptor's adapters).
+    """
 
-    def __init__(self, live: LiveRun, process: simpy.Process) -> None:
+    __slots__ = ("live", "process", "parts")
+
+    def __init__(self, live: LiveRun, process: simpy.Process, parts: RunParts) -> None:
         self.live = live
         self.process = process
+        self.parts = parts
 
     @property
     def run_id(self) -> str:
@@ -70,11 +78,14 @@ class RunHandle:
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Harness:
-    """One harness instance: components, configuration, a store and a simpy environment.
+    """One harness instance: a store, a simpy environment and the parts of its next run.
 
-    ``capacity`` limits concurrent calls per call kind across every run of the environment
-    (a provider's concurrency as a ``simpy.Resource``). Compiled with the run core, it can
-    still be subclassed (a subclass's methods are interpreted).
+    Every run is bound to its own :class:`RunParts` when it is submitted: ``parts`` (built
+    from the constructor's components, configuration, ledger, latency model, probe and send
+    hook) unless ``submit`` is given others, so runs with different parts may share the
+    environment. ``capacity`` limits concurrent calls per call kind across every run of the
+    environment (a provider's concurrency as a ``simpy.Resource``). Compiled with the run
+    core, it can still be subclassed (a subclass's methods are interpreted).
     """
 
     def __init__(self, components: Components, config: HarnessConfig | None = None, *,
@@ -88,35 +99,31 @@ class Harness:
 
             store = SqlRunStore("sqlite://")
         self.env = env if env is not None else simpy.Environment()
-        self.config = config if config is not None else HarnessConfig()
         self.store = store
-        self.before_send = before_send
+        self.parts = RunParts(components, config if config is not None else HarnessConfig(),
+                              ledger if ledger is not None else InvocationLedger(), latency,
+                              probe, before_send)
         resources = ({k: simpy.Resource(self.env, n) for k, n in capacity.items()}
                      if capacity else None)
-        self.app = ChatApplication(components, self.config, store, ledger=ledger, probe=probe,
-                                   latency=latency, capacity=resources)
+        self.app = ChatApplication(store, capacity=resources)
         self.handles: list[RunHandle] = []
-        self.submit_hooks: list[Callable[[Harness], None]] = []
+        self.submit_hooks: list[Callable[[Harness, RunParts], RunParts]] = []
         self._runs = 0
         self._sessions = 0
 
+    @property
+    def config(self) -> HarnessConfig:
+        """The configuration of the next run submitted without parts of its own."""
+        return self.parts.config
+
     def prepare(self, components: Components, config: HarnessConfig, *, ledger: Ledger,
                 latency: LatencyModel | None = None, probe: BoundaryProbe | None = None,
-                before_send: SendHook | None = None) -> None:
-        """Give the next submitted run these parts in place of the previous run's.
-
-        A sweep plays many samples on one harness (one environment, one store): before each
-        it hands over the sample's components, configuration, invocation ledger, latency
-        model, boundary probe and send hook, and whatever it leaves out is cleared.
-        """
-        self.config = config
-        self.before_send = before_send
-        app = self.app
-        app.components = components
-        app.config = config
-        app.ledger = ledger
-        app.latency = latency
-        app.probe = probe
+                before_send: SendHook | None = None,
+                interceptor: Interceptor | None = None) -> None:
+        """Give the runs submitted from now on without parts of their own these parts;
+        whatever is left out is cleared. A run submitted already keeps its own."""
+        self.parts = RunParts(components, config, ledger, latency, probe, before_send,
+                              interceptor)
 
     def new_session_id(self) -> str:
         """A fresh session id."""
@@ -125,28 +132,31 @@ class Harness:
 
     def submit(self, query: str, session_id: str | None = None, *, at: float | None = None,
                disconnect_at: float | None = None, cancel_at: float | None = None,
-               run_id: str | None = None) -> RunHandle:
+               run_id: str | None = None, parts: RunParts | None = None) -> RunHandle:
         """Schedule one request at virtual time ``at`` (default now); returns its handle.
 
-        Run ids count ``run-000001``, ``run-000002``... unless ``run_id`` is given. Each of
-        ``submit_hooks`` is called first with the harness, before the run's SSE session and
-        process are built from its ``before_send`` and its application's probe: a place to
-        compose a probe or a send hook with whatever the harness holds at that moment.
+        The run is bound now to ``parts`` (default: the harness's ``parts``) and reads only
+        those while it executes. Run ids count ``run-000001``, ``run-000002``... unless
+        ``run_id`` is given. Each of ``submit_hooks`` is called first with the harness and the
+        parts, and returns the parts the run gets: a place to compose a probe or a send hook
+        with the run's own.
         """
         for name, t in (("at", at), ("disconnect_at", disconnect_at),
                         ("cancel_at", cancel_at)):
             _check_time(name, t)
+        given = parts if parts is not None else self.parts
         for hook in self.submit_hooks:
-            hook(self)
+            given = hook(self, given)
+        bound = given.bound()
         self._runs += 1
         env = self.env
-        second = Defect.SECOND_CONTENT_EVENT in self.app.config.defects
-        sse = ChatSseSession(clock_of(env), self.before_send, allow_second_content=second)
+        second = Defect.SECOND_CONTENT_EVENT in bound.config.defects
+        sse = ChatSseSession(clock_of(env), bound.before_send, allow_second_content=second)
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
         start = virtual_now(env) if at is None else at
-        process = env.process(self.app.handle_at(live, env, start))
-        handle = RunHandle(live, process)
+        process = env.process(self.app.handle_at(live, env, start, bound))
+        handle = RunHandle(live, process, bound)
         for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
             if t is not None:
                 self.at(handle, t, action)

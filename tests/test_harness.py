@@ -159,7 +159,7 @@ def with_spending_guard(verdict: str, tokens: int, **kw: Any) -> Any:
     h = build(kw.pop("steps", SUCCESS_STEPS),
               config=HarnessConfig(budget=BudgetLimits(tokens=1000)), **kw)
     guard = ScriptedSemanticGuard(verdict, usage=TokenUsage(tokens, 0))
-    h.app.components = replace(h.app.components, guard=guard)
+    h.parts = h.parts.with_(components=replace(h.parts.components, guard=guard))
     return h
 
 
@@ -326,7 +326,7 @@ def test_a_published_success_becomes_the_next_turns_previous_turn() -> None:
     h = build(SUCCESS_STEPS)  # each run plays the script from the top
     first = h.run("why is checkout slow?", session_id="s-1")
     h.run("and now?", session_id="s-1")
-    model = h.app.components.model
+    model = h.parts.components.model
     assert first.release_outcome is ReleaseOutcome.SUCCESS
     assert model.requests[0].run_id == "run-000002"  # type: ignore[attr-defined]
     previous = model.requests[0].previous_turn  # type: ignore[attr-defined]
@@ -338,9 +338,9 @@ def test_a_fallback_never_becomes_the_next_turns_previous_turn() -> None:
     h = build([draft(missing_info=["which service?"]), draft(missing_info=["still?"])])
     h.run("it is slow", session_id="s-1")
     h.run("checkout", session_id="s-1")
-    model = h.app.components.model
+    model = h.parts.components.model
     assert model.requests[-1].previous_turn is None  # type: ignore[attr-defined]
-    assert len(h.app.components.router.requests[-1].history) == 1  # type: ignore[attr-defined]
+    assert len(h.parts.components.router.requests[-1].history) == 1  # type: ignore[attr-defined]
 
 
 def test_a_crash_between_running_and_completion_leaves_one_running_row() -> None:
@@ -380,7 +380,8 @@ def test_runs_sharing_one_environment_queue_for_a_limited_provider() -> None:
         ScriptedTool("logs", default=Evidence(({"line": "t"},), latency_s=2.0)),
         ScriptedTool("metrics", default=Evidence(({"p": 1},), latency_s=1.0)),
     ], capacity={CallKind.TOOL: 1})
-    h.app.components = replace(h.app.components, model=CallbackModel(per_run))
+    h.parts = h.parts.with_(components=replace(h.parts.components,
+                                                 model=CallbackModel(per_run)))
     a = h.submit("first", session_id="s-a")
     b = h.submit("second", session_id="s-b")
     h.run_all()
@@ -388,6 +389,41 @@ def test_runs_sharing_one_environment_queue_for_a_limited_provider() -> None:
     assert b.record.finished_at == 6.0
     assert (a.record.release_outcome, b.record.release_outcome) == (ReleaseOutcome.SUCCESS,
                                                                     ReleaseOutcome.SUCCESS)
+
+
+def _chat_parts(h: Harness, text: str, *, latency_s: float, deadline_s: float = 60.0) -> Any:
+    """The harness's parts with a SYSTEM_CHAT router and a responder answering ``text``."""
+    from harness_lab.fakes import ScriptedResponder, ScriptedRouter
+
+    components = replace(h.parts.components, router=ScriptedRouter("SYSTEM_CHAT"),
+                         responder=ScriptedResponder(text, latency_s=latency_s))
+    return h.parts.with_(components=components, config=HarnessConfig(deadline_s=deadline_s))
+
+
+def test_runs_in_flight_together_each_call_and_are_configured_by_their_own_parts() -> None:
+    h = build([])
+    slow, quick = _chat_parts(h, "slow", latency_s=3.0, deadline_s=2.0), _chat_parts(
+        h, "quick", latency_s=1.0)
+    a = h.submit("first?", session_id="s-a", parts=slow)
+    b = h.submit("second?", session_id="s-b", at=0.5, parts=quick)
+    h.run_all()
+    assert a.record.run_state is RunState.TIMED_OUT  # its own 2 s deadline
+    assert b.record.content == {"contentType": "system_answer", "text": "quick"}
+    assert (a.record.started_at, a.record.finished_at) == (0.0, 3.0)
+    assert (b.record.started_at, b.record.finished_at) == (0.5, 1.5)  # while a was in flight
+    assert [r.query for r in slow.components.responder.requests] == ["first?"]
+    assert [r.query for r in quick.components.responder.requests] == ["second?"]
+
+
+def test_a_run_keeps_the_parts_it_was_submitted_with_when_the_harness_gets_others() -> None:
+    h = build([])
+    first = _chat_parts(h, "first parts", latency_s=1.0)
+    h.parts = first
+    later = h.submit("hi", at=5.0)
+    h.parts = _chat_parts(h, "second parts", latency_s=1.0)
+    h.run_all()
+    assert later.record.content == {"contentType": "system_answer", "text": "first parts"}
+    assert later.parts is first  # nothing intercepts its calls: bound as given
 
 
 def test_a_five_tool_diagnosis_takes_virtual_seconds() -> None:
@@ -430,9 +466,9 @@ def test_a_submit_hook_composes_a_send_hook_that_sees_every_event_of_the_run() -
     sent: list[str] = []
     calls: list[int] = []
 
-    def hook(h: Any) -> None:
+    def hook(h: Any, parts: Any) -> Any:
         calls.append(len(h.handles))  # called before the run's handle exists
-        h.before_send = lambda session, k, kind: sent.append(str(kind))
+        return parts.with_(before_send=lambda session, k, kind: sent.append(str(kind)))
 
     harness.submit_hooks.append(hook)
     r = harness.run("why is checkout slow?")
@@ -448,7 +484,7 @@ def test_a_subclass_of_the_harness_overrides_what_its_runs_use() -> None:
         def new_session_id(self) -> str:
             return "session-of-the-subclass"
 
-    harness = NamedSessions(base.app.components, base.config, store=base.store)
+    harness = NamedSessions(base.parts.components, base.config, store=base.store)
     r = harness.run("why is checkout slow?")
     assert r.session_id == "session-of-the-subclass"
     assert r.release_outcome is ReleaseOutcome.SUCCESS
@@ -515,5 +551,5 @@ def test_prepare_gives_the_next_run_new_parts_and_clears_those_left_out() -> Non
     assert second.content == {"contentType": "system_answer", "text": "Hello again!"}
     assert second.deadline_at == second.started_at + 5.0
     assert set(probe.runs) == {first.run_id}  # the probe was cleared
-    assert h.before_send is None and h.config.deadline_s == 5.0
+    assert h.parts.before_send is None and h.config.deadline_s == 5.0
     assert len(responder.requests) == 1

@@ -17,10 +17,11 @@ import simpy
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
+from harness_lab.application.parts import RunParts
 from harness_lab.bounds import INT_MAX
-from harness_lab.config import HarnessConfig, UserCancelNotice
+from harness_lab.config import UserCancelNotice
 from harness_lab.core.budget import Usage
-from harness_lab.core.context import BoundaryProbe, LatencyModel, RunContext, virtual_now
+from harness_lab.core.context import RunContext, virtual_now
 from harness_lab.defects import Defect
 from harness_lab.diagnosis.agent import DiagnosisAgent
 from harness_lab.diagnosis.collection import CollectionController
@@ -40,8 +41,10 @@ from harness_lab.ports import (
     AnswerReply,
     AnswerRequest,
     CallKind,
+    Responder,
     RetrievalReply,
     RetrievalRequest,
+    Router,
     RouteReply,
     RouteRequest,
 )
@@ -60,7 +63,7 @@ from harness_lab.states import (
 from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
 from harness_lab.store.errors import storable_int, unstorable
 from harness_lab.tools.boundary import ToolBoundary
-from harness_lab.tools.ledger import InvocationLedger, Ledger
+from harness_lab.tools.ledger import Ledger
 
 __all__ = ["ChatApplication", "Published"]
 
@@ -92,41 +95,40 @@ value_class(Published)  # see frozen.py
 
 
 class ChatApplication:
-    """Handles chat requests; one instance serves every run of a harness."""
+    """Handles chat requests; one instance serves every run of a harness.
 
-    def __init__(self, components: Components, config: HarnessConfig, store: RunStore, *,
-                 ledger: Ledger | None = None, probe: BoundaryProbe | None = None,
-                 latency: LatencyModel | None = None,
+    The runs share its store and provider capacity; everything else a run reads is its own
+    :class:`~harness_lab.application.parts.RunParts`, given with the run.
+    """
+
+    def __init__(self, store: RunStore, *,
                  capacity: dict[CallKind, simpy.Resource] | None = None) -> None:
-        self.components = components
-        self.config = config
         self.store = store
-        self.ledger = ledger if ledger is not None else InvocationLedger()
-        self.probe = probe
-        self.latency = latency
         self.capacity = capacity
 
     # -- the run --------------------------------------------------------------------------------
 
-    def handle_at(self, live: LiveRun, env: simpy.Environment, at: float
+    def handle_at(self, live: LiveRun, env: simpy.Environment, at: float, parts: RunParts
                   ) -> Generator[simpy.Event, Any, RunRecord]:
         """:meth:`handle`, started at virtual time ``at`` (now, or later); a simpy process."""
         wait = at - virtual_now(env)
         if wait > 0:
             yield env.timeout(wait)
-        record: RunRecord = yield from self.handle(live, env)
+        record: RunRecord = yield from self.handle(live, env, parts)
         return record
 
-    def handle(self, live: LiveRun, env: simpy.Environment
+    def handle(self, live: LiveRun, env: simpy.Environment, parts: RunParts
                ) -> Generator[simpy.Event, Any, RunRecord]:
-        """Take ``live``'s query through the harness; ``yield from`` it in a simpy process."""
+        """Take ``live``'s query through the harness with the run's bound ``parts``
+        (:meth:`RunParts.bound`); ``yield from`` it in a simpy process."""
         refused: StoreError | None = None
+        config = parts.config
         try:
-            session = self.store.read_session(live.session_id, self.config.history_limit)
+            session = self.store.read_session(live.session_id, config.history_limit)
         except StoreError as exc:  # the run cannot see its history: it may not start either
             session, refused = _NO_SESSION, exc
-        ctx = RunContext(live.run_id, live.session_id, env, self.config, probe=self.probe,
-                         latency=self.latency, capacity=self.capacity)
+        ctx = RunContext(live.run_id, live.session_id, env, config, probe=parts.probe,
+                         latency=parts.latency, capacity=self.capacity)
         live.ctx = ctx
         started = ctx.tracer.emit(TraceEventType.RUN_STARTED, TraceEventStatus.OK,
                                   {"session_id": live.session_id, "query": live.query})
@@ -148,9 +150,9 @@ class ChatApplication:
             ctx.cancel(live.pending_cancel, "before start")
         live.sse.open(live.session_id, live.run_id)
         try:
-            published = yield from self._execute(live, ctx, session)
+            published = yield from self._execute(live, ctx, session, parts)
         except RunAborted:
-            published = self._aborted(live, ctx)
+            published = self._aborted(live, ctx, parts.components)
         except (RouterUnavailable, ModelFailure, ReleaseFailed) as exc:
             published = self._failed(live, ctx, type(exc).__name__, str(exc))
         except HarnessError as exc:
@@ -161,27 +163,28 @@ class ChatApplication:
             published = self._failed(live, ctx, "INTERNAL_FAILURE", live.error)
         return self._finish(live, ctx, published)
 
-    def _execute(self, live: LiveRun, ctx: RunContext, session: SessionContext
-                 ) -> Generator[simpy.Event, Any, Published]:
-        intent = yield from self._route(live, ctx, session)
+    def _execute(self, live: LiveRun, ctx: RunContext, session: SessionContext,
+                 parts: RunParts) -> Generator[simpy.Event, Any, Published]:
+        components = parts.components
+        intent = yield from self._route(live, ctx, session, components.router)
         if intent is IntentType.SYSTEM_CHAT:
-            return (yield from self._system_chat(live, ctx, session))
+            return (yield from self._system_chat(live, ctx, session, components.responder))
         if intent is IntentType.KNOWLEDGE_QUERY:
-            return (yield from self._knowledge(live, ctx, session))
-        return (yield from self._diagnosis(live, ctx, session))
+            return (yield from self._knowledge(live, ctx, session, components))
+        return (yield from self._diagnosis(live, ctx, session, components, parts.ledger))
 
     def _status(self, live: LiveRun, status: ChatApplicationStatus) -> None:
         live.statuses.append(status)
         live.sse.status(status.value)
 
-    def _route(self, live: LiveRun, ctx: RunContext, session: SessionContext
+    def _route(self, live: LiveRun, ctx: RunContext, session: SessionContext, router: Router
                ) -> Generator[simpy.Event, Any, IntentType]:
         self._status(live, ChatApplicationStatus.ROUTING)
-        history = session.history[-self.config.history_limit:] if self.config.history_limit else ()
+        limit = ctx.config.history_limit
+        history = session.history[-limit:] if limit else ()
         request = RouteRequest(live.query, tuple(history), session.previous_turn)
         ctx.tracer.emit(TraceEventType.ROUTING_ATTEMPT, TraceEventStatus.STARTED,
                         {"history": len(history)})
-        router = self.components.router
         try:
             reply: RouteReply = yield from ctx.provider_call(
                 CallKind.ROUTER, "router", lambda: router.route(request),
@@ -193,9 +196,8 @@ class ChatApplication:
         self.store.record_intent(live.run_id, intent.value)
         return intent
 
-    def _answer(self, ctx: RunContext, request: AnswerRequest, trace: TraceEventType
-                ) -> Generator[simpy.Event, Any, AnswerReply]:
-        responder = self.components.responder
+    def _answer(self, ctx: RunContext, request: AnswerRequest, trace: TraceEventType,
+                responder: Responder) -> Generator[simpy.Event, Any, AnswerReply]:
         try:
             reply: AnswerReply = yield from ctx.provider_call(
                 CallKind.RESPONDER, "responder", lambda: responder.answer(request), trace,
@@ -204,18 +206,19 @@ class ChatApplication:
             raise ModelFailure(f"answer model failed: {exc}") from exc
         return reply
 
-    def _system_chat(self, live: LiveRun, ctx: RunContext, session: SessionContext
-                     ) -> Generator[simpy.Event, Any, Published]:
+    def _system_chat(self, live: LiveRun, ctx: RunContext, session: SessionContext,
+                     responder: Responder) -> Generator[simpy.Event, Any, Published]:
         self._status(live, ChatApplicationStatus.SYSTEM_RESPONDING)
         request = AnswerRequest(IntentType.SYSTEM_CHAT, live.query, session.history)
-        reply = yield from self._answer(ctx, request, TraceEventType.SYSTEM_RESPONSE)
+        reply = yield from self._answer(ctx, request, TraceEventType.SYSTEM_RESPONSE,
+                                        responder)
         return Published(ReleaseOutcome.SUCCESS,
                          content={"contentType": "system_answer", "text": reply.text})
 
-    def _knowledge(self, live: LiveRun, ctx: RunContext, session: SessionContext
-                   ) -> Generator[simpy.Event, Any, Published]:
+    def _knowledge(self, live: LiveRun, ctx: RunContext, session: SessionContext,
+                   components: Components) -> Generator[simpy.Event, Any, Published]:
         self._status(live, ChatApplicationStatus.KNOWLEDGE_SEARCHING)
-        retriever = self.components.retriever
+        retriever = components.retriever
         request = RetrievalRequest(live.query)
         try:
             found: RetrievalReply = yield from ctx.provider_call(
@@ -226,18 +229,18 @@ class ChatApplication:
         self._status(live, ChatApplicationStatus.KNOWLEDGE_ANSWERING)
         answer = AnswerRequest(IntentType.KNOWLEDGE_QUERY, live.query, session.history,
                                tuple(found.passages))
-        reply = yield from self._answer(ctx, answer, TraceEventType.KNOWLEDGE_ANSWER)
+        reply = yield from self._answer(ctx, answer, TraceEventType.KNOWLEDGE_ANSWER,
+                                        components.responder)
         return Published(ReleaseOutcome.SUCCESS,
                          content={"contentType": "knowledge_answer", "text": reply.text,
                                   "sources": len(found.passages)})
 
-    def _diagnosis(self, live: LiveRun, ctx: RunContext, session: SessionContext
-                   ) -> Generator[simpy.Event, Any, Published]:
+    def _diagnosis(self, live: LiveRun, ctx: RunContext, session: SessionContext,
+                   comps: Components, ledger: Ledger) -> Generator[simpy.Event, Any, Published]:
         self._status(live, ChatApplicationStatus.DIAGNOSIS_RUNNING)
-        cfg = self.config
-        comps = self.components
+        cfg = ctx.config
         collection = CollectionController(cfg.no_gain_threshold, cfg.protocol_violation_threshold)
-        boundary = ToolBoundary(ctx, comps.tools, self.ledger, collection)
+        boundary = ToolBoundary(ctx, comps.tools, ledger, collection)
         agent = DiagnosisAgent(ctx, comps.model, boundary, collection, live.query,
                                session.previous_turn)
         live.collection, live.boundary, live.agent = collection, boundary, agent
@@ -263,15 +266,15 @@ class ChatApplication:
 
     # -- endings --------------------------------------------------------------------------------
 
-    def _aborted(self, live: LiveRun, ctx: RunContext) -> Published:
+    def _aborted(self, live: LiveRun, ctx: RunContext, components: Components) -> Published:
         state = ctx.state
         if state is RunState.CANCELLED:
             return Published(ReleaseOutcome.CANCELLED,
                              failure={"code": "CANCELLED", "reason": _reason(ctx)})
-        if (state is RunState.TIMED_OUT and self.config.policy.timeout_progress_fallback
+        if (state is RunState.TIMED_OUT and ctx.config.policy.timeout_progress_fallback
                 and live.agent is not None and live.boundary is not None):
-            pipeline = ReleasePipeline(ctx, live.boundary, self.components.repair,
-                                       self.components.guard, live.query)
+            pipeline = ReleasePipeline(ctx, live.boundary, components.repair, components.guard,
+                                       live.query)
             try:
                 decision = pipeline.timeout_fallback(live.agent.snapshot())
             except ReleaseFailed:
@@ -348,7 +351,7 @@ class ChatApplication:
         decision = published.decision
         publish = live.intent is IntentType.DIAGNOSIS and (
             outcome is ReleaseOutcome.SUCCESS
-            or (Defect.FALLBACK_AS_PREVIOUS_TURN in self.config.defects
+            or (Defect.FALLBACK_AS_PREVIOUS_TURN in ctx.config.defects
                 and outcome is ReleaseOutcome.FALLBACK))
         records = live.boundary.records if live.boundary is not None else []
         answer = None if body is None else _ANSWER_JSON(body)
@@ -384,12 +387,12 @@ class ChatApplication:
         outcome = published.outcome
         if outcome is ReleaseOutcome.CANCELLED:
             if ctx.cancellation.reason is CancellationReason.USER_REQUESTED and sse.is_open:
-                if self.config.policy.user_cancel_notice is UserCancelNotice.FAILURE:
+                if ctx.config.policy.user_cancel_notice is UserCancelNotice.FAILURE:
                     sse.failure(live.session_id, live.run_id, published.failure or {})
                 sse.close()
             return
         if published.content is not None:
-            if Defect.SECOND_CONTENT_EVENT in self.config.defects:  # the session allows it
+            if Defect.SECOND_CONTENT_EVENT in ctx.config.defects:  # the session allows it
                 sse.content(live.session_id, live.run_id, published.content)
             if sse.content(live.session_id, live.run_id, published.content):
                 sse.done(outcome)

@@ -2,9 +2,9 @@
 
 The base run is recorded by a :class:`~harness_lab.core.context.BoundaryProbe` and an SSE
 send hook that the explorer puts *in front of* whatever probe and hook the scenario runner
-installs (its fault plan, when the base scenario has faults): the recorder wraps
-``Harness.submit`` and, at each submit, composes itself with the probe already set on
-``harness.app`` and the send hook already set on the harness. Recording the boundaries live is
+installs (its fault plan, when the base scenario has faults): a hook of
+``Harness.submit_hooks`` composes the recorder, at each submit, with the probe and the send
+hook of the run's own parts. Recording the boundaries live is
 more robust than deriving them from the trace, because a boundary carries exactly the kind,
 ordinal, name and name ordinal a fault's ``at`` matches on, and because the recorder can read
 the run's state at that instant (still active? deadline passed? how many verified facts does
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_lab.application.live import LiveRun
+from harness_lab.application.parts import RunParts
 from harness_lab.core.context import Boundary, BoundaryProbe, RunContext
 from harness_lab.diagnosis.progress import verified
 from harness_lab.harness import Harness
@@ -280,13 +281,10 @@ class _Recorder:
         """Record every run the harness is given (composed with the runner's probe and hook)."""
         self.harness.submit_hooks.append(self._compose)
 
-    def _compose(self, harness: Harness) -> None:
-        """Put the recorder in front of the probe and send hook set now, once per run."""
-        app = harness.app
-        if app.probe is not self:
-            self.inner, app.probe = app.probe, self
-        if harness.before_send is not self.send_hook:
-            self.inner_send, harness.before_send = harness.before_send, self.send_hook
+    def _compose(self, harness: Harness, parts: RunParts) -> RunParts:
+        """The run's parts with the recorder in front of their probe and send hook."""
+        self.inner, self.inner_send = parts.probe, parts.before_send
+        return parts.with_(probe=self, before_send=self.send_hook)
 
     def _live_run(self, run_id: str) -> LiveRun | None:
         """The live objects of a submitted run (looked up among the harness's handles)."""

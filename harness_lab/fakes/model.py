@@ -183,7 +183,7 @@ class Scripted(Generic[Q, S]):
 
     def _next(self, request: Q) -> S:
         run = getattr(request, "run_id", None)
-        if run is not None:
+        if run:  # a request that does not know its run (an HTTP call without ids) continues
             if self._run is not None and run != self._run:
                 self.rewind()
             self._run = run

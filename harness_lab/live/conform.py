@@ -139,14 +139,12 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
         elif isinstance(f, fs.Deadline | fs.BudgetExhausted) and f.at is not None:
             why.append(f"{label}: moves a limit at a lifecycle point inside the harness "
                        "(virtual time only)")
-        elif isinstance(f, fs.Deadline | fs.BudgetExhausted) and not configurable:
-            why.append(f"{label}: a configuration of the harness, which conform cannot set")
+        elif fs.from_start(f):
+            if not configurable:
+                why.append(f"{label}: a configuration of the harness, which conform cannot set")
         elif isinstance(f, fs.ToolRejection) and f.reason in ("REQUEST", "STORE"):
             why.append(f"{label}: the harness's own request check or invocation store "
                        "refuses it; no provider can make it")
-        elif isinstance(f, fs.ToolRejection) and f.reason in ("AUTH", "READ_ONLY") and (
-                not configurable):
-            why.append(f"{label}: a configuration of the harness, which conform cannot set")
         elif isinstance(f, fs.ToolError) and f.error == "store":
             why.append(f"{label}: the harness's invocation store fails; no provider can")
     return why

@@ -78,27 +78,24 @@ class SuiteReport:
 
 
 def configured(sc: Scenario) -> Scenario:
-    """``sc`` with its configuration-level faults applied to its configuration (a deadline
-    in seconds, budgets exhausted from the start, tools not authorised or not read-only) and
-    no faults left: what a harness is started with to play it."""
-    config = sc.config.model_copy(deep=True)
-    tools = {name: t.model_copy() for name, t in sc.tools.items()}
-    budget = config.budget.model_copy()
-    for f in sc.faults:
-        if isinstance(f, fs.Deadline) and f.at_s is not None:
-            config = config.model_copy(update={"deadline_s": f.at_s})
-        elif isinstance(f, fs.BudgetExhausted) and f.at is None:
-            budget = budget.model_copy(update={f.budget: 0})
-        elif isinstance(f, fs.ToolRejection) and f.reason == "AUTH":
-            allowed = config.authorized_tools if config.authorized_tools is not None else list(
-                tools)
-            config = config.model_copy(update={
-                "authorized_tools": [t for t in allowed if t != f.tool]})
-        elif isinstance(f, fs.ToolRejection) and f.reason == "READ_ONLY" and f.tool in tools:
-            tools[f.tool] = tools[f.tool].model_copy(update={"read_only": False})
-    config = config.model_copy(update={"budget": budget})
-    return sc.model_copy(update={"config": config, "tools": tools, "faults": [],
-                                 "matrix": None, "expect_when": [], "sweep": None})
+    """``sc`` with the faults holding from its start applied to its configuration and tools
+    (:func:`~harness_lab.scenarios.faults.start_configuration`, as a simulated run's fault
+    plan applies them), and no faults left: what a harness is started with to play it, since
+    a live harness can be configured, not wrapped."""
+    start = fs.start_configuration(sc.faults, sc.tools)
+    config = sc.config
+    changes: dict[str, Any] = {}
+    if start.deadline_s is not None:
+        changes["deadline_s"] = start.deadline_s
+    if start.exhausted:
+        changes["budget"] = config.budget.model_copy(update={b: 0 for b in start.exhausted})
+    if start.unauthorized:
+        changes["authorized_tools"] = start.authorized(config.authorized_tools, sc.tools)
+    tools = {name: t.model_copy(update={"read_only": False} if name in start.writable else {})
+             for name, t in sc.tools.items()}
+    return sc.model_copy(update={"config": config.model_copy(deep=True, update=changes),
+                                 "tools": tools, "faults": [], "matrix": None,
+                                 "expect_when": [], "sweep": None})
 
 
 class ServeProcess:

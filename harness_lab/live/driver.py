@@ -1,9 +1,10 @@
 """The wall-clock driver: each request is one unchanged core run on its own worker thread.
 
-A request becomes a :class:`LiveSlot`. A worker thread builds a
-:class:`~harness_lab.harness.Harness` on a :class:`~harness_lab.live.clock.WallClockEnvironment`
-(fresh providers from the :class:`~harness_lab.live.sources.RunSource`, the shared store) and
-runs the request to its end, exactly as the simulator does; only time is real.
+A request becomes a :class:`LiveSlot`. A worker thread submits it, with the run's parts from
+the :class:`~harness_lab.live.sources.RunSource` (fresh providers) and the slot's probe, to a
+:class:`~harness_lab.harness.Harness` of its own on a
+:class:`~harness_lab.live.clock.WallClockEnvironment` (the store is shared) and runs it to its
+end, exactly as the simulator does; only time is real.
 
 Threads. The run's own objects (its SSE session, trace, tool boundary) are touched by its
 worker thread alone. The server's threads do two things to a run, both thread-safe:
@@ -219,11 +220,18 @@ class LiveDriver:
                 self._forget_old()
 
     def _play(self, slot: LiveSlot) -> RunRecord:
+        """Play the slot's request on this worker thread; its record.
+
+        The run's parts are the source's with the slot's probe, as any submitted run's. It
+        gets a harness of its own, though, because a harness owns one environment and this
+        one is the run's: a wall clock stepped by this thread alone (simpy is not
+        thread-safe), which the server's threads wake and whose every step ticks the slot.
+        """
         parts = self.source.parts()
         env = WallClockEnvironment(self.clock, after_step=slot.tick)
-        harness = Harness(parts.components, parts.config, store=self.store, env=env,
-                          latency=parts.latency, probe=_TickProbe(slot))
-        handle = harness.submit(slot.query, slot.session_id, run_id=slot.run_id)
+        harness = Harness(parts.components, parts.config, store=self.store, env=env)
+        handle = harness.submit(slot.query, slot.session_id, run_id=slot.run_id,
+                                parts=parts.with_(probe=_TickProbe(slot)))
         slot.env = env
         slot.live = handle.live
         slot.tick()  # a request disconnected or cancelled while it waited for a worker

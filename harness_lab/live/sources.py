@@ -1,7 +1,8 @@
 """Where a live run's providers come from: a scenario file's scripted fakes, or HTTP.
 
-A :class:`RunSource` makes, for each run, the parts a :class:`~harness_lab.harness.Harness`
-is built from: components, configuration and latency model. Scripted fakes keep state per run
+A :class:`RunSource` makes, for each run, the :class:`~harness_lab.application.parts.RunParts`
+it is submitted with: components, configuration, a fresh invocation ledger and the latency
+model. Scripted fakes keep state per run
 (a script's position, what they were asked), so each run gets fresh ones; the HTTP adapters'
 one ``httpx`` client is shared, as it is thread-safe and pools connections.
 """
@@ -9,29 +10,20 @@ one ``httpx`` client is shared, as it is thread-safe and pools connections.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness_lab.application.components import Components
+from harness_lab.application.parts import RunParts
 from harness_lab.config import HarnessConfig
-from harness_lab.core.context import LatencyModel
 from harness_lab.scenarios.spec import Scenario
+from harness_lab.tools.ledger import InvocationLedger
 
-__all__ = ["HttpRetriever", "HttpSource", "RunParts", "RunSource", "ScenarioSource", "SourceError",
+__all__ = ["HttpRetriever", "HttpSource", "RunSource", "ScenarioSource", "SourceError",
            "http_terms"]
 
 
 class SourceError(ValueError):
     """A scenario file or provider option that cannot serve runs; the message names it."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunParts:
-    """What one run is built from."""
-
-    components: Components
-    config: HarnessConfig
-    latency: LatencyModel | None
 
 
 class RunSource(Protocol):
@@ -67,7 +59,8 @@ class ScenarioSource:
         from harness_lab.scripted.build import build_tools
 
         sc = self.scenario
-        return RunParts(build_components(sc, build_tools(sc.tools)), self.config, self.latency)
+        return RunParts(build_components(sc, build_tools(sc.tools)), self.config,
+                        InvocationLedger(), self.latency)
 
     def describe(self) -> str:
         """Where the providers are."""
@@ -157,7 +150,7 @@ class HttpSource:
         retriever = HttpRetriever(f"{self.tool_url}/retriever", self.http)
         components = Components(**openai_providers(self.client, specs), retriever=retriever,
                                 tools=tools)
-        return RunParts(components, self.config, None)
+        return RunParts(components, self.config, InvocationLedger())
 
     def describe(self) -> str:
         """Where the providers are."""

@@ -37,19 +37,15 @@ STATE_AXES = ("intent", "run_state", "termination_reason", "release_outcome",
 _JSON_COLUMNS = ("answer_json", "published_result")
 
 
-def observe(record: RunRecord, *, progress: Any = None, components: Any = None
-            ) -> dict[str, Any]:
+def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | None = None,
+            steps: Sequence[Any] | None = None) -> dict[str, Any]:
     """The normalised observation of one finished run.
 
     ``progress`` is the run's ProgressSnapshot (None when the run had no diagnosis agent);
-    ``components`` are the scripted components the run called, whose fakes kept the requests
-    they received (recorded components keep none: ``routing`` and ``agent_requests`` are
-    then None)."""
+    ``routes`` and ``steps`` are the requests its router and diagnosis model received, as the
+    scripted fakes keep them (recorded components keep none: ``routing`` and
+    ``agent_requests`` are then None)."""
     summary = record.summary()
-    router = getattr(components, "router", None)
-    model = getattr(components, "model", None)
-    routes: Sequence[Any] | None = getattr(router, "requests", None)
-    steps: Sequence[Any] | None = getattr(model, "requests", None)
     usage = record.usage
     raw: dict[str, Any] = {
         "states": {axis: summary[axis] for axis in STATE_AXES},

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
-from harness_lab.config import HarnessConfig
+from harness_lab.application.parts import RunParts
 from harness_lab.errors import ProcessCrash
-from harness_lab.harness import Harness
+from harness_lab.harness import Harness, RunHandle
 from harness_lab.invariants import Violation, check
+from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.runner.expect import Mismatch, compare
 from harness_lab.runner.observe import observe
@@ -52,7 +53,6 @@ from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.trace import TraceEvent
 
 if TYPE_CHECKING:
-    from harness_lab.core.context import LatencyModel
     from harness_lab.runner.results import ResultSet
 
 __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
@@ -199,15 +199,14 @@ class ScenarioRun:
 
     def _run(self) -> ScenarioResult:
         sc = self.scenario
-        base_config = build_config(sc.config)
+        config = build_config(sc.config)
         tools = build_tools(sc.tools)
         plan = FaultPlan(sc.faults) if sc.faults else None
         self.plan = plan
-        config = plan.configure(base_config, list(tools)) if plan is not None else base_config
         first = self._components(None, tools)
         latency = ScenarioLatency.from_spec(sc.latency)
         ledger = InvocationLedger()  # the session's turns and the run share one ledger
-        harness = Harness(first, base_config, store=self.store, latency=latency, ledger=ledger)
+        harness = Harness(first, config, store=self.store, latency=latency, ledger=ledger)
         self.harness = harness
         if self.hook is not None:
             self.hook(harness)
@@ -218,17 +217,16 @@ class ScenarioRun:
         turn_errors: list[str] = []
         turn_line = self.loaded.key_lines.get("turns")
         for t, turn in enumerate(sc.turns):
-            components = self._components(turn, tools)
-            if turn.faults:
-                record, lost = _faulted_turn(harness, components, base_config, list(tools),
-                                             latency, turn.query, session, turn.faults)
+            turn_plan = FaultPlan(turn.faults) if turn.faults else None
+            handle = _submit(harness, turn.query, session, turn_plan, RunParts(
+                self._components(turn, tools), config, ledger, latency))
+            harness.env.run(until=handle.process)
+            if turn_plan is not None:
                 turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
-                                for i, m in lost]
-            else:
-                harness.prepare(components, base_config, ledger=ledger, latency=latency)
-                record = harness.run(turn.query, session)
+                                for i, m in turn_plan.unfired()]
+            record = handle.record
             earlier.append(record)
-            seen = _observe(record, harness.handles[-1].live, harness.app.components)
+            seen = _observe(handle, turn_plan)
             turn_observations.append(seen)
             if turn.expect is not None:
                 turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected, m.observed,
@@ -236,22 +234,17 @@ class ScenarioRun:
                                     for m in compare(turn.expect, record, seen)]
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
-        if plan is not None:
-            components = plan.install(harness, components, config, latency)
-        else:
-            harness.prepare(components, config, ledger=ledger, latency=latency)
-        handle = harness.submit(sc.query, session)
-        if plan is not None:
-            plan.arm(harness, handle)
+        handle = _submit(harness, sc.query, session, plan,
+                         RunParts(components, config, ledger, latency))
         try:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
-        record = handle.record
-        observation = _observe(record, handle.live, harness.app.components)
+        observation = _observe(handle, plan)
         if turn_observations:
             observation["turns"] = turn_observations
-        return self._judge(record, tuple(earlier), observation, turn_mismatches, turn_errors)
+        return self._judge(handle.record, tuple(earlier), observation, turn_mismatches,
+                           turn_errors)
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
                observation: dict[str, Any], turn_mismatches: list[Mismatch],
@@ -315,20 +308,17 @@ class ScenarioRun:
                               partial_trace=_trace_so_far(live))
 
 
-def _faulted_turn(harness: Harness, components: Components, config: HarnessConfig,
-                  tools: list[str], latency: LatencyModel | None, query: str, session: str,
-                  faults: Sequence[Any]) -> tuple[RunRecord, list[tuple[int, str]]]:
-    """Play one earlier turn with its own faults; its record and the faults that never fired.
-
-    The plan prepares this turn only: the next turn (or the scenario's run) prepares the
-    harness afresh.
-    """
-    plan = FaultPlan(faults)
-    plan.install(harness, components, plan.configure(config, tools), latency)
-    handle = harness.submit(query, session)
+def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
+            parts: RunParts) -> RunHandle:
+    """Submit one run with ``parts``; with a fault plan, the plan's configuration and parts,
+    and its timed faults scheduled."""
+    if plan is None:
+        return harness.submit(query, session, parts=parts)
+    config = plan.configure(parts.config, list(parts.components.tools))
+    handle = harness.submit(query, session, parts=plan.parts(parts.components, config,
+                                                             parts.ledger, parts.latency))
     plan.arm(harness, handle)
-    harness.env.run(until=handle.process)
-    return handle.record, plan.unfired()
+    return handle
 
 
 def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:
@@ -351,10 +341,20 @@ def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = Non
         tools=tools)
 
 
-def _observe(record: RunRecord, live: LiveRun, components: Components) -> dict[str, Any]:
-    """The observation of a finished run, with its ProgressSnapshot when it had an agent."""
+def _observe(handle: RunHandle, plan: FaultPlan | None) -> dict[str, Any]:
+    """The observation of a finished run, with its ProgressSnapshot when it had an agent, and
+    the router's and model's requests as its fakes (or its fault plan) received them."""
+    live = handle.live
     progress = live.agent.snapshot() if live.agent is not None else None
-    return observe(record, progress=progress, components=components)
+    routes: Sequence[Any] | None
+    steps: Sequence[Any] | None
+    if plan is not None:
+        routes, steps = plan.requests[CallKind.ROUTER], plan.requests[CallKind.MODEL]
+    else:
+        components = handle.parts.components
+        routes = getattr(components.router, "requests", None)
+        steps = getattr(components.model, "requests", None)
+    return observe(handle.record, progress=progress, routes=routes, steps=steps)
 
 
 def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None = None,

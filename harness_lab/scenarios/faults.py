@@ -10,7 +10,9 @@ that points past its end is reported as an error.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
@@ -18,7 +20,8 @@ from harness_lab.ports import CallKind
 from harness_lab.scenarios.limits import INT_MAX
 from harness_lab.scenarios.model_base import SpecModel, exactly_one
 
-__all__ = ["FAULT_KINDS", "At", "Fault", "describe"]
+__all__ = ["FAULT_KINDS", "At", "Fault", "StartConfiguration", "describe", "from_start",
+           "start_configuration"]
 
 Positive = Annotated[int, Field(ge=1, le=INT_MAX)]
 _KIND = Field(description="The fault kind.")
@@ -266,3 +269,62 @@ def describe(fault: BaseModel) -> str:
         parts.append(At.model_validate(at).label())
     kind = getattr(fault, "kind", type(fault).__name__)
     return f"{kind}({', '.join(parts)})" if parts else str(kind)
+
+
+def from_start(fault: BaseModel) -> bool:
+    """Whether ``fault`` holds from the run's start, as its configuration rather than an event
+    of the run: a deadline in seconds, a budget exhausted from the start, a tool not
+    authorised or not read-only. A live harness is started with these; it cannot be wrapped."""
+    if isinstance(fault, Deadline):
+        return fault.at_s is not None
+    if isinstance(fault, BudgetExhausted):
+        return fault.at is None
+    return isinstance(fault, ToolRejection) and fault.reason in ("AUTH", "READ_ONLY")
+
+
+@dataclass(frozen=True, slots=True)
+class StartConfiguration:
+    """What the faults holding from a run's start (:func:`from_start`) change of its
+    configuration and tools, the one definition of those changes: a ``deadline_s`` (None:
+    the configured one), the budgets ``exhausted`` (0 from the start), the tools
+    ``unauthorized`` and those ``writable`` (not read-only), and the indices of the faults
+    ``applied`` (they fire with the run)."""
+
+    deadline_s: float | None = None
+    exhausted: tuple[str, ...] = ()
+    unauthorized: frozenset[str] = frozenset()
+    writable: frozenset[str] = frozenset()
+    applied: tuple[int, ...] = ()
+
+    def authorized(self, current: Iterable[str] | None, tools: Iterable[str]) -> list[str]:
+        """The authorised tools (``current``, or every tool when None), in their order, less
+        :attr:`unauthorized`."""
+        return [t for t in (tools if current is None else current)
+                if t not in self.unauthorized]
+
+
+def start_configuration(faults: Sequence[Any], tools: Iterable[str]) -> StartConfiguration:
+    """The configuration changes of ``faults`` for a run with these ``tools``; a READ_ONLY
+    rejection of a tool the run does not have changes nothing (and does not fire)."""
+    names = set(tools)
+    deadline: float | None = None
+    exhausted: list[str] = []
+    unauthorized: set[str] = set()
+    writable: set[str] = set()
+    applied: list[int] = []
+    for i, f in enumerate(faults):
+        if not from_start(f):
+            continue
+        if isinstance(f, Deadline):
+            deadline = f.at_s
+        elif isinstance(f, BudgetExhausted):
+            exhausted.append(f.budget)
+        elif f.reason == "AUTH":
+            unauthorized.add(f.tool)
+        elif f.tool in names:
+            writable.add(f.tool)
+        else:
+            continue
+        applied.append(i)
+    return StartConfiguration(deadline, tuple(exhausted), frozenset(unauthorized),
+                              frozenset(writable), tuple(applied))

@@ -1,4 +1,5 @@
-"""Fault injection: wrappers around the components, a boundary probe, an SSE hook, a ledger.
+"""Fault injection: a scenario's faults as one interceptor of the run's port calls, its
+boundary probe and its SSE send hook.
 
 Every injected fault is counted when it fires, so a fault that points past the end of the run
 is reported instead of silently doing nothing.
@@ -11,35 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.application.components import Components
+from harness_lab.application.intercept import Interceptor, Proceed, compose
 from harness_lab.application.live import LiveRun
-from harness_lab.core.budget import BudgetLimits
+from harness_lab.application.parts import RunParts
 from harness_lab.core.context import Boundary, LatencyModel, RunContext
 from harness_lab.errors import ProcessCrash, ProviderError, ToolExecutionError
-from harness_lab.ports import (
-    AgentRequest,
-    AnswerReply,
-    AnswerRequest,
-    CallKind,
-    DiagnosisModel,
-    EvidenceRepair,
-    GuardReply,
-    GuardRequest,
-    ModelReply,
-    RepairRequest,
-    Responder,
-    RetrievalReply,
-    RetrievalRequest,
-    Retriever,
-    Router,
-    RouteReply,
-    RouteRequest,
-    SemanticGuard,
-    Tool,
-    ToolInput,
-    ToolOutput,
-)
+from harness_lab.ports import AgentRequest, CallKind, GuardReply, ModelReply, ToolOutput
 from harness_lab.scenarios import faults as fs
-from harness_lab.scenarios.faults import describe
+from harness_lab.scenarios.faults import StartConfiguration, describe, start_configuration
 from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.tools.ledger import Ledger
@@ -53,14 +33,22 @@ __all__ = ["FaultPlan"]
 
 
 class FaultPlan:
-    """The faults of one run and the wrapped components that carry them out."""
+    """The faults of one run: an :class:`~harness_lab.application.intercept.Interceptor` of
+    its port calls, its boundary probe and its SSE send hook.
+
+    ``requests`` holds the router's and the diagnosis model's requests as the plan saw them,
+    faulted calls included (a fault answering a call keeps it from the fake): what an
+    observation's ``routing`` and ``agent_requests`` list.
+    """
 
     def __init__(self, faults: Sequence[Any]) -> None:
         self.faults = list(faults)
         self.fired = [0] * len(self.faults)
         self.live: LiveRun | None = None
         self.calls: dict[str, int] = {}  # ordinal counters per call kind / tool
-        self.projection_limit = 65_536  # the run's projection_max_bytes (set by the runner)
+        self.projection_limit = 65_536  # the run's projection_max_bytes (set by configure)
+        self.start = StartConfiguration()  # the faults holding from the start (configure)
+        self.requests: dict[CallKind, list[Any]] = {CallKind.ROUTER: [], CallKind.MODEL: []}
         self._tool_total = 0
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -99,26 +87,32 @@ class FaultPlan:
             made["tool"] = self._tool_total
         return made
 
-    # -- putting the plan into a harness --------------------------------------------------------
+    # -- putting the plan into a run ------------------------------------------------------------
 
     def configure(self, config: HarnessConfig, tools: Sequence[str]) -> HarnessConfig:
-        """The run's configuration with the configuration-level faults applied."""
+        """The run's configuration with the faults holding from its start applied (they fire
+        now); ``tools`` are the names of the run's tools."""
+        start = self.start = start_configuration(self.faults, tools)
+        for i in start.applied:
+            self.fire(i)
         self.projection_limit = config.projection_max_bytes
-        return config.with_(budget=self.budget_limits(config.budget),
-                            deadline_s=self.deadline_s(config.deadline_s),
-                            authorized_tools=self.authorized(tools, config.authorized_tools))
+        changes: dict[str, Any] = {}
+        if start.deadline_s is not None:
+            changes["deadline_s"] = start.deadline_s
+        if start.exhausted:
+            changes["budget"] = dataclasses.replace(config.budget,
+                                                    **{b: 0 for b in start.exhausted})
+        if start.unauthorized:
+            changes["authorized_tools"] = frozenset(start.authorized(config.authorized_tools,
+                                                                     tools))
+        return config.with_(**changes) if changes else config
 
-    def install(self, harness: Harness, components: Components, config: HarnessConfig,
-                latency: LatencyModel | None) -> Components:
-        """Prepare the harness's next run to go through this plan's wrappers, probe and hooks.
-
-        ``config`` is the run's configuration (see :meth:`configure`), ``latency`` its
-        latency model. Returns the wrapped components the run will call.
-        """
-        wrapped = self.wrap(components)
-        harness.prepare(wrapped, config, ledger=self.ledger(), latency=latency, probe=self,
-                        before_send=self.before_send)
-        return wrapped
+    def parts(self, components: Components, config: HarnessConfig, ledger: Ledger,
+              latency: LatencyModel | None, inner: Interceptor | None = None) -> RunParts:
+        """The run's parts: the plan is their probe, send hook and interceptor (around
+        ``inner``, when given); ``config`` is the run's (see :meth:`configure`)."""
+        return RunParts(components, config, ledger, latency, probe=self,
+                        before_send=self.before_send, interceptor=compose(self, inner))
 
     def arm(self, harness: Harness, handle: RunHandle) -> None:
         """Schedule the timed faults of the submitted run ``handle``."""
@@ -136,55 +130,134 @@ class FaultPlan:
 
         return fire_then_act
 
-    # -- configuration-level faults -------------------------------------------------------------
-
-    def budget_limits(self, limits: BudgetLimits) -> BudgetLimits:
-        """Budgets exhausted from the start (a budget fault without ``at``)."""
-        for i, f in self.of(fs.BudgetExhausted):
-            if f.at is None:
-                limits = dataclasses.replace(limits, **{f.budget: 0})
-                self.fire(i)
-        return limits
-
-    def deadline_s(self, deadline_s: float) -> float:
-        """The deadline of a ``deadline`` fault given in seconds."""
-        for i, f in self.of(fs.Deadline):
-            if f.at_s is not None:
-                deadline_s = f.at_s
-                self.fire(i)
-        return deadline_s
-
-    def authorized(self, tools: Sequence[str], current: frozenset[str] | None
-                   ) -> frozenset[str] | None:
-        """The authorised tools once AUTH rejections are applied (they hold from the start)."""
-        denied = set()
-        for i, f in self.of(fs.ToolRejection):
-            if f.reason == "AUTH":
-                denied.add(f.tool)
-                self.fire(i)
-        if not denied:
-            return current
-        base = set(current) if current is not None else set(tools)
-        return frozenset(base - denied)
-
     def timed(self, kind: type) -> list[tuple[int, float]]:
         """(index, at_s) of timed faults of ``kind``."""
         return [(i, f.at_s) for i, f in self.of(kind) if getattr(f, "at_s", None) is not None]
 
-    # -- wrapping -------------------------------------------------------------------------------
+    # -- the interceptor: what each call of the run returns --------------------------------------
 
-    def wrap(self, c: Components) -> Components:
-        """The components with every fault of this plan wrapped around them."""
-        tools = {name: _FaultyTool(t, self) for name, t in c.tools.items()}
-        return Components(router=_FaultyRouter(c.router, self),
-                          model=_FaultyModel(c.model, self),
-                          guard=_FaultyGuard(c.guard, self), repair=_FaultyRepair(c.repair, self),
-                          responder=_FaultyResponder(c.responder, self),
-                          retriever=_FaultyRetriever(c.retriever, self), tools=tools)
+    def call(self, kind: CallKind, name: str, request: Any, proceed: Proceed) -> Any:
+        """A provider call or a tool's invoke, with the faults that hit it."""
+        if kind is CallKind.TOOL:
+            return self._invoke(name, request, proceed)
+        n = self.count(kind.value)
+        seen = self.requests.get(kind)
+        if seen is not None:
+            seen.append(request)
+        if kind is CallKind.ROUTER:
+            for i, _ in self.of(fs.RouterUnavailable):
+                self.fire(i)
+                raise ProviderError("router unavailable (injected)")
+        self.raise_provider(kind.value, n)
+        if kind is CallKind.MODEL:
+            return self._step(n, request, proceed)
+        if kind is CallKind.GUARD:
+            return self._judge(n, request, proceed)
+        if kind is CallKind.REPAIR:
+            for i, f in self.of(fs.RepairFailed):
+                self.fire(i)
+                return _failed_repair(f.form, request.draft)
+        return _spiked(proceed, request, self.spike(kind, n))
 
-    def ledger(self) -> Ledger:
-        """A canonical ledger refusing the begins and completions the faults ask for."""
-        return _FaultyLedger(self)
+    def validate(self, tool: str, scope: Mapping[str, Any],
+                 proceed: Callable[[Mapping[str, Any]], str | None]) -> str | None:
+        """The tool's check of a scope, refused at an injected invalid request."""
+        n = self.count(f"validate:{tool}")
+        for i, f in self.of(fs.ToolRejection):
+            if f.reason == "REQUEST" and f.tool == tool and f.n == n:
+                self.fire(i)
+                return f"tool {tool!r}: request refused (injected invalid request)"
+        return proceed(scope)
+
+    def read_only(self, tool: str, read_only: bool) -> bool:
+        """The tool's read-only flag, False for a READ_ONLY rejection (see :meth:`configure`)."""
+        return read_only and tool not in self.start.writable
+
+    def keep(self, stage: str, record: CanonicalInvocation,
+             proceed: Callable[[CanonicalInvocation], bool]) -> bool:
+        """The ledger's begin or completion, refused where a store fault asks."""
+        n = self.count(f"{stage}:{record.tool}")
+        if stage == "begin":
+            for i, f in self.of(fs.ToolRejection):
+                if f.reason == "STORE" and f.tool == record.tool and f.n == n:
+                    self.fire(i)
+                    return False
+        else:
+            for i, f in self.of(fs.ToolError):
+                if f.error == "store" and f.tool == record.tool and f.n == n:
+                    self.fire(i)
+                    return False
+        return proceed(record)
+
+    def _step(self, n: int, request: AgentRequest, proceed: Proceed) -> ModelReply:
+        for i, f in self.of(fs.InvalidDraft):
+            if f.n == n:
+                self.fire(i)
+                return _invalid(f.form)
+        reply: ModelReply = _spiked(proceed, request, self.spike(CallKind.MODEL, n))
+        return self._bad_id(self._violate(reply, n, bool(request.observations)))
+
+    def _violate(self, reply: ModelReply, n: int, owed: bool) -> ModelReply:
+        for i, f in self.of(fs.ProtocolViolation):
+            if f.n <= n < f.n + f.count:
+                if f.mode == "missing" and not owed:
+                    continue  # no report was owed at this step: nothing to leave out
+                self.fire(i)
+                payload = dict(reply.payload or {})
+                if f.mode == "missing":
+                    payload.pop("progress", None)
+                elif f.mode == "invalid":
+                    payload["progress"] = {"assessment": "MAYBE"}
+                else:
+                    payload["progress"] = {"assessment": "GAINED", "facts": [
+                        {"statement": "unverifiable", "citations": ["no-such-invocation"]}]}
+                return dataclasses.replace(reply, payload=payload or None)
+        return reply
+
+    def _bad_id(self, reply: ModelReply) -> ModelReply:
+        call = reply.tool_call
+        if call is None:
+            return reply
+        n = self.count(f"request:{call.name}")
+        for i, f in self.of(fs.ToolRejection):
+            if f.reason == "ID" and f.tool == call.name and f.n == n:
+                self.fire(i)
+                return dataclasses.replace(reply, tool_call=dataclasses.replace(call, call_id=" "))
+        return reply
+
+    def _judge(self, n: int, request: Any, proceed: Proceed) -> GuardReply:
+        spike = self.spike(CallKind.GUARD, n)
+        for i, f in self.of(fs.SemanticFault):
+            if f.n == n:
+                self.fire(i)
+                if f.verdict == "UNAVAILABLE":
+                    raise ProviderError("semantic guard unavailable (injected)",
+                                        latency_s=spike or 0.0)
+                return GuardReply(False, "unsupported (injected)", latency_s=spike)
+        reply: GuardReply = _spiked(proceed, request, spike)
+        return reply
+
+    def _invoke(self, tool: str, request: Any, proceed: Proceed) -> ToolOutput:
+        n = self.count(f"tool:{tool}")
+        total = self.next_tool_total()
+        spike = self.spike(CallKind.TOOL, n, tool, total)
+        for i, f in self.of(fs.ToolError):
+            if f.tool == tool and f.n == n and f.error != "store":
+                self.fire(i)
+                latency = f.latency_s if f.latency_s is not None else spike
+                if f.error == "execution":
+                    raise ToolExecutionError("backend failed (injected)", latency_s=latency)
+                if f.error == "projection":
+                    return ToolOutput((), latency_s=latency, projectable=False)
+                size = self.projection_limit + 1  # just past the projection limit
+                return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
+        output: ToolOutput = _spiked(proceed, request, spike)
+        for i, f in self.of(fs.NoGainStreak):
+            ordinal = n if f.tool is not None else total
+            if (f.tool is None or f.tool == tool) and f.n <= ordinal < f.n + f.count:
+                self.fire(i)
+                output = dataclasses.replace(output, items=(), size_bytes=0)
+        return output
 
     def provider(self, call: str, n: int) -> ProviderError | None:
         """The provider error to raise at the ``n``-th ``call``, if any."""
@@ -267,66 +340,15 @@ class FaultPlan:
         return self._tool_total
 
 
-class _FaultyModel:
-    __slots__ = ("inner", "plan", "requests")
-
-    def __init__(self, inner: DiagnosisModel, plan: FaultPlan) -> None:
-        self.inner = inner
-        self.plan = plan
-        self.requests: list[AgentRequest] = []
-
-    def step(self, request: AgentRequest) -> ModelReply:
-        plan = self.plan
-        n = plan.count("model")
-        self.requests.append(request)
-        plan.raise_provider("model", n)
-        for i, f in plan.of(fs.InvalidDraft):
-            if f.n == n:
-                plan.fire(i)
-                return _invalid(f.form)
-        spike = plan.spike(CallKind.MODEL, n)
-        reply = _spiked(lambda: self.inner.step(request), spike)
-        reply = self._violate(reply, n, bool(request.observations))
-        reply = self._bad_id(reply)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
-
-    def _violate(self, reply: ModelReply, n: int, owed: bool) -> ModelReply:
-        for i, f in self.plan.of(fs.ProtocolViolation):
-            if f.n <= n < f.n + f.count:
-                if f.mode == "missing" and not owed:
-                    continue  # no report was owed at this step: nothing to leave out
-                self.plan.fire(i)
-                payload = dict(reply.payload or {})
-                if f.mode == "missing":
-                    payload.pop("progress", None)
-                elif f.mode == "invalid":
-                    payload["progress"] = {"assessment": "MAYBE"}
-                else:
-                    payload["progress"] = {"assessment": "GAINED", "facts": [
-                        {"statement": "unverifiable", "citations": ["no-such-invocation"]}]}
-                return dataclasses.replace(reply, payload=payload or None)
-        return reply
-
-    def _bad_id(self, reply: ModelReply) -> ModelReply:
-        call = reply.tool_call
-        if call is None:
-            return reply
-        n = self.plan.count(f"request:{call.name}")
-        for i, f in self.plan.of(fs.ToolRejection):
-            if f.reason == "ID" and f.tool == call.name and f.n == n:
-                self.plan.fire(i)
-                return dataclasses.replace(reply, tool_call=dataclasses.replace(call, call_id=" "))
-        return reply
-
-
-def _spiked(call: Any, spike: float | None) -> Any:
-    """Make the call; a spiked call that fails takes the spiked latency too."""
+def _spiked(proceed: Proceed, request: Any, spike: float | None) -> Any:
+    """Make the call; a spiked call takes the spiked latency, failing or not."""
     try:
-        return call()
+        reply = proceed(request)
     except (ProviderError, ToolExecutionError) as exc:
         if spike is not None:
             exc.latency_s = spike
         raise
+    return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
 
 
 def _invalid(form: str) -> ModelReply:
@@ -337,168 +359,12 @@ def _invalid(form: str) -> ModelReply:
     return ModelReply()
 
 
-class _FaultyTool:
-    __slots__ = ("inner", "plan", "name", "evidence", "read_only")
-
-    def __init__(self, inner: Tool, plan: FaultPlan) -> None:
-        self.inner = inner
-        self.plan = plan
-        self.name = inner.name
-        self.evidence = inner.evidence
-        denied = any(f.reason == "READ_ONLY" and f.tool == inner.name
-                     for _, f in plan.of(fs.ToolRejection))
-        self.read_only = inner.read_only and not denied
-        if denied:
-            for i, f in plan.of(fs.ToolRejection):
-                if f.reason == "READ_ONLY" and f.tool == inner.name:
-                    plan.fire(i)  # a property of the tool: it holds from the start
-
-    def validate(self, scope: Mapping[str, Any]) -> str | None:
-        plan = self.plan
-        n = plan.count(f"validate:{self.name}")
-        for i, f in plan.of(fs.ToolRejection):
-            if f.reason == "REQUEST" and f.tool == self.name and f.n == n:
-                plan.fire(i)
-                return f"tool {self.name!r}: request refused (injected invalid request)"
-        return self.inner.validate(scope)
-
-    def invoke(self, request: ToolInput) -> ToolOutput:
-        plan = self.plan
-        n = plan.count(f"tool:{self.name}")
-        total = plan.next_tool_total()
-        spike = plan.spike(CallKind.TOOL, n, self.name, total)
-        for i, f in plan.of(fs.ToolError):
-            if f.tool == self.name and f.n == n and f.error != "store":
-                plan.fire(i)
-                latency = f.latency_s if f.latency_s is not None else spike
-                if f.error == "execution":
-                    raise ToolExecutionError("backend failed (injected)",
-                                             latency_s=latency)
-                if f.error == "projection":
-                    return ToolOutput((), latency_s=latency, projectable=False)
-                size = plan.projection_limit + 1  # just past the projection limit
-                return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
-        output = _spiked(lambda: self.inner.invoke(request), spike)
-        for i, f in plan.of(fs.NoGainStreak):
-            ordinal = n if f.tool is not None else total
-            if (f.tool is None or f.tool == self.name) and f.n <= ordinal < f.n + f.count:
-                plan.fire(i)
-                output = dataclasses.replace(output, items=(), size_bytes=0)
-        return output if spike is None else dataclasses.replace(output, latency_s=spike)
-
-
-class _FaultyLedger:
-    """A Ledger refusing the begins and completions the plan's faults ask for."""
-
-    def __init__(self, plan: FaultPlan) -> None:
-        self.plan = plan
-
-    def begin(self, record: CanonicalInvocation) -> bool:
-        n = self.plan.count(f"begin:{record.tool}")
-        for i, f in self.plan.of(fs.ToolRejection):
-            if f.reason == "STORE" and f.tool == record.tool and f.n == n:
-                self.plan.fire(i)
-                return False
-        return True
-
-    def complete(self, record: CanonicalInvocation) -> bool:
-        n = self.plan.count(f"complete:{record.tool}")
-        for i, f in self.plan.of(fs.ToolError):
-            if f.error == "store" and f.tool == record.tool and f.n == n:
-                self.plan.fire(i)
-                return False
-        return True
-
-
-class _FaultyRouter:
-    __slots__ = ("inner", "plan", "requests")
-
-    def __init__(self, inner: Router, plan: FaultPlan) -> None:
-        self.inner, self.plan = inner, plan
-        self.requests: list[RouteRequest] = []
-
-    def route(self, request: RouteRequest) -> RouteReply:
-        plan = self.plan
-        n = plan.count("router")
-        self.requests.append(request)
-        for i, _ in plan.of(fs.RouterUnavailable):
-            plan.fire(i)
-            raise ProviderError("router unavailable (injected)")
-        plan.raise_provider("router", n)
-        spike = plan.spike(CallKind.ROUTER, n)
-        reply = _spiked(lambda: self.inner.route(request), spike)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
-
-
-class _FaultyGuard:
-    __slots__ = ("inner", "plan")
-
-    def __init__(self, inner: SemanticGuard, plan: FaultPlan) -> None:
-        self.inner, self.plan = inner, plan
-
-    def judge(self, request: GuardRequest) -> GuardReply:
-        plan = self.plan
-        n = plan.count("guard")
-        plan.raise_provider("guard", n)
-        spike = plan.spike(CallKind.GUARD, n)
-        for i, f in plan.of(fs.SemanticFault):
-            if f.n == n:
-                plan.fire(i)
-                if f.verdict == "UNAVAILABLE":
-                    raise ProviderError("semantic guard unavailable (injected)",
-                                        latency_s=spike or 0.0)
-                return GuardReply(False, "unsupported (injected)", latency_s=spike)
-        reply = _spiked(lambda: self.inner.judge(request), spike)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
-
-
-class _FaultyRepair:
-    __slots__ = ("inner", "plan")
-
-    def __init__(self, inner: EvidenceRepair, plan: FaultPlan) -> None:
-        self.inner, self.plan = inner, plan
-
-    def repair(self, request: RepairRequest) -> ModelReply:
-        plan = self.plan
-        n = plan.count("repair")
-        plan.raise_provider("repair", n)
-        for i, f in plan.of(fs.RepairFailed):
-            plan.fire(i)
-            if f.form == "error":
-                raise ProviderError("evidence repair failed (injected)")
-            if f.form == "invalid_json":
-                return ModelReply(content="{not a draft")
-            bad = dict(request.draft)
-            bad["evidence"] = [{"invocation_id": "no-such-invocation", "claim": "still wrong"}]
-            return ModelReply(payload={"draft": bad})
-        spike = plan.spike(CallKind.REPAIR, n)
-        reply = _spiked(lambda: self.inner.repair(request), spike)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
-
-
-class _FaultyResponder:
-    __slots__ = ("inner", "plan")
-
-    def __init__(self, inner: Responder, plan: FaultPlan) -> None:
-        self.inner, self.plan = inner, plan
-
-    def answer(self, request: AnswerRequest) -> AnswerReply:
-        n = self.plan.count("responder")
-        self.plan.raise_provider("responder", n)
-        spike = self.plan.spike(CallKind.RESPONDER, n)
-        reply = _spiked(lambda: self.inner.answer(request), spike)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
-
-
-class _FaultyRetriever:
-    __slots__ = ("inner", "plan")
-
-    def __init__(self, inner: Retriever, plan: FaultPlan) -> None:
-        self.inner, self.plan = inner, plan
-
-    def retrieve(self, request: RetrievalRequest) -> RetrievalReply:
-        n = self.plan.count("retriever")
-        self.plan.raise_provider("retriever", n)
-        spike = self.plan.spike(CallKind.RETRIEVER, n)
-        reply = _spiked(lambda: self.inner.retrieve(request), spike)
-        return reply if spike is None else dataclasses.replace(reply, latency_s=spike)
+def _failed_repair(form: str, draft: Mapping[str, Any]) -> ModelReply:
+    """What a failed EvidenceRepair answers: an error, invalid JSON or a still-invalid draft."""
+    if form == "error":
+        raise ProviderError("evidence repair failed (injected)")
+    if form == "invalid_json":
+        return ModelReply(content="{not a draft")
+    bad = dict(draft)
+    bad["evidence"] = [{"invocation_id": "no-such-invocation", "claim": "still wrong"}]
+    return ModelReply(payload={"draft": bad})

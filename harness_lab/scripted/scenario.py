@@ -1,7 +1,7 @@
 """A scenario's scripted providers answering HTTP requests, faults and latencies included.
 
 :class:`ScriptedProviders` holds one scenario's fakes (built by the scenario runner's own
-``build_components``) wrapped in its :class:`~harness_lab.scripted.inject.FaultPlan`, so a
+``build_components``) behind its :class:`~harness_lab.scripted.inject.FaultPlan`, so a
 provider-side fault (a provider error, a latency spike, an invalid draft, a protocol
 violation, a failing tool...) is decided by the same code as in a simulated run. Each request
 is decoded from the shape the adapters send (:mod:`harness_lab.recorded.adapters`,
@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness_lab.application.intercept import intercepted
 from harness_lab.errors import ProviderError, ScriptExhausted, ToolExecutionError
 from harness_lab.ports import (
     AgentRequest,
@@ -134,7 +135,8 @@ class ScriptedProviders:
         source = scenario.turns[turn] if turn is not None else None
         components = build_components(scenario, tools, source)
         self.plan = FaultPlan(scenario.faults) if scenario.faults and turn is None else None
-        self.components = self.plan.wrap(components) if self.plan is not None else components
+        self.components = (intercepted(components, self.plan) if self.plan is not None
+                           else components)
         if self.plan is not None:
             self.plan.projection_limit = scenario.config.projection_max_bytes
         self.latency = ScenarioLatency.from_spec(scenario.latency)

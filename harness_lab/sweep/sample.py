@@ -16,6 +16,7 @@ from typing import Any
 import simpy
 
 from harness_lab.application.components import Components
+from harness_lab.application.parts import RunParts
 from harness_lab.core.stepping import restart_clock, run_to_idle
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import value_class
@@ -34,7 +35,7 @@ from harness_lab.sweep.stochastic import (
     SampleLatency,
     SampleStream,
     compile_distribution,
-    wrap_stochastic,
+    sampled_faults,
 )
 from harness_lab.tools.ledger import InvocationLedger
 
@@ -195,22 +196,22 @@ class GridPoint:
         harness = self.harness()
         stream = SampleStream(self.seed, self.index, sample)
         components = self._components()
-        if self.stochastic is not None:
-            components = wrap_stochastic(components, self.stochastic, stream)
+        sampled = (sampled_faults(self.stochastic, stream) if self.stochastic is not None
+                   else None)
         plan = FaultPlan(sc.faults) if sc.faults else None
-        config = (plan.configure(self.config, list(components.tools)) if plan is not None
-                  else self.config)
         latency = SampleLatency(stream, self.samplers, self.defaults)
         if plan is not None:
-            plan.install(harness, components, config, latency)
+            config = plan.configure(self.config, list(components.tools))
+            parts = plan.parts(components, config, self._ledger, latency, sampled)
         else:
-            harness.prepare(components, config, ledger=self._ledger, latency=latency)
+            parts = RunParts(components, self.config, self._ledger, latency,
+                             interceptor=sampled)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
         if not restart_clock(harness.env):
             harness.env = simpy.Environment()
         handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
-                                run_id=run_id_of(self.index, sample))
+                                run_id=run_id_of(self.index, sample), parts=parts)
         if plan is not None:
             plan.arm(harness, handle)
         sto = self.stochastic

@@ -1,4 +1,4 @@
-"""Per-sample randomness: latency distributions and stochastic faults, from one seeded stream.
+"""Per-sample randomness: latency distributions and sampled faults, from one seeded stream.
 
 Each sample owns a ``random.Random`` seeded from ``(seed, grid point, sample index)``, so a
 sample's draws do not depend on which worker runs it or in which order. Seeding a Mersenne
@@ -15,13 +15,13 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from harness_lab.application.components import Components
 from harness_lab.errors import ProviderError, ToolExecutionError
-from harness_lab.ports import CallKind, ToolInput, ToolOutput
+from harness_lab.ports import CallKind, ToolOutput
 from harness_lab.sweep.spec import Distribution, StochasticFaults
+from harness_lab.tools.records import CanonicalInvocation
 
-__all__ = ["Draws", "SampleLatency", "SampleStream", "compile_distribution", "sample_rng",
-           "wrap_stochastic"]
+__all__ = ["Draws", "SampleLatency", "SampleStream", "SampledFaults", "compile_distribution",
+           "sample_rng", "sampled_faults"]
 
 
 class Draws(Protocol):
@@ -136,92 +136,57 @@ class SampleLatency:
         return self.defaults.get(kind, 0.0)
 
 
-class _Flaky:
-    """A provider whose calls fail with probability ``p``."""
+class SampledFaults:
+    """Interceptor: provider errors, tool errors and empty tool results drawn per call.
 
-    __slots__ = ("inner", "rng", "p", "kind")
+    A provider call fails with its kind's probability, a tool call with ``tool_error_p``,
+    and a tool result comes back empty with ``no_gain_p``; a kind whose probability is 0
+    draws nothing. Built by :func:`sampled_faults`.
+    """
 
-    def __init__(self, inner: Any, rng: SampleStream, p: float, kind: str) -> None:
-        self.inner, self.rng, self.p, self.kind = inner, rng, p, kind
+    __slots__ = ("rng", "provider_p", "tool_error_p", "no_gain_p")
 
-    def _maybe_fail(self) -> None:
-        if self.rng.random() < self.p:
-            raise ProviderError(f"{self.kind} provider error (sampled)")
+    def __init__(self, rng: SampleStream, provider_p: Mapping[str, float], tool_error_p: float,
+                 no_gain_p: float) -> None:
+        self.rng = rng
+        self.provider_p: dict[str, float] = {k: p for k, p in provider_p.items() if p > 0}
+        self.tool_error_p = tool_error_p
+        self.no_gain_p = no_gain_p
 
+    def call(self, kind: CallKind, name: str, request: Any, proceed: Callable[[Any], Any]
+             ) -> Any:
+        """The call, or a sampled provider or tool error; a tool's result may come back empty."""
+        if kind is CallKind.TOOL:
+            if self.tool_error_p and self.rng.random() < self.tool_error_p:
+                raise ToolExecutionError("tool backend error (sampled)")
+            output: ToolOutput = proceed(request)
+            if self.no_gain_p and self.rng.random() < self.no_gain_p:
+                output = dataclasses.replace(output, items=(), size_bytes=0)
+            return output
+        p = self.provider_p.get(kind.value)
+        if p is not None and self.rng.random() < p:
+            raise ProviderError(f"{kind.value} provider error (sampled)")
+        return proceed(request)
 
-class _FlakyRouter(_Flaky):
-    def route(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.route(request)
+    def validate(self, tool: str, scope: Mapping[str, Any],
+                 proceed: Callable[[Mapping[str, Any]], str | None]) -> str | None:
+        """The tool's own check."""
+        return proceed(scope)
 
+    def read_only(self, tool: str, read_only: bool) -> bool:
+        """The tool's own flag."""
+        return read_only
 
-class _FlakyModel(_Flaky):
-    def step(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.step(request)
-
-
-class _FlakyGuard(_Flaky):
-    def judge(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.judge(request)
-
-
-class _FlakyRepair(_Flaky):
-    def repair(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.repair(request)
-
-
-class _FlakyResponder(_Flaky):
-    def answer(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.answer(request)
-
-
-class _FlakyRetriever(_Flaky):
-    def retrieve(self, request: Any) -> Any:
-        self._maybe_fail()
-        return self.inner.retrieve(request)
+    def keep(self, stage: str, record: CanonicalInvocation,
+             proceed: Callable[[CanonicalInvocation], bool]) -> bool:
+        """The ledger's own answer."""
+        return proceed(record)
 
 
-_FLAKY = {"router": ("router", _FlakyRouter), "model": ("model", _FlakyModel),
-          "guard": ("guard", _FlakyGuard), "repair": ("repair", _FlakyRepair),
-          "responder": ("responder", _FlakyResponder),
-          "retriever": ("retriever", _FlakyRetriever)}
-
-
-class _FlakyTool:
-    """A tool that fails with ``error_p`` and comes back empty with ``no_gain_p``."""
-
-    __slots__ = ("inner", "rng", "error_p", "no_gain_p", "name", "read_only", "evidence")
-
-    def __init__(self, inner: Any, rng: SampleStream, error_p: float, no_gain_p: float
-                 ) -> None:
-        self.inner, self.rng, self.error_p, self.no_gain_p = inner, rng, error_p, no_gain_p
-        self.name, self.read_only, self.evidence = inner.name, inner.read_only, inner.evidence
-
-    def validate(self, scope: Mapping[str, Any]) -> str | None:
-        result: str | None = self.inner.validate(scope)
-        return result
-
-    def invoke(self, request: ToolInput) -> ToolOutput:
-        if self.error_p and self.rng.random() < self.error_p:
-            raise ToolExecutionError("tool backend error (sampled)")
-        output: ToolOutput = self.inner.invoke(request)
-        if self.no_gain_p and self.rng.random() < self.no_gain_p:
-            output = dataclasses.replace(output, items=(), size_bytes=0)
-        return output
-
-
-def wrap_stochastic(c: Components, faults: StochasticFaults, rng: SampleStream) -> Components:
-    """``c`` with the sampled faults wrapped around the components they concern."""
-    fields: dict[str, Any] = {}
-    for kind, p in faults.provider_error_p.items():
-        if p > 0:
-            attr, cls = _FLAKY[kind]
-            fields[attr] = cls(getattr(c, attr), rng, p, kind)
-    if faults.tool_error_p > 0 or faults.no_gain_p > 0:
-        fields["tools"] = {n: _FlakyTool(t, rng, faults.tool_error_p, faults.no_gain_p)
-                           for n, t in c.tools.items()}
-    return dataclasses.replace(c, **fields) if fields else c
+def sampled_faults(faults: StochasticFaults, rng: SampleStream) -> SampledFaults | None:
+    """The interceptor drawing ``faults``' per-call faults from ``rng`` (None when every
+    probability is 0: nothing to intercept)."""
+    if not (faults.tool_error_p > 0 or faults.no_gain_p > 0
+            or any(p > 0 for p in faults.provider_error_p.values())):
+        return None
+    return SampledFaults(rng, faults.provider_error_p, faults.tool_error_p, faults.no_gain_p)

@@ -75,7 +75,7 @@ def test_metadata_carries_the_exact_session_and_run_id() -> None:
 def test_running_is_persisted_and_traced_before_routing() -> None:
     seen: list[object] = []
     h = build(SUCCESS_STEPS)
-    router = h.app.components.router
+    router = h.parts.components.router
     original = router.route
 
     def spy(request: object) -> object:
@@ -192,7 +192,7 @@ def test_usage_the_store_cannot_hold_ends_the_run_failed_with_the_reason() -> No
     from harness_lab.ports import TokenUsage
 
     h = build(SUCCESS_STEPS, config=HarnessConfig().with_(budget={"tokens": None}))
-    h.app.components.model.usage = TokenUsage(10**30, 5)
+    h.parts.components.model.usage = TokenUsage(10**30, 5)
     r = h.run("why is checkout slow?")
     assert (r.run_state, r.release_outcome) == (RunState.FAILED, ReleaseOutcome.FAILED)
     assert r.error == ("StoreError: run run-000001: input_tokens is 31 digits long, beyond "

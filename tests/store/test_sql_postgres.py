@@ -52,7 +52,7 @@ def test_a_second_turn_on_postgresql_sees_the_first_as_its_previous_turn(
     second = build(STEPS, store=store)
     second.submit("and now?", "s1", run_id="run-000002")
     second.run_all()
-    requests = second.app.components.model.requests
+    requests = second.parts.components.model.requests
     assert requests[0].previous_turn is not None
     assert requests[0].previous_turn.run_id == first.run_id
 

@@ -1,16 +1,21 @@
-"""Per-sample randomness: distributions and seeded streams."""
+"""Per-sample randomness: distributions, seeded streams and sampled faults."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from harness_lab.ports import CallKind
-from harness_lab.sweep.spec import Distribution
+import pytest
+
+from harness_lab.errors import ProviderError, ToolExecutionError
+from harness_lab.ports import CallKind, ToolOutput
+from harness_lab.sweep.spec import Distribution, StochasticFaults
 from harness_lab.sweep.stochastic import (
     SampleLatency,
     SampleStream,
     compile_distribution,
     sample_rng,
+    sampled_faults,
 )
 
 
@@ -76,3 +81,33 @@ def test_a_wrapping_stream_draws_from_the_generator_it_was_given() -> None:
     stream = SampleStream.wrapping(random.Random(3))
     assert stream.seeded
     assert stream.random() == random.Random(3).random()
+
+
+def _tool_call(request: Any) -> ToolOutput:
+    return ToolOutput(({"line": "t"},), size_bytes=10)
+
+
+def test_no_sampled_fault_to_draw_is_no_interceptor() -> None:
+    assert sampled_faults(StochasticFaults(), SampleStream(0, 0, 0)) is None
+    assert sampled_faults(StochasticFaults(provider_error_p={"guard": 0.0}),
+                          SampleStream(0, 0, 0)) is None
+
+
+def test_a_certain_provider_error_fails_its_kind_and_draws_for_no_other() -> None:
+    stream = SampleStream(0, 0, 0)
+    sampled = sampled_faults(StochasticFaults(provider_error_p={"guard": 1.0}), stream)
+    assert sampled is not None
+    assert sampled.call(CallKind.ROUTER, "router", "request", lambda r: "routed") == "routed"
+    assert not stream.seeded  # the router has no probability: nothing was drawn
+    with pytest.raises(ProviderError, match="guard provider error"):
+        sampled.call(CallKind.GUARD, "guard", "request", lambda r: "judged")
+
+
+def test_a_certain_no_gain_empties_a_tool_result_and_a_certain_tool_error_fails_it() -> None:
+    empty = sampled_faults(StochasticFaults(no_gain_p=1.0), SampleStream(0, 0, 0))
+    failing = sampled_faults(StochasticFaults(tool_error_p=1.0), SampleStream(0, 0, 0))
+    assert empty is not None and failing is not None
+    output = empty.call(CallKind.TOOL, "logs", "request", _tool_call)
+    assert (output.items, output.size_bytes) == ((), 0)
+    with pytest.raises(ToolExecutionError, match="tool backend error"):
+        failing.call(CallKind.TOOL, "logs", "request", _tool_call)
