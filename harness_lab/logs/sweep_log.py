@@ -84,7 +84,4 @@ def log_sweep(log: RunLog | None, args: argparse.Namespace, result: Any) -> Path
     for item in sweep_results(result.scenario or Path(args.file).stem, str(args.file),
                               result.kept, result.failures):
         log.add(item)
-    path = log.close()
-    if path is not None:
-        print(f"log: {path}", file=sys.stderr)
-    return path
+    return log.close(sys.stderr)
