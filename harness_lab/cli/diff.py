@@ -91,9 +91,7 @@ def _fresh(args: argparse.Namespace) -> Any:
     results = selected_results("diff", args.run, args.tag or (), None,
                                on_result=log.add if log else None)
     if log is not None:
-        path = log.close()
-        if path is not None:
-            print(f"log: {path}", file=sys.stderr)
+        log.close(sys.stderr)
     return results
 
 

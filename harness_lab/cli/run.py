@@ -170,33 +170,26 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from harness_lab.runner import ScenarioRun
-    from harness_lab.scenarios import ScenarioError, load_file
-    from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
+    from harness_lab.runner.run import SelectionError, plan_paths
 
     if usage_problem("show", args.scenario, None):
         return EXIT_USAGE
-    width = width_of(sys.stdout)
-    status = 0
-    shown = 0
-    for selector in map(Selector.parse, args.scenario):
-        for path in discover([selector.path]):
-            try:
-                loaded = select(selector, load_file(path))
-            except ScenarioError as exc:
-                print(exc, file=sys.stderr)
-                status = status or EXIT_FAILED  # under run the same file is an ERROR row
-                continue
-            except SelectionError as exc:
-                return fail("show", str(exc))
-            for item in loaded:
-                result = ScenarioRun(item).run()
-                _show(result, width)
-                shown += 1
-                status = status or (0 if result.ok else EXIT_FAILED)
-    if not shown and not status:
+    try:
+        plan = plan_paths(args.scenario)
+    except SelectionError as exc:
+        return fail("show", str(exc))
+    if not plan:
         print(no_scenarios_message("show", args.scenario, ()), file=sys.stderr)
         return EXIT_NO_SCENARIOS
+    width = width_of(sys.stdout)
+    status = 0
+    for entry in plan:
+        result = entry.run()
+        if entry.loaded is None:  # a file that does not load: under run, an ERROR row
+            print(result.error, file=sys.stderr)
+        else:
+            _show(result, width)
+        status = status or (0 if result.ok else EXIT_FAILED)
     return status
 
 

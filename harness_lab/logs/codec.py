@@ -19,8 +19,8 @@ from harness_lab.runner.run import ScenarioResult
 from harness_lab.sse import SseEvent
 from harness_lab.trace import TraceEvent
 
-__all__ = ["data", "record_from_data", "record_to_data", "result_from_data", "result_to_data",
-           "variant_of"]
+__all__ = ["data", "record_from_data", "record_result", "record_to_data", "result_from_data",
+           "result_to_data", "variant_of"]
 
 
 def record_to_data(record: RunRecord) -> dict[str, Any]:
@@ -32,6 +32,19 @@ def record_from_data(value: Mapping[str, Any], path: str = "") -> RunRecord:
     """The :class:`RunRecord` that :func:`record_to_data` wrote; raise
     :class:`~harness_lab.codec.DecodeError` naming the first field that does not fit."""
     return from_data(RunRecord, value, path)
+
+
+def record_result(name: str, path: str | None, record: RunRecord, **fields: Any
+                  ) -> ScenarioResult:
+    """The scenario result of a bare ``record`` (no scenario file states what it expects):
+    judged by the invariants alone, each broken one unexpected; ``fields`` give the rest."""
+    from harness_lab.invariants import check
+
+    violations = tuple(check(record))
+    return ScenarioResult(name, path, record=record, violations=violations,
+                          unexpected=tuple(sorted({v.invariant for v in violations})),
+                          stored_row=dict(record.stored_row) if record.stored_row else None,
+                          **fields)
 
 
 def variant_of(name: str) -> str | None:

@@ -40,7 +40,7 @@ def _grid_sample(run_id: str) -> tuple[int, int]:
 def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
                   failures: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Scenario results of a sweep's kept records and failing samples, in that order."""
-    from harness_lab.invariants import check
+    from harness_lab.logs.codec import record_result
     from harness_lab.runner.run import ScenarioResult
 
     results: list[ScenarioResult] = []
@@ -55,11 +55,8 @@ def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
         record = record_from_dict(d)
         grid, sample = _grid_sample(record.run_id)
         seen.add((grid, sample))
-        violations = tuple(check(record))
-        results.append(ScenarioResult(
-            _name(scenario, grid, sample), path, record=record, violations=violations,
-            unexpected=tuple(sorted({v.invariant for v in violations})), error=record.error,
-            stored_row=None if record.stored_row is None else dict(record.stored_row)))
+        results.append(record_result(_name(scenario, grid, sample), path, record,
+                                     error=record.error))
     for f in failures:
         if (f["grid"], f["sample"]) in seen:
             continue
@@ -84,7 +81,4 @@ def log_sweep(log: RunLog | None, args: argparse.Namespace, result: Any) -> Path
     for item in sweep_results(result.scenario or Path(args.file).stem, str(args.file),
                               result.kept, result.failures):
         log.add(item)
-    path = log.close()
-    if path is not None:
-        print(f"log: {path}", file=sys.stderr)
-    return path
+    return log.close(sys.stderr)

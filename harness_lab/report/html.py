@@ -67,10 +67,9 @@ def results_of_records(records: Iterable[RunRecord], *,
                        cases: Sequence[str | None] | None = None) -> list[ScenarioResult]:
     """Bare records as scenario results: named by ``labels`` (or their run id), judged by the
     invariants and by their outcome-table ``cases`` (both parallel to ``records``)."""
-    from harness_lab.invariants import check
+    from harness_lab.logs.codec import record_result
     from harness_lab.report.mapping import expected_axes, observed_axes
     from harness_lab.runner.expect import Mismatch
-    from harness_lab.runner.run import ScenarioResult
 
     recs = list(records)
     for name, values in (("labels", labels), ("cases", cases)):
@@ -85,12 +84,8 @@ def results_of_records(records: Iterable[RunRecord], *,
             seen, want = observed_axes(record), expected_axes(case)
             mismatches = [Mismatch(axis, want[axis], seen[axis]) for axis in want
                           if want[axis] != seen[axis]]
-        violations = tuple(check(record))
-        results.append(ScenarioResult(
-            label or record.run_id, None, case=case, record=record,
-            mismatches=tuple(mismatches), violations=violations,
-            unexpected=tuple(sorted({v.invariant for v in violations})),
-            stored_row=dict(record.stored_row) if record.stored_row else None))
+        results.append(record_result(label or record.run_id, None, record, case=case,
+                                     mismatches=tuple(mismatches)))
     return results
 
 

@@ -67,3 +67,18 @@ def test_each_command_lists_its_exit_codes_in_its_help(command: str) -> None:
     codes = [int(line.split()[0]) for line in epilog.splitlines()[1:]
              if line[:6].strip().isdigit()]
     assert codes == list(COMMAND_EXIT_CODES[command])
+
+
+def test_an_out_that_cannot_be_written_is_said_and_the_rows_go_to_standard_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli.common import emit
+
+    target = tmp_path / "rows.csv"
+    target.mkdir()  # a directory: writing it fails
+    assert emit("run", "a,b\n", str(target), or_stdout=True) == 2
+    out, err = capsys.readouterr()
+    assert out == "a,b\n"
+    assert err.startswith(f"harness-lab run: cannot write --out {target}: ")
+    assert err.endswith("; the rows follow on standard output\n")
+    assert emit("schema", "{}\n", str(target)) == 2
+    assert capsys.readouterr().out == ""

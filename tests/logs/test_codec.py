@@ -7,6 +7,7 @@ import json
 
 from harness_lab.logs.codec import (
     record_from_data,
+    record_result,
     record_to_data,
     result_from_data,
     result_to_data,
@@ -74,3 +75,12 @@ def test_a_result_keeps_its_verdict_mismatches_violations_and_crash(library: Res
 def test_a_matrix_variant_is_read_from_the_scenario_name() -> None:
     assert variant_of("deadline-sweep[config.deadline_s=6.5]") == "config.deadline_s=6.5"
     assert variant_of("plain-name") is None
+
+
+def test_a_bare_record_is_judged_by_the_invariants_alone(library: ResultSet) -> None:
+    record = next(r.record for r in library if r.record is not None and r.ok)
+    sent_twice = dataclasses.replace(record, sse_events=record.sse_events * 2)
+    result = record_result("bare", None, sent_twice, case="x")
+    assert result.record is sent_twice and result.case == "x" and result.path is None
+    assert result.unexpected == ("sse_protocol",) and not result.ok
+    assert record_result("bare", None, record).ok

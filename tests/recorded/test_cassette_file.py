@@ -15,6 +15,7 @@ from harness_lab.recorded.cassette_file import (
     MAX_CASSETTE_BYTES,
     CassetteError,
     check_cassette,
+    nesting_problem,
     read_cassette,
     write_atomically,
 )
@@ -237,3 +238,12 @@ def test_a_replay_that_scrubs_a_secret_leaves_the_next_replay_the_recorded_reque
         assert ask().json() == {"n": 0}
         post({"a": 1})
     assert (scrubbed.played, plain.played, plain.misses) == (2, 2, [])
+
+
+def test_nesting_and_aliases_are_found_with_their_line_before_the_yaml_is_built() -> None:
+    assert nesting_problem("a: [1, {b: 2}]\n") is None
+    assert nesting_problem("a: &x 1\nb: *x\n") is None
+    assert nesting_problem("a: &x 1\nb: *x\n", aliases=False) == (
+        2, "YAML aliases are not accepted")
+    assert nesting_problem("\n" + "[" * 40 + "]" * 40 + "\n") == (
+        2, "nests deeper than 32 levels")

@@ -14,6 +14,7 @@ from harness_lab.store.errors import (
     event_row,
     event_values,
     invocation_row,
+    require_running,
 )
 from harness_lab.store.sql import trace_event
 from harness_lab.tools.records import CanonicalInvocation
@@ -87,3 +88,11 @@ def test_a_count_the_store_cannot_hold_becomes_an_empty_column() -> None:
 
     assert storable_int(2**63 - 1) == 2**63 - 1
     assert storable_int(2**63) is None
+
+
+def test_only_a_running_run_may_change() -> None:
+    require_running("r1", "RUNNING")
+    with pytest.raises(StoreError, match="run r1 has no diagnosis_run row"):
+        require_running("r1", None)
+    with pytest.raises(StoreError, match="run r1 is already SUCCESS, not RUNNING"):
+        require_running("r1", "SUCCESS")

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from harness_lab.terminal.console import UNBOUNDED, colour_wanted, width_of
+from harness_lab.terminal.console import UNBOUNDED, colour_wanted, cut, width_of
 
 
 class Tty(io.StringIO):
@@ -42,3 +42,8 @@ def test_columns_sets_the_width_and_a_pipe_without_it_is_unbounded(
     assert width_of(io.StringIO()) == UNBOUNDED
     monkeypatch.setenv("COLUMNS", "100")
     assert width_of(io.StringIO()) == 100
+
+
+def test_a_line_is_cut_to_the_width_ending_in_an_ellipsis() -> None:
+    assert cut("abcdef", 4) == "abc…"
+    assert cut("abcd", 4) == "abcd"
