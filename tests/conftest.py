@@ -43,10 +43,12 @@ def standard_tools(**overrides: Any) -> list[ScriptedTool]:
 
 def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
           router: Any = "DIAGNOSIS", guard: Any = "SUPPORTED", repair: Sequence[Any] = (),
-          config: HarnessConfig | None = None, **harness_kw: Any) -> Harness:
-    """A harness whose diagnosis model plays ``steps``."""
+          config: HarnessConfig | None = None, across_runs: bool = False,
+          **harness_kw: Any) -> Harness:
+    """A harness whose diagnosis model plays ``steps`` (through successive runs when
+    ``across_runs``, else from the top for each run)."""
     components = Components(
-        router=ScriptedRouter(router), model=ScriptedModel(steps),
+        router=ScriptedRouter(router), model=ScriptedModel(steps, across_runs=across_runs),
         guard=ScriptedSemanticGuard(guard), repair=ScriptedRepair(list(repair)),
         responder=ScriptedResponder(), retriever=ScriptedRetriever(),
         tools=standard_tools() if tools is None else tools)

@@ -157,14 +157,17 @@ class Scripted(Generic[Q, S]):
 
     A fake plays its script from the top for each run, as a test model of pydantic-ai does:
     a request of another run than the one before (its ``run_id``) rewinds it, so a
-    ``Harness`` built once can run again. Within one run, a script that runs out fails loudly.
+    ``Harness`` built once can run again; ``across_runs=True`` plays one script through
+    successive runs instead (a conversation scripted turn after turn). Within a run, a script
+    that runs out fails loudly.
     """
 
     __test__ = False
 
     def __init__(self, name: str, script: Script[S], latency_s: float | None = None,
-                 usage: TokenUsage | None = None) -> None:
+                 usage: TokenUsage | None = None, *, across_runs: bool = False) -> None:
         self.name = name
+        self.across_runs = across_runs
         self.script = script
         self.latency_s = check_seconds(name, "latency_s", latency_s)
         self.usage = check_usage(name, "usage", usage)
@@ -183,7 +186,7 @@ class Scripted(Generic[Q, S]):
 
     def _next(self, request: Q) -> S:
         run = getattr(request, "run_id", None)
-        if run:  # a request that does not know its run (an HTTP call without ids) continues
+        if run and not self.across_runs:  # a request without its run id continues the run
             if self._run is not None and run != self._run:
                 self.rewind()
             self._run = run
@@ -204,8 +207,9 @@ class ScriptedModel(Scripted[AgentRequest, Step]):
     """
 
     def __init__(self, steps: Sequence[Step], *, name: str = "ScriptedModel",
-                 latency_s: float | None = None, usage: TokenUsage | None = None) -> None:
-        super().__init__(name, Script(name, steps), latency_s, usage)
+                 latency_s: float | None = None, usage: TokenUsage | None = None,
+                 across_runs: bool = False) -> None:
+        super().__init__(name, Script(name, steps), latency_s, usage, across_runs=across_runs)
 
     def step(self, request: AgentRequest) -> ModelReply:
         """Record ``request`` and play the next step (ScriptExhausted after the last); the

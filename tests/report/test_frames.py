@@ -55,7 +55,7 @@ def four_harness(store: SqlRunStore) -> list[RunRecord]:
              call_tool("slow", {"service": "checkout"}),
              call_tool("logs", {"service": "checkout"})]
     harness = build(steps, tools=standard_tools(slow=slow),
-                    config=HarnessConfig(deadline_s=5.0), store=store)
+                    config=HarnessConfig(deadline_s=5.0), store=store, across_runs=True)
     records = [harness.run("why is checkout slow?"), harness.run("it is slow"),
                harness.run("slow?")]
     records.append(harness.run("slow?", disconnect_at=harness.env.now + 1.0))
