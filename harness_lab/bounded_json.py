@@ -23,7 +23,7 @@ from typing import Any
 
 from harness_lab.bounds import INT_MAX, INT_MIN
 
-__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "JsonInputError", "parse_json"]
+__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "InputError", "JsonInputError", "parse_json"]
 
 MAX_JSON_BYTES = 64 << 20
 """A JSON document (a log line, an export line, a mapping file) holds at most 64 MiB."""
@@ -36,8 +36,9 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
-class JsonInputError(ValueError):
-    """JSON from a user that this toolkit refuses: ``source``, ``line`` and why."""
+class InputError(ValueError):
+    """A file or text from a user that this toolkit refuses: ``source``, ``line`` (None when
+    the whole input is at fault) and why; its text is ``source:line: message``."""
 
     def __init__(self, source: str, line: int | None, message: str) -> None:
         where = source if line is None else f"{source}:{line}"
@@ -45,6 +46,10 @@ class JsonInputError(ValueError):
         self.source = source
         self.line = line
         self.message = message
+
+
+class JsonInputError(InputError):
+    """JSON from a user that this toolkit refuses."""
 
 
 class _Refused(ValueError):

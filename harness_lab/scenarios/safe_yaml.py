@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from harness_lab.bounded_json import InputError
 from harness_lab.scenarios.limits import INT_MAX, INT_MIN, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
 from harness_lab.yaml_lines import node_line
 
@@ -273,15 +274,8 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
         return data
 
 
-class YamlInputError(ValueError):
+class YamlInputError(InputError):
     """A YAML file from a user that this toolkit refuses: ``source``, ``line`` and why."""
-
-    def __init__(self, source: str, line: int | None, message: str) -> None:
-        where = source if line is None else f"{source}:{line}"
-        super().__init__(f"{where}: {message}")
-        self.source = source
-        self.line = line
-        self.message = message
 
 
 def load_yaml(path: Path, what: str = "a YAML file") -> tuple[yaml.Node | None, Any]:
