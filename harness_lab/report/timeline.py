@@ -59,8 +59,10 @@ _KIND_OF_EVENT: dict[TraceEventType, str] = {
 MARKERS: dict[str, dict[str, Any]] = {
     "client disconnect": {"marker": "X", "color": EVENT_COLORS["client_disconnect"], "s": 90},
     "user cancel": {"marker": "P", "color": EVENT_COLORS["user_cancel"], "s": 90},
-    "disconnect noticed": {"marker": "v", "color": EVENT_COLORS["client_disconnect"], "s": 55},
-    "cancel noticed": {"marker": "v", "color": EVENT_COLORS["user_cancel"], "s": 55},
+    "disconnect noticed": {"marker": "1", "color": EVENT_COLORS["client_disconnect"], "s": 90,
+                           "linewidths": 1.8},
+    "cancel noticed": {"marker": "1", "color": EVENT_COLORS["user_cancel"], "s": 90,
+                       "linewidths": 1.8},
     "timed out": {"marker": "D", "color": EVENT_COLORS["deadline"], "s": 45},
     "budget exhausted": {"marker": "v", "color": EVENT_COLORS["budget_exhausted"], "s": 70},
     "discarded late result": {"marker": "x", "color": EVENT_COLORS["discarded"], "s": 60,
