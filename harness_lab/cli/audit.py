@@ -23,19 +23,22 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         report = audit(args.source, read_mapping(args.mapping))
     except (SourceError, OSError, ValueError) as exc:
         return fail("audit", str(exc))
+    if not report.runs and not args.allow_empty:  # an empty export must not pass a CI gate
+        return fail("audit", f"{args.source}: holds no run to audit (--allow-empty accepts "
+                             "that)")
     if args.format == "json":
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
     shown = 0
     for run in report.runs:
-        if run.state == "unreadable":
-            print(f"{run.run_id}: unreadable: {run.note}")
-        for name, message in run.violations:
+        problems = ([f"unreadable: {run.note}"] if run.state == "unreadable" else []) + [
+            f"{name}: {message}" for name, message in run.violations]
+        for problem in problems:
             shown += 1
             if shown <= _SHOWN:
-                print(f"{run.run_id}: {name}: {message}")
+                print(f"{run.run_id}: {problem}")
     if shown > _SHOWN:
-        print(f"... and {shown - _SHOWN} more violation(s) (--format json lists them all)")
+        print(f"... and {shown - _SHOWN} more (--format json lists them all)")
     counts = report.counts()
     unchecked = sorted({n for r in report.runs for n in r.unchecked})
     parts = [f"{counts['runs']} run(s): {counts['checked']} checked, "
@@ -63,3 +66,6 @@ def register(sub: Any) -> None:
                    help="a JSON file naming the database's table and columns for ours")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="a source that holds no run passes (by default it is an error, so an "
+                        "empty export does not pass a CI gate)")

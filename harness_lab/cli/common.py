@@ -110,8 +110,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
                 "--run or both"},
     "audit": {0: "every run holds every invariant it could be checked on",
               1: "a run broke an invariant, or a run's rows could not be read",
-              2: "usage error: a source that cannot be read, or a mapping file that is not "
-                 "JSON"},
+              2: "usage error: a source that cannot be read or holds no run (unless "
+                 "--allow-empty), or a mapping file that is not JSON"},
     "calibrate": {0: "the block was written",
                   2: "the source cannot be read or holds no finished run"},
     "serve": {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
@@ -354,7 +354,9 @@ def read_mapping(path: str | None) -> dict[str, Any] | None:
     """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
     if path is None:
         return None
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    from harness_lab.bounded_json import parse_json
+
+    data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the mapping is not a JSON object")
     return data

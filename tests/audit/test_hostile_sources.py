@@ -97,3 +97,52 @@ def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path) -> Non
 def test_a_malformed_mapping_is_refused_naming_the_place(mapping: Any, message: str) -> None:
     with pytest.raises(SourceError, match=message):
         check_mapping(mapping)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"], ids=["empty", "blank lines"])
+def test_a_source_with_no_runs_fails_the_audit_unless_allowed(
+        tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    path = tmp_path / "export.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert main(["audit", str(path)]) == 2
+    assert f"{path}: holds no run to audit" in capsys.readouterr().err
+    assert main(["audit", str(path), "--allow-empty"]) == 0
+
+
+def test_a_log_with_only_its_header_fails_the_audit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    header = {"kind": "header", "format_version": 1, "toolkit_version": "0.1.0",
+              "command": ["harness-lab", "run"], "cwd": ".", "git_commit": None,
+              "python": "3.11", "platform": "linux", "started_at": "2026-01-01T00:00:00Z"}
+    path = tmp_path / "header-only.jsonl"
+    path.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    assert main(["audit", str(path)]) == 2
+    assert "holds no run to audit" in capsys.readouterr().err
+
+
+def test_unreadable_runs_are_listed_up_to_a_cap_and_then_counted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    lines = [{"table": "diagnosis_run", "run_id": f"r{i}", "status": "SUCCESS",
+              "termination_state": "SUCCESS",
+              "release_outcome": "NOT_AN_OUTCOME"} for i in range(500)]
+    path = _export(tmp_path / "export.jsonl", lines)
+    assert main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert sum(": unreadable: " in line for line in out) == 20
+    assert "... and 480 more (--format json lists them all)" in out
+
+
+def test_a_deeply_nested_mapping_file_is_refused_naming_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["audit", "sqlite:///nowhere.db", "--mapping", str(mapping)]) == 2
+    assert f"{mapping}: nested 100000 levels deep" in capsys.readouterr().err
