@@ -199,13 +199,11 @@ class GridPoint:
         sampled = (sampled_faults(self.stochastic, stream) if self.stochastic is not None
                    else None)
         plan = FaultPlan(sc.faults) if sc.faults else None
-        latency = SampleLatency(stream, self.samplers, self.defaults)
+        parts = RunParts(components, self.config, self._ledger,
+                         SampleLatency(stream, self.samplers, self.defaults),
+                         interceptor=sampled)
         if plan is not None:
-            config = plan.configure(self.config, list(components.tools))
-            parts = plan.parts(components, config, self._ledger, latency, sampled)
-        else:
-            parts = RunParts(components, self.config, self._ledger, latency,
-                             interceptor=sampled)
+            parts = plan.applied_to(parts)
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
         if not restart_clock(harness.env):
