@@ -29,8 +29,9 @@ from harness_lab.ports import (
     RouteRequest,
     ToolInput,
 )
-from harness_lab.states import IntentType
+from harness_lab.states import IntentType, InvocationStatus
 from harness_lab.tools.ledger import InvocationLedger
+from harness_lab.tools.records import CanonicalInvocation
 
 
 class Log:
@@ -131,7 +132,8 @@ def test_the_ledger_keeps_what_every_interceptor_lets_through() -> None:
     both = compose(Log("outer", seen), Refuses("inner", seen))
     assert both is not None
     kept = intercepted_ledger(ledger, both)
-    record: Any = object()
+    record = CanonicalInvocation("run-1-inv-1", "run-1", 0, "logs", {}, "{}",
+                                 InvocationStatus.PROJECTING, 0.0)
     assert kept.begin(record) is False
     assert kept.complete(record) is True
     assert seen == ["outer:begin", "outer:complete"]
