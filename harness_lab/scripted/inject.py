@@ -233,8 +233,7 @@ class FaultPlan:
                     raise ProviderError("semantic guard unavailable (injected)",
                                         latency_s=spike or 0.0)
                 return GuardReply(False, "unsupported (injected)", latency_s=spike)
-        reply: GuardReply = _spiked(proceed, request, spike)
-        return reply
+        return _spiked(proceed, request, spike)
 
     def _invoke(self, tool: str, request: Any, proceed: Proceed) -> ToolOutput:
         n = self.count(f"tool:{tool}")
