@@ -81,11 +81,11 @@ class Harness:
     """One harness instance: a store, a simpy environment and the parts of its next run.
 
     Every run is bound to its own :class:`RunParts` when it is submitted: ``parts`` (built
-    from the constructor's components, configuration, ledger, latency model, probe and send
-    hook) unless ``submit`` is given others, so runs with different parts may share the
-    environment. ``capacity`` limits concurrent calls per call kind across every run of the
-    environment (a provider's concurrency as a ``simpy.Resource``). Compiled with the run
-    core, it can still be subclassed (a subclass's methods are interpreted).
+    from the constructor's components, configuration, ledger, latency model, probe, send hook
+    and interceptor) unless ``submit`` is given others, so runs with different parts may
+    share the environment. ``capacity`` limits concurrent calls per call kind across every
+    run of the environment (a provider's concurrency as a ``simpy.Resource``). Compiled with
+    the run core, it can still be subclassed (a subclass's methods are interpreted).
     """
 
     def __init__(self, components: Components, config: HarnessConfig | None = None, *,
@@ -93,7 +93,8 @@ class Harness:
                  probe: BoundaryProbe | None = None, latency: LatencyModel | None = None,
                  capacity: dict[CallKind, int] | None = None,
                  ledger: Ledger | None = None,
-                 before_send: SendHook | None = None) -> None:
+                 before_send: SendHook | None = None,
+                 interceptor: Interceptor | None = None) -> None:
         if store is None:
             from harness_lab.store.sql import SqlRunStore
 
@@ -102,7 +103,7 @@ class Harness:
         self.store = store
         self.parts = RunParts(components, config if config is not None else HarnessConfig(),
                               ledger if ledger is not None else InvocationLedger(), latency,
-                              probe, before_send)
+                              probe, before_send, interceptor)
         resources = ({k: simpy.Resource(self.env, n) for k, n in capacity.items()}
                      if capacity else None)
         self.app = ChatApplication(store, capacity=resources)

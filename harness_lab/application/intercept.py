@@ -125,40 +125,32 @@ class _Adapter:
 
 class _Router(_Adapter):
     def route(self, request: RouteRequest) -> RouteReply:
-        reply: RouteReply = self.via.call(CallKind.ROUTER, "router", request, self.inner.route)
-        return reply
+        return self.via.call(CallKind.ROUTER, "router", request, self.inner.route)
 
 
 class _Model(_Adapter):
     def step(self, request: AgentRequest) -> ModelReply:
-        reply: ModelReply = self.via.call(CallKind.MODEL, "model", request, self.inner.step)
-        return reply
+        return self.via.call(CallKind.MODEL, "model", request, self.inner.step)
 
 
 class _Guard(_Adapter):
     def judge(self, request: GuardRequest) -> GuardReply:
-        reply: GuardReply = self.via.call(CallKind.GUARD, "guard", request, self.inner.judge)
-        return reply
+        return self.via.call(CallKind.GUARD, "guard", request, self.inner.judge)
 
 
 class _Repair(_Adapter):
     def repair(self, request: RepairRequest) -> ModelReply:
-        reply: ModelReply = self.via.call(CallKind.REPAIR, "repair", request, self.inner.repair)
-        return reply
+        return self.via.call(CallKind.REPAIR, "repair", request, self.inner.repair)
 
 
 class _Responder(_Adapter):
     def answer(self, request: AnswerRequest) -> AnswerReply:
-        reply: AnswerReply = self.via.call(CallKind.RESPONDER, "responder", request,
-                                           self.inner.answer)
-        return reply
+        return self.via.call(CallKind.RESPONDER, "responder", request, self.inner.answer)
 
 
 class _Retriever(_Adapter):
     def retrieve(self, request: RetrievalRequest) -> RetrievalReply:
-        reply: RetrievalReply = self.via.call(CallKind.RETRIEVER, "retriever", request,
-                                              self.inner.retrieve)
-        return reply
+        return self.via.call(CallKind.RETRIEVER, "retriever", request, self.inner.retrieve)
 
 
 class _Tool(_Adapter):
@@ -174,8 +166,7 @@ class _Tool(_Adapter):
         return self.via.validate(self.name, scope, self.inner.validate)
 
     def invoke(self, request: ToolInput) -> ToolOutput:
-        output: ToolOutput = self.via.call(CallKind.TOOL, self.name, request, self.inner.invoke)
-        return output
+        return self.via.call(CallKind.TOOL, self.name, request, self.inner.invoke)
 
 
 class _Ledger(_Adapter):

@@ -2,9 +2,9 @@
 
 A :class:`RunSource` makes, for each run, the :class:`~harness_lab.application.parts.RunParts`
 it is submitted with: components, configuration, a fresh invocation ledger and the latency
-model. Scripted fakes keep state per run
-(a script's position, what they were asked), so each run gets fresh ones; the HTTP adapters'
-one ``httpx`` client is shared, as it is thread-safe and pools connections.
+model. Scripted fakes keep state per run (a script's position, what they were asked), so each
+run gets fresh ones; the HTTP adapters' one ``httpx`` client is shared, as it is thread-safe
+and pools connections.
 """
 
 from __future__ import annotations

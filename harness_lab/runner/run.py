@@ -310,13 +310,11 @@ class ScenarioRun:
 
 def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
             parts: RunParts) -> RunHandle:
-    """Submit one run with ``parts``; with a fault plan, the plan's configuration and parts,
-    and its timed faults scheduled."""
+    """Submit one run with ``parts``, or with its fault plan applied to them (and the plan's
+    timed faults scheduled)."""
     if plan is None:
         return harness.submit(query, session, parts=parts)
-    config = plan.configure(parts.config, list(parts.components.tools))
-    handle = harness.submit(query, session, parts=plan.parts(parts.components, config,
-                                                             parts.ledger, parts.latency))
+    handle = harness.submit(query, session, parts=plan.applied_to(parts))
     plan.arm(harness, handle)
     return handle
 

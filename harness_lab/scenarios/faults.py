@@ -307,24 +307,12 @@ def start_configuration(faults: Sequence[Any], tools: Iterable[str]) -> StartCon
     """The configuration changes of ``faults`` for a run with these ``tools``; a READ_ONLY
     rejection of a tool the run does not have changes nothing (and does not fire)."""
     names = set(tools)
-    deadline: float | None = None
-    exhausted: list[str] = []
-    unauthorized: set[str] = set()
-    writable: set[str] = set()
-    applied: list[int] = []
-    for i, f in enumerate(faults):
-        if not from_start(f):
-            continue
-        if isinstance(f, Deadline):
-            deadline = f.at_s
-        elif isinstance(f, BudgetExhausted):
-            exhausted.append(f.budget)
-        elif f.reason == "AUTH":
-            unauthorized.add(f.tool)
-        elif f.tool in names:
-            writable.add(f.tool)
-        else:
-            continue
-        applied.append(i)
-    return StartConfiguration(deadline, tuple(exhausted), frozenset(unauthorized),
-                              frozenset(writable), tuple(applied))
+    held = [(i, f) for i, f in enumerate(faults) if from_start(f) and not (
+        isinstance(f, ToolRejection) and f.reason == "READ_ONLY" and f.tool not in names)]
+    deadlines = [f.at_s for _, f in held if isinstance(f, Deadline)]
+    rejected = [f for _, f in held if isinstance(f, ToolRejection)]
+    return StartConfiguration(
+        deadlines[-1] if deadlines else None,
+        tuple(f.budget for _, f in held if isinstance(f, BudgetExhausted)),
+        frozenset(f.tool for f in rejected if f.reason == "AUTH"),
+        frozenset(f.tool for f in rejected if f.reason == "READ_ONLY"), tuple(i for i, _ in held))

@@ -11,18 +11,16 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.application.components import Components
-from harness_lab.application.intercept import Interceptor, Proceed, compose
+from harness_lab.application.intercept import Proceed, compose
 from harness_lab.application.live import LiveRun
 from harness_lab.application.parts import RunParts
-from harness_lab.core.context import Boundary, LatencyModel, RunContext
+from harness_lab.core.context import Boundary, RunContext
 from harness_lab.errors import ProcessCrash, ProviderError, ToolExecutionError
 from harness_lab.ports import AgentRequest, CallKind, GuardReply, ModelReply, ToolOutput
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.faults import StartConfiguration, describe, start_configuration
 from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
-from harness_lab.tools.ledger import Ledger
 from harness_lab.tools.records import CanonicalInvocation
 
 if TYPE_CHECKING:
@@ -107,12 +105,13 @@ class FaultPlan:
                                                                      tools))
         return config.with_(**changes) if changes else config
 
-    def parts(self, components: Components, config: HarnessConfig, ledger: Ledger,
-              latency: LatencyModel | None, inner: Interceptor | None = None) -> RunParts:
-        """The run's parts: the plan is their probe, send hook and interceptor (around
-        ``inner``, when given); ``config`` is the run's (see :meth:`configure`)."""
-        return RunParts(components, config, ledger, latency, probe=self,
-                        before_send=self.before_send, interceptor=compose(self, inner))
+    def applied_to(self, parts: RunParts) -> RunParts:
+        """``parts`` with this plan applied: their configuration as :meth:`configure` makes it
+        (for their tools), the plan as their probe and send hook, and as their interceptor
+        (around theirs, when they have one)."""
+        config = self.configure(parts.config, list(parts.components.tools))
+        return parts.with_(config=config, probe=self, before_send=self.before_send,
+                           interceptor=compose(self, parts.interceptor))
 
     def arm(self, harness: Harness, handle: RunHandle) -> None:
         """Schedule the timed faults of the submitted run ``handle``."""
@@ -234,8 +233,7 @@ class FaultPlan:
                     raise ProviderError("semantic guard unavailable (injected)",
                                         latency_s=spike or 0.0)
                 return GuardReply(False, "unsupported (injected)", latency_s=spike)
-        reply: GuardReply = _spiked(proceed, request, spike)
-        return reply
+        return _spiked(proceed, request, spike)
 
     def _invoke(self, tool: str, request: Any, proceed: Proceed) -> ToolOutput:
         n = self.count(f"tool:{tool}")

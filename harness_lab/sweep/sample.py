@@ -16,7 +16,6 @@ from typing import Any
 import simpy
 
 from harness_lab.application.components import Components
-from harness_lab.application.parts import RunParts
 from harness_lab.core.stepping import restart_clock, run_to_idle
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import value_class
@@ -134,15 +133,25 @@ class GridPoint:
                          if block is not None else {})
         self.stochastic = block.faults if block is not None else None
         self.store: RunStore = store if store is not None else NullRunStore()
+        # one stream, restarted for each sample, which the latency model and the sampled
+        # faults draw from: the harness's parts serve every sample of the grid point
+        self._stream = SampleStream(seed, index, 0)
         self._harness: Harness | None = None
         self._ledger = InvocationLedger()
         self._built: Components | None = None
         self._rewinds: list[Callable[[], None]] | None = None
 
     def harness(self) -> Harness:
-        """The harness this grid point's samples share (one simpy environment)."""
+        """The harness this grid point's samples share (one simpy environment), its parts
+        those of every sample: the components, this point's configuration, latency model
+        and sampled faults."""
         if self._harness is None:
-            self._harness = Harness(self._components(), self.config, store=self.store)
+            stream = self._stream
+            self._harness = Harness(
+                self._components(), self.config, store=self.store, ledger=self._ledger,
+                latency=SampleLatency(stream, self.samplers, self.defaults),
+                interceptor=(sampled_faults(self.stochastic, stream)
+                             if self.stochastic is not None else None))
         return self._harness
 
     def _components(self) -> Components:
@@ -194,18 +203,13 @@ class GridPoint:
     def _play(self, sample: int) -> RunRecord:
         sc = self.scenario
         harness = self.harness()
-        stream = SampleStream(self.seed, self.index, sample)
+        stream = self._stream
+        stream.restart(sample)
         components = self._components()
-        sampled = (sampled_faults(self.stochastic, stream) if self.stochastic is not None
-                   else None)
+        if harness.parts.components is not components:  # built afresh: one cannot rewind
+            harness.parts = harness.parts.with_(components=components)
         plan = FaultPlan(sc.faults) if sc.faults else None
-        latency = SampleLatency(stream, self.samplers, self.defaults)
-        if plan is not None:
-            config = plan.configure(self.config, list(components.tools))
-            parts = plan.parts(components, config, self._ledger, latency, sampled)
-        else:
-            parts = RunParts(components, self.config, self._ledger, latency,
-                             interceptor=sampled)
+        parts = plan.applied_to(harness.parts) if plan is not None else None
         # each sample starts at virtual time 0 on its own clock, so its floating-point
         # timings do not depend on which samples ran before it in the same worker
         if not restart_clock(harness.env):

@@ -51,8 +51,9 @@ def sample_rng(seed: int, grid_index: int, sample_index: int) -> random.Random:
 class SampleStream:
     """One sample's random stream, its generator made on the first draw.
 
-    ``SampleStream(seed, grid, sample)`` gives :func:`sample_rng`'s stream of that sample;
-    :meth:`wrapping` adopts a generator that already exists (the load model shares one).
+    ``SampleStream(seed, grid, sample)`` gives :func:`sample_rng`'s stream of that sample
+    (and :meth:`restart` another sample's); :meth:`wrapping` adopts a generator that already
+    exists (the load model shares one).
     """
 
     __slots__ = ("_seed", "_grid", "_sample", "_rng")
@@ -62,6 +63,12 @@ class SampleStream:
         self._grid = grid_index
         self._sample = sample_index
         self._rng: random.Random | None = None
+
+    def restart(self, sample_index: int) -> None:
+        """Become the stream of sample ``sample_index`` (the same seed and grid point), from
+        its first draw: what ``SampleStream(seed, grid_index, sample_index)`` gives."""
+        self._sample = sample_index
+        self._rng = None
 
     @classmethod
     def wrapping(cls, rng: random.Random) -> SampleStream:

@@ -49,27 +49,26 @@ def test_configuring_applies_the_faults_holding_from_the_start_and_fires_them() 
     assert [i for i, _ in p.unfired()] == [3]  # the cancel waits for its time
 
 
-def test_a_plan_composed_with_sampled_faults_sees_each_call_first() -> None:
-    p = plan({"kind": "provider_error", "call": "guard", "n": 1})
+def test_a_plan_applied_to_parts_with_sampled_faults_sees_each_call_first() -> None:
+    p = plan({"kind": "provider_error", "call": "guard", "n": 1},
+             {"kind": "deadline", "at_s": 2.0})
     stream = SampleStream(0, 0, 0)
     sampled = sampled_faults(StochasticFaults(provider_error_p={"guard": 0.5}), stream)
-    h = build([])
-    parts = p.parts(h.parts.components, h.config, h.parts.ledger, None, sampled)
-    assert parts.interceptor is not None and parts.probe is p
+    parts = p.applied_to(build([]).parts.with_(interceptor=sampled))
+    assert parts.probe is p and parts.config.deadline_s == 2.0
+    assert parts.interceptor is not None
     with pytest.raises(ProviderError, match="injected"):
         parts.interceptor.call(CallKind.GUARD, "guard", None, lambda r: r)
     assert not stream.seeded  # the plan's fault answered before the draw
 
 
-def test_a_run_submitted_with_the_plans_parts_plays_its_faults() -> None:
+def test_a_run_submitted_with_the_plan_applied_plays_its_faults() -> None:
     p = plan({"kind": "router_unavailable"})
     h: Harness = build([])
-    components = h.parts.components
-    config = p.configure(h.config, list(components.tools))
-    handle = h.submit("why?", parts=p.parts(components, config, h.parts.ledger, None))
+    handle = h.submit("why?", parts=p.applied_to(h.parts))
     p.arm(h, handle)
     h.run_all()
     assert handle.record.run_state is RunState.FAILED
-    assert components.router.requests == []  # type: ignore[attr-defined]
+    assert h.parts.components.router.requests == []  # type: ignore[attr-defined]
     assert len(p.requests[CallKind.ROUTER]) == 1
     assert p.unfired() == []

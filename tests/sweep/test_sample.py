@@ -27,6 +27,14 @@ def test_a_sample_played_after_others_keeps_the_whole_record_of_a_fresh_one(
     assert shared.record(11).to_dict() == GridPoint(sweep_data, 0, 3).record(11).to_dict()
 
 
+def test_components_built_afresh_for_a_sample_are_the_ones_its_run_calls(
+        sweep_data: dict[str, Any]) -> None:
+    shared = GridPoint(sweep_data, 0, 3)
+    shared.run(0)
+    shared._rewinds = None  # as for components that cannot be rewound: the next builds anew
+    assert shared.run(1) == GridPoint(sweep_data, 0, 3).run(1)
+
+
 FAULTS = {
     "sampled faults": [],
     "an injected model error": [{"kind": "provider_error", "call": "model", "n": 2}],

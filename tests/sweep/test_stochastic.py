@@ -77,6 +77,15 @@ def test_a_stream_is_seeded_only_when_something_draws_from_it() -> None:
     assert stream.seeded
 
 
+def test_a_restarted_stream_draws_what_the_generator_of_its_new_sample_draws() -> None:
+    stream = SampleStream(4, 2, 0)
+    stream.random()
+    stream.restart(9)
+    assert not stream.seeded
+    reference = sample_rng(4, 2, 9)
+    assert [stream.random(), stream.random()] == [reference.random(), reference.random()]
+
+
 def test_a_wrapping_stream_draws_from_the_generator_it_was_given() -> None:
     stream = SampleStream.wrapping(random.Random(3))
     assert stream.seeded
