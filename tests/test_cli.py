@@ -235,6 +235,7 @@ def test_an_empty_directory_exits_five(tmp_path: Path, command: str,
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_a_closed_standard_output_ends_show_quietly() -> None:
     path = ROOT / "scenarios" / "outcomes" / "saturated-progress.yaml"
     proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "show", str(path)],
@@ -282,6 +283,7 @@ def _cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
                           env={**base, "HARNESS_LAB_PURE": "1", **(env or {})})
 
 
+@pytest.mark.slow
 def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
         library: Path) -> None:
     (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
@@ -298,6 +300,7 @@ def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
     assert "intent left out at this width" in lines[7]
 
 
+@pytest.mark.slow
 def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_difference(
         library: Path) -> None:
     (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
@@ -308,6 +311,7 @@ def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_differe
     assert summary[1].startswith("2 scenario run(s), 1 ok, 1 failed in ")
 
 
+@pytest.mark.slow
 def test_run_is_coloured_only_when_asked_or_on_a_terminal(library: Path) -> None:
     assert "\x1b[" not in _cli("run", str(library)).stdout
     assert "\x1b[" in _cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
@@ -339,6 +343,7 @@ def _on_a_terminal(*args: str, quiet: bool = False) -> str:
     return drawn.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_run_draws_a_progress_bar_counting_runs_on_a_terminal_only(library: Path) -> None:
     (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
     drawn = _on_a_terminal("run", str(library))
@@ -416,6 +421,7 @@ def test_show_takes_a_directory(library: Path, capsys: pytest.CaptureFixture[str
     assert "== good:" in out and "== wrong:" in out
 
 
+@pytest.mark.slow
 def test_show_lines_fit_the_columns() -> None:
     proc = _cli("show", "scenarios/outcomes/conclusion-guards-pass.yaml",
                 env={"COLUMNS": "100"})
@@ -474,6 +480,7 @@ def test_a_missing_optional_package_is_one_line_naming_the_extra(
                    "install it with: pip install 'harness_lab[dask]'\n")
 
 
+@pytest.mark.slow
 def test_explore_lines_fit_a_hundred_columns() -> None:
     proc = _cli("explore", "--fault", "crash,deadline",
                 "scenarios/outcomes/conclusion-guards-pass.yaml", env={"COLUMNS": "100"})
@@ -510,6 +517,7 @@ def test_validate_takes_a_file_with_a_variant_as_its_file(
     assert "2 scenario(s) valid" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_sweep_and_report_draw_progress_on_a_terminal(library: Path, tmp_path: Path) -> None:
     canonical = str(ROOT / "benchmarks" / "canonical.yaml")
     assert "sweep chunks" in _on_a_terminal("sweep", canonical, "--samples", "400")
@@ -554,6 +562,7 @@ def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> N
     assert too_wide == {}
 
 
+@pytest.mark.slow
 def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
         library: Path) -> None:
     from harness_lab.report.palette import OUTCOME_COLORS
@@ -564,6 +573,7 @@ def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
     assert f"\x1b[38;2;{rgb}mFALLBACK" in out
 
 
+@pytest.mark.slow
 def test_a_closed_standard_output_ends_run_with_141_and_no_traceback(library: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "run", str(library)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
