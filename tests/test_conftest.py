@@ -1,16 +1,20 @@
 """The rules of the whole test run (the root ``conftest.py``) hold in one process and across
-pytest-xdist's workers: under CI a skipped test fails the run and is named."""
+pytest-xdist's workers: under CI a skipped test fails the run and is named. The layers of
+``tests/conftest.py`` follow the fixtures a test uses, with the markers ``pyproject.toml``
+registers."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.slow  # each test runs a pytest session in a fresh interpreter
 
-ROOT_CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
+ROOT = Path(__file__).resolve().parent.parent
+ROOT_CONFTEST = ROOT / "conftest.py"
+TESTS_CONFTEST = ROOT / "tests" / "conftest.py"
 
 SUITE = """
 import os
@@ -47,6 +51,7 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     return pytester
 
 
+@pytest.mark.slow  # a pytest session in a fresh interpreter
 @pytest.mark.parametrize("workers", WORKERS)
 def test_under_ci_a_skipped_test_fails_the_run_and_is_named(
         suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]) -> None:
@@ -59,6 +64,7 @@ def test_under_ci_a_skipped_test_fails_the_run_and_is_named(
         "*test_suite.py::test_that_skips: needs a program this machine lacks"])
 
 
+@pytest.mark.slow  # a pytest session in a fresh interpreter
 @pytest.mark.parametrize("workers", WORKERS)
 def test_outside_ci_a_skipped_test_passes_the_run_unnamed(
         suite: pytest.Pytester, workers: list[str]) -> None:
@@ -66,3 +72,72 @@ def test_outside_ci_a_skipped_test_passes_the_run_unnamed(
     result.assert_outcomes(passed=2, skipped=1)
     assert result.ret == 0
     assert "CI:" not in result.stdout.str()
+
+
+LAYERED = """
+import pytest
+
+
+@pytest.fixture
+def browser() -> None:
+    pass
+
+
+@pytest.fixture
+def page(browser: None) -> None:
+    pass
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    return "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def test_of_a_rule() -> None:
+    pass
+
+
+def test_of_a_page(page: None) -> None:
+    pass
+
+
+def test_on_postgresql(postgres_url: str) -> None:
+    pass
+
+
+@pytest.mark.notebook
+def test_of_a_notebook() -> None:
+    pass
+
+
+@pytest.mark.live
+def test_of_serve() -> None:
+    pass
+"""
+
+
+@pytest.fixture
+def layered(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A directory with the suite's conftest.py, the markers pyproject.toml registers and a
+    test file whose tests use the browser (through another fixture) and PostgreSQL
+    fixtures, or are marked notebook or live."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = options["tool"]["pytest"]["ini_options"]["markers"]
+    pytester.makeini("[pytest]\nmarkers =\n" + "".join(f"    {m}\n" for m in markers))
+    pytester.makeconftest(TESTS_CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_layers=LAYERED)
+    return pytester
+
+
+LAYERS = {"browser", "postgres", "live", "notebook", "slow"}
+
+
+def test_a_tests_fixtures_and_markers_put_it_in_its_layers(layered: pytest.Pytester) -> None:
+    items, _ = layered.inline_genitems("--strict-markers")
+    assert {item.name: {m.name for m in item.iter_markers()} & LAYERS for item in items} == {
+        "test_of_a_rule": set(),
+        "test_of_a_page": {"browser", "slow"},
+        "test_on_postgresql": {"postgres", "slow"},
+        "test_of_a_notebook": {"notebook", "slow"},
+        "test_of_serve": {"live"},
+    }
