@@ -1,4 +1,5 @@
-"""Shared builders: a harness on scripted fakes, with every default overridable."""
+"""Shared builders: a harness on scripted fakes, with every default overridable; and the
+layers of the suite, told from the fixtures each test uses (markers in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,27 @@ def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
         responder=ScriptedResponder(), retriever=ScriptedRetriever(),
         tools=standard_tools() if tools is None else tools)
     return Harness(components, config, **harness_kw)
+
+
+LAYER_OF_FIXTURE = {"browser": "browser", "postgres_url": "postgres"}
+"""A test that uses one of these fixtures, itself or through another, is in its layer."""
+
+OUTSIDE_THE_QUICK_LAYER = ("browser", "postgres", "notebook")
+"""Layers whose tests are ``slow`` too: each starts a program besides Python (a browser, a
+database server, a notebook kernel), one a developer may not have installed."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the layers of the fixtures it uses, and as ``slow`` when one of
+    its layers is outside the quick layer."""
+    for item in items:
+        for name in getattr(item, "fixturenames", ()):
+            if name in LAYER_OF_FIXTURE:
+                item.add_marker(LAYER_OF_FIXTURE[name])
+        if (any(item.get_closest_marker(layer) for layer in OUTSIDE_THE_QUICK_LAYER)
+                and item.get_closest_marker("slow") is None):
+            item.add_marker("slow")
 
 
 @pytest.fixture(autouse=True, scope="session")

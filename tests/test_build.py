@@ -32,6 +32,7 @@ def test_the_build_options_keep_third_party_types_out_of_the_check() -> None:
     assert "--no-site-packages" in _build_options()
 
 
+@pytest.mark.slow
 def test_the_compiled_modules_type_check_with_the_builds_options() -> None:
     pytest.importorskip("mypy")
     paths = [name.replace(".", "/") + ".py" for name in compiled_module_names()]
@@ -40,6 +41,7 @@ def test_the_compiled_modules_type_check_with_the_builds_options() -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_the_whole_package_type_checks_with_the_projects_own_settings(tmp_path: Path) -> None:
     # pyproject.toml's [tool.mypy]: the pydantic plugin and the installed packages' own types
     pytest.importorskip("mypy")

@@ -41,7 +41,8 @@ def test_no_notebook_output_is_committed(path: Path) -> None:
                for c in nb.cells if c.cell_type == "code")
 
 
-@pytest.fixture(scope="module", params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.fixture(scope="module", params=[pytest.param(p, id=p.stem, marks=pytest.mark.notebook)
+                                        for p in NOTEBOOKS])
 def executed(request: pytest.FixtureRequest) -> tuple[str, list[dict[str, Any]]]:
     """A notebook executed from a clean kernel: its name and every code cell's outputs."""
     path: Path = request.param

@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from harness_lab.parent_watch import PARENT_ENV, watch_parent_named_in, watched_by_this_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +40,8 @@ def _gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_a_serve_started_by_conform_ends_when_conform_is_killed(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", _PARENT, str(SCENARIO), str(tmp_path)],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)

@@ -66,6 +66,7 @@ def test_a_seeded_defect_flags_rows_exits_1_and_writes_failing_scenarios(
     assert results and not any(r.ok for r in results)
 
 
+@pytest.mark.slow
 def test_the_heatmap_option_writes_a_png(tmp_path: Path) -> None:
     png = tmp_path / "heatmap.png"
     assert main(["explore", str(REPORT), "--heatmap", str(png)]) == 0

@@ -231,6 +231,7 @@ def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(
     assert "intent left out at this width" in lines[7]
 
 
+@pytest.mark.slow
 def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_difference(
         library: Path) -> None:
     (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
@@ -241,6 +242,7 @@ def test_run_ends_with_one_summary_line_per_failure_naming_file_line_and_differe
     assert summary[1].startswith("2 scenario run(s), 1 ok, 1 failed in ")
 
 
+@pytest.mark.slow
 def test_run_is_coloured_only_when_asked_or_on_a_terminal(library: Path) -> None:
     assert "\x1b[" not in run_cli("run", str(library)).stdout
     assert "\x1b[" in run_cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
@@ -325,6 +327,7 @@ def test_show_takes_a_directory(library: Path, capsys: pytest.CaptureFixture[str
     assert "== good:" in out and "== wrong:" in out
 
 
+@pytest.mark.slow
 def test_show_lines_fit_the_columns() -> None:
     proc = run_cli("show", "scenarios/outcomes/conclusion-guards-pass.yaml",
                 env={"COLUMNS": "100"})

@@ -18,6 +18,8 @@ from tests.postgres import postgres_url
 
 __all__ = ["postgres_url"]
 
+pytestmark = pytest.mark.live
+
 
 def serve(*args: str) -> subprocess.CompletedProcess[str]:
     """``harness-lab serve ARGS`` run to its end (only refusals end on their own)."""
@@ -36,18 +38,21 @@ def test_serve_help_describes_every_option_and_the_exit_codes() -> None:
     assert "exit codes:" in done.stdout and "  2    usage error" in done.stdout
 
 
+@pytest.mark.slow
 def test_serve_without_providers_says_how_to_give_them() -> None:
     done = serve()
     assert done.returncode == 2
     assert "--scenario FILE" in done.stderr and "--provider-url URL" in done.stderr
 
 
+@pytest.mark.slow
 def test_serve_with_a_scenario_that_is_not_there_names_the_file() -> None:
     done = serve("--scenario", "no/such.yaml")
     assert done.returncode == 2
     assert "no/such.yaml" in done.stderr
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_database_in_a_missing_directory_before_serving(tmp_path: Path
                                                                        ) -> None:
     done = serve("--scenario", str(GUARDS_PASS), "--db", str(tmp_path / "nope" / "runs.db"))
@@ -56,6 +61,7 @@ def test_serve_refuses_a_database_in_a_missing_directory_before_serving(tmp_path
     assert not (tmp_path / "nope").exists()
 
 
+@pytest.mark.slow
 def test_serve_refuses_an_address_already_in_use(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -78,6 +84,7 @@ def test_serve_without_the_live_extra_names_the_extra_to_install(tmp_path: Path)
     assert "pip install 'harness_lab[live]'" in done.stderr
 
 
+@pytest.mark.slow
 def test_serve_stops_on_an_interrupt_with_exit_0() -> None:
     with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01") as served:
         assert httpx.get(f"{served.url}/healthz").status_code == 200
@@ -111,6 +118,7 @@ def test_serve_with_a_postgresql_url_stores_runs_there(empty_postgres: str) -> N
     assert trace[-1]["type"] == "RUN_FINISHED"
 
 
+@pytest.mark.slow
 def test_serve_stops_on_sigterm_with_exit_0_and_ends_the_runs_in_flight() -> None:
     with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1") as served:
         with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
@@ -130,6 +138,7 @@ def test_serve_stops_on_sigterm_with_exit_0_and_ends_the_runs_in_flight() -> Non
 NOTICE = GUARDS_PASS.parents[1] / "policy" / "user-cancel-notice.yaml"
 
 
+@pytest.mark.slow
 def test_serve_plays_the_chosen_variant_of_a_matrix_file() -> None:
     with serving("--scenario", str(NOTICE), "--variant", "silent",
                  "--time-scale", "0.2") as served:
@@ -144,6 +153,7 @@ def test_serve_plays_the_chosen_variant_of_a_matrix_file() -> None:
     assert "failure" not in [e["kind"] for e in parse_sse(seen)]  # silent: the stream just ends
 
 
+@pytest.mark.slow
 def test_serve_with_an_unknown_variant_lists_the_files_variants() -> None:
     done = serve("--scenario", str(NOTICE), "--variant", "loud")
     assert done.returncode == 2

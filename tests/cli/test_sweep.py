@@ -163,6 +163,7 @@ def test_a_database_the_sweep_cannot_write_is_refused_in_one_line_before_any_sam
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_sweep_that_loses_samples_to_a_killed_worker_exits_1_saying_how_many(
         sweep_file: Path) -> None:
     import os
@@ -214,6 +215,7 @@ def test_runs_the_database_refuses_are_counted_and_the_sweep_exits_1(
     assert len(read_runs(f"sqlite:///{db}")) == 6  # the other runs are all stored
 
 
+@pytest.mark.slow
 def test_more_workers_than_cores_print_a_note(sweep_file: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     from harness_lab.sweep.engine import available_cores

@@ -38,6 +38,7 @@ def test_a_directory_explores_every_explorable_file_and_lists_the_others_with_wh
     assert explored.files == 4
 
 
+@pytest.mark.slow
 def test_the_library_judges_each_base_as_exploring_it_alone_does(library: Path) -> None:
     together = explore_library([library / "report.yaml", library / "more"],
                                faults={"deadline", "crash"}, workers=2)

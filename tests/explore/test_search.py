@@ -40,6 +40,7 @@ def test_every_generated_fault_is_one_of_the_format_kinds(fault: dict[str, Any])
     assert fault["kind"] in FAULT_KINDS
 
 
+@pytest.mark.slow
 def test_the_harness_without_defects_keeps_the_property_on_150_examples() -> None:
     result = search(max_examples=150)
     assert result.found is False
@@ -54,6 +55,7 @@ DEFECT_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("defect", "invariant"), DEFECT_CASES,
                          ids=[d.value for d, _ in DEFECT_CASES])
 def test_the_search_finds_each_seeded_defect_and_its_reproducer_fails_under_run(

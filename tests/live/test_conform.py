@@ -23,6 +23,8 @@ HANDFUL = ["paths/diagnosis.yaml", "faults/client-disconnect-at.yaml",
            "faults/crash-after-tool.yaml"]
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_conform_serve_passes_a_handful_and_prints_the_parity(
         capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["conform", "--serve", *(str(SCENARIOS / p) for p in HANDFUL)])
@@ -33,6 +35,8 @@ def test_conform_serve_passes_a_handful_and_prints_the_parity(
     assert "the host process dying mid-run is simulated" in out
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_conform_serve_on_postgresql_stores_and_checks_the_run(
         postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["conform", "--serve", "--db", postgres_url, "--format", "json",
@@ -65,6 +69,8 @@ def test_conform_without_a_url_or_serve_is_a_usage_error(
     assert "give the harness's URL, or --serve" in capsys.readouterr().err
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as s:
@@ -87,6 +93,8 @@ def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(
     assert "1 pass, 0 fail" in out
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_an_expectation_naming_the_scenarios_own_ids_holds_against_a_live_run(
         capsys: pytest.CaptureFixture[str]) -> None:
     # the file expects metadata and content to carry session-000001 / run-000001, the ids the
@@ -98,6 +106,8 @@ def test_an_expectation_naming_the_scenarios_own_ids_holds_against_a_live_run(
     assert report["results"][0]["verdict"] == "pass"
 
 
+@pytest.mark.live
+@pytest.mark.slow
 def test_scenarios_with_one_configuration_share_a_serve_and_are_reported_as_asked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = (SCENARIOS / "outcomes" / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")

@@ -13,6 +13,8 @@ from benchmarks.bench_live_load import Served, parse_sse, serving
 from harness_lab.scripted import ProvidersServer, load_script
 from tests.live.test_server import GUARDS_PASS, leave_once_diagnosis_runs, settled
 
+pytestmark = [pytest.mark.live, pytest.mark.slow]  # a serve and a provider server per test
+
 
 @contextmanager
 def on_http_providers(time_scale: float) -> Iterator[tuple[Served, ProvidersServer]]:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.bench_live_load import load, serving
 from tests.live.test_server import GUARDS_PASS
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
 def test_a_hundred_concurrent_runs_with_disconnects_and_cancels_break_nothing() -> None:

@@ -16,6 +16,8 @@ from harness_lab.store.sql import SqlRunStore
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 GUARDS_PASS = SCENARIOS / "outcomes" / "conclusion-guards-pass.yaml"
 
+pytestmark = pytest.mark.live
+
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:

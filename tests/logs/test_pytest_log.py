@@ -7,6 +7,7 @@ import pytest
 from harness_lab.logs import read_log
 
 pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.slow  # each test runs a pytest session in a fresh interpreter
 
 GOOD = """\
 name: good

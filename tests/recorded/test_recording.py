@@ -62,6 +62,7 @@ def test_record_scenario_refuses_unknown_modes_and_scenarios_that_are_not_record
         record_scenario(type(loaded)(plain, str(path)))
 
 
+@pytest.mark.slow
 def test_the_plugin_records_with_record_mode_and_a_refused_recording_fails_the_item(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     scenarios = pytester.mkdir("scenarios")

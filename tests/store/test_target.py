@@ -141,6 +141,7 @@ def locked(tmp_path: Path) -> Iterator[Path]:
     holder.close()
 
 
+@pytest.mark.slow
 def test_a_locked_database_is_refused_once_the_drivers_wait_is_over(locked: Path) -> None:
     assert refusal(f"sqlite:///{locked}").endswith("OperationalError: database is locked")
 

@@ -128,6 +128,7 @@ def test_a_resumed_sweep_with_more_samples_runs_only_the_new_ones_and_equals_a_w
     store.close()
 
 
+@pytest.mark.slow
 def test_two_sweeps_started_together_on_one_fresh_database_never_share_it(
         sweep_data: dict[str, Any], tmp_path: Path) -> None:
     path = tmp_path / "sweep.yaml"

@@ -9,6 +9,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # each test starts a cluster of worker processes
+
 
 def test_a_sweep_on_a_dask_cluster_matches_the_local_sweep(sweep_data: dict[str, Any]) -> None:
     from harness_lab.sweep.engine import Sweep

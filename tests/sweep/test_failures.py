@@ -52,6 +52,7 @@ def test_a_backend_failure_keeps_the_completed_chunks_and_says_why(
     assert result.cause == "RuntimeError: scheduler went away"
 
 
+@pytest.mark.slow
 def test_a_chunk_whose_worker_dies_becomes_error_rows_and_the_other_chunks_complete(
         sweep_data: dict[str, Any]) -> None:
     from harness_lab.sweep.engine import processes

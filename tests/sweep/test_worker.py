@@ -33,8 +33,9 @@ def sweep_file(tmp_path: Path, sweep_data: dict[str, Any]) -> Path:
     return path
 
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or available_cores() < 2,
-                                reason="watches worker processes through /proc, on 2 cores")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not sys.platform.startswith("linux") or available_cores() < 2,
+                                 reason="watches worker processes through /proc, on 2 cores")]
 
 
 def interrupted_sweep(sweep_file: Path, db: Path, sig: signal.Signals
