@@ -56,7 +56,8 @@ def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
     return Harness(components, config, **harness_kw)
 
 
-LAYER_OF_FIXTURE = {"browser": "browser", "postgres_url": "postgres"}
+LAYER_OF_FIXTURE = {"browser": "browser", "postgres_url": "postgres",
+                    "postgres_server": "postgres"}
 """A test that uses one of these fixtures, itself or through another, is in its layer."""
 
 OUTSIDE_THE_QUICK_LAYER = ("browser", "postgres", "notebook")

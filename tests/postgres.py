@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["pg_bin", "postgres_url"]
+__all__ = ["PostgresServer", "pg_bin", "postgres_server", "postgres_url"]
 
 
 def pg_bin(program: str) -> str | None:
@@ -45,31 +45,60 @@ def _as_owner(cmd: list[str], uid: int | None) -> subprocess.CompletedProcess[st
                           extra_groups=None if uid is None else [], cwd="/")
 
 
+class PostgresServer:
+    """A PostgreSQL cluster in a temporary directory: its URL, and stop and start, so a test
+    can take the database away from a running program and give it back."""
+
+    def __init__(self, initdb: str, pg_ctl: str) -> None:
+        self.pg_ctl = pg_ctl
+        self.uid = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else None
+        self.home = Path(tempfile.mkdtemp(prefix="harness-lab-pg-"))
+        self.data = self.home / "data"
+        if self.uid is not None:
+            self.home.chmod(0o755)
+            os.chown(self.home, self.uid, pwd.getpwuid(self.uid).pw_gid)
+        self.port = _free_port()
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        done = _as_owner([initdb, "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                          "-E", "UTF8", "--no-sync", "--no-instructions"], self.uid)
+        assert done.returncode == 0, f"initdb failed: {done.stderr}"
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = (f"-p {self.port} -k {self.home} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        done = _as_owner([self.pg_ctl, "-D", str(self.data), "-o", options, "-l",
+                          str(self.home / "log"), "-w", "-t", "60", "start"], self.uid)
+        assert done.returncode == 0, f"pg_ctl start failed: {done.stderr} {done.stdout}"
+
+    def stop(self) -> None:
+        """Stop the server at once (its clients' connections break), if it runs."""
+        if (self.data / "postmaster.pid").exists():
+            _as_owner([self.pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"],
+                      self.uid)
+
+    def remove(self) -> None:
+        """Stop the server and delete the cluster."""
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """The SQLAlchemy URL (psycopg 3) of a fresh, empty PostgreSQL database."""
+def postgres_server() -> Iterator[PostgresServer]:
+    """A running throwaway PostgreSQL server; a test that stops it starts it again."""
     initdb, pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
     if initdb is None or pg_ctl is None:
         pytest.skip("needs the PostgreSQL server programs initdb and pg_ctl "
                     "(apt-get install postgresql)")
-    uid = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else None
-    home = Path(tempfile.mkdtemp(prefix="harness-lab-pg-"))
-    data = home / "data"
-    if uid is not None:
-        home.chmod(0o755)
-        os.chown(home, uid, pwd.getpwuid(uid).pw_gid)
-    port = _free_port()
+    server = PostgresServer(initdb, pg_ctl)
     try:
-        done = _as_owner([initdb, "-D", str(data), "-U", "postgres", "--auth=trust",
-                          "-E", "UTF8", "--no-sync", "--no-instructions"], uid)
-        assert done.returncode == 0, f"initdb failed: {done.stderr}"
-        options = (f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        done = _as_owner([pg_ctl, "-D", str(data), "-o", options, "-l", str(home / "log"),
-                          "-w", "-t", "60", "start"], uid)
-        assert done.returncode == 0, f"pg_ctl start failed: {done.stderr} {done.stdout}"
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+        server.start()
+        yield server
     finally:
-        if (data / "postmaster.pid").exists():
-            _as_owner([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], uid)
-        shutil.rmtree(home, ignore_errors=True)
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The SQLAlchemy URL (psycopg 3) of a fresh, empty PostgreSQL database."""
+    return postgres_server.url

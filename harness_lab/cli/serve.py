@@ -50,7 +50,7 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.live.driver import LiveDriver
     from harness_lab.live.server import create_app
     from harness_lab.live.sources import HttpSource, RunSource, ScenarioSource, SourceError
-    from harness_lab.live.store import database_url, open_store
+    from harness_lab.live.store import database_url, open_store, store_problem
     from harness_lab.parent_watch import watch_parent_named_in
     from harness_lab.scenarios.discovery import load_scenario
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
@@ -82,14 +82,22 @@ def serve(args: argparse.Namespace) -> int:
     try:
         store = open_store(url)
     except DRIVER_REFUSALS as exc:
-        return fail("serve", f"--db {args.db}: cannot open the database: {one_line(exc)}")
+        return fail("serve", f"--db {_safe(args.db)}: cannot open the database: "
+                             f"{one_line(exc)}")
+    except ImportError as exc:  # the URL names a driver that is not installed
+        return fail("serve", f"--db {_safe(args.db)}: the database driver is not installed "
+                             f"({exc})")
+    except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
+        return fail("serve", f"--db {_safe(args.db)}: an option of the URL is not one the "
+                             f"driver takes: {exc}")
     try:
         sock = _listen(args.host, args.port)
     except OSError as exc:
         return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     clock = WallClock(args.time_scale)
     driver = LiveDriver(source, store, clock, workers=args.workers)
-    app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin)
+    app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin,
+                     store_check=lambda: store_problem(store))
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
@@ -116,7 +124,8 @@ def _safe(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
+        return url if parsed.password is None else parsed.render_as_string(hide_password=True)
     except Exception:  # an unparsable URL fails later with its own message
         return url
 

@@ -131,6 +131,8 @@ class LiveDriver:
         self.max_active = 0
         self.finished = 0
         self.failed = 0  # runs whose worker raised (a bug: the run has no record)
+        self.store_failures = 0  # runs the store refused to start or to complete
+        self.last_store_error: str | None = None
         self.late_sent = 0  # content/done written after a user cancel was accepted (never)
 
     # -- requests -------------------------------------------------------------------------------
@@ -178,11 +180,11 @@ class LiveDriver:
         self._pool.shutdown(wait=True)
 
     def stats(self) -> dict[str, int]:
-        """Runs in flight now, the most held at once, finished, lost to a worker error, and
-        content or done events written after a user cancel was accepted."""
+        """Runs in flight now, the most held at once, finished, lost to a worker error, failed
+        by the store, and content or done events written after a user cancel was accepted."""
         return {"active": self.active, "max_active": self.max_active,
                 "finished": self.finished, "worker_errors": self.failed,
-                "late_sent": self.late_sent}
+                "store_failures": self.store_failures, "late_sent": self.late_sent}
 
     # -- the server's side of a run -------------------------------------------------------------
 
@@ -206,6 +208,12 @@ class LiveDriver:
     def _run(self, slot: LiveSlot) -> None:
         try:
             slot.record = self._play(slot)
+            error = slot.record.error
+            if error is not None and "StoreError" in error:
+                with self._lock:
+                    self.store_failures += 1
+                    self.last_store_error = error
+                _log.error("run %s: the store failed: %s", slot.run_id, error)
         except BaseException as exc:  # a bug in a component or here: said, never hidden
             slot.error = f"{type(exc).__name__}: {exc}"
             with self._lock:

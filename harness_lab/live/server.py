@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -34,11 +34,14 @@ from harness_lab.states import SseEventKind
 from harness_lab.store.base import RunStore
 from harness_lab.version import __version__
 
-__all__ = ["CHAT_FIELDS", "KEEPALIVE_S", "MAX_BODY_BYTES", "SseStream", "create_app",
-           "sse_frame"]
+__all__ = ["CHAT_FIELDS", "HEALTH_CHECK_S", "KEEPALIVE_S", "MAX_BODY_BYTES", "EventWait",
+           "SseStream", "create_app", "sse_frame", "unstarted"]
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest ``POST /chat`` body accepted (413 beyond)."""
+
+HEALTH_CHECK_S = 2.0
+"""Seconds ``/healthz`` waits for the store to answer before it reports the store down."""
 
 KEEPALIVE_S = 15.0
 """Seconds of silence on a stream (a long provider call) after which a comment line is sent,
@@ -48,16 +51,20 @@ CHAT_FIELDS = ("query", "sessionId")
 """The fields of a ``POST /chat`` body; any other is refused with 422, naming it."""
 
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
-          413: "too_large", 415: "unsupported_media_type", 422: "unprocessable"}
+          413: "too_large", 415: "unsupported_media_type", 422: "unprocessable",
+          500: "internal_failure", 503: "store_unavailable"}
 _KEEPALIVE_FRAME = b": keep-alive\n\n"
 log = logging.getLogger("harness_lab.serve")
 
 
-def error(status: int, message: str, headers: Mapping[str, str] | None = None
-          ) -> JSONResponse:
-    """The JSON error answer: ``{"error": {"code": ..., "message": ...}}``."""
-    return JSONResponse({"error": {"code": _CODES.get(status, "error"), "message": message}},
-                        status_code=status, headers=dict(headers or {}))
+def error(status: int, message: str, headers: Mapping[str, str] | None = None, *,
+          run_id: str | None = None) -> JSONResponse:
+    """The JSON error answer: ``{"error": {"code": ..., "message": ...}}`` (and ``runId``
+    when a run was started for the request)."""
+    body: dict[str, Any] = {"code": _CODES.get(status, "error"), "message": message}
+    if run_id is not None:
+        body["runId"] = run_id
+    return JSONResponse({"error": body}, status_code=status, headers=dict(headers or {}))
 
 
 def sse_frame(event: SseEvent) -> bytes:
@@ -67,12 +74,16 @@ def sse_frame(event: SseEvent) -> bytes:
 
 
 class SseStream(Response):
-    """A run's event stream, which also listens for the client going away."""
+    """A run's event stream, which also listens for the client going away.
+
+    ``events`` gives the run's events; ``first`` is the one already taken before the answer
+    started (the run's ``metadata``), or None when the run had sent nothing yet.
+    """
 
     media_type = "text/event-stream"
 
-    def __init__(self, driver: LiveDriver, slot: LiveSlot, queue: asyncio.Queue[SseEvent | None],
-                 keepalive_s: float = KEEPALIVE_S) -> None:
+    def __init__(self, driver: LiveDriver, slot: LiveSlot, events: EventWait,
+                 keepalive_s: float = KEEPALIVE_S, first: SseEvent | None = None) -> None:
         super().__init__(status_code=200)
         self.keepalive_s = keepalive_s
         # no content-length: the body is a stream, ended when the run is
@@ -80,7 +91,8 @@ class SseStream(Response):
                             (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
         self.driver = driver
         self.slot = slot
-        self.queue = queue
+        self.events = events
+        self.first = first
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Send the events as the run makes them; a disconnect cancels the run at once."""
@@ -107,29 +119,76 @@ class SseStream(Response):
 
     async def _relay(self, send: Send) -> None:
         slot = self.slot
+        sent = 0
+        if self.first is not None:
+            await send({"type": "http.response.body", "body": sse_frame(self.first),
+                        "more_body": True})
+            sent = 1
         while True:
-            try:
-                event = await asyncio.wait_for(self.queue.get(), self.keepalive_s)
-            except TimeoutError:  # a silent stretch (a long call): a comment keeps it open
+            event = await self.events.next(self.keepalive_s)
+            if event is _SILENCE:  # a silent stretch (a long call): a comment keeps it open
                 await send({"type": "http.response.body", "body": _KEEPALIVE_FRAME,
                             "more_body": True})
                 continue
             if event is None:
                 break
+            assert isinstance(event, SseEvent)
             if slot.cancel_requested.is_set() and event.kind in (SseEventKind.CONTENT,
                                                                 SseEventKind.DONE):
                 self.driver.late_sent += 1  # never expected: counted so a test can say so
             await send({"type": "http.response.body", "body": sse_frame(event),
                         "more_body": True})
+            sent += 1
+        if sent == 0:  # the run ended before its stream opened: say why, never an empty body
+            code, message = unstarted(slot)
+            payload = json.dumps({"sessionId": slot.session_id, "runId": slot.run_id,
+                                  "code": code, "message": message},
+                                 ensure_ascii=False, separators=(",", ":"))
+            await send({"type": "http.response.body", "more_body": True,
+                        "body": f"event: failure\ndata: {payload}\n\n".encode()})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+_SILENCE = object()
+
+
+class EventWait:
+    """Takes a queue's items one by one with a time limit, losing none when the limit passes
+    (the pending ``get`` is kept for the next call, never cancelled)."""
+
+    def __init__(self, queue: asyncio.Queue[SseEvent | None]) -> None:
+        self.queue = queue
+        self.pending: asyncio.Future[SseEvent | None] | None = None
+
+    async def next(self, timeout_s: float) -> SseEvent | None | object:
+        """The next item, or ``_SILENCE`` when none came within ``timeout_s``."""
+        if self.pending is None:
+            self.pending = asyncio.ensure_future(self.queue.get())
+        done, _ = await asyncio.wait({self.pending}, timeout=timeout_s)
+        if not done:
+            return _SILENCE
+        item, self.pending = self.pending.result(), None
+        return item
+
+
+def unstarted(slot: LiveSlot) -> tuple[str, str]:
+    """The failure code and message of a run that ended before it sent any event: its store
+    refused the RUNNING row (``STORE_FAILURE``), or its worker failed (``INTERNAL_FAILURE``)."""
+    record = slot.record
+    if record is not None and record.error is not None:
+        code = "STORE_FAILURE" if record.error.startswith("StoreError") else "INTERNAL_FAILURE"
+        return code, record.error
+    return "INTERNAL_FAILURE", slot.error or "the run ended before it started"
+
+
 def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_BYTES,
-               keepalive_s: float = KEEPALIVE_S, cors_origins: Sequence[str] = ()
-               ) -> Starlette:
+               keepalive_s: float = KEEPALIVE_S, cors_origins: Sequence[str] = (),
+               store_check: Callable[[], str | None] | None = None) -> Starlette:
     """The application: chat, cancel, the stored row and trace, the record, health.
 
     ``cors_origins`` lets browsers on those origins call it (``*`` any; none by default).
+    ``store_check`` says why the store does not answer now (None when it does); ``/healthz``
+    calls it and answers 503 when it names a problem.
     """
 
     async def chat(request: Request) -> Response:
@@ -162,7 +221,19 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
                 pass
 
         slot = driver.start(query, session_id, sink)
-        return SseStream(driver, slot, queue, keepalive_s)
+        # the answer starts with the run's first event, so a run that cannot start (its store
+        # refuses the RUNNING row) is a 503 rather than an empty stream
+        events = EventWait(queue)
+        first = await events.next(keepalive_s)
+        if first is None:
+            code, message = unstarted(slot)
+            status = 503 if code == "STORE_FAILURE" else 500
+            return error(status, message, {"retry-after": "5"} if status == 503 else None,
+                         run_id=slot.run_id)
+        if first is _SILENCE:  # no worker yet, or a slow store: start the stream anyway
+            return SseStream(driver, slot, events, keepalive_s)
+        assert isinstance(first, SseEvent)
+        return SseStream(driver, slot, events, keepalive_s, first)
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -202,8 +273,19 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
             return error(409, f"run {run_id} has not finished")
         return JSONResponse(record_to_data(slot.record))
 
-    def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "version": __version__, "runs": driver.stats()})
+    async def health(request: Request) -> Response:
+        problem = None
+        if store_check is not None:
+            try:
+                problem = await asyncio.wait_for(asyncio.to_thread(store_check), HEALTH_CHECK_S)
+            except TimeoutError:
+                problem = f"the store did not answer within {HEALTH_CHECK_S:g} s"
+        store_state = {"ok": problem is None, "error": problem,
+                       "failures": driver.store_failures, "lastError": driver.last_store_error}
+        return JSONResponse({"status": "ok" if problem is None else "store_unavailable",
+                             "version": __version__, "runs": driver.stats(),
+                             "store": store_state},
+                            status_code=200 if problem is None else 503)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

@@ -1,17 +1,23 @@
-"""The live server's run store: the SQL store, its writes serialised for an SQLite file."""
+"""The live server's run store: the SQL store, runs dated by the wall clock, writes serialised
+for an SQLite file."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import delete, literal, select
+
 from harness_lab.store.base import RunCompletion, RunStart, SessionContext
-from harness_lab.store.sql import SqlRunStore
+from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
 from harness_lab.trace import TraceEvent
 
-__all__ = ["DEFAULT_DB", "SerialStore", "database_url", "open_store"]
+__all__ = ["DEFAULT_DB", "LiveStore", "database_url", "open_store", "store_problem"]
 
 DEFAULT_DB = "harness_lab.db"
 """The SQLite file ``serve`` stores runs in unless ``--db`` says otherwise."""
@@ -32,41 +38,53 @@ def database_url(db: str) -> str:
     return f"sqlite:///{path.resolve()}"
 
 
-class SerialStore:
-    """A store whose calls run one at a time: SQLite has one writer, and a queue in the
-    process is fairer to hundreds of runs than SQLite's busy-wait on its file lock."""
+class LiveStore:
+    """The SQL store as ``serve`` uses it: runs dated by the wall clock, writes serialised on
+    SQLite.
 
-    def __init__(self, inner: SqlRunStore) -> None:
+    ``created_at`` and ``finished_at`` are stored as Unix time (seconds), not as the run's
+    clock (which counts from the server's start), so history and the previous turn, ordered by
+    ``created_at``, hold across restarts and across servers sharing one database. SQLite has
+    one writer, and a queue in the process is fairer to hundreds of runs than SQLite's
+    busy-wait on its file lock; PostgreSQL takes concurrent writes.
+    """
+
+    def __init__(self, inner: SqlRunStore, *, serial: bool,
+                 wall: Callable[[], float] = time.time) -> None:
         self.inner = inner
-        self._lock = threading.Lock()
+        self.wall = wall
+        self._lock: threading.Lock | nullcontext[None] = (
+            threading.Lock() if serial else nullcontext())
 
     def read_session(self, session_id: str, history_limit: int) -> SessionContext:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's."""
         with self._lock:
             return self.inner.read_session(session_id, history_limit)
 
     def insert_running(self, start: RunStart, started: TraceEvent) -> None:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's, the row dated now by the wall clock."""
+        start = replace(start, created_at=self.wall())
         with self._lock:
             self.inner.insert_running(start, started)
 
     def record_intent(self, run_id: str, intent: str) -> None:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's."""
         with self._lock:
             self.inner.record_intent(run_id, intent)
 
     def complete(self, completion: RunCompletion) -> Mapping[str, Any]:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's, ``finished_at`` dated now by the wall clock."""
+        completion = replace(completion, finished_at=self.wall())
         with self._lock:
             return self.inner.complete(completion)
 
     def get_run(self, run_id: str) -> Mapping[str, Any] | None:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's."""
         with self._lock:
             return self.inner.get_run(run_id)
 
     def trace(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """As the SQL store's, one call at a time."""
+        """As the SQL store's."""
         with self._lock:
             return self.inner.trace(run_id)
 
@@ -75,7 +93,28 @@ class SerialStore:
         self.inner.close()
 
 
-def open_store(url: str) -> SqlRunStore | SerialStore:
-    """The SQL store at ``url`` (tables created if missing), serialised for SQLite."""
+def open_store(url: str) -> LiveStore:
+    """The SQL store at ``url`` (tables created if missing), as ``serve`` uses it.
+
+    A store ``serve`` could read but not write (a read-only file or URI, a read-only
+    PostgreSQL transaction mode) is refused here, before the server starts: one write that
+    changes nothing is tried and rolled back.
+    """
     store = SqlRunStore(url)
-    return SerialStore(store) if store.engine.dialect.name == "sqlite" else store
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(delete(diagnosis_run).where(literal(1) == literal(0)))
+    except BaseException:
+        store.close()
+        raise
+    return LiveStore(store, serial=store.engine.dialect.name == "sqlite")
+
+
+def store_problem(store: LiveStore) -> str | None:
+    """Why the store does not answer a query now (one line), or None when it does."""
+    try:
+        with store.inner.engine.connect() as conn:
+            conn.execute(select(literal(1)))
+    except DRIVER_REFUSALS as exc:
+        return one_line(exc)
+    return None

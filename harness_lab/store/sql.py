@@ -32,6 +32,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import URL, make_url
@@ -63,6 +64,7 @@ from harness_lab.store.errors import (
 from harness_lab.trace import TraceEvent
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
     "DRIVER_REFUSALS",
     "SqlRunStore",
     "StoreError",
@@ -138,6 +140,10 @@ DRIVER_REFUSALS: tuple[type[Exception], ...] = (SQLAlchemyError, OverflowError,
 cannot bind (an integer beyond 64 bits, a lone surrogate), which SQLAlchemy does not wrap."""
 
 
+CONNECT_TIMEOUT_S = 10
+"""Seconds a PostgreSQL connection may take to open (unless the URL sets ``connect_timeout``)."""
+
+
 def one_line(exc: BaseException) -> str:
     """The first line of ``exc``'s message, without SQLAlchemy's statement and links."""
     orig = getattr(exc, "orig", None)
@@ -157,6 +163,8 @@ _INSERT_RUN = insert(diagnosis_run).values(
     query=bindparam("p_query"), status=_RUNNING, created_at=bindparam("p_created_at"),
     ordinal=select(func.coalesce(func.max(_R.ordinal), 0) + 1).scalar_subquery())
 _INSERT_EVENT = insert(trace_event)
+# pg_advisory_xact_lock's key: any constant no other program on the database uses for a lock
+_ORDINAL_LOCK = text("SELECT pg_advisory_xact_lock(7231504913)")
 _INSERT_INVOCATION = insert(tool_invocation)
 _STATUS_OF = select(_R.status).where(_R.run_id == bindparam("p_run_id"))
 _SET_INTENT = (update(diagnosis_run)
@@ -184,7 +192,11 @@ def _make_engine(url: str | URL) -> Engine:
     if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
         return create_engine(parsed, poolclass=StaticPool,
                              connect_args={"check_same_thread": False})
-    engine = create_engine(parsed)
+    connect_args: dict[str, Any] = {}
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+        # a server that accepts the connection and never answers is an error, not a hang
+        connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+    engine = create_engine(parsed, connect_args=connect_args)
     if parsed.get_backend_name() == "sqlite":
         # A file database in WAL mode with synchronous=NORMAL: every commit is still atomic
         # and survives a crash of the process (the lifecycle's RUNNING-row guarantee), at a
@@ -221,6 +233,9 @@ class SqlRunStore:
 
     def __init__(self, url: str | URL = "sqlite://", *, engine: Engine | None = None) -> None:
         self.engine: Engine = engine if engine is not None else _make_engine(url)
+        # SQLite has one writer at a time; PostgreSQL's concurrent transactions take a lock
+        # that lasts until their commit, so no two RUNNING rows get the same ordinal
+        self._serialise_ordinals = self.engine.dialect.name == "postgresql"
         create_tables(self.engine, metadata)
         for index in diagnosis_run.indexes:  # a table made by an older release may lack one
             index.create(self.engine, checkfirst=True)
@@ -248,6 +263,8 @@ class SqlRunStore:
         check_start(start, started)
         event = event_row(started)
         with self._writing(start.run_id, "insert_running") as conn:
+            if self._serialise_ordinals:  # concurrent MAX(ordinal) + 1 must not read alike
+                conn.execute(_ORDINAL_LOCK)
             conn.execute(_INSERT_RUN, {"p_run_id": start.run_id,
                                        "p_session_id": start.session_id,
                                        "p_query": start.query,

@@ -14,9 +14,6 @@ from sqlalchemy import create_engine
 from benchmarks.bench_live_load import parse_sse, serving
 from harness_lab.store.sql import SqlRunStore, metadata
 from tests.live.test_server import GUARDS_PASS
-from tests.postgres import postgres_url
-
-__all__ = ["postgres_url"]
 
 pytestmark = pytest.mark.live
 

@@ -13,9 +13,6 @@ from harness_lab.cli import main
 from harness_lab.live.conform import not_applicable
 from harness_lab.live.conform_suite import ServeProcess
 from harness_lab.scripted import load_script
-from tests.postgres import postgres_url
-
-__all__ = ["postgres_url"]
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 HANDFUL = ["paths/diagnosis.yaml", "faults/client-disconnect-at.yaml",

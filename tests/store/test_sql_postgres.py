@@ -11,9 +11,6 @@ from harness_lab.fakes import call_tool, draft, progress
 from harness_lab.states import IntentType, RunState, StoredRunStatus
 from harness_lab.store.sql import SqlRunStore, metadata
 from tests.conftest import INV1, build
-from tests.postgres import postgres_url
-
-__all__ = ["postgres_url"]
 
 STEPS = [
     call_tool("logs", {"service": "checkout"}),

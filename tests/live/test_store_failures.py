@@ -1,0 +1,103 @@
+"""``serve`` when its own database fails: an answer, never an empty stream, and a health check
+that tells (a real server, a real SQLite file locked by another process, a real PostgreSQL
+server stopped and started again)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchmarks.bench_live_load import parse_sse, serving
+from tests.live.test_server import GUARDS_PASS
+from tests.postgres import PostgresServer
+
+pytestmark = pytest.mark.live
+
+
+def post_chat(url: str, query: str = "why is checkout slow?") -> httpx.Response:
+    """POST /chat and read the whole answer, whatever its kind."""
+    return httpx.post(f"{url}/chat", json={"query": query, "sessionId": "s-store"},
+                      timeout=60.0)
+
+
+def lock(db: Path) -> sqlite3.Connection:
+    """Another connection holding the SQLite file's write lock until it rolls back."""
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def test_a_store_that_refuses_the_running_row_is_a_503_naming_the_run_and_the_reason(
+        tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=f"sqlite:///{db}?timeout=0.2") as server:
+        locked = lock(db)
+        response = post_chat(server.url)
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "5"
+        problem = response.json()["error"]
+        assert problem["code"] == "store_unavailable"
+        assert problem["runId"].startswith("run-")
+        assert "insert_running failed" in problem["message"]
+        assert "database is locked" in problem["message"]
+        health = httpx.get(f"{server.url}/healthz").json()
+        assert health["runs"]["store_failures"] == 1
+        assert health["store"]["failures"] == 1
+        assert "database is locked" in health["store"]["lastError"]
+        locked.execute("ROLLBACK")
+        locked.close()
+        events = parse_sse(post_chat(server.url).text.splitlines())
+        assert [e["kind"] for e in events][-2:] == ["content", "done"]
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    assert f"run {problem['runId']}: the store failed" in err
+    assert "Traceback" not in err
+
+
+def test_a_stopped_postgresql_is_a_503_and_an_unhealthy_check_until_it_returns(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=postgres_server.url) as server:
+        assert post_chat(server.url).status_code == 200
+        postgres_server.stop()
+        try:
+            response = post_chat(server.url)
+            health = httpx.get(f"{server.url}/healthz", timeout=30.0)
+        finally:
+            postgres_server.start()
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "store_unavailable"
+        assert health.status_code == 503
+        assert health.json()["status"] == "store_unavailable"
+        assert health.json()["store"]["ok"] is False
+        assert health.json()["store"]["error"]
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{server.url}/healthz").status_code != 200:
+            assert time.monotonic() < deadline, "the store never came back"
+            time.sleep(0.2)
+        events = parse_sse(post_chat(server.url).text.splitlines())
+        assert [e["kind"] for e in events][-2:] == ["content", "done"]
+
+
+@pytest.mark.parametrize(("db", "says"), [
+    ("sqlite:///file:{tmp}/ro.db?mode=ro&uri=true", "attempt to write a readonly database"),
+    ("sqlite:///{tmp}/x.db?timeout=abc", "an option of the URL is not one the driver takes"),
+    ("mysql://user:secret@localhost/db", "the database driver is not installed"),
+])
+def test_a_database_serve_cannot_write_exits_two_before_listening(
+        tmp_path: Path, db: str, says: str) -> None:
+    sqlite3.connect(tmp_path / "ro.db").execute("CREATE TABLE t (x)").connection.commit()
+    done = subprocess.run([sys.executable, "-m", "harness_lab", "serve", "--scenario",
+                           str(GUARDS_PASS), "--port", "0", "--db", db.format(tmp=tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert "Traceback" not in done.stderr and "secret" not in done.stderr
+    assert "listening" not in done.stdout
