@@ -76,6 +76,9 @@ class CancellationReason(_Axis):
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     INTERNAL_FAILURE = "INTERNAL_FAILURE"
+    # toolkit-added (the document has no server that stops): the live server shutting down
+    # cancels the runs still in flight after its grace period
+    SERVER_SHUTDOWN = "SERVER_SHUTDOWN"
 
     @property
     def run_state(self) -> RunState:
@@ -89,6 +92,7 @@ _REASON_TO_STATE = {
     CancellationReason.DEADLINE_EXCEEDED: RunState.TIMED_OUT,
     CancellationReason.BUDGET_EXHAUSTED: RunState.BUDGET_EXHAUSTED,
     CancellationReason.INTERNAL_FAILURE: RunState.FAILED,
+    CancellationReason.SERVER_SHUTDOWN: RunState.CANCELLED,
 }
 
 

@@ -386,8 +386,13 @@ class ChatApplication:
         sse = live.sse
         outcome = published.outcome
         if outcome is ReleaseOutcome.CANCELLED:
-            if ctx.cancellation.reason is CancellationReason.USER_REQUESTED and sse.is_open:
-                if ctx.config.policy.user_cancel_notice is UserCancelNotice.FAILURE:
+            reason = ctx.cancellation.reason
+            if sse.is_open and (reason is CancellationReason.USER_REQUESTED
+                                or reason is CancellationReason.SERVER_SHUTDOWN):
+                # the client is still there: a server shutdown always says why, a user
+                # cancel as the policy says
+                if (reason is CancellationReason.SERVER_SHUTDOWN
+                        or ctx.config.policy.user_cancel_notice is UserCancelNotice.FAILURE):
                     sse.failure(live.session_id, live.run_id, published.failure or {})
                 sse.close()
             return

@@ -7,13 +7,21 @@ client that disconnects cancels its run at once. Providers are a scenario file's
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import socket
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from harness_lab.cli.common import add_command, fail
 
 __all__ = ["register", "serve"]
+
+log = logging.getLogger("harness_lab.serve")
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -34,12 +42,20 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _Stopped(Exception):
-    """SIGTERM arrived: stop as Ctrl-C does."""
-
-
-def _stop(_signum: int, _frame: object) -> None:
-    raise _Stopped
+def _heartbeats(instance: Any, stop: threading.Event, interval_s: float) -> None:
+    """Beat, and end the runs of lost instances, every ``interval_s`` until ``stop``."""
+    failing = False
+    while not stop.wait(interval_s):
+        try:
+            instance.heartbeat()
+            for orphans in instance.reap():
+                log.warning("%s", orphans.describe())
+            failing = False
+        except Exception as exc:  # the database is down: said once, tried again next beat
+            if not failing:
+                log.error("serve instance %s: heartbeat failed: %s", instance.instance_id,
+                          exc)
+            failing = True
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -48,6 +64,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from harness_lab.live.clock import WallClock
     from harness_lab.live.driver import LiveDriver
+    from harness_lab.live.instances import HEARTBEAT_S, Instance
     from harness_lab.live.server import create_app
     from harness_lab.live.sources import HttpSource, RunSource, ScenarioSource, SourceError
     from harness_lab.live.store import database_url, open_store, store_problem
@@ -63,6 +80,8 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"--time-scale must be > 0, got {args.time_scale}")
     if args.workers < 1:
         return fail("serve", f"--workers must be >= 1, got {args.workers}")
+    if not args.grace >= 0:
+        return fail("serve", f"--grace must be >= 0 seconds, got {args.grace}")
     if not args.keepalive > 0:
         return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
     try:
@@ -79,8 +98,9 @@ def serve(args: argparse.Namespace) -> int:
         url = database_url(args.db)
     except (SourceError, ValueError) as exc:
         return fail("serve", str(exc))
+    instance_id = uuid.uuid4().hex[:12]
     try:
-        store = open_store(url)
+        store = open_store(url, owner=instance_id)
     except DRIVER_REFUSALS as exc:
         return fail("serve", f"--db {_safe(args.db)}: cannot open the database: "
                              f"{one_line(exc)}")
@@ -90,6 +110,14 @@ def serve(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
         return fail("serve", f"--db {_safe(args.db)}: an option of the URL is not one the "
                              f"driver takes: {exc}")
+    instance = Instance(store.inner.engine, instance_id)
+    try:
+        instance.register()
+        reaped = instance.reap()
+    except DRIVER_REFUSALS as exc:
+        store.close()
+        return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
+                             f"{one_line(exc)}")
     try:
         sock = _listen(args.host, args.port)
     except OSError as exc:
@@ -97,26 +125,85 @@ def serve(args: argparse.Namespace) -> int:
     clock = WallClock(args.time_scale)
     driver = LiveDriver(source, store, clock, workers=args.workers)
     app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin,
-                     store_check=lambda: store_problem(store))
+                     store_check=lambda: store_problem(store), instance=instance)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
           f"runs stored in {_safe(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
           flush=True)
+    for orphans in reaped:
+        print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
+    # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
-                            timeout_graceful_shutdown=2, access_log=False)
-    previous = signal.signal(signal.SIGTERM, _stop)
+                            timeout_graceful_shutdown=args.grace + 10, access_log=False)
+    server = _graceful_server(config, driver, args.grace)
+    stop_beating = threading.Event()
+    beats = threading.Thread(target=_heartbeats, args=(instance, stop_beating, HEARTBEAT_S),
+                             name="heartbeat", daemon=True)
+    beats.start()
     try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except (KeyboardInterrupt, _Stopped):
-        pass  # the server re-raises the signal that stopped it, once it has shut down
+        with _signals_end_quietly():
+            server.run(sockets=[sock])
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        stop_beating.set()
         driver.close()
+        try:
+            instance.stop()
+        except DRIVER_REFUSALS as exc:
+            log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
+                      one_line(exc))
         store.close()
         sock.close()
-    print(f"harness-lab serve: stopped after {driver.finished} run(s)", flush=True)
+    print(f"harness-lab serve: stopped after {driver.finished} run(s)"
+          + (f"; {server.cancelled} cancelled at shutdown" if server.cancelled else ""),
+          flush=True)
     return 0
+
+
+def _graceful_server(config: Any, driver: Any, grace_s: float) -> Any:
+    """uvicorn's server, whose first stop signal also starts the runs' grace period
+    (:meth:`LiveDriver.drain`); its ``cancelled`` counts the runs cancelled at the end."""
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        cancelled = 0
+        draining: threading.Thread | None = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.draining is None:
+                if driver.active:
+                    print(f"harness-lab serve: stopping; {driver.active} run(s) in flight "
+                          f"get {grace_s:g} s to end", flush=True)
+                self.draining = threading.Thread(target=self.drain, name="drain",
+                                                 daemon=True)
+                self.draining.start()
+            super().handle_exit(sig, frame)
+
+        def drain(self) -> None:
+            self.cancelled = driver.drain(grace_s)
+
+    return GracefulServer(config)
+
+
+@contextmanager
+def _signals_end_quietly() -> Iterator[None]:
+    """Let SIGINT or SIGTERM stop the server and this command exit 0 with no traceback.
+
+    uvicorn handles both while it runs and raises the one that stopped it again once it has
+    shut down; that one ends here."""
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _raise_interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _safe(url: str) -> str:
@@ -167,6 +254,9 @@ def register(sub: Any) -> None:
     p.add_argument("--keepalive", type=float, default=15.0, metavar="SECONDS",
                    help="send an SSE comment on a stream silent this long (a long provider "
                         "call), so proxies keep it open")
+    p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
+                   help="on SIGINT or SIGTERM, the runs in flight get this long to end; the "
+                        "rest are cancelled (SERVER_SHUTDOWN) and their clients told so")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -59,8 +60,8 @@ class LiveSlot:
     """One request: its ids, its run once started, and what the server asked of it."""
 
     __slots__ = ("run_id", "session_id", "query", "sink", "live", "env", "record", "error",
-                 "done", "gone", "cancel_requested", "_gone_applied", "_cancel_applied",
-                 "forwarded")
+                 "done", "gone", "cancel_requested", "stopping", "_gone_applied",
+                 "_cancel_applied", "_stop_applied", "forwarded")
 
     def __init__(self, run_id: str, session_id: str, query: str, sink: EventSink) -> None:
         self.run_id = run_id
@@ -74,8 +75,10 @@ class LiveSlot:
         self.done = threading.Event()
         self.gone = threading.Event()  # the client went away
         self.cancel_requested = threading.Event()  # a user cancel was accepted
+        self.stopping = threading.Event()  # the server is shutting down
         self._gone_applied = False
         self._cancel_applied = False
+        self._stop_applied = False
         self.forwarded = 0  # SSE events handed to the sink
 
     def tick(self) -> None:
@@ -89,6 +92,9 @@ class LiveSlot:
         if self.cancel_requested.is_set() and not self._cancel_applied:
             self._cancel_applied = True
             live.user_cancel()
+        if self.stopping.is_set() and not self._stop_applied:
+            self._stop_applied = True
+            live.cancel(CancellationReason.SERVER_SHUTDOWN, "server shutting down")
         events = live.sse.events
         while self.forwarded < len(events):
             self.sink(events[self.forwarded])
@@ -172,11 +178,27 @@ class LiveDriver:
             return CancelAnswer.ACCEPTED
         return CancelAnswer.TERMINAL
 
-    def close(self) -> None:
-        """Cancel every run still going (as disconnected), wait for the workers to end."""
+    def drain(self, grace_s: float) -> int:
+        """The server is stopping: give the runs in flight ``grace_s`` seconds to end, then
+        cancel the rest (SERVER_SHUTDOWN; a client still connected gets a ``failure`` event
+        naming it); the number cancelled."""
+        deadline = time.monotonic() + grace_s
+        while self.active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cancelled = 0
         for slot in list(self._slots.values()):
-            if not slot.done.is_set():
-                self.disconnect(slot)
+            if slot.done.is_set():
+                continue
+            slot.stopping.set()
+            if self._cancel_now(slot, CancellationReason.SERVER_SHUTDOWN,
+                                "server shutting down"):
+                cancelled += 1
+            self._wake(slot)
+        return cancelled
+
+    def close(self) -> None:
+        """Cancel every run still going (SERVER_SHUTDOWN), wait for the workers to end."""
+        self.drain(0.0)
         self._pool.shutdown(wait=True)
 
     def stats(self) -> dict[str, int]:

@@ -28,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 
 from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.live.driver import CancelAnswer, LiveDriver, LiveSlot
+from harness_lab.live.instances import Instance
 from harness_lab.logs.codec import data, record_to_data
 from harness_lab.sse import SseEvent
 from harness_lab.states import SseEventKind
@@ -183,12 +184,14 @@ def unstarted(slot: LiveSlot) -> tuple[str, str]:
 
 def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_BYTES,
                keepalive_s: float = KEEPALIVE_S, cors_origins: Sequence[str] = (),
-               store_check: Callable[[], str | None] | None = None) -> Starlette:
+               store_check: Callable[[], str | None] | None = None,
+               instance: Instance | None = None) -> Starlette:
     """The application: chat, cancel, the stored row and trace, the record, health.
 
     ``cors_origins`` lets browsers on those origins call it (``*`` any; none by default).
     ``store_check`` says why the store does not answer now (None when it does); ``/healthz``
-    calls it and answers 503 when it names a problem.
+    calls it and answers 503 when it names a problem. ``instance`` is this server as the
+    database knows it: a cancel of a run another server runs says which.
     """
 
     async def chat(request: Request) -> Response:
@@ -242,9 +245,18 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
             return JSONResponse({"runId": run_id, "cancel": "requested"}, status_code=202)
         if answer is CancelAnswer.TERMINAL:
             return error(409, f"run {run_id} has already ended")
-        if await anyio.to_thread.run_sync(store.get_run, run_id) is not None:
-            return error(409, f"run {run_id} has already ended")
-        return error(404, f"no run {run_id}")
+        row = await anyio.to_thread.run_sync(store.get_run, run_id)
+        if row is None:
+            return error(404, f"no run {run_id}")
+        if row["status"] != "RUNNING":
+            return error(409, f"run {run_id} has already ended ({row['status']})")
+        owner = (await anyio.to_thread.run_sync(instance.owner, run_id)
+                 if instance is not None else None)
+        where = ("another serve process" if owner is None else
+                 f"serve instance {owner['instance_id']} (host {owner['host']}, pid "
+                 f"{owner['pid']})")
+        return error(409, f"run {run_id} is not running on this server: it is RUNNING on "
+                          f"{where}, which alone can cancel it")
 
     def run_row(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -282,9 +294,12 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
                 problem = f"the store did not answer within {HEALTH_CHECK_S:g} s"
         store_state = {"ok": problem is None, "error": problem,
                        "failures": driver.store_failures, "lastError": driver.last_store_error}
-        return JSONResponse({"status": "ok" if problem is None else "store_unavailable",
-                             "version": __version__, "runs": driver.stats(),
-                             "store": store_state},
+        answer: dict[str, Any] = {
+            "status": "ok" if problem is None else "store_unavailable",
+            "version": __version__, "runs": driver.stats(), "store": store_state}
+        if instance is not None:
+            answer["instance"] = {"id": instance.instance_id, "orphansEnded": instance.reaped}
+        return JSONResponse(answer,
                             status_code=200 if problem is None else 503)
 
     async def http_error(request: Request, exc: Exception) -> Response:

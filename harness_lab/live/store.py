@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import delete, literal, select
 
+from harness_lab.live.instances import OwnedRunStore
 from harness_lab.store.base import RunCompletion, RunStart, SessionContext
 from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
 from harness_lab.trace import TraceEvent
@@ -93,14 +94,15 @@ class LiveStore:
         self.inner.close()
 
 
-def open_store(url: str) -> LiveStore:
-    """The SQL store at ``url`` (tables created if missing), as ``serve`` uses it.
+def open_store(url: str, owner: str | None = None) -> LiveStore:
+    """The SQL store at ``url`` (tables created if missing), as ``serve`` uses it; given
+    ``owner`` (a serve instance id), each RUNNING row notes that it runs it.
 
     A store ``serve`` could read but not write (a read-only file or URI, a read-only
     PostgreSQL transaction mode) is refused here, before the server starts: one write that
     changes nothing is tried and rolled back.
     """
-    store = SqlRunStore(url)
+    store = SqlRunStore(url) if owner is None else OwnedRunStore(url, owner)
     try:
         with store.engine.begin() as conn:
             conn.execute(delete(diagnosis_run).where(literal(1) == literal(0)))

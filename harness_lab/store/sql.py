@@ -270,6 +270,11 @@ class SqlRunStore:
                                        "p_query": start.query,
                                        "p_created_at": start.created_at})
             conn.execute(_INSERT_EVENT, [event])
+            self._with_running_row(conn, start)
+
+    def _with_running_row(self, conn: Connection, start: RunStart) -> None:
+        """Write what a subclass keeps with each RUNNING row, in its transaction (nothing
+        here; the live server records which of its processes runs the run)."""
 
     def record_intent(self, run_id: str, intent: str) -> None:
         """Record the routed intent on the RUNNING row."""

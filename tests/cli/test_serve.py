@@ -117,7 +117,8 @@ def test_serve_with_a_postgresql_url_stores_runs_there(empty_postgres: str) -> N
 
 @pytest.mark.slow
 def test_serve_stops_on_sigterm_with_exit_0_and_ends_the_runs_in_flight() -> None:
-    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1") as served:
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", "--grace", "0"
+                 ) as served:
         with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
                           timeout=30.0) as response:
             lines = response.iter_lines()
@@ -130,6 +131,7 @@ def test_serve_stops_on_sigterm_with_exit_0_and_ends_the_runs_in_flight() -> Non
         finally:
             store.close()
     assert row is not None and row["status"] == "CANCELLED"
+    assert row["termination_reason"] == "SERVER_SHUTDOWN"
 
 
 NOTICE = GUARDS_PASS.parents[1] / "policy" / "user-cancel-notice.yaml"
@@ -138,7 +140,7 @@ NOTICE = GUARDS_PASS.parents[1] / "policy" / "user-cancel-notice.yaml"
 @pytest.mark.slow
 def test_serve_plays_the_chosen_variant_of_a_matrix_file() -> None:
     with serving("--scenario", str(NOTICE), "--variant", "silent",
-                 "--time-scale", "0.2") as served:
+                 "--time-scale", "1") as served:  # the cancel must come within the model call
         with httpx.stream("POST", f"{served.url}/chat", json={"query": "why?"},
                           timeout=30.0) as response:
             lines = response.iter_lines()

@@ -1,0 +1,206 @@
+"""Which ``serve`` process runs which run: instances, heartbeats and crash orphans.
+
+The lifecycle document has no path for a run whose process died: its row stays RUNNING for
+ever. ``serve`` therefore registers itself in the database (``serve_instance``: an id, host,
+pid, start and a heartbeat every :data:`HEARTBEAT_S` seconds) and notes with each RUNNING row,
+in the same transaction, the instance that runs it (``serve_run``). A run is a **crash
+orphan** when its row is RUNNING and its instance is gone: the instance's heartbeat is older
+than :data:`STALE_S`, or it ran on this host and its process no longer exists. Each ``serve``
+looks for orphans when it starts and at every heartbeat, and ends each one as the document's
+unrecoverable internal failure: ``status`` FAILED, ``release_outcome`` FAILED,
+``termination_state`` FAILED, ``termination_reason`` :data:`PROCESS_LOST` (a reason this
+toolkit adds), the failure body naming the lost process. A run another live instance still
+runs is never touched. docs/live.md, "Operating promises".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Float,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    insert,
+    select,
+    update,
+)
+
+from harness_lab.states import ReleaseOutcome, RunState, StoredRunStatus
+from harness_lab.store.base import RunStart
+from harness_lab.store.sql import SqlRunStore, create_tables, diagnosis_run
+
+__all__ = ["HEARTBEAT_S", "PROCESS_LOST", "STALE_S", "Instance", "OwnedRunStore", "Orphans",
+           "serve_instance", "serve_metadata", "serve_run"]
+
+HEARTBEAT_S = 5.0
+"""Seconds between two heartbeats of a running ``serve`` (each also looks for orphans)."""
+
+STALE_S = 30.0
+"""An instance not heard from for this long is gone, and its RUNNING runs are orphans."""
+
+PROCESS_LOST = "PROCESS_LOST"
+"""The termination reason stored for a crash orphan (toolkit-added; the document has none)."""
+
+serve_metadata = MetaData()
+"""The tables only ``serve`` writes, beside the run store's."""
+
+serve_instance = Table(
+    "serve_instance", serve_metadata,
+    Column("instance_id", Text, primary_key=True),
+    Column("host", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", Float, nullable=False),  # Unix time, as every time here
+    Column("heartbeat_at", Float, nullable=False),
+    Column("stopped_at", Float),
+    Column("stop", Text),  # "stopped" (it said so) or "lost" (found gone)
+)
+"""One row per ``serve`` process that has used the database."""
+
+serve_run = Table(
+    "serve_run", serve_metadata,
+    Column("run_id", Text, primary_key=True),
+    Column("instance_id", Text, nullable=False, index=True),
+)
+"""Which instance runs each run it started (written with the RUNNING row)."""
+
+_RUNNING = StoredRunStatus.RUNNING.value
+_I = serve_instance.c
+
+
+@dataclass(frozen=True, slots=True)
+class Orphans:
+    """The runs one lost instance left RUNNING, now ended as :data:`PROCESS_LOST`."""
+
+    instance_id: str
+    host: str
+    pid: int
+    heartbeat_at: float
+    run_ids: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line for the log: how many runs, whose, last heard when."""
+        heard = datetime.fromtimestamp(self.heartbeat_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return (f"{len(self.run_ids)} run(s) left RUNNING by serve instance "
+                f"{self.instance_id} (host {self.host}, pid {self.pid}, last heard "
+                f"{heard} UTC) ended FAILED ({PROCESS_LOST})")
+
+
+class OwnedRunStore(SqlRunStore):
+    """The SQL run store that notes, with each RUNNING row, the instance that runs it."""
+
+    def __init__(self, url: str, instance_id: str) -> None:
+        super().__init__(url)
+        create_tables(self.engine, serve_metadata)
+        self.instance_id = instance_id
+
+    def _with_running_row(self, conn: Connection, start: RunStart) -> None:
+        conn.execute(insert(serve_run), {"run_id": start.run_id,
+                                         "instance_id": self.instance_id})
+
+
+class Instance:
+    """This ``serve`` process as the database knows it: registered, beating, stopped."""
+
+    def __init__(self, engine: Engine, instance_id: str | None = None, *,
+                 wall: Callable[[], float] = time.time,
+                 alive: Callable[[int], bool] | None = None) -> None:
+        self.engine = engine
+        self.instance_id = instance_id or uuid.uuid4().hex[:12]
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.wall = wall
+        self.alive = alive or _process_exists
+        self.reaped = 0  # orphans this instance ended
+
+    def register(self) -> None:
+        """Record this instance as running, heard from now."""
+        create_tables(self.engine, serve_metadata)
+        now = self.wall()
+        with self.engine.begin() as conn:
+            conn.execute(insert(serve_instance), {
+                "instance_id": self.instance_id, "host": self.host, "pid": self.pid,
+                "started_at": now, "heartbeat_at": now})
+
+    def heartbeat(self) -> None:
+        """Say this instance is still running."""
+        with self.engine.begin() as conn:
+            conn.execute(update(serve_instance).where(_I.instance_id == self.instance_id)
+                         .values(heartbeat_at=self.wall()))
+
+    def stop(self) -> None:
+        """Say this instance stopped on its own (its runs have ended)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(serve_instance).where(_I.instance_id == self.instance_id)
+                         .values(stopped_at=self.wall(), stop="stopped"))
+
+    def reap(self) -> list[Orphans]:
+        """End the runs of every lost instance as :data:`PROCESS_LOST`; what was found."""
+        now = self.wall()
+        with self.engine.connect() as conn:
+            others = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
+                                  .where(_I.stopped_at.is_(None),
+                                         _I.instance_id != self.instance_id)).all()
+        found: list[Orphans] = []
+        for instance_id, host, pid, heard in others:
+            gone = heard < now - STALE_S or (host == self.host and not self.alive(pid))
+            if gone:
+                found.append(self._end_runs_of(instance_id, host, pid, heard, now))
+        self.reaped += sum(len(f.run_ids) for f in found)
+        return found
+
+    def owner(self, run_id: str) -> dict[str, Any] | None:
+        """The instance that runs (or ran) ``run_id``: id, host, pid; None if none noted."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(_I.instance_id, _I.host, _I.pid, _I.stopped_at)
+                .join(serve_run, serve_run.c.instance_id == _I.instance_id)
+                .where(serve_run.c.run_id == run_id)).one_or_none()
+        return None if row is None else dict(row._mapping)
+
+    def _end_runs_of(self, instance_id: str, host: str, pid: int, heard: float, now: float
+                     ) -> Orphans:
+        lost = (f"the serve process that ran it (instance {instance_id}, host {host}, pid "
+                f"{pid}) stopped without ending it")
+        body = json.dumps({"code": PROCESS_LOST, "message": lost}, ensure_ascii=False)
+        runs = select(serve_run.c.run_id).where(serve_run.c.instance_id == instance_id)
+        run = diagnosis_run.c
+        with self.engine.begin() as conn:
+            orphaned = [r for (r,) in conn.execute(
+                select(run.run_id).where(run.status == _RUNNING, run.run_id.in_(runs)))]
+            if orphaned:
+                conn.execute(update(diagnosis_run)
+                             .where(run.status == _RUNNING, run.run_id.in_(orphaned))
+                             .values(status=StoredRunStatus.FAILED.value,
+                                     release_outcome=ReleaseOutcome.FAILED.value,
+                                     termination_state=RunState.FAILED.value,
+                                     termination_reason=PROCESS_LOST, answer_json=body,
+                                     finished_at=now))
+            conn.execute(update(serve_instance)
+                         .where(_I.instance_id == instance_id, _I.stopped_at.is_(None))
+                         .values(stopped_at=now, stop="lost"))
+        return Orphans(instance_id, host, pid, heard, tuple(orphaned))
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process with this id runs on this host (one we may not signal counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,52 @@
+"""``serve`` stopped by SIGINT or SIGTERM with runs in flight: a grace period, then a cancel
+each client hears of, and a clean exit (a real server and real streaming clients)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_live_load import serving
+from tests.live.test_restarts import InFlight, rows
+from tests.live.test_server import GUARDS_PASS
+
+pytestmark = pytest.mark.live
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_runs_still_going_after_the_grace_period_are_cancelled_and_their_clients_told(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", "--grace", "0.5",
+                 db=db) as server:
+        chats = InFlight(server.url, 3)
+        server.process.send_signal(sig)
+        out, err = server.process.communicate(timeout=60)
+        chats.join()
+    assert server.process.returncode == 0
+    assert "Traceback" not in err and "CancelledError" not in err
+    assert "3 run(s) in flight get 0.5 s to end" in out
+    assert "3 cancelled at shutdown" in out
+    for events in chats.events:
+        assert [e["kind"] for e in events][-1] == "failure"
+        assert events[-1]["data"]["reason"] == "SERVER_SHUTDOWN"
+    for row in rows(db, chats.run_ids):
+        assert (row["status"], row["termination_state"], row["termination_reason"]) == (
+            "CANCELLED", "CANCELLED", "SERVER_SHUTDOWN")
+
+
+def test_runs_that_end_within_the_grace_period_are_released_as_usual(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", "--grace", "30",
+                 db=db) as server:
+        chats = InFlight(server.url, 2)
+        server.process.send_signal(signal.SIGTERM)
+        out, err = server.process.communicate(timeout=60)
+        chats.join()
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert "cancelled at shutdown" not in out
+    for events in chats.events:
+        assert [e["kind"] for e in events][-2:] == ["content", "done"]
+    assert {row["status"] for row in rows(db, chats.run_ids)} == {"SUCCESS"}
