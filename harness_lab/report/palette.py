@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness_lab.messages import CallKind
+from harness_lab.report.cells import is_missing
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState, TracePhase
 
 __all__ = ["CALL_KIND_COLORS", "EVENT_COLORS", "MISSING_COLOR", "NO_OUTCOME", "OUTCOME_CODES",
@@ -133,16 +134,10 @@ VERDICT_BACKGROUNDS: Final[dict[str, str]] = {"ok": "#E6F2E6", "FAILED": "#FFDDD
 
 def _value(member: Any) -> str | None:
     """A member's value, a string as is, None for anything missing (None, NA, NaN)."""
-    if member is None:
-        return None
     value = getattr(member, "value", member)
     if isinstance(value, str):
         return value or None
-    try:
-        missing = bool(value != value)  # NaN compares unequal to itself
-    except TypeError:  # pandas NA: its comparison is NA, which has no truth value
-        missing = True
-    return None if missing else str(value)
+    return None if is_missing(value) else str(value)
 
 
 def outcome_label(release_outcome: Any, fallback_type: Any = None,
@@ -187,9 +182,7 @@ def outcome_color(release_outcome: Any, fallback_type: Any = None,
     anything unknown or missing gets :data:`MISSING_COLOR`.
     """
     label = _value(release_outcome)
-    if label not in OUTCOME_COLORS:
-        label = outcome_label(release_outcome, fallback_type, run_state)
-    elif fallback_type is not None or run_state is not None:
+    if label not in OUTCOME_COLORS or fallback_type is not None or run_state is not None:
         label = outcome_label(release_outcome, fallback_type, run_state)
     return OUTCOME_COLORS.get(label, MISSING_COLOR)
 

@@ -43,20 +43,9 @@ if TYPE_CHECKING:
     from harness_lab.sweep.load import LoadPoint
     from harness_lab.sweep.result import SweepResult
 
-__all__ = [
-    "MARKERS",
-    "OUTCOME_LABELS",
-    "PHASE_COLORS",
-    "PlotAxes",
-    "exploration_heatmap",
-    "figure_png",
-    "load_curve_plot",
-    "outcome_bars",
-    "outcome_heatmap",
-    "outcome_label",
-    "run_timeline",
-    "sweep_share",
-]
+__all__ = ["MARKERS", "OUTCOME_LABELS", "PHASE_COLORS", "PlotAxes", "exploration_heatmap",
+           "figure_png", "load_curve_plot", "outcome_bars", "outcome_heatmap", "outcome_label",
+           "run_timeline", "sweep_share"]
 
 _NONE = "(none)"
 
@@ -102,13 +91,15 @@ def _keyed(df: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
     return df, by
 
 
-def _groups(values: pd.Series) -> list[str]:
+def _order(values: pd.Series) -> list[Any]:
     if isinstance(values.dtype, pd.CategoricalDtype):
         present = set(values.dropna())
-        cats = [str(c) for c in values.dtype.categories if c in present]
-    else:
-        cats = [str(v) for v in pd.unique(values.dropna())]
-    return cats + ([_NONE] if bool(values.isna().any()) else [])
+        return [c for c in values.dtype.categories if c in present]
+    return list(pd.unique(values.dropna()))
+
+
+def _groups(values: pd.Series) -> list[str]:
+    return [str(v) for v in _order(values)] + ([_NONE] if bool(values.isna().any()) else [])
 
 
 def _fold(counts: pd.DataFrame, max_groups: int) -> pd.DataFrame:
@@ -198,13 +189,6 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center",
                 gid="empty")
     return ax
-
-
-def _order(values: pd.Series) -> list[Any]:
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        present = set(values.dropna())
-        return [c for c in values.dtype.categories if c in present]
-    return list(pd.unique(values.dropna()))
 
 
 def _mode(values: pd.Series, order: Sequence[Any]) -> Any:
@@ -407,9 +391,10 @@ def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "relea
     ticks, numeric = _ticks(shares[param])
     groups = rows.groupby(others, sort=True, dropna=False) if others else [((), rows)]
     for key, group in groups:
-        label = ", ".join(f"{k}={v}" for k, v in zip(others, _tuple(key), strict=True))
-        _errorbar(ax, group, param, ticks, f"{column}={value}" + (f", {label}" if label
-                                                                  else ""))
+        values = key if isinstance(key, tuple) else (key,)
+        label = ", ".join([f"{column}={value}",
+                           *(f"{k}={v}" for k, v in zip(others, values, strict=True))])
+        _errorbar(ax, group, param, ticks, label)
     if not numeric:
         ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
     ax.set_xlabel(axis_label(param))
@@ -424,10 +409,6 @@ def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "relea
     return ax
 
 
-def _tuple(key: Any) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
-
-
 def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
     """Each distinct grid value, where it goes on the x axis, and whether all are numbers."""
     distinct = sorted(values.dropna().unique(), key=lambda v: (isinstance(v, str), v))
@@ -439,11 +420,9 @@ def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
 def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
               label: str) -> None:
     rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
-    xs = rows["_x"].to_list()
-    ys = rows["share"].to_list()
-    low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
-    high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
-    ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=label)
+    share = rows["share"]
+    ax.errorbar(rows["_x"], share, yerr=[share - rows["ci_low"], rows["ci_high"] - share],
+                marker="o", capsize=4, label=label)
 
 
 def exploration_heatmap(exploration: ExplorationResult, ax: Axes | None = None,

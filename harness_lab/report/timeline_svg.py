@@ -79,10 +79,6 @@ def _nice_step(span: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def _esc(value: str) -> str:
-    return html.escape(value, quote=True)
-
-
 class _Canvas:
     """Scales virtual time to x and collects SVG elements."""
 
@@ -108,9 +104,7 @@ def _phase_spans(trace: Sequence[TraceEvent], skip_tools: bool
     spans = []
     for before, after in zip(trace, trace[1:], strict=False):
         phase = after.phase.value
-        if phase == TracePhase.RUN.value:
-            continue
-        if skip_tools and phase == TracePhase.TOOL.value:
+        if phase == TracePhase.RUN.value or (skip_tools and phase == TracePhase.TOOL.value):
             continue
         title = f"{after.type.value} {after.status.value}  {detail_text(after.detail)}"
         start = float(before.t) if after.t > before.t else float(after.t)  # or an instant
@@ -185,13 +179,13 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     for lane in lanes:
         y = canvas.y(lane)
         canvas.add(f'<text class="lane" x="{_LEFT - 6}" y="{y + 13}" text-anchor="end">'
-                   f"{_esc(lane)}</text>")
+                   f"{html.escape(lane)}</text>")
     for lane, t0, t1, tip in spans:
         x0, x1 = canvas.x(t0), canvas.x(t1)
         color = PHASE_COLORS.get(lane, MISSING_COLOR)
         canvas.add(f'<rect x="{x0}" y="{canvas.y(lane) + 3}" width="{max(x1 - x0, 1.5)}" '
                    f'height="{_LANE - 6}" rx="2" fill="{color}"><title>'
-                   f"{_esc(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
+                   f"{html.escape(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
     _draw_sse(canvas, run.sse)
     # labels already drawn, as (left, right, baseline): a far deadline's, then each mark's
     taken: list[tuple[float, float, float]] = []
@@ -213,7 +207,7 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     body = "".join(canvas.parts)
     return (f'<svg class="timeline" role="img" viewBox="0 0 {_WIDTH} {canvas.height}" '
             f'width="{_WIDTH}" height="{canvas.height}" xmlns="http://www.w3.org/2000/svg">'
-            f"<title>{_esc(title)}</title>{body}</svg>")
+            f"<title>{html.escape(title)}</title>{body}</svg>")
 
 
 def _draw_axis(canvas: _Canvas) -> None:
@@ -221,8 +215,7 @@ def _draw_axis(canvas: _Canvas) -> None:
     canvas.add(f'<line x1="{_LEFT}" y1="{bottom}" x2="{_WIDTH - _RIGHT}" y2="{bottom}" '
                'class="axis"/>')
     step = _nice_step(canvas.end - canvas.start)
-    first = math.ceil(canvas.start / step) * step
-    tick = first
+    tick = math.ceil(canvas.start / step) * step
     while tick <= canvas.end + 1e-12:
         x = canvas.x(tick)
         canvas.add(f'<line x1="{x}" y1="{_TOP - 4}" x2="{x}" y2="{bottom + 4}" class="grid"/>'
@@ -241,9 +234,10 @@ def _draw_sse(canvas: _Canvas, events: Sequence[SseEvent]) -> None:
         tip = f"t={float(e.t):.3f}  {e.kind.value}  {json_text(dict(e.data))}"
         canvas.add(f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" '
                    f'fill="{EVENT_COLORS["sse"]}" stroke="#fff" stroke-width="0.8"><title>'
-                   f"{_esc(tip)}</title></path>")
+                   f"{html.escape(tip)}</title></path>")
         if x - 2 >= free_from:
-            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">{_esc(e.kind.value)}</text>')
+            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">'
+                       f"{html.escape(e.kind.value)}</text>")
             free_from = x - 2 + 6.2 * len(e.kind.value) + 6
 
 
@@ -255,7 +249,7 @@ def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip
     canvas.add(f'<g class="marker"><path d="M{x - 5} {y - 5}L{x + 5} {y + 5}M{x + 5} {y - 5}'
                f'L{x - 5} {y + 5}" stroke="{color}" stroke-width="2.5"/>'
                f'<text class="mark" x="{x}" y="{y - 8 - raise_by}" text-anchor="middle" '
-               f'fill="{color}">{_esc(label)}</text><title>{_esc(tip)}</title></g>')
+               f'fill="{color}">{html.escape(label)}</text><title>{html.escape(tip)}</title></g>')
 
 
 def _draw_deadline(canvas: _Canvas, deadline: float, far: bool) -> None:
