@@ -114,19 +114,13 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
             raise TypeError("labels and cases apply to run records only; scenario results "
                             "carry their own")
         results = listed  # type: ignore[assignment]
-    comparison = _comparison(compare, results)
-    figures = summary_figures(results) if plots else []
-    return viewer_html(results, title=title, context=context, figures=figures,
-                       comparison=comparison)
-
-
-def _comparison(compare: Comparison | Log | str | os.PathLike[str] | None,
-                results: Sequence[ScenarioResult]) -> Comparison | None:
     from harness_lab.report.compare import Comparison, compare_with
 
-    if compare is None or isinstance(compare, Comparison):
-        return compare
-    return compare_with(compare, results)
+    if compare is not None and not isinstance(compare, Comparison):
+        compare = compare_with(compare, results)
+    figures = summary_figures(results) if plots else []
+    return viewer_html(results, title=title, context=context, figures=figures,
+                       comparison=compare)
 
 
 def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResult | RunRecord],

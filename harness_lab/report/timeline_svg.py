@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -43,16 +43,44 @@ SSE_LANE: Final = "SSE"
 _WIDTH, _LEFT, _RIGHT, _TOP, _LANE, _AXIS = 960, 96, 24, 22, 20, 30
 _SSE_LANE_HEIGHT: Final = 34  # diamonds above, their labels below
 _FAR: Final = 1.5  # a deadline beyond this many times the activity's end is drawn as an arrow
-_CANCEL_NAMES: Final = {"CLIENT_DISCONNECTED": ("client disconnect", "client_disconnect"),
-                        "USER_REQUESTED": ("user cancel", "user_cancel")}
+_INSTANT_COLORS: Final = {
+    "client disconnect": EVENT_COLORS["client_disconnect"],
+    "disconnect noticed": EVENT_COLORS["client_disconnect"],
+    "user cancel": EVENT_COLORS["user_cancel"], "cancel noticed": EVENT_COLORS["user_cancel"],
+    "budget exhausted": EVENT_COLORS["budget_exhausted"],
+    "discarded": EVENT_COLORS["discarded"], "lost": EVENT_COLORS["lost_termination"],
+}
 
 
-def cancel_kind(reason: str, termination_reason: str | None) -> str:
-    """``CLIENT_DISCONNECTED`` or ``USER_REQUESTED``: which cancel a termination's (or a
-    RUN_CANCELLED event's) reason text names."""
-    disconnect = ("disconnect" in reason.lower()
-                  or termination_reason == CancellationReason.CLIENT_DISCONNECTED.value)
-    return "CLIENT_DISCONNECTED" if disconnect else "USER_REQUESTED"
+def _disconnect(reason: str, termination_reason: str | None) -> bool:
+    """Whether a termination's (or a RUN_CANCELLED event's) reason text names a client
+    disconnect rather than a user's cancel."""
+    return ("disconnect" in reason.lower()
+            or termination_reason == CancellationReason.CLIENT_DISCONNECTED.value)
+
+
+def instants(terminations: Sequence[tuple[str, str, float]], termination_reason: str | None,
+             trace: Sequence[TraceEvent]) -> Iterator[tuple[str, float, TraceEvent | None, str]]:
+    """``(kind, t, event, reason)`` of each instant both timelines mark: the terminations'
+    (``event`` None) cancels and timeouts, then the trace's noticed cancels, exhausted budgets,
+    discarded late results and ``lost`` attempts to end the run (when attempted)."""
+    for state, reason, at in terminations:
+        if state == RunState.CANCELLED.value:
+            kind = ("client disconnect" if _disconnect(reason, termination_reason)
+                    else "user cancel")
+            yield kind, float(at), None, reason
+        elif state == RunState.TIMED_OUT.value:
+            yield "timed out", float(at), None, reason
+    for e in trace:
+        if e.type is TraceEventType.RUN_CANCELLED:
+            noticed = _disconnect(str(e.detail.get("reason", "")), None)
+            yield ("disconnect noticed" if noticed else "cancel noticed"), float(e.t), e, ""
+        elif e.type is TraceEventType.BUDGET_EXHAUSTED:
+            yield "budget exhausted", float(e.t), e, ""
+        elif e.status is TraceEventStatus.DISCARDED:
+            yield "discarded", float(e.t), e, ""
+        elif e.type is TraceEventType.TERMINATION_REJECTED:
+            yield "lost", float(e.detail.get("at", e.t)), e, ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,28 +155,15 @@ def _instants(run: TimelineInput) -> list[tuple[str, float, str, str, str]]:
     """(lane, t, label, colour, tooltip) of each marked instant: a cancel when it happened
     (the client left, the user asked) and when the run noticed it, both."""
     marks = []
-    for state, reason, at in run.terminations:
-        if state == RunState.CANCELLED.value:
-            key = cancel_kind(reason, run.termination_reason)
-            label = _CANCEL_NAMES[key][0]
-            marks.append((SSE_LANE, float(at), label, EVENT_COLORS[_CANCEL_NAMES[key][1]],
-                          f"t={float(at):.3f}  {label}: the run's termination ({reason})"))
-    for e in run.trace:
+    for kind, t, e, reason in instants(run.terminations, run.termination_reason, run.trace):
+        if e is None:
+            if kind != "timed out":
+                marks.append((SSE_LANE, t, kind, _INSTANT_COLORS[kind],
+                              f"t={t:.3f}  {kind}: the run's termination ({reason})"))
+            continue
+        label = f"{e.detail.get('state', 'end')} lost" if kind == "lost" else kind
         tip = f"t={float(e.t):.3f}  {e.type.value} {e.status.value}  {detail_text(e.detail)}"
-        if e.type is TraceEventType.RUN_CANCELLED:
-            key = cancel_kind(str(e.detail.get("reason", "")), None)
-            label = "disconnect noticed" if key == "CLIENT_DISCONNECTED" else "cancel noticed"
-            marks.append((e.phase.value, float(e.t), label,
-                          EVENT_COLORS[_CANCEL_NAMES[key][1]], tip))
-        elif e.type is TraceEventType.BUDGET_EXHAUSTED:
-            marks.append((e.phase.value, float(e.t), "budget exhausted",
-                          EVENT_COLORS["budget_exhausted"], tip))
-        elif e.status is TraceEventStatus.DISCARDED:
-            marks.append((e.phase.value, float(e.t), "discarded", EVENT_COLORS["discarded"], tip))
-        elif e.type is TraceEventType.TERMINATION_REJECTED:  # drawn when it was attempted
-            marks.append((e.phase.value, float(e.detail.get("at", e.t)),
-                          f"{e.detail.get('state', 'end')} lost",
-                          EVENT_COLORS["lost_termination"], tip))
+        marks.append((e.phase.value, t, label, _INSTANT_COLORS[kind], tip))
     return marks
 
 

@@ -10,6 +10,7 @@ intent) are left out, and a last line says which.
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -86,12 +87,10 @@ def shorten(name: str, width: int) -> str:
     """
     if len(name) <= width:
         return name
-    name = _DOTTED_KEY.sub("", name)
-    if len(name) <= width:
-        return name
-    name = _VARIANT_KEYS.sub(r"\1", name)
-    if len(name) <= width:
-        return name
+    for pattern, kept in ((_DOTTED_KEY, ""), (_VARIANT_KEYS, r"\1")):
+        name = pattern.sub(kept, name)
+        if len(name) <= width:
+            return name
     if width <= 1:
         return ELLIPSIS[:width]
     cut = min((i for i in (name.find("["), name.find("@")) if i > 0), default=-1)
@@ -118,18 +117,10 @@ def shorten_all(names: Sequence[str], width: int) -> list[str]:
         if not clashes or width < 3:
             break
         for indices in clashes:
-            first = len(_common_prefix(sorted({names[i] for i in indices})))
+            first = len(os.path.commonprefix([names[i] for i in indices]))
             for i in indices:
                 shown[i] = _window(names[i], max(0, first - 3), width)
     return shown
-
-
-def _common_prefix(names: Sequence[str]) -> str:
-    low, high = min(names), max(names)
-    n = 0
-    while n < min(len(low), len(high)) and low[n] == high[n]:
-        n += 1
-    return low[:n]
 
 
 def _window(name: str, start: int, width: int) -> str:
