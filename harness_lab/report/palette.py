@@ -2,14 +2,9 @@
 
 The terminal table, the HTML report, ``_repr_html_`` and the plots all name and colour an
 outcome through this module, so a FALLBACK:SEMANTIC_UNSUPPORTED is the same purple
-everywhere. Colours are hex strings (``"#rrggbb"``) usable from matplotlib and CSS alike.
-
-The outcome colours are Paul Tol's colour-blind-safe "muted" scheme (nine hues and a pale
-grey, chosen to stay apart under the common colour-vision deficiencies) plus a near black;
-every two of them differ by more than 15 CIELAB units in normal vision and in simulated
-protanopia, deuteranopia and tritanopia (a mid grey would match the wine of FAILED);
-call kinds use the Okabe-Ito palette; verdicts Tol's "vibrant" red, orange and green with a
-pale background each for table rows. Names are kept stable: entries are only ever added.
+everywhere. Colours are hex strings (``"#rrggbb"``) usable from matplotlib and CSS alike;
+the schemes and why: docs/plots.md, "Colours and names". Names are kept stable: entries are
+only ever added.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """Matplotlib views of runs: outcome bars, the run timeline, a heatmap and the load curve.
 
 Every function draws on ``ax`` when given and returns it; otherwise it draws on a new figure
-and returns its :class:`~harness_lab.report.figures.PlotAxes`, which Jupyter shows inline
-when it ends a cell and which saves with ``.savefig(path)``. No figure is ever registered
-with pyplot (see :mod:`harness_lab.report.figures` for why), so scripts, sweeps and the
-HTML report can draw any number of them. Colours and outcome names come from
-:mod:`harness_lab.report.palette`. :func:`figure_png` renders PNG bytes.
+and returns its :class:`~harness_lab.report.figures.PlotAxes` (shown inline in Jupyter, saved
+with ``.savefig(path)``). Colours and outcome names come from :mod:`harness_lab.report.palette`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -206,7 +204,7 @@ _EXTRA_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377
 def category_colors(categories: Sequence[Any]) -> dict[str, str]:
     """A colour per category: the palette's for outcomes and run states, else Tol's bright."""
     out: dict[str, str] = {}
-    spare = iter(_EXTRA_COLORS * (len(categories) // len(_EXTRA_COLORS) + 1))
+    spare = itertools.cycle(_EXTRA_COLORS)
     for cat in categories:
         key = str(cat)
         known = OUTCOME_COLORS.get(key) or RUN_STATE_COLORS.get(key)
@@ -261,7 +259,7 @@ def outcome_heatmap(df: pd.DataFrame, rows: str = "fault", cols: str = "point",
     else:
         cats = [v for v in OUTCOME_LABELS if v in set(data[value].dropna().astype(str))]
         cats += sorted(str(v) for v in pd.unique(data[value].dropna()) if str(v) not in cats)
-    for (i, rk), (j, ck) in ((a, b) for a in enumerate(row_keys) for b in enumerate(col_keys)):
+    for (i, rk), (j, ck) in itertools.product(enumerate(row_keys), enumerate(col_keys)):
         cell = data.loc[(data[rows] == rk) & (data[cols] == ck), value]
         if cell.empty:
             continue

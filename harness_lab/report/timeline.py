@@ -1,13 +1,5 @@
-"""The run timeline: one row per run on virtual time, its calls as spans coloured by kind.
-
-Each row is labelled with its scenario (or its run id) on the left and its outcome, in the
-palette's colour, on the right. Calls are spans: a run's calls are sequential, so the wait
-that ends in a trace event is the call that event reports (a model step, a tool result, a
-guard decision...). Instants are markers: the client disconnect, a user cancel, the moment
-the run timed out, an exhausted budget, every discarded late result, every attempt to end the
-run that lost to the one that ended it (hollow), every public SSE event. The
-x-range fits the activity; a deadline far beyond it is an arrow at the right edge with its
-time written beside it, not a squashed axis.
+"""The run timeline (:func:`run_timeline`): one row per run on virtual time, its calls as
+spans coloured by kind, its instants as markers, its outcome on the right.
 """
 
 from __future__ import annotations

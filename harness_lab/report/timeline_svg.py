@@ -1,15 +1,10 @@
 """One run's timeline as a small inline SVG: a lane per phase, SSE events, instants marked.
 
 Drawn from the record alone, in microseconds, so a report of hundreds of runs can show every
-run's timeline without rendering an image per run. Between two consecutive trace events a
-span is drawn on the lane of the later event's phase, the one that closes the wait (a model
-call ends in AGENT_MODEL_STEP); an event that takes no virtual time is a thin tick on its
-lane; tool calls are drawn from their canonical invocations, so calls that overlap stay
-apart. Markers show a client disconnect, a user cancel, a budget
-exhaustion, every discarded late result and every attempt to end the run that lost to the one
-that ended it; the deadline is a dashed line, or an arrow at
-the right edge when it lies far beyond the activity. Colours come from
-:mod:`harness_lab.report.palette`; every mark has a ``<title>`` for a hover tooltip.
+run's timeline without rendering an image per run. A wait between two trace events is a span
+on the lane of the later event's phase (the one that closes it); tool calls are drawn from
+their canonical invocations, so calls that overlap stay apart. What the marks are:
+docs/report.md, "The drill-down"; every mark has a ``<title>`` for a hover tooltip.
 """
 
 from __future__ import annotations

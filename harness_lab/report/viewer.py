@@ -1,15 +1,9 @@
 """The report viewer: one self-contained HTML page of a set of scenario results.
 
-The page references nothing outside itself: its styles and its small script (vanilla
-JavaScript, from ``assets/``) are inline and each run's timeline is an inline SVG, so the
-file can be mailed, archived or opened offline. It holds a header (when, which toolkit
-version and commit, the command, its paths, totals and how long the run took), the outcome
-distribution by directory, the main table (failures and errors first; sortable; filtered by
-verdict, tag, directory, outcome, RunState, ReleaseOutcome and FallbackType; searchable),
-a drill-down under each row (:func:`harness_lab.report.run_html.result_sections`), the
-outcome table of doc §10 with the scenarios that reproduce each row, and the
-RunState x ReleaseOutcome counts. It is built from the results alone, without pandas or
-matplotlib, so writing it costs a few milliseconds per scenario.
+Its styles and script (vanilla JavaScript, from ``assets/``) are inline and each run's
+timeline is an inline SVG, so the file opens offline; docs/report.md describes what the page
+shows. It is built from the results alone, without pandas or matplotlib, so writing it costs
+a few milliseconds per scenario.
 """
 
 from __future__ import annotations

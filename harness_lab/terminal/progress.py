@@ -84,10 +84,8 @@ def progress_bar(iterable: Iterable[T], total: int | None = None,
 
 def _in_notebook() -> bool:
     """True inside a Jupyter kernel (where a widget shows, not a terminal bar)."""
-    shell = sys.modules.get("IPython")
-    get = getattr(shell, "get_ipython", None)
-    ip = get() if get is not None else None
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+    get = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    return get is not None and type(get()).__name__ == "ZMQInteractiveShell"
 
 
 def _rich_bar(iterable: Iterable[T], total: int | None, desc: str) -> Iterator[T]:
