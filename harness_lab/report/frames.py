@@ -194,14 +194,7 @@ def read_trace(source: Source) -> pd.DataFrame:
 
 def read_invocations(source: Source) -> pd.DataFrame:
     """The tool_invocation rows as :func:`invocations_frame` columns."""
-    df = _read_child(source, tool_invocation, _INVOCATION_COLUMNS)
-    return categorize(df, INVOCATION_DTYPES)
-
-
-def _categories(values: pd.Series) -> list[Any]:
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return list(values.dtype.categories)
-    return list(pd.unique(values.dropna()))
+    return categorize(_read_child(source, tool_invocation, _INVOCATION_COLUMNS), INVOCATION_DTYPES)
 
 
 def crosstab(df: pd.DataFrame, rows: str = "run_state", cols: str = "release_outcome", *,
@@ -214,7 +207,7 @@ def crosstab(df: pd.DataFrame, rows: str = "run_state", cols: str = "release_out
     """
     index, columns = _labelled(df[rows], missing), _labelled(df[cols], missing)
     table = pd.crosstab(index, columns, dropna=False)
-    row_cats, col_cats = _categories(index), _categories(columns)
+    row_cats, col_cats = list(index.cat.categories), list(columns.cat.categories)
     table = table.reindex(index=row_cats, columns=col_cats, fill_value=0)
     table.index = pd.CategoricalIndex(row_cats, categories=row_cats, ordered=True, name=rows)
     table.columns = pd.CategoricalIndex(col_cats, categories=col_cats, ordered=True, name=cols)

@@ -76,9 +76,8 @@ def results_of_records(records: Iterable[RunRecord], *,
         if values is not None and len(values) != len(recs):
             raise ValueError(f"{len(values)} {name} for {len(recs)} records")
     results = []
-    for i, record in enumerate(recs):
-        label = labels[i] if labels is not None else None
-        case = cases[i] if cases is not None else None
+    for record, label, case in zip(recs, labels or [None] * len(recs),
+                                   cases or [None] * len(recs), strict=True):
         mismatches: list[Mismatch] = []
         if case is not None:
             seen, want = observed_axes(record), expected_axes(case)

@@ -64,7 +64,7 @@ def _results_frame(results: Sequence[Any]) -> pd.DataFrame:
     from harness_lab.report.frames import runs_frame
 
     ran = [r for r in results if getattr(r, "record", None) is not None]
-    df = runs_frame([r.record for r in ran], labels=[r.scenario for r in ran])
+    df = runs_frame(ran)
     df["file"] = [r.path for r in ran]
     df["directory"] = _directories(df["file"].tolist())
     df["tags"] = [tuple(r.tags) for r in ran]

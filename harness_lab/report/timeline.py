@@ -102,14 +102,6 @@ def call_spans(record: RunRecord) -> dict[str, list[tuple[float, float]]]:
     return spans
 
 
-def _instants(record: RunRecord) -> dict[str, list[float]]:
-    """Marker label -> the virtual times of that instant in one run."""
-    out: dict[str, list[float]] = {}
-    for kind, t, _, _ in instants(record.terminations, record.termination_reason, record.trace):
-        out.setdefault(_MARKER_OF.get(kind, kind), []).append(t)
-    return out
-
-
 def _activity_end(record: RunRecord) -> float:
     times = [float(record.started_at), float(record.finished_at)]
     times += [float(e.t) for e in record.trace] + [float(e.t) for e in record.sse_events]
@@ -191,10 +183,12 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                            facecolors=CALL_KIND_COLORS.get(kind, "#BBBBBB"), zorder=2,
                            gid=f"{label}:{kind}")
             kinds_seen.add(kind)
-        for name, times in _instants(record).items():
+        for kind, t, _, _ in instants(record.terminations, record.termination_reason,
+                                      record.trace):
+            name = _MARKER_OF.get(kind, kind)
             xs, ys = points.setdefault(name, ([], []))
-            xs.extend(times)
-            ys.extend([float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0)] * len(times))
+            xs.append(t)
+            ys.append(float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0))
         for event in record.sse_events:
             xs, ys = sse.setdefault(event.kind.value, ([], []))
             xs.append(float(event.t))

@@ -194,8 +194,8 @@ def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> s
         "data-k-problems": str(len(problems)),
     }
     attr_text = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs.items())
-    background = verdict_color(r.verdict, background=True) if r.verdict != "ok" else ""
-    style = f' style="background:{background}"' if background else ""
+    style = (f' style="background:{verdict_color(r.verdict, background=True)}"'
+             if r.verdict != "ok" else "")
     return (f'<tr class="run" tabindex="0" aria-expanded="false" {attr_text}{style}>'
             '<td class="c-toggle"><span class="caret">▸</span></td>'
             f'<td class="c-verdict">{verdict_badge(r.verdict)}{change_badge(row.change)}</td>'
@@ -315,9 +315,8 @@ def _distribution(rows: Sequence[_Row]) -> str:
         for label in _ordered(counts, order):
             n = counts[label]
             color = outcome_color(label)
-            width = 100.0 * n / largest
             segments.append(
-                f'<span class="seg" style="width:{width:.3f}%;background:{color};'
+                f'<span class="seg" style="width:{100.0 * n / largest:.3f}%;background:{color};'
                 f'color:{text_color(color)}" title="{html.escape(f"{directory}: {n} {label}")}" '
                 f'data-dir="{html.escape(directory if placed else "")}" '
                 f'data-outcome="{html.escape(label)}">{n}</span>')

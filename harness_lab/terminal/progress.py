@@ -7,6 +7,7 @@ on a terminal, tqdm's text bar elsewhere when tqdm is installed, else the iterab
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -48,12 +49,7 @@ def progress(total: int | None, description: str, *, enabled: bool,
                    TimeElapsedColumn(), TimeRemainingColumn(),
                    console=console(sys.stderr if stream is None else stream), transient=True)
     with bar:
-        task = bar.add_task(description, total=total)
-
-        def advance(n: int = 1) -> None:
-            bar.advance(task, n)
-
-        yield advance
+        yield functools.partial(bar.advance, bar.add_task(description, total=total))
 
 
 def _nothing(n: int = 1) -> None:
