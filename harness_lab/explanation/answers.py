@@ -146,12 +146,9 @@ def _fallback(r: RunRecord, states: str) -> str:
         TraceEventType.EVIDENCE_GUARD_INITIAL, TraceEventType.EVIDENCE_REPAIR,
         TraceEventType.EVIDENCE_GUARD_RECHECK, TraceEventType.SEMANTIC_GUARD_DECISION)
         and e.status.value != "STARTED"]
-    detail = ""
     semantic = _last(r, TraceEventType.SEMANTIC_GUARD_DECISION)
-    if semantic is not None and (semantic.detail.get("rationale")
-                                 or semantic.detail.get("error")):
-        detail = (f" SemanticGuard said: "
-                  f"{semantic.detail.get('rationale') or semantic.detail.get('error')}.")
+    said = semantic and (semantic.detail.get("rationale") or semantic.detail.get("error"))
+    detail = f" SemanticGuard said: {said}." if said else ""
     recheck = _last(r, TraceEventType.EVIDENCE_GUARD_RECHECK)
     if recheck is not None and recheck.detail.get("problems"):
         detail = f" The recheck found: {_listed(list(recheck.detail['problems']))}."

@@ -72,11 +72,8 @@ def _plain(value: Any) -> Any:
 
 def detail_text(detail: Mapping[str, Any]) -> str:
     """A trace event's detail as ``key=value`` pairs, a missing value as :data:`MISSING`."""
-    parts = []
-    for key, value in detail.items():
-        shown = value if isinstance(value, str) else text(value)
-        parts.append(f"{key}={shown}")
-    return "  ".join(parts)
+    return "  ".join(f"{key}={value if isinstance(value, str) else text(value)}"
+                     for key, value in detail.items())
 
 
 def seconds(value: float | None) -> str:

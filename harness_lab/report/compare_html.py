@@ -22,7 +22,7 @@ from harness_lab.report.compare import (
     change_filter,
 )
 from harness_lab.report.palette import text_color
-from harness_lab.report.run_html import kv_table, table, verdict_badge
+from harness_lab.report.run_html import kv_table, result_outcome, table, verdict_badge
 
 if TYPE_CHECKING:
     from harness_lab.logs.diff import ScenarioChange
@@ -115,8 +115,6 @@ def compared_section(comparison: Comparison | None, change: ScenarioChange | Non
 
 def removed_section(comparison: Comparison) -> str:
     """The scenarios only the earlier run had: name, verdict and outcome then, file."""
-    from harness_lab.report.run_html import result_outcome
-
     removed = comparison.removed
     if not removed:
         return ""

@@ -1,18 +1,10 @@
 """Figures the plotting functions draw on: Axes that show themselves in Jupyter, PNG bytes.
 
-Why not pyplot: figures made through ``matplotlib.pyplot`` are registered in pyplot's global
-list until someone closes them. A script, a sweep or the HTML report that draws hundreds of
-plots would keep every one alive (and pyplot warns past twenty), and pyplot's state is not
-safe to touch from worker threads. So every figure here is a plain
-:class:`matplotlib.figure.Figure`, freed as soon as nothing refers to it.
-
-Why it still shows in a notebook: the Axes a plotting function returns is a
-:class:`PlotAxes`, an ordinary :class:`~matplotlib.axes.Axes` (set its title, add lines,
-pass it on) that also has IPython's rich display hooks. When it is the last expression of a
-cell, Jupyter (classic, Lab, VS Code) shows its whole figure as a PNG, exactly once: pyplot's
-inline backend never sees the figure, so it does not show it a second time. When a user
-passes their own ``ax`` (from ``plt.subplots``, say) the function draws on it and returns
-it, and pyplot shows that figure as it always does.
+Every figure is a plain :class:`matplotlib.figure.Figure`, never registered with pyplot, so
+any number can be drawn, from any thread, each freed with its last reference; the
+:class:`PlotAxes` a plotting function returns shows its whole figure inline in Jupyter, once.
+A user's own ``ax`` (from ``plt.subplots``) is drawn on and shown by pyplot as usual. Why:
+docs/plots.md, "Showing and saving a plot".
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
@@ -43,7 +42,12 @@ Source: TypeAlias = str | URL | Engine | SqlRunStore
 """Where the ``read_*`` functions read from: a SQLAlchemy URL, an Engine or a SqlRunStore."""
 
 
-_HEADROOM = ("model_calls", "tool_calls", "tokens", "bytes")
+_RUN_NUMBER_DTYPES = {
+    **{f"headroom_{k}": "Int64" for k in ("model_calls", "tool_calls", "tokens", "bytes")},
+    **dict.fromkeys(("agent_steps", "tool_calls", "rejections", "model_calls", "tokens", "bytes",
+                     "input_tokens", "output_tokens"), "int64"),
+    **dict.fromkeys(("started_at", "finished_at", "duration_s"), "float64"),
+}
 _TRACE_COLUMNS = ("run_id", "seq", "t", "type", "phase", "status", "detail")
 _INVOCATION_COLUMNS = ("run_id", "invocation_id", "seq", "tool", "status", "evidence_status",
                        "information_gain", "error_code", "items", "size_bytes", "started_at",
@@ -71,14 +75,9 @@ def _as_category(values: pd.Series, dtype: pd.CategoricalDtype) -> pd.Series:
     return plain.astype(dtype)
 
 
-def _v(member: Enum | None) -> Any:
-    return None if member is None else member.value
-
-
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str],
            dtypes: Mapping[str, pd.CategoricalDtype]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=list(columns))
-    return categorize(df, dtypes)
+    return categorize(pd.DataFrame(rows, columns=list(columns)), dtypes)
 
 
 def runs_frame(records: Iterable[RunRecord] | Iterable[ScenarioResult], *,
@@ -92,15 +91,7 @@ def runs_frame(records: Iterable[RunRecord] | Iterable[ScenarioResult], *,
     """
     recs, names = _labelled_records(records, labels)
     rows = [{"scenario": label, **r.summary()} for r, label in zip(recs, names, strict=True)]
-    df = _frame(rows, RUN_FRAME_COLUMNS, AXIS_DTYPES)
-    for k in _HEADROOM:
-        df[f"headroom_{k}"] = df[f"headroom_{k}"].astype("Int64")
-    for name in ("agent_steps", "tool_calls", "rejections", "model_calls", "tokens", "bytes",
-                 "input_tokens", "output_tokens"):
-        df[name] = df[name].astype("int64")
-    for name in ("started_at", "finished_at", "duration_s"):
-        df[name] = df[name].astype("float64")
-    return df
+    return _frame(rows, RUN_FRAME_COLUMNS, AXIS_DTYPES).astype(_RUN_NUMBER_DTYPES)
 
 
 def _labelled_records(items: Iterable[Any], labels: Sequence[str | None] | None
@@ -203,14 +194,7 @@ def read_trace(source: Source) -> pd.DataFrame:
 
 def read_invocations(source: Source) -> pd.DataFrame:
     """The tool_invocation rows as :func:`invocations_frame` columns."""
-    df = _read_child(source, tool_invocation, _INVOCATION_COLUMNS)
-    return categorize(df, INVOCATION_DTYPES)
-
-
-def _categories(values: pd.Series) -> list[Any]:
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return list(values.dtype.categories)
-    return list(pd.unique(values.dropna()))
+    return categorize(_read_child(source, tool_invocation, _INVOCATION_COLUMNS), INVOCATION_DTYPES)
 
 
 def crosstab(df: pd.DataFrame, rows: str = "run_state", cols: str = "release_outcome", *,
@@ -223,7 +207,7 @@ def crosstab(df: pd.DataFrame, rows: str = "run_state", cols: str = "release_out
     """
     index, columns = _labelled(df[rows], missing), _labelled(df[cols], missing)
     table = pd.crosstab(index, columns, dropna=False)
-    row_cats, col_cats = _categories(index), _categories(columns)
+    row_cats, col_cats = list(index.cat.categories), list(columns.cat.categories)
     table = table.reindex(index=row_cats, columns=col_cats, fill_value=0)
     table.index = pd.CategoricalIndex(row_cats, categories=row_cats, ordered=True, name=rows)
     table.columns = pd.CategoricalIndex(col_cats, categories=col_cats, ordered=True, name=cols)

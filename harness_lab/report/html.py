@@ -76,9 +76,8 @@ def results_of_records(records: Iterable[RunRecord], *,
         if values is not None and len(values) != len(recs):
             raise ValueError(f"{len(values)} {name} for {len(recs)} records")
     results = []
-    for i, record in enumerate(recs):
-        label = labels[i] if labels is not None else None
-        case = cases[i] if cases is not None else None
+    for record, label, case in zip(recs, labels or [None] * len(recs),
+                                   cases or [None] * len(recs), strict=True):
         mismatches: list[Mismatch] = []
         if case is not None:
             seen, want = observed_axes(record), expected_axes(case)
@@ -114,19 +113,13 @@ def html_report(items: Iterable[ScenarioResult | RunRecord], *,
             raise TypeError("labels and cases apply to run records only; scenario results "
                             "carry their own")
         results = listed  # type: ignore[assignment]
-    comparison = _comparison(compare, results)
-    figures = summary_figures(results) if plots else []
-    return viewer_html(results, title=title, context=context, figures=figures,
-                       comparison=comparison)
-
-
-def _comparison(compare: Comparison | Log | str | os.PathLike[str] | None,
-                results: Sequence[ScenarioResult]) -> Comparison | None:
     from harness_lab.report.compare import Comparison, compare_with
 
-    if compare is None or isinstance(compare, Comparison):
-        return compare
-    return compare_with(compare, results)
+    if compare is not None and not isinstance(compare, Comparison):
+        compare = compare_with(compare, results)
+    figures = summary_figures(results) if plots else []
+    return viewer_html(results, title=title, context=context, figures=figures,
+                       comparison=compare)
 
 
 def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResult | RunRecord],

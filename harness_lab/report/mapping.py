@@ -18,24 +18,16 @@ from harness_lab.outcome_table import (
     expected_outcome,
 )
 from harness_lab.record import RunRecord
+from harness_lab.report.cells import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = [
-    "OUTCOME_BY_CASE",
-    "OUTCOME_TABLE",
-    "STORED_STATUS_FOR_OUTCOME",
-    "ExpectedOutcome",
-    "case_matched",
-    "expected_axes",
-    "expected_outcome",
-    "mapping_table",
-    "observed_axes",
-    "status_mapping_check",
-]
+__all__ = ["OUTCOME_BY_CASE", "OUTCOME_TABLE", "STORED_STATUS_FOR_OUTCOME", "ExpectedOutcome",
+           "case_matched", "expected_axes", "expected_outcome", "mapping_table", "observed_axes",
+           "status_mapping_check"]
 
 _AXES = ("run_state", "release_outcome", "fallback_type", "db_status")
 
@@ -82,17 +74,12 @@ def mapping_table(results: Iterable[tuple[str, str | None, RunRecord]]
     rows = []
     for scenario, case, record in _triples(results):
         observed = observed_axes(record)
+        expected = dict.fromkeys(_AXES) if case is None else expected_axes(case)
         row: dict[str, Any] = {"scenario": scenario, "case": case, "run_id": record.run_id}
-        if case is None:
-            expected: dict[str, Any] = dict.fromkeys(_AXES)
-            matched: bool | None = None
-        else:
-            expected = expected_axes(case)
-            matched = observed == expected
         for axis in _AXES:
             row[axis] = observed[axis]
             row[f"expected_{axis}"] = expected[axis]
-        row["matched"] = matched
+        row["matched"] = None if case is None else observed == expected
         rows.append(row)
     columns = ["scenario", "case", "run_id",
                *(name for axis in _AXES for name in (axis, f"expected_{axis}")), "matched"]
@@ -126,7 +113,7 @@ def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd
     out = []
     for run_id, outcome, status in zip(frame["run_id"], frame["release_outcome"],
                                        frame[status_col], strict=True):
-        outcome, status = _text(outcome), _text(status)
+        outcome, status = (None if is_missing(v) else str(v) for v in (outcome, status))
         expected = ("RUNNING" if outcome is None
                     else STORED_STATUS_FOR_OUTCOME.get(outcome))
         out.append({"run_id": run_id, "release_outcome": outcome, "status": status,
@@ -136,11 +123,3 @@ def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd
                                     "ok"])
     df["ok"] = df["ok"].astype("bool")
     return df
-
-
-def _text(value: Any) -> str | None:
-    import pandas as pd
-
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    return str(value)

@@ -105,19 +105,16 @@ def sweep_html(sweep: SweepResult) -> str:
     summary = sweep.summary()
     facts = kv_grid((str(k), cell(v)) for k, v in summary.items() if k != "scenario")
     shares = sweep.shares(by=list(sweep.axes) or None)
-    keys = [c for c in shares.columns if c not in ("count", "n", "share", "ci_low", "ci_high")]
+    head = [c for c in shares.columns
+            if c not in ("count", "n", "share", "ci_low", "ci_high", "release_outcome")]
     rows = []
     for record in shares.to_dict("records"):
         if not record["count"]:
             continue
-        value = record["release_outcome"]
-        label = text(value)
-        cells = [cell(record[k]) for k in keys if k != "release_outcome"]
-        cells += [badge(label, outcome_color(label)), f"{record['count']} of {record['n']}",
-                  _share_cell(record["share"]),
-                  f"{_share_cell(record['ci_low'])} – {_share_cell(record['ci_high'])}"]
-        rows.append(cells)
-    head = [k for k in keys if k != "release_outcome"]
+        label = text(record["release_outcome"])
+        rows.append([*(cell(record[k]) for k in head), badge(label, outcome_color(label)),
+                     f"{record['count']} of {record['n']}", _share_cell(record["share"]),
+                     f"{_share_cell(record['ci_low'])} – {_share_cell(record['ci_high'])}"])
     grid = table((*head, "ReleaseOutcome", "runs", "share", "95% Wilson interval"), rows)
     title = f"<b>sweep of {cell(summary.get('scenario'))}</b>"
     return _frame(title, facts + grid)

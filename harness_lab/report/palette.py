@@ -2,14 +2,9 @@
 
 The terminal table, the HTML report, ``_repr_html_`` and the plots all name and colour an
 outcome through this module, so a FALLBACK:SEMANTIC_UNSUPPORTED is the same purple
-everywhere. Colours are hex strings (``"#rrggbb"``) usable from matplotlib and CSS alike.
-
-The outcome colours are Paul Tol's colour-blind-safe "muted" scheme (nine hues and a pale
-grey, chosen to stay apart under the common colour-vision deficiencies) plus a near black;
-every two of them differ by more than 15 CIELAB units in normal vision and in simulated
-protanopia, deuteranopia and tritanopia (a mid grey would match the wine of FAILED);
-call kinds use the Okabe-Ito palette; verdicts Tol's "vibrant" red, orange and green with a
-pale background each for table rows. Names are kept stable: entries are only ever added.
+everywhere. Colours are hex strings (``"#rrggbb"``) usable from matplotlib and CSS alike;
+the schemes and why: docs/plots.md, "Colours and names". Names are kept stable: entries are
+only ever added.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness_lab.messages import CallKind
+from harness_lab.report.cells import is_missing
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState, TracePhase
 
 __all__ = ["CALL_KIND_COLORS", "EVENT_COLORS", "MISSING_COLOR", "NO_OUTCOME", "OUTCOME_CODES",
@@ -133,16 +129,10 @@ VERDICT_BACKGROUNDS: Final[dict[str, str]] = {"ok": "#E6F2E6", "FAILED": "#FFDDD
 
 def _value(member: Any) -> str | None:
     """A member's value, a string as is, None for anything missing (None, NA, NaN)."""
-    if member is None:
-        return None
     value = getattr(member, "value", member)
     if isinstance(value, str):
         return value or None
-    try:
-        missing = bool(value != value)  # NaN compares unequal to itself
-    except TypeError:  # pandas NA: its comparison is NA, which has no truth value
-        missing = True
-    return None if missing else str(value)
+    return None if is_missing(value) else str(value)
 
 
 def outcome_label(release_outcome: Any, fallback_type: Any = None,
@@ -187,9 +177,7 @@ def outcome_color(release_outcome: Any, fallback_type: Any = None,
     anything unknown or missing gets :data:`MISSING_COLOR`.
     """
     label = _value(release_outcome)
-    if label not in OUTCOME_COLORS:
-        label = outcome_label(release_outcome, fallback_type, run_state)
-    elif fallback_type is not None or run_state is not None:
+    if label not in OUTCOME_COLORS or fallback_type is not None or run_state is not None:
         label = outcome_label(release_outcome, fallback_type, run_state)
     return OUTCOME_COLORS.get(label, MISSING_COLOR)
 

@@ -1,15 +1,13 @@
 """Matplotlib views of runs: outcome bars, the run timeline, a heatmap and the load curve.
 
 Every function draws on ``ax`` when given and returns it; otherwise it draws on a new figure
-and returns its :class:`~harness_lab.report.figures.PlotAxes`, which Jupyter shows inline
-when it ends a cell and which saves with ``.savefig(path)``. No figure is ever registered
-with pyplot (see :mod:`harness_lab.report.figures` for why), so scripts, sweeps and the
-HTML report can draw any number of them. Colours and outcome names come from
-:mod:`harness_lab.report.palette`. :func:`figure_png` renders PNG bytes.
+and returns its :class:`~harness_lab.report.figures.PlotAxes` (shown inline in Jupyter, saved
+with ``.savefig(path)``). Colours and outcome names come from :mod:`harness_lab.report.palette`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -43,20 +41,9 @@ if TYPE_CHECKING:
     from harness_lab.sweep.load import LoadPoint
     from harness_lab.sweep.result import SweepResult
 
-__all__ = [
-    "MARKERS",
-    "OUTCOME_LABELS",
-    "PHASE_COLORS",
-    "PlotAxes",
-    "exploration_heatmap",
-    "figure_png",
-    "load_curve_plot",
-    "outcome_bars",
-    "outcome_heatmap",
-    "outcome_label",
-    "run_timeline",
-    "sweep_share",
-]
+__all__ = ["MARKERS", "OUTCOME_LABELS", "PHASE_COLORS", "PlotAxes", "exploration_heatmap",
+           "figure_png", "load_curve_plot", "outcome_bars", "outcome_heatmap", "outcome_label",
+           "run_timeline", "sweep_share"]
 
 _NONE = "(none)"
 
@@ -77,7 +64,7 @@ def _results_frame(results: Sequence[Any]) -> pd.DataFrame:
     from harness_lab.report.frames import runs_frame
 
     ran = [r for r in results if getattr(r, "record", None) is not None]
-    df = runs_frame([r.record for r in ran], labels=[r.scenario for r in ran])
+    df = runs_frame(ran)
     df["file"] = [r.path for r in ran]
     df["directory"] = _directories(df["file"].tolist())
     df["tags"] = [tuple(r.tags) for r in ran]
@@ -102,13 +89,15 @@ def _keyed(df: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
     return df, by
 
 
-def _groups(values: pd.Series) -> list[str]:
+def _order(values: pd.Series) -> list[Any]:
     if isinstance(values.dtype, pd.CategoricalDtype):
         present = set(values.dropna())
-        cats = [str(c) for c in values.dtype.categories if c in present]
-    else:
-        cats = [str(v) for v in pd.unique(values.dropna())]
-    return cats + ([_NONE] if bool(values.isna().any()) else [])
+        return [c for c in values.dtype.categories if c in present]
+    return list(pd.unique(values.dropna()))
+
+
+def _groups(values: pd.Series) -> list[str]:
+    return [str(v) for v in _order(values)] + ([_NONE] if bool(values.isna().any()) else [])
 
 
 def _fold(counts: pd.DataFrame, max_groups: int) -> pd.DataFrame:
@@ -200,13 +189,6 @@ def outcome_bars(data: pd.DataFrame | Iterable[Any], by: str | None = None, *,
     return ax
 
 
-def _order(values: pd.Series) -> list[Any]:
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        present = set(values.dropna())
-        return [c for c in values.dtype.categories if c in present]
-    return list(pd.unique(values.dropna()))
-
-
 def _mode(values: pd.Series, order: Sequence[Any]) -> Any:
     counts = values.dropna().value_counts()
     if counts.empty:
@@ -222,7 +204,7 @@ _EXTRA_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377
 def category_colors(categories: Sequence[Any]) -> dict[str, str]:
     """A colour per category: the palette's for outcomes and run states, else Tol's bright."""
     out: dict[str, str] = {}
-    spare = iter(_EXTRA_COLORS * (len(categories) // len(_EXTRA_COLORS) + 1))
+    spare = itertools.cycle(_EXTRA_COLORS)
     for cat in categories:
         key = str(cat)
         known = OUTCOME_COLORS.get(key) or RUN_STATE_COLORS.get(key)
@@ -277,7 +259,7 @@ def outcome_heatmap(df: pd.DataFrame, rows: str = "fault", cols: str = "point",
     else:
         cats = [v for v in OUTCOME_LABELS if v in set(data[value].dropna().astype(str))]
         cats += sorted(str(v) for v in pd.unique(data[value].dropna()) if str(v) not in cats)
-    for (i, rk), (j, ck) in ((a, b) for a in enumerate(row_keys) for b in enumerate(col_keys)):
+    for (i, rk), (j, ck) in itertools.product(enumerate(row_keys), enumerate(col_keys)):
         cell = data.loc[(data[rows] == rk) & (data[cols] == ck), value]
         if cell.empty:
             continue
@@ -407,9 +389,10 @@ def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "relea
     ticks, numeric = _ticks(shares[param])
     groups = rows.groupby(others, sort=True, dropna=False) if others else [((), rows)]
     for key, group in groups:
-        label = ", ".join(f"{k}={v}" for k, v in zip(others, _tuple(key), strict=True))
-        _errorbar(ax, group, param, ticks, f"{column}={value}" + (f", {label}" if label
-                                                                  else ""))
+        values = key if isinstance(key, tuple) else (key,)
+        label = ", ".join([f"{column}={value}",
+                           *(f"{k}={v}" for k, v in zip(others, values, strict=True))])
+        _errorbar(ax, group, param, ticks, label)
     if not numeric:
         ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
     ax.set_xlabel(axis_label(param))
@@ -424,10 +407,6 @@ def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "relea
     return ax
 
 
-def _tuple(key: Any) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
-
-
 def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
     """Each distinct grid value, where it goes on the x axis, and whether all are numbers."""
     distinct = sorted(values.dropna().unique(), key=lambda v: (isinstance(v, str), v))
@@ -439,11 +418,9 @@ def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
 def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
               label: str) -> None:
     rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
-    xs = rows["_x"].to_list()
-    ys = rows["share"].to_list()
-    low = [y - lo for y, lo in zip(ys, rows["ci_low"], strict=True)]
-    high = [hi - y for y, hi in zip(ys, rows["ci_high"], strict=True)]
-    ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=label)
+    share = rows["share"]
+    ax.errorbar(rows["_x"], share, yerr=[share - rows["ci_low"], rows["ci_high"] - share],
+                marker="o", capsize=4, label=label)
 
 
 def exploration_heatmap(exploration: ExplorationResult, ax: Axes | None = None,

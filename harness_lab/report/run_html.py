@@ -203,9 +203,7 @@ def _events_sections(trace: Sequence[TraceEvent], sse: Sequence[SseEvent], *, op
 
 def stored_row_table(row: Mapping[str, Any] | None) -> str:
     """The stored ``diagnosis_run`` row, column by column."""
-    if not row:
-        return ""
-    return kv_grid(((str(k), cell(v)) for k, v in row.items()), cls="hl-stored")
+    return kv_grid(((str(k), cell(v)) for k, v in (row or {}).items()), cls="hl-stored")
 
 
 def record_sections(record: RunRecord, *, open_events: bool = True, timeline: bool = True,

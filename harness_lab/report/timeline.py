@@ -1,19 +1,11 @@
-"""The run timeline: one row per run on virtual time, its calls as spans coloured by kind.
-
-Each row is labelled with its scenario (or its run id) on the left and its outcome, in the
-palette's colour, on the right. Calls are spans: a run's calls are sequential, so the wait
-that ends in a trace event is the call that event reports (a model step, a tool result, a
-guard decision...). Instants are markers: the client disconnect, a user cancel, the moment
-the run timed out, an exhausted budget, every discarded late result, every attempt to end the
-run that lost to the one that ended it (hollow), every public SSE event. The
-x-range fits the activity; a deadline far beyond it is an arrow at the right edge with its
-time written beside it, not a squashed axis.
+"""The run timeline (:func:`run_timeline`): one row per run on virtual time, its calls as
+spans coloured by kind, its instants as markers, its outcome on the right.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -31,9 +23,8 @@ from harness_lab.report.palette import (
     outcome_label,
     text_color,
 )
-from harness_lab.report.timeline_svg import cancel_kind
+from harness_lab.report.timeline_svg import instants
 from harness_lab.states import (
-    RunState,
     SseEventKind,
     TraceEventStatus,
     TraceEventType,
@@ -84,6 +75,9 @@ SSE_MARKERS: dict[str, str] = {
 }
 """The marker of each public SSE event kind, drawn under the run's spans."""
 
+_MARKER_OF = {"discarded": "discarded late result", "lost": "termination that lost"}
+"""The legend label of each kind of instant whose label is not the kind itself."""
+
 _SPAN_HALF = 0.24
 _MIN_SPAN_S = 1.0  # the shortest time axis drawn, in virtual seconds
 _SSE_OFFSET = 0.36
@@ -108,31 +102,6 @@ def call_spans(record: RunRecord) -> dict[str, list[tuple[float, float]]]:
     return spans
 
 
-def _instants(record: RunRecord) -> dict[str, list[float]]:
-    """Marker label -> the virtual times of that instant in one run."""
-    out: dict[str, list[float]] = {}
-    for state, reason, at in record.terminations:
-        if state == RunState.CANCELLED.value:
-            kind = cancel_kind(reason, record.termination_reason)
-            out.setdefault("client disconnect" if kind == "CLIENT_DISCONNECTED"
-                           else "user cancel", []).append(float(at))
-        elif state == RunState.TIMED_OUT.value:
-            out.setdefault("timed out", []).append(float(at))
-    for event in record.trace:
-        if event.type is TraceEventType.RUN_CANCELLED:  # when the run noticed the cancel
-            kind = cancel_kind(str(event.detail.get("reason", "")), None)
-            out.setdefault("disconnect noticed" if kind == "CLIENT_DISCONNECTED"
-                           else "cancel noticed", []).append(float(event.t))
-        elif event.status is TraceEventStatus.DISCARDED:
-            out.setdefault("discarded late result", []).append(float(event.t))
-        elif event.type is TraceEventType.BUDGET_EXHAUSTED:
-            out.setdefault("budget exhausted", []).append(float(event.t))
-        elif event.type is TraceEventType.TERMINATION_REJECTED:  # when it was attempted
-            at = event.detail.get("at", event.t)
-            out.setdefault("termination that lost", []).append(float(at))
-    return out
-
-
 def _activity_end(record: RunRecord) -> float:
     times = [float(record.started_at), float(record.finished_at)]
     times += [float(e.t) for e in record.trace] + [float(e.t) for e in record.sse_events]
@@ -140,37 +109,30 @@ def _activity_end(record: RunRecord) -> float:
     return max(times)
 
 
-@dataclass
-class _Rows:
-    labels: list[str] = field(default_factory=list)
-    records: list[RunRecord] = field(default_factory=list)
-
-
 def _rows(runs: Iterable[Any] | Mapping[str, RunRecord],
-          labels: Sequence[str] | None) -> _Rows:
-    """Records and their row labels: given, the scenario's name, or the run id."""
-    rows = _Rows()
-    items: Iterable[tuple[str | None, Any]]
-    if isinstance(runs, Mapping):
-        items = runs.items()
-    else:
-        items = ((getattr(r, "scenario", None), r) for r in runs)
+          labels: Sequence[str] | None) -> tuple[list[str], list[RunRecord]]:
+    """Row labels and their records: the labels given, the scenario's name, or the run id."""
+    items: Iterable[tuple[str | None, Any]] = (
+        runs.items() if isinstance(runs, Mapping)
+        else ((getattr(r, "scenario", None), r) for r in runs))
+    names: list[str] = []
+    records: list[RunRecord] = []
     for name, item in items:
         record = item if isinstance(item, RunRecord) else getattr(item, "record", None)
         if not isinstance(record, RunRecord):
             continue  # a scenario that never produced a record has nothing to draw
-        rows.records.append(record)
-        rows.labels.append(str(name) if name else record.run_id)
+        records.append(record)
+        names.append(str(name) if name else record.run_id)
     if labels is not None:
-        if len(labels) != len(rows.records):
-            raise ValueError(f"{len(labels)} labels for {len(rows.records)} runs")
-        rows.labels = [str(label) for label in labels]
-    seen: dict[str, int] = {}
-    for i, label in enumerate(rows.labels):  # two runs both called run-000001 stay apart
-        seen[label] = seen.get(label, 0) + 1
+        if len(labels) != len(records):
+            raise ValueError(f"{len(labels)} labels for {len(records)} runs")
+        names = [str(label) for label in labels]
+    seen: Counter[str] = Counter()
+    for i, label in enumerate(names):  # two runs both called run-000001 stay apart
+        seen[label] += 1
         if seen[label] > 1:
-            rows.labels[i] = f"{label} #{seen[label]}"
-    return rows
+            names[i] = f"{label} #{seen[label]}"
+    return names, records
 
 
 def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
@@ -192,27 +154,27 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     shrinking to fit). Artists carry gids: ``<label>:<kind>`` on a row's
     spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge.
     """
-    rows = _rows(runs, labels)
-    n = len(rows.records)
+    names, records = _rows(runs, labels)
+    n = len(records)
     own = ax is None
     height = min(0.3 * n + 2.4, 16.0)
     ax = new_axes((10.0, height)) if ax is None else ax
     pitch_pt = (height - 2.4 if own else ax.bbox.height / ax.figure.dpi) * 72 / max(n, 1)
     font = min(9.0, max(4.0, 0.7 * pitch_pt))
     scale = min(1.0, (pitch_pt / 20.0) ** 2)  # markers shrink with the rows
-    ends = [_activity_end(r) for r in rows.records] or [1.0]
+    ends = [_activity_end(r) for r in records] or [1.0]
     # a run that ended at its start (refused before any call) still gets a readable axis
     activity = max(max(ends), _MIN_SPAN_S)
-    near = [float(r.deadline_at) for r in rows.records if float(r.deadline_at) <= _FAR * activity]
+    near = [float(r.deadline_at) for r in records if float(r.deadline_at) <= _FAR * activity]
     xmax = max([activity, *near]) * 1.04 or 1.0
     edge = blended_transform_factory(ax.transAxes, ax.transData)
     kinds_seen: set[str] = set()
     points: dict[str, tuple[list[float], list[float]]] = {}
     sse: dict[str, tuple[list[float], list[float]]] = {}
-    far = [float(r.deadline_at) for r in rows.records if float(r.deadline_at) > xmax]
+    far = [float(r.deadline_at) for r in records if float(r.deadline_at) > xmax]
     usual = max(set(far), key=far.count) if far else None  # said once, in the legend
     near_deadline = False
-    for y, (label, record) in enumerate(zip(rows.labels, rows.records, strict=True)):
+    for y, (label, record) in enumerate(zip(names, records, strict=True)):
         ax.plot([record.started_at, record.finished_at], [y, y], color="#777777",
                 marker="|", markersize=min(10.0, 0.9 * pitch_pt), linewidth=0.8, zorder=2.5,
                 gid=f"extent:{label}")
@@ -221,10 +183,12 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                            facecolors=CALL_KIND_COLORS.get(kind, "#BBBBBB"), zorder=2,
                            gid=f"{label}:{kind}")
             kinds_seen.add(kind)
-        for name, times in _instants(record).items():
+        for kind, t, _, _ in instants(record.terminations, record.termination_reason,
+                                      record.trace):
+            name = _MARKER_OF.get(kind, kind)
             xs, ys = points.setdefault(name, ([], []))
-            xs.extend(times)
-            ys.extend([float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0)] * len(times))
+            xs.append(t)
+            ys.append(float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0))
         for event in record.sse_events:
             xs, ys = sse.setdefault(event.kind.value, ([], []))
             xs.append(float(event.t))
@@ -273,7 +237,7 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
         handles.append(Line2D([], [], color=EVENT_COLORS["deadline"], marker=">",
                               linestyle="none",
                               label=f"deadline past the axis: {usual:g} s{others}"))
-    ax.set_yticks(range(n), rows.labels, fontsize=font)
+    ax.set_yticks(range(n), names, fontsize=font)
     ax.set_ylim(max(n, 1) - 0.5, -0.5)
     if n == 0:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center",

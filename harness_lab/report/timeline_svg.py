@@ -1,22 +1,17 @@
 """One run's timeline as a small inline SVG: a lane per phase, SSE events, instants marked.
 
 Drawn from the record alone, in microseconds, so a report of hundreds of runs can show every
-run's timeline without rendering an image per run. Between two consecutive trace events a
-span is drawn on the lane of the later event's phase, the one that closes the wait (a model
-call ends in AGENT_MODEL_STEP); an event that takes no virtual time is a thin tick on its
-lane; tool calls are drawn from their canonical invocations, so calls that overlap stay
-apart. Markers show a client disconnect, a user cancel, a budget
-exhaustion, every discarded late result and every attempt to end the run that lost to the one
-that ended it; the deadline is a dashed line, or an arrow at
-the right edge when it lies far beyond the activity. Colours come from
-:mod:`harness_lab.report.palette`; every mark has a ``<title>`` for a hover tooltip.
+run's timeline without rendering an image per run. A wait between two trace events is a span
+on the lane of the later event's phase (the one that closes it); tool calls are drawn from
+their canonical invocations, so calls that overlap stay apart. What the marks are:
+docs/report.md, "The drill-down"; every mark has a ``<title>`` for a hover tooltip.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -43,16 +38,44 @@ SSE_LANE: Final = "SSE"
 _WIDTH, _LEFT, _RIGHT, _TOP, _LANE, _AXIS = 960, 96, 24, 22, 20, 30
 _SSE_LANE_HEIGHT: Final = 34  # diamonds above, their labels below
 _FAR: Final = 1.5  # a deadline beyond this many times the activity's end is drawn as an arrow
-_CANCEL_NAMES: Final = {"CLIENT_DISCONNECTED": ("client disconnect", "client_disconnect"),
-                        "USER_REQUESTED": ("user cancel", "user_cancel")}
+_INSTANT_COLORS: Final = {
+    "client disconnect": EVENT_COLORS["client_disconnect"],
+    "disconnect noticed": EVENT_COLORS["client_disconnect"],
+    "user cancel": EVENT_COLORS["user_cancel"], "cancel noticed": EVENT_COLORS["user_cancel"],
+    "budget exhausted": EVENT_COLORS["budget_exhausted"],
+    "discarded": EVENT_COLORS["discarded"], "lost": EVENT_COLORS["lost_termination"],
+}
 
 
-def cancel_kind(reason: str, termination_reason: str | None) -> str:
-    """``CLIENT_DISCONNECTED`` or ``USER_REQUESTED``: which cancel a termination's (or a
-    RUN_CANCELLED event's) reason text names."""
-    disconnect = ("disconnect" in reason.lower()
-                  or termination_reason == CancellationReason.CLIENT_DISCONNECTED.value)
-    return "CLIENT_DISCONNECTED" if disconnect else "USER_REQUESTED"
+def _disconnect(reason: str, termination_reason: str | None) -> bool:
+    """Whether a termination's (or a RUN_CANCELLED event's) reason text names a client
+    disconnect rather than a user's cancel."""
+    return ("disconnect" in reason.lower()
+            or termination_reason == CancellationReason.CLIENT_DISCONNECTED.value)
+
+
+def instants(terminations: Sequence[tuple[str, str, float]], termination_reason: str | None,
+             trace: Sequence[TraceEvent]) -> Iterator[tuple[str, float, TraceEvent | None, str]]:
+    """``(kind, t, event, reason)`` of each instant both timelines mark: the terminations'
+    (``event`` None) cancels and timeouts, then the trace's noticed cancels, exhausted budgets,
+    discarded late results and ``lost`` attempts to end the run (when attempted)."""
+    for state, reason, at in terminations:
+        if state == RunState.CANCELLED.value:
+            kind = ("client disconnect" if _disconnect(reason, termination_reason)
+                    else "user cancel")
+            yield kind, float(at), None, reason
+        elif state == RunState.TIMED_OUT.value:
+            yield "timed out", float(at), None, reason
+    for e in trace:
+        if e.type is TraceEventType.RUN_CANCELLED:
+            noticed = _disconnect(str(e.detail.get("reason", "")), None)
+            yield ("disconnect noticed" if noticed else "cancel noticed"), float(e.t), e, ""
+        elif e.type is TraceEventType.BUDGET_EXHAUSTED:
+            yield "budget exhausted", float(e.t), e, ""
+        elif e.status is TraceEventStatus.DISCARDED:
+            yield "discarded", float(e.t), e, ""
+        elif e.type is TraceEventType.TERMINATION_REJECTED:
+            yield "lost", float(e.detail.get("at", e.t)), e, ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +100,6 @@ def _nice_step(span: float) -> float:
     raw = span / 6 if span > 0 else 1.0
     power = 10 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-
-
-def _esc(value: str) -> str:
-    return html.escape(value, quote=True)
 
 
 class _Canvas:
@@ -108,9 +127,7 @@ def _phase_spans(trace: Sequence[TraceEvent], skip_tools: bool
     spans = []
     for before, after in zip(trace, trace[1:], strict=False):
         phase = after.phase.value
-        if phase == TracePhase.RUN.value:
-            continue
-        if skip_tools and phase == TracePhase.TOOL.value:
+        if phase == TracePhase.RUN.value or (skip_tools and phase == TracePhase.TOOL.value):
             continue
         title = f"{after.type.value} {after.status.value}  {detail_text(after.detail)}"
         start = float(before.t) if after.t > before.t else float(after.t)  # or an instant
@@ -133,28 +150,15 @@ def _instants(run: TimelineInput) -> list[tuple[str, float, str, str, str]]:
     """(lane, t, label, colour, tooltip) of each marked instant: a cancel when it happened
     (the client left, the user asked) and when the run noticed it, both."""
     marks = []
-    for state, reason, at in run.terminations:
-        if state == RunState.CANCELLED.value:
-            key = cancel_kind(reason, run.termination_reason)
-            label = _CANCEL_NAMES[key][0]
-            marks.append((SSE_LANE, float(at), label, EVENT_COLORS[_CANCEL_NAMES[key][1]],
-                          f"t={float(at):.3f}  {label}: the run's termination ({reason})"))
-    for e in run.trace:
+    for kind, t, e, reason in instants(run.terminations, run.termination_reason, run.trace):
+        if e is None:
+            if kind != "timed out":
+                marks.append((SSE_LANE, t, kind, _INSTANT_COLORS[kind],
+                              f"t={t:.3f}  {kind}: the run's termination ({reason})"))
+            continue
+        label = f"{e.detail.get('state', 'end')} lost" if kind == "lost" else kind
         tip = f"t={float(e.t):.3f}  {e.type.value} {e.status.value}  {detail_text(e.detail)}"
-        if e.type is TraceEventType.RUN_CANCELLED:
-            key = cancel_kind(str(e.detail.get("reason", "")), None)
-            label = "disconnect noticed" if key == "CLIENT_DISCONNECTED" else "cancel noticed"
-            marks.append((e.phase.value, float(e.t), label,
-                          EVENT_COLORS[_CANCEL_NAMES[key][1]], tip))
-        elif e.type is TraceEventType.BUDGET_EXHAUSTED:
-            marks.append((e.phase.value, float(e.t), "budget exhausted",
-                          EVENT_COLORS["budget_exhausted"], tip))
-        elif e.status is TraceEventStatus.DISCARDED:
-            marks.append((e.phase.value, float(e.t), "discarded", EVENT_COLORS["discarded"], tip))
-        elif e.type is TraceEventType.TERMINATION_REJECTED:  # drawn when it was attempted
-            marks.append((e.phase.value, float(e.detail.get("at", e.t)),
-                          f"{e.detail.get('state', 'end')} lost",
-                          EVENT_COLORS["lost_termination"], tip))
+        marks.append((e.phase.value, t, label, _INSTANT_COLORS[kind], tip))
     return marks
 
 
@@ -185,13 +189,13 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     for lane in lanes:
         y = canvas.y(lane)
         canvas.add(f'<text class="lane" x="{_LEFT - 6}" y="{y + 13}" text-anchor="end">'
-                   f"{_esc(lane)}</text>")
+                   f"{html.escape(lane)}</text>")
     for lane, t0, t1, tip in spans:
         x0, x1 = canvas.x(t0), canvas.x(t1)
         color = PHASE_COLORS.get(lane, MISSING_COLOR)
         canvas.add(f'<rect x="{x0}" y="{canvas.y(lane) + 3}" width="{max(x1 - x0, 1.5)}" '
                    f'height="{_LANE - 6}" rx="2" fill="{color}"><title>'
-                   f"{_esc(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
+                   f"{html.escape(f'{t0:.3f}–{t1:.3f} s  {tip}')}</title></rect>")
     _draw_sse(canvas, run.sse)
     # labels already drawn, as (left, right, baseline): a far deadline's, then each mark's
     taken: list[tuple[float, float, float]] = []
@@ -213,7 +217,7 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     body = "".join(canvas.parts)
     return (f'<svg class="timeline" role="img" viewBox="0 0 {_WIDTH} {canvas.height}" '
             f'width="{_WIDTH}" height="{canvas.height}" xmlns="http://www.w3.org/2000/svg">'
-            f"<title>{_esc(title)}</title>{body}</svg>")
+            f"<title>{html.escape(title)}</title>{body}</svg>")
 
 
 def _draw_axis(canvas: _Canvas) -> None:
@@ -221,8 +225,7 @@ def _draw_axis(canvas: _Canvas) -> None:
     canvas.add(f'<line x1="{_LEFT}" y1="{bottom}" x2="{_WIDTH - _RIGHT}" y2="{bottom}" '
                'class="axis"/>')
     step = _nice_step(canvas.end - canvas.start)
-    first = math.ceil(canvas.start / step) * step
-    tick = first
+    tick = math.ceil(canvas.start / step) * step
     while tick <= canvas.end + 1e-12:
         x = canvas.x(tick)
         canvas.add(f'<line x1="{x}" y1="{_TOP - 4}" x2="{x}" y2="{bottom + 4}" class="grid"/>'
@@ -241,9 +244,10 @@ def _draw_sse(canvas: _Canvas, events: Sequence[SseEvent]) -> None:
         tip = f"t={float(e.t):.3f}  {e.kind.value}  {json_text(dict(e.data))}"
         canvas.add(f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" '
                    f'fill="{EVENT_COLORS["sse"]}" stroke="#fff" stroke-width="0.8"><title>'
-                   f"{_esc(tip)}</title></path>")
+                   f"{html.escape(tip)}</title></path>")
         if x - 2 >= free_from:
-            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">{_esc(e.kind.value)}</text>')
+            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">'
+                       f"{html.escape(e.kind.value)}</text>")
             free_from = x - 2 + 6.2 * len(e.kind.value) + 6
 
 
@@ -255,7 +259,7 @@ def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip
     canvas.add(f'<g class="marker"><path d="M{x - 5} {y - 5}L{x + 5} {y + 5}M{x + 5} {y - 5}'
                f'L{x - 5} {y + 5}" stroke="{color}" stroke-width="2.5"/>'
                f'<text class="mark" x="{x}" y="{y - 8 - raise_by}" text-anchor="middle" '
-               f'fill="{color}">{_esc(label)}</text><title>{_esc(tip)}</title></g>')
+               f'fill="{color}">{html.escape(label)}</text><title>{html.escape(tip)}</title></g>')
 
 
 def _draw_deadline(canvas: _Canvas, deadline: float, far: bool) -> None:

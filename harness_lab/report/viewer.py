@@ -1,15 +1,9 @@
 """The report viewer: one self-contained HTML page of a set of scenario results.
 
-The page references nothing outside itself: its styles and its small script (vanilla
-JavaScript, from ``assets/``) are inline and each run's timeline is an inline SVG, so the
-file can be mailed, archived or opened offline. It holds a header (when, which toolkit
-version and commit, the command, its paths, totals and how long the run took), the outcome
-distribution by directory, the main table (failures and errors first; sortable; filtered by
-verdict, tag, directory, outcome, RunState, ReleaseOutcome and FallbackType; searchable),
-a drill-down under each row (:func:`harness_lab.report.run_html.result_sections`), the
-outcome table of doc §10 with the scenarios that reproduce each row, and the
-RunState x ReleaseOutcome counts. It is built from the results alone, without pandas or
-matplotlib, so writing it costs a few milliseconds per scenario.
+Its styles and script (vanilla JavaScript, from ``assets/``) are inline and each run's
+timeline is an inline SVG, so the file opens offline; docs/report.md describes what the page
+shows. It is built from the results alone, without pandas or matplotlib, so writing it costs
+a few milliseconds per scenario.
 """
 
 from __future__ import annotations
@@ -19,7 +13,7 @@ import html
 import os
 import stat
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -35,7 +29,7 @@ from harness_lab.report.compare_html import (
     compared_section,
     removed_section,
 )
-from harness_lab.report.mapping import OUTCOME_TABLE, case_matched
+from harness_lab.report.mapping import OUTCOME_TABLE, case_matched, observed_axes
 from harness_lab.report.palette import (
     OUTCOME_LABELS,
     VERDICTS,
@@ -101,22 +95,10 @@ class _Row:
     result: ScenarioResult
     directory: str
     outcome: str
-    change: ScenarioChange | None = None
-
-    @property
-    def run_state(self) -> str:
-        r = self.result.record
-        return r.run_state.value if r is not None else ""
-
-    @property
-    def release(self) -> str:
-        r = self.result.record
-        return r.release_outcome.value if r is not None else ""
-
-    @property
-    def fallback(self) -> str:
-        r = self.result.record
-        return r.fallback_type.value if r is not None and r.fallback_type is not None else ""
+    change: ScenarioChange | None
+    run_state: str
+    release: str
+    fallback: str
 
 
 def _directories(results: Sequence[ScenarioResult]) -> list[str]:
@@ -152,22 +134,20 @@ def _read_source(path: str) -> str | None:
 
 
 def _rows(results: Sequence[ScenarioResult], comparison: Comparison | None) -> list[_Row]:
-    dirs = _directories(results)
-    rows = [_Row(f"run-{i + 1}", r, d, result_outcome(r),
-                 comparison.change_of(r.scenario) if comparison is not None else None)
-            for i, (r, d) in enumerate(zip(results, dirs, strict=True))]
-    order = sorted(range(len(rows)), key=lambda i: (_VERDICT_RANK[rows[i].result.verdict], i))
-    return [rows[i] for i in order]
+    rows = []
+    for i, (r, directory) in enumerate(zip(results, _directories(results), strict=True)):
+        axes = observed_axes(r.record) if r.record is not None else {}
+        rows.append(_Row(f"run-{i + 1}", r, directory, result_outcome(r),
+                         comparison.change_of(r.scenario) if comparison is not None else None,
+                         axes.get("run_state") or "", axes.get("release_outcome") or "",
+                         axes.get("fallback_type") or ""))
+    return sorted(rows, key=lambda row: _VERDICT_RANK[row.result.verdict])  # stable
 
 
 def _outcome_key(label: str) -> str:
     """A sort key that orders outcomes as the lifecycle does (SUCCESS first), then others."""
     order = (*OUTCOME_LABELS, CRASHED)
     return f"{order.index(label):02d}" if label in order else f"99 {label}"
-
-
-def _attr(value: str) -> str:
-    return html.escape(value, quote=True)
 
 
 def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> str:
@@ -213,9 +193,9 @@ def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> s
         "data-k-calls": str(rec.usage.model_calls + rec.tool_calls) if rec else "-1",
         "data-k-problems": str(len(problems)),
     }
-    attr_text = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items())
-    background = verdict_color(r.verdict, background=True) if r.verdict != "ok" else ""
-    style = f' style="background:{background}"' if background else ""
+    attr_text = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs.items())
+    style = (f' style="background:{verdict_color(r.verdict, background=True)}"'
+             if r.verdict != "ok" else "")
     return (f'<tr class="run" tabindex="0" aria-expanded="false" {attr_text}{style}>'
             '<td class="c-toggle"><span class="caret">▸</span></td>'
             f'<td class="c-verdict">{verdict_badge(r.verdict)}{change_badge(row.change)}</td>'
@@ -248,9 +228,9 @@ def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
             '<p id="no-match" hidden>No scenario matches these filters.</p>')
 
 
-def _options(name: str, label: str, values: Sequence[str], counts: Counter[str]) -> str:
-    opts = "".join(f'<option value="{_attr(v)}">{html.escape(v)} ({counts[v]})</option>'
-                   for v in values if counts[v])
+def _options(name: str, label: str, counts: Counter[str], order: Sequence[str] = ()) -> str:
+    opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)} ({counts[v]})</option>'
+                   for v in _ordered(counts, order))
     return (f'<label>{html.escape(label)} <select data-filter="{name}">'
             f'<option value="">all</option>{opts}</select></label>')
 
@@ -261,23 +241,20 @@ def _ordered(present: Counter[str], order: Sequence[str]) -> list[str]:
 
 
 def _filters(rows: Sequence[_Row], comparison: Comparison | None) -> str:
-    verdicts = Counter(r.result.verdict for r in rows)
-    tags = Counter(t for r in rows for t in r.result.tags)
-    dirs = Counter(r.directory for r in rows if r.directory)
-    outcomes = Counter(r.outcome for r in rows if r.outcome)
-    states = Counter(r.run_state for r in rows if r.run_state)
-    releases = Counter(r.release for r in rows if r.release)
-    fallbacks = Counter(r.fallback for r in rows if r.fallback)
+    def counts(values: Iterable[str]) -> Counter[str]:
+        return Counter(v for v in values if v)
+
     selects = [
-        _options("verdict", "verdict", _ordered(verdicts, VERDICTS), verdicts),
-        _options("tags", "tag", sorted(tags), tags),
-        _options("dir", "directory", sorted(dirs), dirs),
-        _options("outcome", "outcome", _ordered(outcomes, (*OUTCOME_LABELS, CRASHED)), outcomes),
-        _options("run-state", "RunState", _ordered(states, [s.value for s in RunState]), states),
-        _options("release", "ReleaseOutcome",
-                 _ordered(releases, [o.value for o in ReleaseOutcome]), releases),
-        _options("fallback", "FallbackType",
-                 _ordered(fallbacks, [f.value for f in FallbackType]), fallbacks),
+        _options("verdict", "verdict", counts(r.result.verdict for r in rows), VERDICTS),
+        _options("tags", "tag", counts(t for r in rows for t in r.result.tags)),
+        _options("dir", "directory", counts(r.directory for r in rows)),
+        _options("outcome", "outcome", counts(r.outcome for r in rows), (*OUTCOME_LABELS, CRASHED)),
+        _options("run-state", "RunState", counts(r.run_state for r in rows),
+                 [s.value for s in RunState]),
+        _options("release", "ReleaseOutcome", counts(r.release for r in rows),
+                 [o.value for o in ReleaseOutcome]),
+        _options("fallback", "FallbackType", counts(r.fallback for r in rows),
+                 [f.value for f in FallbackType]),
     ]
     if comparison is not None:
         selects.insert(0, change_select([row.change for row in rows]))
@@ -338,12 +315,11 @@ def _distribution(rows: Sequence[_Row]) -> str:
         for label in _ordered(counts, order):
             n = counts[label]
             color = outcome_color(label)
-            width = 100.0 * n / largest
             segments.append(
-                f'<span class="seg" style="width:{width:.3f}%;background:{color};'
-                f'color:{text_color(color)}" title="{_attr(f"{directory}: {n} {label}")}" '
-                f'data-dir="{_attr(directory if placed else "")}" '
-                f'data-outcome="{_attr(label)}">{n}</span>')
+                f'<span class="seg" style="width:{100.0 * n / largest:.3f}%;background:{color};'
+                f'color:{text_color(color)}" title="{html.escape(f"{directory}: {n} {label}")}" '
+                f'data-dir="{html.escape(directory if placed else "")}" '
+                f'data-outcome="{html.escape(label)}">{n}</span>')
         lines.append(f'<div class="dist-row"><span class="dist-dir">{html.escape(directory)}'
                      f' <span class="hl-count">{total}</span></span><span class="bar">'
                      f'{"".join(segments)}</span></div>')
@@ -375,7 +351,7 @@ def _outcome_table(rows: Sequence[_Row]) -> str:
             mark, color = ("✓", "#228833") if matched else ("✗", "#CC3311")
             why = "reproduces this row" if matched else "does not end as this row says"
             links.append(f'<a class="repro" href="#{row.rid}" data-target="{row.rid}" '
-                         f'title="{_attr(why)}"><span style="color:{color}">{mark}</span> '
+                         f'title="{html.escape(why)}"><span style="color:{color}">{mark}</span> '
                          f"{html.escape(row.result.scenario)}</a>")
         axes = (case.release_outcome, case.fallback_type, case.run_state)
         outcome, label = outcome_color(*axes), outcome_label(*axes)

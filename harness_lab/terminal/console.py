@@ -62,10 +62,14 @@ def console(stream: TextIO | None = None, *, width: int | None = None,
     the text."""
     out = sys.stdout if stream is None else stream
     colour = colour_wanted(out) if colour is None else colour
+    # what a terminal supports (rich reads COLORTERM and TERM); 24-bit colour when FORCE_COLOR
+    # asks for colour on something that is not a terminal
+    system: Literal["auto", "truecolor"] | None = (
+        ("auto" if is_terminal(out) else "truecolor") if colour else None)
     return _console_class()(file=out, width=width_of(out) if width is None else width,
-                   force_terminal=colour, no_color=not colour,
-                   color_system=_colour_system(out, colour), highlight=False,
-                   markup=False, emoji=False, soft_wrap=False, legacy_windows=False)
+                            force_terminal=colour, no_color=not colour, color_system=system,
+                            highlight=False, markup=False, emoji=False, soft_wrap=False,
+                            legacy_windows=False)
 
 
 @functools.cache
@@ -82,11 +86,3 @@ def _console_class() -> type[Console]:
             raise BrokenPipeError
 
     return PipeConsole
-
-
-def _colour_system(stream: TextIO, colour: bool) -> Literal["auto", "truecolor"] | None:
-    """What a terminal supports (rich reads ``COLORTERM`` and ``TERM``); 24-bit colour when
-    ``FORCE_COLOR`` asks for colour on something that is not a terminal."""
-    if not colour:
-        return None
-    return "auto" if is_terminal(stream) else "truecolor"

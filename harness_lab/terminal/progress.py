@@ -7,6 +7,7 @@ on a terminal, tqdm's text bar elsewhere when tqdm is installed, else the iterab
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -48,12 +49,7 @@ def progress(total: int | None, description: str, *, enabled: bool,
                    TimeElapsedColumn(), TimeRemainingColumn(),
                    console=console(sys.stderr if stream is None else stream), transient=True)
     with bar:
-        task = bar.add_task(description, total=total)
-
-        def advance(n: int = 1) -> None:
-            bar.advance(task, n)
-
-        yield advance
+        yield functools.partial(bar.advance, bar.add_task(description, total=total))
 
 
 def _nothing(n: int = 1) -> None:
@@ -84,10 +80,8 @@ def progress_bar(iterable: Iterable[T], total: int | None = None,
 
 def _in_notebook() -> bool:
     """True inside a Jupyter kernel (where a widget shows, not a terminal bar)."""
-    shell = sys.modules.get("IPython")
-    get = getattr(shell, "get_ipython", None)
-    ip = get() if get is not None else None
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+    get = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    return get is not None and type(get()).__name__ == "ZMQInteractiveShell"
 
 
 def _rich_bar(iterable: Iterable[T], total: int | None, desc: str) -> Iterator[T]:

@@ -6,25 +6,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from harness_lab.report.palette import MISSING_COLOR, RUN_STATE_COLORS, outcome_color, verdict_color
+
 __all__ = ["fallback_style", "outcome_style", "release_style", "state_style", "verdict_style"]
+
+
+def _known(color: str) -> str | None:
+    return None if color == MISSING_COLOR else color
 
 
 def outcome_style(value: str) -> str | None:
     """A ReleaseOutcome's colour (or that of an outcome label such as ``FALLBACK:...``)."""
-    from harness_lab.report.palette import MISSING_COLOR, outcome_color
-
-    color = outcome_color(value)
-    return None if color == MISSING_COLOR else color
+    return _known(outcome_color(value))
 
 
 def release_style(row: Mapping[str, Any]) -> str | None:
     """A row's ReleaseOutcome coloured as the HTML report colours the run's outcome: a
     FALLBACK by its FallbackType, a FAILED by a TIMED_OUT or BUDGET_EXHAUSTED RunState."""
-    from harness_lab.report.palette import MISSING_COLOR, outcome_color
-
-    color = outcome_color(row.get("release_outcome"), row.get("fallback_type"),
-                          row.get("run_state"))
-    return None if color == MISSING_COLOR else color
+    return _known(outcome_color(row.get("release_outcome"), row.get("fallback_type"),
+                                row.get("run_state")))
 
 
 def fallback_style(value: str) -> str | None:
@@ -34,14 +34,9 @@ def fallback_style(value: str) -> str | None:
 
 def state_style(value: str) -> str | None:
     """A RunState's (or stored status's) colour."""
-    from harness_lab.report.palette import RUN_STATE_COLORS
-
     return RUN_STATE_COLORS.get(value)
 
 
 def verdict_style(value: str) -> str | None:
     """A verdict's colour (``ok``, ``FAILED``, ``ERROR``)."""
-    from harness_lab.report.palette import MISSING_COLOR, verdict_color
-
-    color = verdict_color(value)
-    return None if color == MISSING_COLOR else color
+    return _known(verdict_color(value))

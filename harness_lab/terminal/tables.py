@@ -10,6 +10,7 @@ intent) are left out, and a last line says which.
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -86,12 +87,10 @@ def shorten(name: str, width: int) -> str:
     """
     if len(name) <= width:
         return name
-    name = _DOTTED_KEY.sub("", name)
-    if len(name) <= width:
-        return name
-    name = _VARIANT_KEYS.sub(r"\1", name)
-    if len(name) <= width:
-        return name
+    for pattern, kept in ((_DOTTED_KEY, ""), (_VARIANT_KEYS, r"\1")):
+        name = pattern.sub(kept, name)
+        if len(name) <= width:
+            return name
     if width <= 1:
         return ELLIPSIS[:width]
     cut = min((i for i in (name.find("["), name.find("@")) if i > 0), default=-1)
@@ -118,18 +117,10 @@ def shorten_all(names: Sequence[str], width: int) -> list[str]:
         if not clashes or width < 3:
             break
         for indices in clashes:
-            first = len(_common_prefix(sorted({names[i] for i in indices})))
+            first = len(os.path.commonprefix([names[i] for i in indices]))
             for i in indices:
                 shown[i] = _window(names[i], max(0, first - 3), width)
     return shown
-
-
-def _common_prefix(names: Sequence[str]) -> str:
-    low, high = min(names), max(names)
-    n = 0
-    while n < min(len(low), len(high)) and low[n] == high[n]:
-        n += 1
-    return low[:n]
 
 
 def _window(name: str, start: int, width: int) -> str:
@@ -155,10 +146,9 @@ def fit_widths(cells: Sequence[Sequence[str]], columns: Sequence[Column], width:
     """
     natural = [max([len(c.header)] + [len(row[i]) for row in cells])
                for i, c in enumerate(columns)]
-    named = [i for i, c in enumerate(columns) if c.name]
-    if not named:
+    i = next((i for i, c in enumerate(columns) if c.name), None)
+    if i is None:
         return natural, gap
-    i = named[0]
     others = sum(w for j, w in enumerate(natural) if j != i)
     for g in range(gap, 0, -1):
         room = width - others - g * (len(columns) - 1)
@@ -177,17 +167,17 @@ def shown_columns(cells: Sequence[Sequence[str]], columns: Sequence[Column],
     ``optional=True`` columns are left out in order until the names have that room; and
     ``optional="fit"`` columns, in order, while a line would still be wider than ``width``."""
     keep = list(range(len(columns)))
-    named = [i for i, c in enumerate(columns) if c.name]
-    if not named:
+    named = next((i for i, c in enumerate(columns) if c.name), None)
+    if named is None:
         return keep
     wanted = min(COMFORTABLE_NAME_WIDTH,
-                 max([len(columns[named[0]].header)] + [len(row[named[0]]) for row in cells]))
+                 max([len(columns[named].header)] + [len(row[named]) for row in cells]))
     comfort = [i for i, c in enumerate(columns) if c.optional is True]
     fit = [i for i, c in enumerate(columns) if c.optional == "fit"]
     while True:
         widths, gap = fit_widths([[row[i] for i in keep] for row in cells],
                                  [columns[i] for i in keep], width)
-        if widths[keep.index(named[0])] < wanted and comfort:
+        if widths[keep.index(named)] < wanted and comfort:
             keep.remove(comfort.pop(0))
         elif sum(widths) + gap * (len(widths) - 1) > width and fit:
             keep.remove(fit.pop(0))
