@@ -5,31 +5,9 @@ run``): the base scenario's data with its expectations removed (the explorer's o
 the run instead), the base's own faults kept, one fault appended, and the name
 ``<base>@<point>/<fault>``.
 
-What is applied where (the fault kinds of :mod:`harness_lab.scenarios.faults`):
-
-========================  =================================================================
-point                     faults
-========================  =================================================================
-``start``                 ``budget_exhausted`` of each kind (limit 0 from the start)
-each boundary             ``client_disconnect``, ``user_cancel``, ``deadline``, ``crash``,
-                          ``budget_exhausted`` of each kind, all with ``at``
-each SSE event k          ``client_disconnect`` with ``sse_event: k``
-each time gap             ``client_disconnect``, ``user_cancel``, ``deadline`` with ``at_s``
-each provider call        ``provider_error`` (router, model, guard, repair, responder,
-                          retriever); ``router_unavailable`` at the router call
-each call                 ``latency_spike`` that ends past the deadline
-each tool call            ``tool_error`` (execution, projection, size, store),
-                          ``tool_rejection`` (REQUEST, ID, STORE), ``no_gain_streak``
-each guard call           ``semantic_guard`` (UNSUPPORTED, UNAVAILABLE)
-a repair call             ``repair_failed`` (error, invalid_json, still_invalid)
-each model step n         ``invalid_draft`` (invalid_json, schema_invalid, empty)
-each model step n >= 2    ``protocol_violation`` (missing, invalid, bad_citation)
-========================  =================================================================
-
-Call faults are left out where they could not fire or would mean nothing: on a call the base
-run does not start live, on a call the base's own faults already change, a spike / lost gain
-/ broken progress on a call that raises or whose result is discarded, and a store error on a
-tool call that never reaches the store's completion (the store counts completions).
+Which faults apply at which point, and which are left out because they could not fire or
+would mean nothing, is tabled in docs/explore.md ("The variants"); :func:`_points` and its
+helpers below follow that table in its order.
 """
 
 from __future__ import annotations
