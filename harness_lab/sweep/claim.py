@@ -113,10 +113,6 @@ class Stored:
     completed: dict[int, set[int]]
     removed_running: int = 0  # runs left RUNNING by an interrupted process, removed
 
-    def done(self, grid: int, sample: int) -> bool:
-        """Whether sample ``sample`` of grid point ``grid`` is stored completed."""
-        return sample in self.completed.get(grid, ())
-
     @property
     def count(self) -> int:
         """Completed runs held."""
