@@ -266,7 +266,6 @@ class _Recorder:
         self.inner_send: Callable[[ChatSseSession, int, SseEventKind], None] | None = None
         self.boundaries: list[tuple[Any, ...]] = []
         self.sends: list[tuple[str, int, SseEventKind, float, bool, bool]] = []
-        self.send_hook = self.before_send
         self._live: dict[str, LiveRun] = {}
 
     def install(self) -> None:
@@ -276,7 +275,7 @@ class _Recorder:
     def _compose(self, harness: Harness, parts: RunParts) -> RunParts:
         """The run's parts with the recorder in front of their probe and send hook."""
         self.inner, self.inner_send = parts.probe, parts.before_send
-        return parts.with_(probe=self, before_send=self.send_hook)
+        return parts.with_(probe=self, before_send=self.before_send)
 
     def _live_run(self, run_id: str) -> LiveRun | None:
         """The live objects of a submitted run (looked up among the harness's handles)."""

@@ -2,12 +2,9 @@
 
 Every strategy draws plain JSON-ready data in the scenario format, so a generated example is a
 scenario file already: :func:`scenarios` validates with :class:`~harness_lab.scenarios.spec.
-Scenario` and can be written as YAML. The pieces: model scripts (tool requests over a small
-tool set with random scopes, duplicates included; progress reports citing real or bogus
-``inv-N``; drafts with or without a conclusion; invalid drafts; provider errors), tool
-scripts (evidence, no evidence, errors, oversize results, latencies), guard verdicts, repair
-replies, routers, configurations (thresholds, budgets, deadline, policies) and fault
-schedules of zero to three faults of any kind.
+Scenario` and can be written as YAML. docs/explore.md ("The property search") lists what
+each piece generates: model and tool scripts, guard verdicts, repair replies, routers,
+configurations and fault schedules of zero to three faults of any kind.
 """
 
 from __future__ import annotations

@@ -118,13 +118,8 @@ def _targeted_calls(base: BaseRun) -> set[str]:
     for f in base.scenario.faults:
         kind = f.kind
         if kind in ("provider_error", "latency_spike"):
-            tool = getattr(f, "tool", None)
-            raw = getattr(f, "call", None)
-            call = getattr(raw, "value", raw)
-            if call == "tool":
-                out.add(f"tool:{tool}#{f.n}" if tool else f"tool#{f.n}")  # tool#N: N-th call
-            else:                                                          # of any tool
-                out.add(f"{call}#{f.n}")
+            tool = getattr(f, "tool", None) if f.call == "tool" else None
+            out.add(f"tool:{tool}#{f.n}" if tool else f"{f.call}#{f.n}")  # tool#N: of any tool
         elif kind in ("tool_error", "tool_rejection"):
             whole = kind == "tool_rejection" and f.reason in ("AUTH", "READ_ONLY")
             out.add(f"tool:{f.tool}#*" if whole else f"tool:{f.tool}#{f.n}")

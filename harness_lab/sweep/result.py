@@ -100,8 +100,8 @@ class SweepResult:
         columns = {c: list(itertools.chain.from_iterable(chunk.columns[c] for chunk in ordered))
                    for c in OUTCOME_COLUMNS}
         frame = pd.DataFrame(columns)
-        for name in ("intent", "run_state", "release_outcome", "fallback_type", "db_status"):
-            frame[name] = frame[name].astype(AXIS_DTYPES[name])
+        frame = frame.astype({name: AXIS_DTYPES[name] for name in (
+            "intent", "run_state", "release_outcome", "fallback_type", "db_status")})
         for name, dtype in (("grid", "int32"), ("sample", "int64"), ("tool_calls", "int16"),
                             ("model_calls", "int16"), ("tokens", "int64"),
                             ("duration_s", "float64")):
