@@ -294,10 +294,9 @@ class _Recorder:
         reached = (ctx.lifecycle.is_active, ctx.now >= ctx.deadline_at)
         if self.inner is not None:
             self.inner.at_boundary(ctx, boundary)
-        budget = ctx.budget
         self.boundaries.append((ctx.run_id, boundary, ctx.lifecycle.is_active,
                                 ctx.now >= ctx.deadline_at, self._facts(ctx.run_id),
-                                budget.tokens, budget.bytes, *reached,
+                                ctx.budget.tokens, ctx.budget.bytes, *reached,
                                 len(ctx.tracer.events)))
 
     def before_send(self, session: ChatSseSession, k: int, kind: SseEventKind) -> None:

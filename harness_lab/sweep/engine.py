@@ -359,17 +359,12 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
 
     todo = deque(chunks)
     running: dict[Future[ChunkResult], Chunk] = {}
-
     main = threading.current_thread() is threading.main_thread()
-
-    def pool() -> Any:  # the same pool while it works, a fresh one after a worker died
-        return get_reusable_executor(max_workers=workers, timeout=300,
-                                     initializer=watch_parent, initargs=(os.getpid(), main))
-
-    executor = pool()
     try:
-        while todo or running:
-            executor = pool()
+        while todo or running:  # the same pool while it works, a fresh one after a worker died
+            executor = get_reusable_executor(max_workers=workers, timeout=300,
+                                             initializer=watch_parent,
+                                             initargs=(os.getpid(), main))
             while todo and len(running) < workers:
                 chunk = todo.popleft()
                 g, point, start, stop, _ = chunk

@@ -40,10 +40,8 @@ def _trim(failures: list[dict[str, Any]], keep: int | None) -> list[dict[str, An
     ordered = sorted(failures, key=lambda f: (f["grid"], f["sample"]))
     if keep is None:
         return ordered
-    out: list[dict[str, Any]] = []
-    for _, group in itertools.groupby(ordered, key=lambda f: f["grid"]):
-        out.extend(itertools.islice(group, max(keep, 0)))
-    return out
+    return [f for _, group in itertools.groupby(ordered, key=lambda f: f["grid"])
+            for f in itertools.islice(group, max(keep, 0))]
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
