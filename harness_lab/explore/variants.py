@@ -233,16 +233,14 @@ def enumerate_variants(base: BaseRun, kinds: Collection[str] | None = None) -> l
     for point, label, fault in _points(base):
         if kinds is not None and fault["kind"] not in kinds:
             continue
+        name = f"{base.name}@{point}/{label}"
         # A shallow copy: variants share the base's nested values, which nothing mutates
         # (to_yaml deep-copies), and a chunk of variants pickles them once for a worker.
-        data = dict(base.data)
-        name = f"{base.name}@{point}/{label}"
-        data["name"] = name
-        data["faults"] = [*base_faults, fault]
+        data = {**base.data, "name": name, "faults": [*base_faults, fault],
+                "description": f"{base.scenario.description.rstrip('.')}; explored with "
+                               f"{_describe(fault)} at {point}."}
         if cassette is not None:
             data["cassette"] = cassette
-        data["description"] = (f"{base.scenario.description.rstrip('.')}; explored with "
-                               f"{_describe(fault)} at {point}.")
         out.append(Variant(name, point, label, fault, data))
     return out
 
