@@ -25,7 +25,6 @@ from harness_lab.core.budget import BUDGET_KINDS
 from harness_lab.explore.boundaries import BaseRun, BoundaryState
 from harness_lab.ports import CallKind
 from harness_lab.scenarios.faults import FAULT_KINDS, Fault, describe
-from harness_lab.scenarios.spec import Scenario
 from harness_lab.states import InvocationStatus, ToolErrorCode
 
 __all__ = ["FAULT_ADAPTER", "PROVIDER_CALLS", "Variant", "enumerate_variants"]
@@ -60,10 +59,6 @@ class Variant:
     def kind(self) -> str:
         """The fault's kind (one of FAULT_KINDS)."""
         return str(self.fault["kind"])
-
-    def scenario(self) -> Scenario:
-        """The variant as a validated Scenario."""
-        return Scenario.model_validate(self.data)
 
     def to_yaml(self, expect: dict[str, Any] | None = None, *, case: str | None = None,
                 note: str | None = None) -> str:
