@@ -2,13 +2,9 @@
 
 The base run is recorded by a :class:`~harness_lab.core.context.BoundaryProbe` and an SSE
 send hook that the explorer puts *in front of* whatever probe and hook the scenario runner
-installs (its fault plan, when the base scenario has faults): a hook of
-``Harness.submit_hooks`` composes the recorder, at each submit, with the probe and the send
-hook of the run's own parts. Recording the boundaries live is
-more robust than deriving them from the trace, because a boundary carries exactly the kind,
-ordinal, name and name ordinal a fault's ``at`` matches on, and because the recorder can read
-the run's state at that instant (still active? deadline passed? how many verified facts does
-the ProgressSnapshot hold? tokens spent?) which the oracle needs.
+installs (its fault plan, when the base scenario has faults), composed at each submit through
+``Harness.submit_hooks``. It reads the run's state at each instant, which the oracle needs;
+docs/explore.md ("What is enumerated") says why the points are recorded live.
 
 A base run yields three kinds of point:
 
@@ -43,7 +39,7 @@ from harness_lab.states import SseEventKind, TraceEventStatus
 from harness_lab.store.memory import MemoryRunStore
 
 __all__ = ["BaseRun", "BoundaryState", "ExplorationError", "Gap", "SseSend", "record_base",
-           "scenario_data"]
+           "at_label", "scenario_data"]
 
 _EXPECTATION_KEYS = ("expect", "case", "matrix", "expect_when")
 
@@ -205,10 +201,6 @@ class BaseRun:
         after = self._by_at.get(f"after {call}#{n}")
         return None if before is None or after is None else (before, after)
 
-    def calls(self, kind: CallKind) -> list[BoundaryState]:
-        """The ``before`` boundary of every call of ``kind``, in order."""
-        return [b for b in self.boundaries if b.kind is kind and b.when == "before"]
-
     def after_index(self, index: int, kind: CallKind, when: str | None = None
                     ) -> BoundaryState | None:
         """The first boundary of ``kind`` (and ``when``) whose index is greater than ``index``."""
@@ -245,7 +237,7 @@ class BaseRun:
 
     def faults_at(self, b: BoundaryState) -> list[Any]:
         """The base scenario's own faults located (``at``) at boundary ``b``."""
-        return [f for f in self.scenario.faults if _at_label(f) == b.label]
+        return [f for f in self.scenario.faults if at_label(f) == b.label]
 
     def terminated_by(self, t: float) -> bool:
         """True if the base run had a RunTermination at or before absolute time ``t``."""
@@ -274,7 +266,6 @@ class _Recorder:
         self.inner_send: Callable[[ChatSseSession, int, SseEventKind], None] | None = None
         self.boundaries: list[tuple[Any, ...]] = []
         self.sends: list[tuple[str, int, SseEventKind, float, bool, bool]] = []
-        self.send_hook = self.before_send
         self._live: dict[str, LiveRun] = {}
 
     def install(self) -> None:
@@ -284,7 +275,7 @@ class _Recorder:
     def _compose(self, harness: Harness, parts: RunParts) -> RunParts:
         """The run's parts with the recorder in front of their probe and send hook."""
         self.inner, self.inner_send = parts.probe, parts.before_send
-        return parts.with_(probe=self, before_send=self.send_hook)
+        return parts.with_(probe=self, before_send=self.before_send)
 
     def _live_run(self, run_id: str) -> LiveRun | None:
         """The live objects of a submitted run (looked up among the harness's handles)."""
@@ -303,10 +294,9 @@ class _Recorder:
         reached = (ctx.lifecycle.is_active, ctx.now >= ctx.deadline_at)
         if self.inner is not None:
             self.inner.at_boundary(ctx, boundary)
-        budget = ctx.budget
         self.boundaries.append((ctx.run_id, boundary, ctx.lifecycle.is_active,
                                 ctx.now >= ctx.deadline_at, self._facts(ctx.run_id),
-                                budget.tokens, budget.bytes, *reached,
+                                ctx.budget.tokens, ctx.budget.bytes, *reached,
                                 len(ctx.tracer.events)))
 
     def before_send(self, session: ChatSseSession, k: int, kind: SseEventKind) -> None:
@@ -378,7 +368,7 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
                    boundaries, sends, tuple(_gaps(record)), result.error)
 
 
-def _at_label(fault: Any) -> str | None:
+def at_label(fault: Any) -> str | None:
     """The label of a fault's ``at`` point, or None for a fault located otherwise."""
     at = getattr(fault, "at", None)
     return None if at is None else str(at.label())

@@ -125,9 +125,7 @@ class ExplorationResult:
             df = pd.DataFrame([f.row() for f in self.findings], columns=list(FRAME_COLUMNS))
             for col in ("point", "fault"):
                 df[col] = pd.Categorical(df[col], categories=list(dict.fromkeys(df[col])))
-            df["contradicts_spec"] = df["contradicts_spec"].astype(bool)
-            df["flagged"] = df["flagged"].astype(bool)
-            self._frame = df
+            self._frame = df.astype({"contradicts_spec": bool, "flagged": bool})
         return self._frame
 
     @property

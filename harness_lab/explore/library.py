@@ -129,11 +129,9 @@ def run_library(plan: LibraryPlan, *, workers: int | None = None,
     else:
         used = max(1, workers)
     observed = _observe(jobs, used, advance)
-    findings: list[Finding] = []
-    at = 0
+    findings: list[Finding] = []  # one per variant, so its length is where the next base starts
     for base, variants in zip(plan.bases, plan.variants, strict=True):
-        findings += judged(base, variants, observed[at:at + len(variants)])
-        at += len(variants)
+        findings += judged(base, variants, observed[len(findings):len(findings) + len(variants)])
     result = ExplorationResult(findings, list(plan.bases), time.perf_counter() - start, used)
     return LibraryExploration(result, list(plan.unexplored), plan.files)
 
@@ -142,26 +140,23 @@ def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
              advance: Advance | None) -> list[Observed]:
     """Every job's observation, in order."""
     tick = advance or (lambda n: None)
-    if workers <= 1:
-        out = []
-        for i in range(0, len(jobs), 64):
-            chunk = jobs[i:i + 64]
-            out += run_chunk(chunk)
-            tick(len(chunk))
-        return out
-    from concurrent.futures import as_completed
-
-    from joblib.externals.loky import get_reusable_executor
-
-    size = max(8, min(200, len(jobs) // (workers * 16) or 1))
+    size = 64 if workers <= 1 else max(8, min(200, len(jobs) // (workers * 16) or 1))
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-    executor = get_reusable_executor(max_workers=workers)
-    futures = {executor.submit(run_chunk, chunk): n for n, chunk in enumerate(chunks)}
     results: list[list[Observed]] = [[] for _ in chunks]
-    for future in as_completed(futures):
-        n = futures[future]
-        results[n] = future.result()
-        tick(len(chunks[n]))
+    if workers <= 1:
+        for n, chunk in enumerate(chunks):
+            results[n] = run_chunk(chunk)
+            tick(len(chunk))
+    else:
+        from concurrent.futures import as_completed
+
+        from joblib.externals.loky import get_reusable_executor
+
+        executor = get_reusable_executor(max_workers=workers)
+        futures = {executor.submit(run_chunk, chunk): n for n, chunk in enumerate(chunks)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            tick(len(chunks[futures[future]]))
     return [o for chunk in results for o in chunk]
 
 

@@ -10,63 +10,10 @@ FallbackType) must then be one of the thirteen rows of
 :data:`~harness_lab.report.mapping.OUTCOME_TABLE`, stored with the ``diagnosis_run.status``
 doc §12.2 maps its ReleaseOutcome to.
 
-"live" below means: the base run had no RunTermination yet and its deadline had not passed
-(read after the base scenario's own faults acted at that boundary; a timer or a budget
-reserve just before a boundary sees the state the run reached it in). "base" means the base
-run's own row: the fault changes nothing the table sees. An external cancel meets a live run
-under ``deadline_detection: instant``; under the default ``boundary`` it meets any run with no
-RunTermination yet, since a passed deadline is a termination only once a boundary found it.
-
-=============================================  ===============================================
-fault                                          prescribed row
-=============================================  ===============================================
-crash (any point)                              a crash: the RUNNING row written at start stays
-                                               RUNNING and there is no record (doc §12.1)
-client_disconnect / user_cancel at a live      client_disconnect: CANCELLED / CANCELLED
-boundary, or during a call (``at_s``) before   (doc §4 cancel -> CANCELLED, doc §10 last row;
-the run ended and before the deadline          a user cancel maps the same, SPEC §5.2)
-(``deadline_detection: instant``); under the   (``boundary``: doc §3.2, TIMED_OUT is what
-default ``boundary``, whenever no termination  checkActive finds, and §3.1 first terminal
-came before it, past the deadline too          wins: the cancel is first, SPEC §5.7)
-client_disconnect at SSE event k: a metadata   client_disconnect (doc §11: a failed send is a
-or status send while the run is live (active,  disconnect; doc §4)
-under ``boundary``)
-client_disconnect at the content / failure /   base: the outcome was persisted before the
-done send, or once the run ended               result is sent (doc §2); first terminal wins
-deadline at a live boundary; deadline          timeout_no_content: TIMED_OUT / FAILED (doc
-``at_s`` before the next boundary the run      §3.2 checkActive, doc §10; SPEC §5.1, §5.3);
-reaches active; latency_spike past the         with the timeout_progress_fallback policy and
-deadline on a live call that does not raise    verified facts at that check: TIMED_OUT /
-                                               FALLBACK / INSUFFICIENT_EVIDENCE (SPEC §5.1)
-deadline ``at_s`` later than the base's        any legal row (the run changes beyond the base)
-budget_exhausted: the budget's next check      budget_progress when the ProgressSnapshot then
-(model_calls, tokens: the next model call's    holds verified facts, else budget_no_progress
-reserve, or tokens after a model step, repair  (doc §3.3, §8.1, §10)
-or guard reply that used some; tool_calls: the
-next tool's reserve; bytes: the next tool
-result with bytes) is reached while the run is
-live
-budget_exhausted never checked again           base
-provider_error router / router_unavailable,    internal_failure: FAILED / FAILED (doc §3.2:
-provider_error model, responder, retriever     router unavailable, model failure; SPEC §5.4)
-provider_error guard, semantic_guard           semantic_unavailable (doc §9, §10)
-UNAVAILABLE
-semantic_guard UNSUPPORTED                     semantic_unsupported (doc §9, §10)
-provider_error repair, repair_failed           evidence_guard_failed: one repair, the recheck
-                                               fails (doc §9, §10)
-invalid_draft at model step n                  insufficient_evidence when verified facts
-                                               existed after step n, else internal_failure
-                                               (doc §6: the draft is discarded; doc §9, §3.2)
-a call fault whose call starts after the run   base: the late result is discarded (doc §14).
-ended, or ends past the deadline (a provider   The faulted call's own duration counts: an
-error is instant, an invalid reply takes the   injected provider error returns at once, so it
-default latency of its kind)                   may beat a deadline the base call outlived
-tool_error, tool_rejection, no_gain_streak,    any legal row: the agent's script decides how
-protocol_violation                             the run goes on; the document fixes no row
-a point or call where the base's own fault     any legal row
-acts too; any point when the base has faults
-located by time (``at_s``) or by SSE event
-=============================================  ===============================================
+"Live" means the base run had no RunTermination yet and its deadline had not passed, read
+after the base scenario's own faults acted at that boundary; "base" means the base run's own
+row. The rule of each fault kind, and the document section it comes from, is tabled in
+docs/explore.md ("The oracle") and written next to each rule below.
 """
 
 from __future__ import annotations
@@ -76,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_lab.config import DeadlineDetection
-from harness_lab.explore.boundaries import BaseRun, BoundaryState
+from harness_lab.explore.boundaries import BaseRun, BoundaryState, at_label
 from harness_lab.explore.variants import FAULT_ADAPTER
 from harness_lab.outcome_table import (
     OUTCOME_BY_CASE,
@@ -313,12 +260,10 @@ def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescripti
     t = base.started_at + f.at_s
     if base.terminated_by(t) or (instant and t >= base.deadline_at):
         return _base(base, _ENDED)
-    if t >= base.deadline_at:
-        if base.first_at_or_after(t) is None:
-            return _any("no boundary follows this instant")
-        return _row(_DISCONNECT, _UNSEEN_DEADLINE)
     if base.first_at_or_after(t) is None:
         return _any("no boundary follows this instant")
+    if t >= base.deadline_at:
+        return _row(_DISCONNECT, _UNSEEN_DEADLINE)
     return _row(_DISCONNECT, "the next checkActive sees the cancel; " + _CANCEL_RULE)
 
 
@@ -458,9 +403,10 @@ _PROVIDER_CASE = {
 }
 
 
-def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str,
-             duration: float | None) -> Prescription:
-    """The row of a fault that changes what the n-th ``call`` returns.
+def _at_call(base: BaseRun, call: CallKind, n: int, duration: float | None,
+             row: tuple[str, str] | None = None) -> Prescription:
+    """The row of a fault that changes what the n-th ``call`` returns: ``row`` (case, rule),
+    by default the row of that call's provider failing (:data:`_PROVIDER_CASE`).
 
     ``duration`` is how long the faulted call takes in the variant (None: as in the base);
     a provider error is instant unless it says otherwise, so the variant's ``after``
@@ -474,7 +420,7 @@ def _at_call(base: BaseRun, call: CallKind, n: int, case: str, rule: str,
     if ends >= base.deadline_at:
         return _base(base, "the run timed out while the call was in flight; its late result "
                            "is discarded (doc §14)")
-    return _row(case, rule)
+    return _row(*(row or _PROVIDER_CASE[call]))
 
 
 def _default_latency(base: BaseRun, call: CallKind) -> float:
@@ -482,29 +428,23 @@ def _default_latency(base: BaseRun, call: CallKind) -> float:
 
 
 def _provider(f: fs.ProviderFault, base: BaseRun) -> Prescription:
-    call = CallKind(f.call)
-    case, rule = _PROVIDER_CASE[call]
-    return _at_call(base, call, f.n, case, rule, f.latency_s)
+    return _at_call(base, CallKind(f.call), f.n, f.latency_s)
 
 
 def _router_unavailable(f: fs.RouterUnavailable, base: BaseRun) -> Prescription:
-    case, rule = _PROVIDER_CASE[CallKind.ROUTER]
-    return _at_call(base, CallKind.ROUTER, 1, case, rule, 0.0)
+    return _at_call(base, CallKind.ROUTER, 1, 0.0)
 
 
 def _semantic(f: fs.SemanticFault, base: BaseRun) -> Prescription:
     if f.verdict == "UNSUPPORTED":
-        return _at_call(base, CallKind.GUARD, f.n, "semantic_unsupported",
-                        "SemanticGuard says unsupported (doc §9, §10)",
-                        _default_latency(base, CallKind.GUARD))
-    case, rule = _PROVIDER_CASE[CallKind.GUARD]
-    return _at_call(base, CallKind.GUARD, f.n, case, rule, 0.0)
+        return _at_call(base, CallKind.GUARD, f.n, _default_latency(base, CallKind.GUARD),
+                        ("semantic_unsupported", "SemanticGuard says unsupported (doc §9, §10)"))
+    return _at_call(base, CallKind.GUARD, f.n, 0.0)
 
 
 def _repair_failed(f: fs.RepairFailed, base: BaseRun) -> Prescription:
-    case, rule = _PROVIDER_CASE[CallKind.REPAIR]
     duration = 0.0 if f.form == "error" else _default_latency(base, CallKind.REPAIR)
-    return _at_call(base, CallKind.REPAIR, 1, case, rule, duration)
+    return _at_call(base, CallKind.REPAIR, 1, duration)
 
 
 def _invalid_draft(f: fs.InvalidDraft, base: BaseRun) -> Prescription:
@@ -515,8 +455,8 @@ def _invalid_draft(f: fs.InvalidDraft, base: BaseRun) -> Prescription:
                                                "a process-type fallback (doc §9)")
     else:
         case, rule = "internal_failure", f"{rule}; no verified progress: FAILED (doc §3.2)"
-    return _at_call(base, CallKind.MODEL, f.n, case, rule,
-                    _default_latency(base, CallKind.MODEL))
+    return _at_call(base, CallKind.MODEL, f.n, _default_latency(base, CallKind.MODEL),
+                    (case, rule))
 
 
 def _script_decides(f: Any, base: BaseRun) -> Prescription:
@@ -544,12 +484,8 @@ _RULES: dict[str, Rule] = {
 
 
 def _collides(f: Any, base: BaseRun) -> bool:
-    at = getattr(f, "at", None)
-    if at is None:
-        return False
-    label = at.label()
-    return any((g_at := getattr(g, "at", None)) is not None and g_at.label() == label
-               for g in base.scenario.faults)
+    label = at_label(f)
+    return label is not None and any(at_label(g) == label for g in base.scenario.faults)
 
 
 def _timeline_faults(base: BaseRun) -> bool:

@@ -16,7 +16,7 @@ import copy
 import random
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +70,15 @@ def _failures(data: dict[str, Any], result: ScenarioResult) -> list[PropertyFail
     observed = Observed.of(result)
     if result.record is None and not result.crashed:
         return [*out, PropertyFailure(NO_RECORD, str(observed.error))]
-    policy = bool(data.get("config", {}).get("policy", {}).get("timeout_progress_fallback"))
-    problem = legal_problem(observed, timeout_progress_fallback=policy)
+    problem = legal_problem(observed, timeout_progress_fallback=_policy(data))
     if problem is not None:
         out.append(PropertyFailure(ILLEGAL_OUTCOME, problem))
     return out
+
+
+def _policy(data: dict[str, Any]) -> bool:
+    """Whether the scenario switches on the SPEC §5.1 timeout_progress_fallback policy."""
+    return bool(data.get("config", {}).get("policy", {}).get("timeout_progress_fallback"))
 
 
 def property_failures(data: dict[str, Any]) -> list[PropertyFailure]:
@@ -92,7 +96,7 @@ class SearchResult:
     elapsed_s: float
     seed: int | None
     defects: tuple[str, ...] = ()
-    only: tuple[str, ...] = field(default=())
+    only: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -142,8 +146,7 @@ def _expectation(data: dict[str, Any], failures: Sequence[PropertyFailure]) -> d
     o = Observed.of(result)
     if o.crashed:
         return {"crashed": True, "db_status": "RUNNING"}
-    policy = bool(data.get("config", {}).get("policy", {}).get("timeout_progress_fallback"))
-    return row_expectation(closest_row(o, legal_rows(policy)))
+    return row_expectation(closest_row(o, legal_rows(_policy(data))))
 
 
 def _prune(data: dict[str, Any], fails: Any) -> dict[str, Any]:
@@ -181,13 +184,12 @@ def search(max_examples: int = 200, seed: int | None = None, defects: Sequence[s
                       phases=(Phase.generate, Phase.shrink))
     rng = random.Random(seed) if seed is not None else None
     defect_names = tuple(str(d) for d in defects)
+    minimal: dict[str, Any] | None
     try:
-        minimal = find(scenarios(defect_names), fails, settings=config, random=rng)
+        minimal = _prune(find(scenarios(defect_names), fails, settings=config, random=rng), fails)
     except NoSuchExample:
-        return SearchResult(None, (), count[0], time.perf_counter() - start, seed,
-                            defect_names, tuple(sorted(wanted or ())))
-    minimal = _prune(minimal, fails)
-    failures = tuple(f for f in property_failures(minimal)
-                     if wanted is None or f.name in wanted)
+        minimal = None
+    failures = () if minimal is None else tuple(
+        f for f in property_failures(minimal) if wanted is None or f.name in wanted)
     return SearchResult(minimal, failures, count[0], time.perf_counter() - start, seed,
                         defect_names, tuple(sorted(wanted or ())))

@@ -2,12 +2,9 @@
 
 Every strategy draws plain JSON-ready data in the scenario format, so a generated example is a
 scenario file already: :func:`scenarios` validates with :class:`~harness_lab.scenarios.spec.
-Scenario` and can be written as YAML. The pieces: model scripts (tool requests over a small
-tool set with random scopes, duplicates included; progress reports citing real or bogus
-``inv-N``; drafts with or without a conclusion; invalid drafts; provider errors), tool
-scripts (evidence, no evidence, errors, oversize results, latencies), guard verdicts, repair
-replies, routers, configurations (thresholds, budgets, deadline, policies) and fault
-schedules of zero to three faults of any kind.
+Scenario` and can be written as YAML. docs/explore.md ("The property search") lists what
+each piece generates: model and tool scripts, guard verdicts, repair replies, routers,
+configurations and fault schedules of zero to three faults of any kind.
 """
 
 from __future__ import annotations
@@ -130,37 +127,35 @@ def _cited(k: int) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(real), min_size=1, max_size=2, unique=True)
 
 
-def _healthy_progress(k: int) -> st.SearchStrategy[dict[str, Any]]:
-    fact = st.builds(lambda text, cites: {"statement": text, "citations": cites},
+def _cited_fact(k: int) -> st.SearchStrategy[dict[str, Any]]:
+    """A fact citing one or two of the invocations 1..k."""
+    return st.builds(lambda text, cites: {"statement": text, "citations": cites},
                      st.sampled_from(_STATEMENTS), _cited(k))
+
+
+def _healthy_progress(k: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(lambda assessment, fs: _compact({"assessment": assessment, "facts": fs}),
-                     st.sampled_from(("GAINED", "NO_GAIN")), st.lists(fact, max_size=1))
+                     st.sampled_from(("GAINED", "NO_GAIN")), st.lists(_cited_fact(k), max_size=1))
 
 
 def _healthy_final(k: int) -> st.SearchStrategy[dict[str, Any]]:
     progress = _healthy_progress(k) if k else st.just({})
-    options: list[st.SearchStrategy[dict[str, Any]]] = [
-        st.builds(lambda p, missing: {"draft": {"missing_info": [missing]},
-                                      **_compact({"progress": p})},
-                  progress, st.sampled_from(_MISSING)),
-    ]
-    if k:
-        findings = st.lists(st.builds(lambda text, cites: {"statement": text, "citations": cites},
-                                      st.sampled_from(_STATEMENTS), _cited(k)),
-                            min_size=1, max_size=2)
-        options.append(st.builds(lambda fs, p: {"draft": {"findings": fs},
-                                                **_compact({"progress": p})},
-                                 findings, progress))
-    if k:
-        evidence = st.lists(st.builds(lambda i: {"invocation_id": i, "claim": "shows it"},
-                                      st.sampled_from([f"inv-{i}" for i in range(1, k + 1)])),
-                            min_size=1, max_size=2)
-        options.insert(0, st.builds(
-            lambda ev, p: {"draft": {"conclusion": "The checkout db pool is exhausted.",
-                                     "evidence": ev, "recommendations": ["Raise the pool"]},
-                           **_compact({"progress": p})},
-            evidence, progress))
-    return st.one_of(*options)
+    missing = st.builds(lambda p, missing: {"draft": {"missing_info": [missing]},
+                                            **_compact({"progress": p})},
+                        progress, st.sampled_from(_MISSING))
+    if not k:
+        return st.one_of(missing)
+    evidence = st.lists(st.builds(lambda i: {"invocation_id": i, "claim": "shows it"},
+                                  st.sampled_from([f"inv-{i}" for i in range(1, k + 1)])),
+                        min_size=1, max_size=2)
+    conclusion = st.builds(
+        lambda ev, p: {"draft": {"conclusion": "The checkout db pool is exhausted.",
+                                 "evidence": ev, "recommendations": ["Raise the pool"]},
+                       **_compact({"progress": p})},
+        evidence, progress)
+    findings = st.builds(lambda fs, p: {"draft": {"findings": fs}, **_compact({"progress": p})},
+                         st.lists(_cited_fact(k), min_size=1, max_size=2), progress)
+    return st.one_of(conclusion, missing, findings)
 
 
 @st.composite

@@ -5,31 +5,9 @@ run``): the base scenario's data with its expectations removed (the explorer's o
 the run instead), the base's own faults kept, one fault appended, and the name
 ``<base>@<point>/<fault>``.
 
-What is applied where (the fault kinds of :mod:`harness_lab.scenarios.faults`):
-
-========================  =================================================================
-point                     faults
-========================  =================================================================
-``start``                 ``budget_exhausted`` of each kind (limit 0 from the start)
-each boundary             ``client_disconnect``, ``user_cancel``, ``deadline``, ``crash``,
-                          ``budget_exhausted`` of each kind, all with ``at``
-each SSE event k          ``client_disconnect`` with ``sse_event: k``
-each time gap             ``client_disconnect``, ``user_cancel``, ``deadline`` with ``at_s``
-each provider call        ``provider_error`` (router, model, guard, repair, responder,
-                          retriever); ``router_unavailable`` at the router call
-each call                 ``latency_spike`` that ends past the deadline
-each tool call            ``tool_error`` (execution, projection, size, store),
-                          ``tool_rejection`` (REQUEST, ID, STORE), ``no_gain_streak``
-each guard call           ``semantic_guard`` (UNSUPPORTED, UNAVAILABLE)
-a repair call             ``repair_failed`` (error, invalid_json, still_invalid)
-each model step n         ``invalid_draft`` (invalid_json, schema_invalid, empty)
-each model step n >= 2    ``protocol_violation`` (missing, invalid, bad_citation)
-========================  =================================================================
-
-Call faults are left out where they could not fire or would mean nothing: on a call the base
-run does not start live, on a call the base's own faults already change, a spike / lost gain
-/ broken progress on a call that raises or whose result is discarded, and a store error on a
-tool call that never reaches the store's completion (the store counts completions).
+Which faults apply at which point, and which are left out because they could not fire or
+would mean nothing, is tabled in docs/explore.md ("The variants"); :func:`_points` and its
+helpers below follow that table in its order.
 """
 
 from __future__ import annotations
@@ -47,7 +25,6 @@ from harness_lab.core.budget import BUDGET_KINDS
 from harness_lab.explore.boundaries import BaseRun, BoundaryState
 from harness_lab.ports import CallKind
 from harness_lab.scenarios.faults import FAULT_KINDS, Fault, describe
-from harness_lab.scenarios.spec import Scenario
 from harness_lab.states import InvocationStatus, ToolErrorCode
 
 __all__ = ["FAULT_ADAPTER", "PROVIDER_CALLS", "Variant", "enumerate_variants"]
@@ -82,10 +59,6 @@ class Variant:
     def kind(self) -> str:
         """The fault's kind (one of FAULT_KINDS)."""
         return str(self.fault["kind"])
-
-    def scenario(self) -> Scenario:
-        """The variant as a validated Scenario."""
-        return Scenario.model_validate(self.data)
 
     def to_yaml(self, expect: dict[str, Any] | None = None, *, case: str | None = None,
                 note: str | None = None) -> str:
@@ -140,13 +113,8 @@ def _targeted_calls(base: BaseRun) -> set[str]:
     for f in base.scenario.faults:
         kind = f.kind
         if kind in ("provider_error", "latency_spike"):
-            tool = getattr(f, "tool", None)
-            raw = getattr(f, "call", None)
-            call = getattr(raw, "value", raw)
-            if call == "tool":
-                out.add(f"tool:{tool}#{f.n}" if tool else f"tool#{f.n}")  # tool#N: N-th call
-            else:                                                          # of any tool
-                out.add(f"{call}#{f.n}")
+            tool = getattr(f, "tool", None) if f.call == "tool" else None
+            out.add(f"tool:{tool}#{f.n}" if tool else f"{f.call}#{f.n}")  # tool#N: of any tool
         elif kind in ("tool_error", "tool_rejection"):
             whole = kind == "tool_rejection" and f.reason in ("AUTH", "READ_ONLY")
             out.add(f"tool:{f.tool}#*" if whole else f"tool:{f.tool}#{f.n}")
@@ -260,16 +228,14 @@ def enumerate_variants(base: BaseRun, kinds: Collection[str] | None = None) -> l
     for point, label, fault in _points(base):
         if kinds is not None and fault["kind"] not in kinds:
             continue
+        name = f"{base.name}@{point}/{label}"
         # A shallow copy: variants share the base's nested values, which nothing mutates
         # (to_yaml deep-copies), and a chunk of variants pickles them once for a worker.
-        data = dict(base.data)
-        name = f"{base.name}@{point}/{label}"
-        data["name"] = name
-        data["faults"] = [*base_faults, fault]
+        data = {**base.data, "name": name, "faults": [*base_faults, fault],
+                "description": f"{base.scenario.description.rstrip('.')}; explored with "
+                               f"{_describe(fault)} at {point}."}
         if cassette is not None:
             data["cassette"] = cassette
-        data["description"] = (f"{base.scenario.description.rstrip('.')}; explored with "
-                               f"{_describe(fault)} at {point}.")
         out.append(Variant(name, point, label, fault, data))
     return out
 

@@ -113,10 +113,6 @@ class Stored:
     completed: dict[int, set[int]]
     removed_running: int = 0  # runs left RUNNING by an interrupted process, removed
 
-    def done(self, grid: int, sample: int) -> bool:
-        """Whether sample ``sample`` of grid point ``grid`` is stored completed."""
-        return sample in self.completed.get(grid, ())
-
     @property
     def count(self) -> int:
         """Completed runs held."""
@@ -225,16 +221,15 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
     return stored
 
 
-def _remove_running(conn: Any) -> Stored:
+def _remove_running(conn: Connection) -> Stored:
     running = StoredRunStatus.RUNNING.value
     rows = conn.execute(select(diagnosis_run.c.run_id, diagnosis_run.c.status)
                         .where(diagnosis_run.c.run_id.like("run-g%"))).all()
     left = [run_id for run_id, status in rows if status == running]
     for start in range(0, len(left), 500):
         part = left[start:start + 500]
-        for table in (trace_event, tool_invocation):
+        for table in (trace_event, tool_invocation, diagnosis_run):  # the run's rows last
             conn.execute(delete(table).where(table.c.run_id.in_(part)))
-        conn.execute(delete(diagnosis_run).where(diagnosis_run.c.run_id.in_(part)))
     return Stored(_completed(run_id for run_id, status in rows if status != running), len(left))
 
 

@@ -14,12 +14,14 @@ workers end themselves when the sweep's process is gone (``harness_lab.parent_wa
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,13 +151,12 @@ class Sweep:
                              "every core (-1: all of them)")
         if self.resume and self.store_url is None:
             raise SweepError("resume needs the database the sweep persisted into (--persist)")
-        count = 1
-        for key in self.axes():
-            count *= len(self.grid()[key])
-            if count > MAX_GRID_POINTS:
-                raise SweepError(f"the grid has more than {MAX_GRID_POINTS:,} points "
-                                 f"({' x '.join(str(len(self.grid()[k])) for k in self.axes())})"
-                                 "; sweep fewer values or split it into several sweeps")
+        sizes = [len(self.grid()[key]) for key in self.axes()]
+        count = math.prod(sizes)
+        if count > MAX_GRID_POINTS:
+            raise SweepError(f"the grid has more than {MAX_GRID_POINTS:,} points "
+                             f"({' x '.join(map(str, sizes))}); sweep fewer values or split it "
+                             "into several sweeps")
         if self.samples * count > MAX_RUNS:
             raise SweepError(f"{self.samples:,} samples x {count:,} grid points is more than "
                              f"{MAX_RUNS:,} runs; a sweep keeps a row per run")
@@ -272,18 +273,13 @@ class Sweep:
         claim = Claim(fingerprint(self.data, self.seed, points), str(self.data.get("name")),
                       self.seed, self.samples, len(points))
         try:
-            store = open_writable(url, in_memory=False)
+            with closing(open_writable(url, in_memory=False)) as store:
+                if self.resume:
+                    return resume_claim(store, claim, url)
+                stake_claim(store, claim, url)
+                return Stored({})
         except StoreError as exc:
             raise SweepError(str(exc)) from exc
-        try:
-            if self.resume:
-                return resume_claim(store, claim, url)
-            stake_claim(store, claim, url)
-            return Stored({})
-        except StoreError as exc:
-            raise SweepError(str(exc)) from exc
-        finally:
-            store.close()
 
     def _unreported(self, url: str, result: SweepResult) -> list[str]:
         """Runs the database holds completed that the result does not count as played
@@ -292,11 +288,8 @@ class Sweep:
         from harness_lab.sweep.claim import stored_runs
 
         try:
-            store = SqlRunStore(url)
-            try:
+            with closing(SqlRunStore(url)) as store:
                 held = stored_runs(store)
-            finally:
-                store.close()
         except Exception as exc:  # the result stands; say why it could not be compared
             return [f"(the database could not be read back: {type(exc).__name__}: {exc})"]
         frame = result.frame
@@ -366,17 +359,12 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
 
     todo = deque(chunks)
     running: dict[Future[ChunkResult], Chunk] = {}
-
     main = threading.current_thread() is threading.main_thread()
-
-    def pool() -> Any:  # the same pool while it works, a fresh one after a worker died
-        return get_reusable_executor(max_workers=workers, timeout=300,
-                                     initializer=watch_parent, initargs=(os.getpid(), main))
-
-    executor = pool()
     try:
-        while todo or running:
-            executor = pool()
+        while todo or running:  # the same pool while it works, a fresh one after a worker died
+            executor = get_reusable_executor(max_workers=workers, timeout=300,
+                                             initializer=watch_parent,
+                                             initargs=(os.getpid(), main))
             while todo and len(running) < workers:
                 chunk = todo.popleft()
                 g, point, start, stop, _ = chunk

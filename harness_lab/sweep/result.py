@@ -40,10 +40,8 @@ def _trim(failures: list[dict[str, Any]], keep: int | None) -> list[dict[str, An
     ordered = sorted(failures, key=lambda f: (f["grid"], f["sample"]))
     if keep is None:
         return ordered
-    out: list[dict[str, Any]] = []
-    for _, group in itertools.groupby(ordered, key=lambda f: f["grid"]):
-        out.extend(itertools.islice(group, max(keep, 0)))
-    return out
+    return [f for _, group in itertools.groupby(ordered, key=lambda f: f["grid"])
+            for f in itertools.islice(group, max(keep, 0))]
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -100,8 +98,8 @@ class SweepResult:
         columns = {c: list(itertools.chain.from_iterable(chunk.columns[c] for chunk in ordered))
                    for c in OUTCOME_COLUMNS}
         frame = pd.DataFrame(columns)
-        for name in ("intent", "run_state", "release_outcome", "fallback_type", "db_status"):
-            frame[name] = frame[name].astype(AXIS_DTYPES[name])
+        frame = frame.astype({name: AXIS_DTYPES[name] for name in (
+            "intent", "run_state", "release_outcome", "fallback_type", "db_status")})
         for name, dtype in (("grid", "int32"), ("sample", "int64"), ("tool_calls", "int16"),
                             ("model_calls", "int16"), ("tokens", "int64"),
                             ("duration_s", "float64")):

@@ -1,28 +1,11 @@
 """The ``sweep:`` block of a scenario file: distributions, stochastic faults, grids, load.
 
-.. code-block:: yaml
-
-    sweep:
-      latency:
-        model: {lognormal: {median: 1.0, sigma: 0.5}}
-        tool: {uniform: [0.5, 3.0]}
-        guard: {fixed: 0.5}
-        router: {empirical: [0.1, 0.2, 0.4]}
-      faults:
-        tool_error_p: 0.05
-        provider_error_p: {model: 0.01, guard: 0.02}
-        no_gain_p: 0.1
-        disconnect: {p: 0.1, at_s: {uniform: [0, 10]}}
-      grid:
-        config.deadline_s: [5, 10, 30]
-      load:
-        arrival_rate: [0.5, 1.0, 2.0]
-        capacity: {model: 4, tool: 8}
-        duration_s: 300
+docs/sweeps.md ("The ``sweep:`` block") shows one with every field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -32,6 +15,15 @@ __all__ = ["Distribution", "LoadSpec", "StochasticFaults", "SweepBlock", "TimedF
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 Capacity = dict[str, Annotated[int, Field(ge=1)]]
+_CALLS = frozenset({"router", "model", "guard", "repair", "responder", "retriever", "tool"})
+_PROVIDER_CALLS = _CALLS - {"tool"}
+
+
+def _known(what: str, kinds: Iterable[str], allowed: frozenset[str], more: str = "") -> None:
+    """Raise ValueError naming the call kinds among ``kinds`` that ``allowed`` lacks."""
+    unknown = set(kinds) - allowed
+    if unknown:
+        raise ValueError(f"{what}: unknown call kind(s) {sorted(unknown)}{more}")
 
 
 class LogNormal(BaseModel):
@@ -84,11 +76,8 @@ class StochasticFaults(BaseModel):
 
     @model_validator(mode="after")
     def _kinds(self) -> StochasticFaults:
-        allowed = {"router", "model", "guard", "repair", "responder", "retriever"}
-        unknown = set(self.provider_error_p) - allowed
-        if unknown:
-            raise ValueError(f"provider_error_p: unknown call kind(s) {sorted(unknown)}; "
-                             f"allowed: {sorted(allowed)}")
+        _known("provider_error_p", self.provider_error_p, _PROVIDER_CALLS,
+               f"; allowed: {sorted(_PROVIDER_CALLS)}")
         return self
 
 
@@ -107,10 +96,7 @@ class LoadSpec(BaseModel):
 
     @model_validator(mode="after")
     def _kinds(self) -> LoadSpec:
-        allowed = {"router", "model", "guard", "repair", "responder", "retriever", "tool"}
-        unknown = {k for c in self.capacities() for k in c} - allowed
-        if unknown:
-            raise ValueError(f"capacity: unknown call kind(s) {sorted(unknown)}")
+        _known("capacity", (k for c in self.capacities() for k in c), _CALLS)
         return self
 
 
@@ -125,10 +111,7 @@ class SweepBlock(BaseModel):
 
     @model_validator(mode="after")
     def _kinds(self) -> SweepBlock:
-        allowed = {"router", "model", "guard", "repair", "responder", "retriever", "tool"}
-        unknown = set(self.latency) - allowed
-        if unknown:
-            raise ValueError(f"latency: unknown call kind(s) {sorted(unknown)}")
+        _known("latency", self.latency, _CALLS)
         for key, values in self.grid.items():
             if not values:
                 raise ValueError(f"grid.{key} needs at least one value")
