@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -77,17 +78,21 @@ _EMPTY: Final[Mapping[str, Any]] = {}
 class Tracer:
     """Appends a run's trace events in order, stamped with the virtual clock."""
 
-    __slots__ = ("run_id", "events", "_clock")
+    __slots__ = ("run_id", "events", "_clock", "_lock")
 
     def __init__(self, run_id: str, clock: Callable[[], float]) -> None:
         self.run_id = run_id
         self.events: list[TraceEvent] = []
         self._clock = clock
+        # a live run's trace also takes a losing cancel from a server thread: the number and
+        # the append are one step, so no two events share a sequence number
+        self._lock = threading.Lock()
 
     def emit(self, type_: TraceEventType, status: TraceEventStatus = TraceEventStatus.OK,
              detail: Mapping[str, Any] | None = None) -> TraceEvent:
         """Record one event now and return it."""
-        ev = TraceEvent(self.run_id, len(self.events), self._clock(), type_, EVENT_PHASE[type_],
-                        status, detail if detail is not None else _EMPTY)
-        self.events.append(ev)
+        with self._lock:
+            ev = TraceEvent(self.run_id, len(self.events), self._clock(), type_,
+                            EVENT_PHASE[type_], status, detail if detail is not None else _EMPTY)
+            self.events.append(ev)
         return ev
