@@ -143,14 +143,12 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
     (recordings)."""
     files: list[Path] = []
     for searched in (Selector.parse(p).path for p in paths):
-        if not searched.is_dir():
+        if searched.is_dir():
+            files.extend(f for f in _walk(searched) if not _in_cassettes(f, searched))
+        else:
             files.append(searched)
-            continue
-        files.extend(f for f in _walk(searched) if not _in_cassettes(f, searched))
     return files
 
 
 def _in_cassettes(file: Path, searched: Path) -> bool:
-    if not searched.is_dir():
-        return False
     return CASSETTE_DIRECTORY in (searched.name, *file.relative_to(searched).parts[:-1])

@@ -27,6 +27,7 @@ from harness_lab.scenarios.safe_yaml import (
     LimitError,
     SourceError,
     UniqueKeyLoader,
+    compose,
     read_source,
 )
 from harness_lab.scenarios.spec import Expect, Scenario, Variant
@@ -112,13 +113,7 @@ def _directory_problem(path: Path) -> str:
 def _parse(text: str, path: str) -> tuple[yaml.Node | None, Any, int]:
     """The document's node tree, its data and its number of values (aliases expanded)."""
     try:
-        loader = UniqueKeyLoader(text)  # the reader refuses control characters here
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-            return node, data, loader.nodes
-        finally:
-            loader.dispose()
+        return compose(text)
     except LimitError as exc:
         raise ScenarioError([_from_issue(exc.issue, path)]) from exc
     except DocumentError as exc:
@@ -500,21 +495,15 @@ def set_path(data: Any, dotted: str, value: Any) -> None:
         raise PathError(f"{dotted!r} has an empty part; write parts separated by single dots")
     target = data
     for depth, part in enumerate(parts[:-1]):
-        target = _step(target, part, parts[:depth])
-        if isinstance(target, dict | list):
-            continue
-        raise PathError(f"{'.'.join(parts[:depth + 1])!r} holds {_kind(target)}, not a "
-                        f"mapping or a list: nothing can be set inside it")
+        target = (target[_index(target, part, parts[:depth])] if isinstance(target, list)
+                  else target.setdefault(part, {}))
+        if not isinstance(target, dict | list):
+            raise PathError(f"{'.'.join(parts[:depth + 1])!r} holds {_kind(target)}, not a "
+                            f"mapping or a list: nothing can be set inside it")
     if isinstance(target, list):
         target[_index(target, parts[-1], parts[:-1])] = value
     else:
         target[parts[-1]] = value
-
-
-def _step(target: dict[str, Any] | list[Any], part: str, before: Sequence[str]) -> Any:
-    if isinstance(target, list):
-        return target[_index(target, part, before)]
-    return target.setdefault(part, {})
 
 
 def _index(items: list[Any], part: str, before: Sequence[str]) -> int:

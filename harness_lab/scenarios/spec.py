@@ -9,9 +9,10 @@ them to the current run's N-th canonical invocation (``<run_id>-inv-N``).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.functional_validators import BeforeValidator
 
 from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
@@ -57,11 +58,24 @@ CallError = Annotated[str | None, Field(description=(
     "Fail technically with this provider error message."))]
 """A step's ``error``."""
 
-MATCHERS = ("method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
-            "body", "headers", "json_body")
-"""The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
 Matcher = Literal["method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
                   "body", "headers", "json_body"]
+MATCHERS: tuple[str, ...] = get_args(Matcher)
+"""The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
+
+
+def lower_fault_kinds(faults: Any) -> Any:
+    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is): fault
+    kinds in any case, like every other enum value of the file."""
+    if not isinstance(faults, list):
+        return faults
+    return [{**f, "kind": f["kind"].lower()}
+            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
+            for f in faults]
+
+
+Faults = Annotated[list[Fault], BeforeValidator(lower_fault_kinds)]
+"""A ``faults`` list."""
 
 
 class UsageSpec(SpecModel):
@@ -413,17 +427,11 @@ class TurnSpec(SpecModel):
     """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
     repair: list[RepairStepSpec] = []
     """The EvidenceRepair steps for this turn."""
-    faults: list[Fault] = []
+    faults: Faults = []
     """Faults injected into this turn's run (located in it, timed from its start); each must
     fire. A crash ends the whole session, so it belongs to the scenario's own run."""
-    expect: Expect | None = None  # what this earlier turn must show
+    expect: Expect | None = None
     """What this earlier turn must show."""
-
-    @field_validator("faults", mode="before")
-    @classmethod
-    def _fault_kinds(cls, faults: Any) -> Any:
-        """Fault kinds in any case, like every other enum value of the file."""
-        return lower_fault_kinds(faults)
 
     @field_validator("faults")
     @classmethod
@@ -609,7 +617,7 @@ class Scenario(SpecModel):
     """The cassette recorded components replay from (relative to this file)."""
     recorded: RecordedSpec | None = None
     """Recorded (OpenAI-compatible) components instead of the scripted ones."""
-    faults: list[Fault] = []
+    faults: Faults = []
     """Faults injected into the run; each must fire."""
     expect: Expect = Expect()
     """What the run must show."""
@@ -620,23 +628,8 @@ class Scenario(SpecModel):
     """Variants: a list of named overrides, or a mapping of axes whose product is run."""
     expect_when: list[WhenSpec] = []
     """Expectations of the product-matrix variants whose values match."""
-    sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
+    sweep: SweepBlock | None = None
     """The sweep of `harness-lab sweep` (ignored by `run`)."""
-
-    @field_validator("faults", mode="before")
-    @classmethod
-    def _fault_kinds(cls, faults: Any) -> Any:
-        """Fault kinds in any case, like every other enum value of the file."""
-        return lower_fault_kinds(faults)
-
-
-def lower_fault_kinds(faults: Any) -> Any:
-    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is)."""
-    if not isinstance(faults, list):
-        return faults
-    return [{**f, "kind": f["kind"].lower()}
-            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
-            for f in faults]
 
 
 TurnSpec.model_rebuild()
