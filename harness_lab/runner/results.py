@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.runner.run import ROW_COLUMNS, ScenarioResult
@@ -27,14 +28,12 @@ UNRUN_COLUMNS = ("file", "scenario", "error")
 def first_difference(result: ScenarioResult) -> str:
     """The first thing that did not hold, in one line: the error, the first mismatch (and how
     many more), an invariant that broke, or one expected to break that held; ``""`` if ok."""
-    problems = ([str(m) for m in result.mismatches]
-                + [f"invariant {name} broke" for name in result.unexpected]
-                + [f"invariant {name} held, expected to break" for name in result.missing])
     if result.error is not None:
-        lines = result.error.strip().splitlines() or [""]
-        first = lines[0]
-        more = len(lines) - 1
-        return f"{first} (and {more} more)" if more else first
+        problems = result.error.strip().splitlines() or [""]
+    else:
+        problems = ([str(m) for m in result.mismatches]
+                    + [f"invariant {name} broke" for name in result.unexpected]
+                    + [f"invariant {name} held, expected to break" for name in result.missing])
     if not problems:
         return ""
     more = len(problems) - 1
@@ -58,14 +57,8 @@ def _error_line(error: str, path: str) -> int | None:
     """The line an error message names for ``path`` (``path:12: ...``), if it names one."""
     head = f"{path}:"
     at = error.find(head)
-    if at < 0:
-        return None
-    digits = ""
-    for ch in error[at + len(head):]:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return int(digits) if digits else None
+    digits = re.match(r"\d+", error[at + len(head):]) if at >= 0 else None
+    return int(digits.group()) if digits else None
 
 
 def export_row(result: ScenarioResult) -> dict[str, Any]:

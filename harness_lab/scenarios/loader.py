@@ -10,7 +10,7 @@ import copy
 import itertools
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from harness_lab.scenarios.checks import check_document
+from harness_lab.scenarios.checks import Add, Loc, check_document
 from harness_lab.scenarios.limits import MAX_PROBLEMS, MAX_VARIANT_NODES, MAX_VARIANTS
 from harness_lab.scenarios.safe_yaml import (
     DocumentError,
@@ -36,9 +36,6 @@ from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
            "UniqueKeyLoader", "load_file", "load_text", "set_path"]
-
-Loc = Sequence[int | str]
-_Add = Callable[[Loc, str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,7 +404,7 @@ def _merge_expect(current: Any, override: Expect) -> dict[str, Any]:
     return merged
 
 
-def _collector(where: _Locator, path: str) -> tuple[list[Problem], _Add]:
+def _collector(where: _Locator, path: str) -> tuple[list[Problem], Add]:
     """A list of problems and the function adding one at a validation location."""
     problems: list[Problem] = []
 
@@ -421,34 +418,24 @@ def _collector(where: _Locator, path: str) -> tuple[list[Problem], _Add]:
 def _matrix_problems(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
     """Variant names given twice, repeated axis values, and ``expect_when`` matching nothing."""
     problems, add = _collector(where, path)
-    _check_variant_names(sc, add)
-    _check_axes(sc, add)
+    first: dict[str, int] = {}  # each variant of a matrix list has its own name
+    for i, variant in enumerate(sc.matrix if isinstance(sc.matrix, list) else []):
+        j = first.setdefault(variant.name, i)
+        if j != i:
+            add(("matrix", i, "name"), f"variant name {variant.name!r} is already used by "
+                                       f"matrix.{j}")
+    for key, values in (sc.matrix.items() if isinstance(sc.matrix, dict) else ()):
+        seen: set[str] = set()  # a value given twice would name two variants alike
+        for j, label in enumerate(str(v) for v in values):
+            if label in seen:
+                add(("matrix", key, j), f"value {label} appears twice in the axis")
+            seen.add(label)
     for i, when in enumerate(sc.expect_when):
         for key, value in when.when.items():
             message = _when_problem(sc.matrix, key, value)
             if message is not None:
                 add(("expect_when", i, "when", key), message)
     return problems
-
-
-def _check_variant_names(sc: Scenario, add: _Add) -> None:
-    """Each variant of a matrix list has its own name."""
-    first: dict[str, int] = {}
-    for i, variant in enumerate(sc.matrix if isinstance(sc.matrix, list) else []):
-        j = first.setdefault(variant.name, i)
-        if j != i:
-            add(("matrix", i, "name"), f"variant name {variant.name!r} is already used by "
-                                       f"matrix.{j}")
-
-
-def _check_axes(sc: Scenario, add: _Add) -> None:
-    """No axis of a product matrix gives a value twice (the variants would share a name)."""
-    for key, values in (sc.matrix.items() if isinstance(sc.matrix, dict) else ()):
-        seen: set[str] = set()
-        for j, label in enumerate(str(v) for v in values):
-            if label in seen:
-                add(("matrix", key, j), f"value {label} appears twice in the axis")
-            seen.add(label)
 
 
 def _matrix_size_problem(sc: Scenario, size: int, where: _Locator, path: str

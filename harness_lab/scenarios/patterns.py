@@ -81,13 +81,6 @@ def with_pattern_definitions(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _enum_item(kind: type[enum.Enum], key: str | None) -> dict[str, Any]:
-    named = {ENUM_PLACEHOLDER: kind.__name__}
-    if key is None:
-        return {"anyOf": [named, {"type": "object"}]}
-    return {"anyOf": [named, {"type": "object", "properties": {key: named}}]}
-
-
 def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
     """A validator respelling the key values of a list pattern's items as ``kind``'s."""
     words = {str(m.value).lower(): str(m.value) for m in kind}
@@ -121,7 +114,11 @@ def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
 
 
 def _schema_of_items(kind: type[enum.Enum], key: str | None, what: str) -> WithJsonSchema:
-    return WithJsonSchema(_list_schema(_enum_item(kind, key), what))
+    """The schema of a list pattern whose items are ``kind`` values or mappings (naming one
+    as their ``key``, when given)."""
+    named = {ENUM_PLACEHOLDER: kind.__name__}
+    mapping = {"type": "object"} if key is None else {"type": "object", "properties": {key: named}}
+    return WithJsonSchema(_list_schema({"anyOf": [named, mapping]}, what))
 
 
 _CHECK = AfterValidator(check_pattern)
