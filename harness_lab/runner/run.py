@@ -60,9 +60,6 @@ __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "PlannedRun", "ScenarioResult", 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
 
-NOT_CHECKED = "not checked"
-
-
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
     """The outcome of one scenario (variant): its record, mismatches and violations."""
@@ -111,7 +108,7 @@ class ScenarioResult:
         """``ok``, the names of invariants broken unexpectedly (or expected and held), or
         ``not checked`` when there is no record to check them on."""
         if self.record is None:
-            return NOT_CHECKED
+            return "not checked"
         parts = list(self.unexpected) + [f"{n} (expected to break)" for n in self.missing]
         return ", ".join(parts) or "ok"
 
@@ -296,10 +293,11 @@ class ScenarioRun:
         if (expect.db_status is not None and row is not None
                 and row.get("status") != expect.db_status.value):
             mismatches.append(Mismatch("db_status", expect.db_status.value, row.get("status")))
+        trace = tuple(live.ctx.tracer.events) if live.ctx is not None else ()
         return replace(self._result(), turns=earlier, mismatches=tuple(mismatches),
                        crashed=True, stored_row=dict(row) if row else None,
                        extra={"crash": why}, partial_sse=tuple(live.sse.events),
-                       partial_trace=_trace_so_far(live))
+                       partial_trace=trace)
 
 
 def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
@@ -311,10 +309,6 @@ def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
     handle = harness.submit(query, session, parts=plan.applied_to(parts))
     plan.arm(harness, handle)
     return handle
-
-
-def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:
-    return tuple(live.ctx.tracer.events) if live.ctx is not None else ()
 
 
 def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = None

@@ -107,13 +107,10 @@ besides hidden ones (``.venv``, ``.git``...),
 
 def _skipped(directory: Path) -> bool:
     name = directory.name
-    return (name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg")
-            or _is_virtualenv(directory))
-
-
-def _is_virtualenv(directory: Path) -> bool:
+    if name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg"):
+        return True
     try:
-        return (directory / "pyvenv.cfg").is_file()
+        return (directory / "pyvenv.cfg").is_file()  # a virtual environment
     except OSError:  # a directory that cannot be searched: the walk reports it
         return False
 

@@ -269,12 +269,6 @@ _WANTS = {
 }
 
 
-def _shape(value: Any) -> str:
-    if isinstance(value, dict):
-        return "mapping"
-    return "list" if isinstance(value, list) else "scalar"
-
-
 def _value_at(data: Any, loc: Loc) -> Any:
     """The value of ``data`` along the keys and indices of ``loc`` (member tags skipped)."""
     for item in loc:
@@ -294,7 +288,8 @@ def _wrong_shape(err: Any, data: Any) -> bool:
     value = _value_at(data, loc[:-1])
     if isinstance(value, dict) and loc[-1] in value:
         return False  # the last part is a key of the document, not a union member
-    return wanted != _shape(value)
+    return wanted != ("mapping" if isinstance(value, dict)
+                      else "list" if isinstance(value, list) else "scalar")
 
 
 def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
@@ -373,35 +368,25 @@ def _variants(raw: dict[str, Any], base: Scenario, where: _Locator, path: str
     problems: list[Problem] = []
     for plan in _plans(raw, base):
         data = copy.deepcopy(body)
-        origins: dict[tuple[str, ...], int | None] = {}
-        failed = [_set(data, dotted, value, where.locate(loc), origins, path, plan.name)
-                  for dotted, value, loc in plan.settings]
-        problems += [p for p in failed if p is not None]
-        if any(failed):
+        origins: dict[tuple[str, ...], int | None] = {}  # each set path -> its matrix line
+        failed: list[Problem] = []
+        for dotted, value, loc in plan.settings:
+            field, line = where.locate(loc)
+            origins[tuple(dotted.split("."))] = line
+            try:
+                set_path(data, dotted, copy.deepcopy(value))
+            except PathError as exc:
+                failed.append(Problem(path, line, field, f"[{plan.name}] {exc}"))
+        problems += failed
+        if failed:
             continue
         data["name"] = plan.name
         for expect in plan.expects:
-            data["expect"] = _merge_expect(data.get("expect"), expect)
+            current = data.get("expect")
+            data["expect"] = {**(current if isinstance(current, dict) else {}),
+                              **expect.model_dump(mode="json", exclude_unset=True)}
         variants.append(_Variant(plan.name, data, _Locator(where.index, data, origins)))
     return variants, problems
-
-
-def _set(data: dict[str, Any], dotted: str, value: Any, where: tuple[str, int | None],
-         origins: dict[tuple[str, ...], int | None], path: str, name: str) -> Problem | None:
-    """Set one matrix value, noting the line it came from; the problem when the path fails."""
-    field, line = where
-    origins[tuple(dotted.split("."))] = line
-    try:
-        set_path(data, dotted, copy.deepcopy(value))
-    except PathError as exc:
-        return Problem(path, line, field, f"[{name}] {exc}")
-    return None
-
-
-def _merge_expect(current: Any, override: Expect) -> dict[str, Any]:
-    merged = dict(current) if isinstance(current, dict) else {}
-    merged.update(override.model_dump(mode="json", exclude_unset=True))
-    return merged
 
 
 def _collector(where: _Locator, path: str) -> tuple[list[Problem], Add]:
