@@ -196,13 +196,12 @@ class ScenarioRun:
         sc = self.scenario
         config = build_config(sc.config)
         tools = build_tools(sc.tools)
-        plan = FaultPlan(sc.faults) if sc.faults else None
-        self.plan = plan
+        self.plan = plan = FaultPlan(sc.faults) if sc.faults else None
         first = self._components(None, tools)
         latency = ScenarioLatency.from_spec(sc.latency)
         ledger = InvocationLedger()  # the session's turns and the run share one ledger
-        harness = Harness(first, config, store=self.store, latency=latency, ledger=ledger)
-        self.harness = harness
+        self.harness = harness = Harness(first, config, store=self.store, latency=latency,
+                                         ledger=ledger)
         if self.hook is not None:
             self.hook(harness)
         session = sc.session_id or harness.new_session_id()
@@ -219,14 +218,12 @@ class ScenarioRun:
             if turn_plan is not None:
                 turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
                                 for i, m in turn_plan.unfired()]
-            record = handle.record
-            earlier.append(record)
+            earlier.append(handle.record)
             seen = _observe(handle, turn_plan)
             turn_observations.append(seen)
             if turn.expect is not None:
-                turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected, m.observed,
-                                             m.detail)
-                                    for m in compare(turn.expect, record, seen)]
+                turn_mismatches += [replace(m, field=f"turns.{t}.{m.field}")
+                                    for m in compare(turn.expect, handle.record, seen)]
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
         handle = _submit(harness, sc.query, session, plan,
@@ -401,13 +398,12 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
     notebook too) counting scenario runs; ``on_result`` is called after each run (the command
     line's progress bar).
     """
-    plan: Iterable[PlannedRun] = plan_paths(paths, tags=tags)
-    if progress:
-        from harness_lab.terminal.progress import progress_bar
+    plan = plan_paths(paths, tags=tags)
+    if not progress:
+        return run_plan(plan, on_result=on_result)
+    from harness_lab.terminal.progress import progress_bar
 
-        planned = list(plan)
-        plan = progress_bar(planned, total=len(planned), desc="scenario runs")
-    return run_plan(plan, on_result=on_result)
+    return run_plan(progress_bar(plan, total=len(plan), desc="scenario runs"), on_result=on_result)
 
 
 def run_plan(plan: Iterable[PlannedRun], *, update_snapshots: bool = False,

@@ -199,7 +199,7 @@ class _Locator:
 
     def locate(self, loc: Loc) -> tuple[str, int | None]:
         """The field path (the parts of ``loc`` present in the data) and its line."""
-        parts = _data_path(self.data, loc)
+        parts, _ = _data_path(self.data, loc)
         return ".".join(parts), self.line(parts)
 
     def line(self, parts: Sequence[str]) -> int | None:
@@ -211,8 +211,9 @@ class _Locator:
         return self.index.line(parts)
 
 
-def _data_path(data: Any, loc: Loc) -> list[str]:
-    """The parts of a pydantic ``loc`` that are keys or indices of ``data``.
+def _data_path(data: Any, loc: Loc) -> tuple[list[str], Any]:
+    """The parts of a pydantic ``loc`` that are keys or indices of ``data``, and the value
+    they lead to.
 
     The others are union member tags (``str-enum[IntentType]``, a fault ``kind``).
     """
@@ -231,7 +232,7 @@ def _data_path(data: Any, loc: Loc) -> list[str]:
         else:
             break
         parts.append(str(item))
-    return parts
+    return parts, data
 
 
 def _validate(data: dict[str, Any], where: _Locator, path: str) -> Scenario:
@@ -269,23 +270,13 @@ _WANTS = {
 }
 
 
-def _value_at(data: Any, loc: Loc) -> Any:
-    """The value of ``data`` along the keys and indices of ``loc`` (member tags skipped)."""
-    for item in loc:
-        if isinstance(data, dict) and item in data:
-            data = data[item]
-        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
-            data = data[item]
-    return data
-
-
 def _wrong_shape(err: Any, data: Any) -> bool:
     """True for a union member's error saying the input is not of that member's shape."""
     loc = err["loc"]
     wanted = _WANTS.get(err["type"])
     if wanted is None or not loc or not isinstance(loc[-1], str):
         return False
-    value = _value_at(data, loc[:-1])
+    _, value = _data_path(data, loc[:-1])
     if isinstance(value, dict) and loc[-1] in value:
         return False  # the last part is a key of the document, not a union member
     return wanted != ("mapping" if isinstance(value, dict)

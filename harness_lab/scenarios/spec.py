@@ -352,7 +352,7 @@ class ConfigSpec(SpecModel):
     """Tools the run may call; null authorises every tool of the scenario."""
     policy: PolicySpec = PolicySpec()
     """The policy settings (SPEC section 5)."""
-    defects: list[Defect] = []  # test-only seeded bugs, see harness_lab.defects
+    defects: list[Defect] = []
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
@@ -451,7 +451,7 @@ class Expect(SpecModel):
     """What was released to the client."""
     fallback_type: FallbackType | Literal["none"] | None = None
     """The fallback released, or none."""
-    db_status: StoredRunStatus | None = None  # RUNNING only for a crashed run
+    db_status: StoredRunStatus | None = None
     """The stored run status (RUNNING only for a crashed run)."""
     intent: IntentType | None = None
     """The intent the router decided."""
@@ -517,9 +517,9 @@ class Expect(SpecModel):
     """Whether the run published a result for later turns."""
     crashed: bool | None = None
     """Whether the host process crashed."""
-    failure_code: str | None = None  # the ``code`` of the public failure event
+    failure_code: str | None = None
     """The `code` of the public failure event."""
-    done_outcome: ReleaseOutcome | Literal["none"] | None = None  # the public done, or none
+    done_outcome: ReleaseOutcome | Literal["none"] | None = None
     """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
     """Whether a stop-required notice reached the model."""
@@ -587,7 +587,7 @@ class Scenario(SpecModel):
     """One line: what the file demonstrates."""
     tags: list[Tag] = []
     """Tags; each becomes a pytest marker (`pytest -m tag`, `run --tag tag`)."""
-    case: str | None = None  # a row of the document's outcome table (SPEC §4)
+    case: str | None = None
     """A row of the document's outcome table (SPEC section 4) whose states are expected."""
     query: str = "Why is the checkout service slow?"
     """The user's query."""
