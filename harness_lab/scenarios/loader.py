@@ -169,16 +169,16 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
     variants, expansion = _variants(raw, base, where, path)
     problems += expansion
     out: list[LoadedScenario] = []
-    for variant in variants:
+    for name, at in variants:
         try:
-            sc = _validate(variant.data, variant.where, path) if variant.data is not raw else base
+            sc = _validate(at.data, at, path) if at.data is not raw else base
         except ScenarioError as exc:
-            problems += [Problem(p.path, p.line, p.field, f"[{variant.name}] {p.message}")
+            problems += [Problem(p.path, p.line, p.field, f"[{name}] {p.message}")
                          for p in exc.problems]
             continue
-        problems += _semantic(variant.data, variant.where, path)
-        lines = tuple(variant.where.locate(("faults", i))[1] for i in range(len(sc.faults)))
-        keys = {str(k): variant.where.locate((k,))[1] for k in variant.data}
+        problems += _semantic(at.data, at, path)
+        lines = tuple(at.locate(("faults", i))[1] for i in range(len(sc.faults)))
+        keys = {str(k): at.locate((k,))[1] for k in at.data}
         out.append(LoadedScenario(sc, path, lines, keys))
     if problems:
         raise ScenarioError(_capped(problems))
@@ -312,15 +312,6 @@ def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Variant:
-    """One expanded variant: its name, its data and where its matrix values came from."""
-
-    name: str
-    data: dict[str, Any]
-    where: _Locator
-
-
-@dataclass(frozen=True, slots=True)
 class _Plan:
     """How to build one variant: the values to set (with their matrix loc) and expectations."""
 
@@ -350,12 +341,13 @@ def _plans(raw: dict[str, Any], base: Scenario) -> list[_Plan]:
 
 
 def _variants(raw: dict[str, Any], base: Scenario, where: _Locator, path: str
-              ) -> tuple[list[_Variant], list[Problem]]:
-    """The variants of the file (the file itself without a matrix) and the paths that failed."""
+              ) -> tuple[list[tuple[str, _Locator]], list[Problem]]:
+    """The variants of the file (the file itself without a matrix), each named with its data
+    and where its matrix values came from, and the paths that failed."""
     if not raw.get("matrix"):
-        return [_Variant(base.name, raw, where)], []
+        return [(base.name, where)], []
     body = {k: v for k, v in raw.items() if k not in ("matrix", "expect_when")}
-    variants: list[_Variant] = []
+    variants: list[tuple[str, _Locator]] = []
     problems: list[Problem] = []
     for plan in _plans(raw, base):
         data = copy.deepcopy(body)
@@ -376,7 +368,7 @@ def _variants(raw: dict[str, Any], base: Scenario, where: _Locator, path: str
             current = data.get("expect")
             data["expect"] = {**(current if isinstance(current, dict) else {}),
                               **expect.model_dump(mode="json", exclude_unset=True)}
-        variants.append(_Variant(plan.name, data, _Locator(where.index, data, origins)))
+        variants.append((plan.name, _Locator(where.index, data, origins)))
     return variants, problems
 
 
