@@ -59,6 +59,8 @@ __all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "PlannedRun", "ScenarioResult", 
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
+"""The columns of :meth:`ScenarioResult.row`, the command line's table of results."""
+
 
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:

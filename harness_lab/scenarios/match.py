@@ -31,12 +31,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OPERATORS", "Mismatch", "check_pattern", "match", "plain", "render"]
+__all__ = ["LIST_OPERATORS", "OPERATORS", "Mismatch", "check_pattern", "match", "plain", "render"]
 
 OPERATORS = ("$equals", "$in_order", "$adjacent", "$absent")
 """The operator keys of a mapping pattern."""
 
-_LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+"""The operators that take a list of item patterns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ def check_pattern(pattern: Any, where: str = "") -> Any:
                     raise ValueError(f"{here}: unknown operator {key!r}; the operators are "
                                      f"{', '.join(OPERATORS)}"
                                      f"{did_you_mean(key, list(OPERATORS))}")
-                if key in _LIST_OPERATORS and not isinstance(value, list):
+                if key in LIST_OPERATORS and not isinstance(value, list):
                     raise ValueError(f"{here}: {key} takes a list, got {render(value)}")
                 if key == "$equals":
                     continue  # literal data

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from harness_lab.scenarios.match import check_pattern
+from harness_lab.scenarios.match import LIST_OPERATORS, check_pattern
 from harness_lab.scenarios.suggest import did_you_mean
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -106,8 +106,8 @@ def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
         if isinstance(pattern, list):
             return [item(v) for v in pattern]
         if isinstance(pattern, dict):
-            return {k: [item(v) for v in p] if k in ("$in_order", "$adjacent", "$absent")
-                    and isinstance(p, list) else p for k, p in pattern.items()}
+            return {k: [item(v) for v in p] if k in LIST_OPERATORS and isinstance(p, list)
+                    else p for k, p in pattern.items()}
         return pattern
 
     return fix
