@@ -75,7 +75,7 @@ def lower_fault_kinds(faults: Any) -> Any:
 
 
 Faults = Annotated[list[Fault], BeforeValidator(lower_fault_kinds)]
-"""A ``faults`` list."""
+"""A list of faults, each ``kind`` in any case."""
 
 
 class UsageSpec(SpecModel):
