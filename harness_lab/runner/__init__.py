@@ -27,23 +27,12 @@ if TYPE_CHECKING:
         run_scenario,
     )
 
-_EXPORTS = {
-    "ResultSet": "harness_lab.runner.results",
-    "ROW_COLUMNS": "harness_lab.runner.run", "ScenarioResult": "harness_lab.runner.run",
-    "ScenarioRun": "harness_lab.runner.run", "expectations": "harness_lab.runner.run",
-    "run_paths": "harness_lab.runner.run", "run_plan": "harness_lab.runner.run",
-    "run_scenario": "harness_lab.runner.run",
-}
+_EXPORTS = {"ResultSet": "results", "ROW_COLUMNS": "run", "ScenarioResult": "run",
+            "ScenarioRun": "run", "expectations": "run", "run_paths": "run", "run_plan": "run",
+            "run_scenario": "run"}
 
-__all__ = [
-    "ROW_COLUMNS",
-    "ResultSet",
-    "ScenarioResult",
-    "ScenarioRun",
-    "expectations",
-    "run_paths",
-    "run_plan",
-    "run_scenario",
-]
+__all__ = ["ROW_COLUMNS", "ResultSet", "ScenarioResult", "ScenarioRun", "expectations",
+           "run_paths", "run_plan", "run_scenario"]
 
-__getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)
+__getattr__, __dir__ = on_first_use(
+    __name__, globals(), {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()})

@@ -7,24 +7,14 @@ language of :mod:`harness_lab.scenarios.match`.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.match import Mismatch, Shown, match
+from harness_lab.scenarios.match import Mismatch, Shown, match, plain
 from harness_lab.scenarios.spec import Expect
 
-__all__ = ["KEYS", "Mismatch", "compare", "is_subsequence"]
-
-
-def _v(x: Any) -> Any:
-    return getattr(x, "value", x)
-
-
-def is_subsequence(needle: list[str], haystack: list[str]) -> bool:
-    """True when ``needle`` appears in ``haystack`` in order (not necessarily adjacent)."""
-    it = iter(haystack)
-    return all(any(x == y for y in it) for x in needle)
-
+__all__ = ["KEYS", "Mismatch", "compare"]
 
 _AXES = ("run_state", "release_outcome", "fallback_type", "intent", "stop_reason",
          "collection_state", "semantic_verdict", "sse_state")
@@ -49,10 +39,10 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
     for axis in _AXES:
         want = getattr(expect, axis)
         if want is not None:
-            got = _v(getattr(record, axis))
-            check(axis, "none" if want == "none" else _v(want), "none" if got is None else got)
+            got = plain(getattr(record, axis))
+            check(axis, "none" if want == "none" else plain(want), "none" if got is None else got)
     if expect.db_status is not None:
-        check("db_status", expect.db_status.value, _v(record.stored_status))
+        check("db_status", expect.db_status.value, plain(record.stored_status))
     check("termination_reason", expect.termination_reason, record.termination_reason)
     for part in _PATTERNS:
         pattern = getattr(expect, part)
@@ -64,23 +54,18 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
         out += _match("trace", {"$absent": expect.trace_excludes}, observation)
     check("tool_calls", expect.tool_calls, record.tool_calls)
     if expect.tool_calls_by_name is not None:
-        counts: dict[str, int] = {}
-        for inv in record.invocations:
-            counts[inv.tool] = counts.get(inv.tool, 0) + 1
-        observed = {name: counts.get(name, 0) for name in expect.tool_calls_by_name}
-        check("tool_calls_by_name", expect.tool_calls_by_name, observed)
+        counts = Counter(inv.tool for inv in record.invocations)
+        check("tool_calls_by_name", expect.tool_calls_by_name,
+              {name: counts[name] for name in expect.tool_calls_by_name})
     check("model_calls", expect.model_calls, record.usage.model_calls)
     check("discarded", expect.discarded, len(record.discarded))
     if expect.previous_turn is not None:
         check("previous_turn", expect.previous_turn, _previous_turn(observation))
     if expect.failure_code is not None:
-        failures = [e for e in record.sse_events if e.kind.value == "failure"]
-        check("failure_code", expect.failure_code,
-              failures[0].data.get("code") if failures else "none")
+        check("failure_code", expect.failure_code, _first_event(record, "failure", "code"))
     if expect.done_outcome is not None:
-        dones = [e for e in record.sse_events if e.kind.value == "done"]
-        check("done_outcome", _v(expect.done_outcome),
-              dones[0].data.get("outcome") if dones else "none")
+        check("done_outcome", plain(expect.done_outcome),
+              _first_event(record, "done", "outcome"))
     check("stop_required_delivered", expect.stop_required_delivered,
           record.stop_required_delivered)
     if expect.stop_required_deliveries is not None:
@@ -101,6 +86,11 @@ def _match(part: str, pattern: Any, observation: dict[str, Any]) -> list[Mismatc
         return [Mismatch(part, pattern, Shown("not observed (recorded components keep no "
                                               "requests)"))]
     return match(pattern, observed, part, KEYS.get(part))
+
+
+def _first_event(record: RunRecord, kind: str, key: str) -> Any:
+    """The ``key`` of the data of the run's first SSE event of ``kind``, or none."""
+    return next((e.data.get(key) for e in record.sse_events if e.kind.value == kind), "none")
 
 
 def _previous_turn(observation: dict[str, Any]) -> str:

@@ -55,7 +55,9 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
                 for e in record.sse_events],
         "trace": [{"type": e.type.value, "t": e.t, "phase": e.phase.value,
                    "status": e.status.value, "detail": dict(e.detail)} for e in record.trace],
-        "invocations": [_invocation(r.to_dict()) for r in record.invocations],
+        "invocations": [{k: v for k, v in r.to_dict().items()
+                         if k not in ("run_id", "seq", "normalized_scope")}
+                        for r in record.invocations],
         "rejections": [{k: v for k, v in r.to_dict().items() if k != "run_id"}
                        for r in record.rejections],
         "gains": [g.value for g in record.gains],
@@ -73,10 +75,6 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
     }
     ids = re.compile(re.escape(record.run_id) + r"-(?=inv-\d)")
     return {part: _normal(raw[part], ids) for part in PARTS}
-
-
-def _invocation(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if k not in ("run_id", "seq", "normalized_scope")}
 
 
 def _previous(prev: Any) -> dict[str, Any] | None:

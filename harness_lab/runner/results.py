@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import re
+from typing import Any
 
-from harness_lab.runner.run import ROW_COLUMNS, ScenarioResult
+from harness_lab.runner.run import ScenarioResult
+from harness_lab.scenarios.match import plain
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["EXPORT_COLUMNS", "OUTCOME_COLUMNS", "ResultSet", "UNRUN_COLUMNS", "export_row",
-           "first_difference", "location"]
+__all__ = ["EXPORT_COLUMNS", "ResultSet", "export_row", "first_difference", "location"]
 
 EXPORT_COLUMNS = ("scenario", "file", "line", "verdict", "intent", "run_state",
                   "release_outcome", "fallback_type", "db_status", "invariants", "tags",
                   "duration_s", "mismatches", "error")
 """The fields of a row written as JSON or CSV (:func:`export_row`)."""
 
-OUTCOME_COLUMNS = ("scenario", "file", "verdict", "expected", "invariants")
-"""The columns of :meth:`ResultSet.outcomes`."""
-
-UNRUN_COLUMNS = ("file", "scenario", "error")
-"""The columns of :meth:`ResultSet.unrun`."""
-
 
 def first_difference(result: ScenarioResult) -> str:
     """The first thing that did not hold, in one line: the error, the first mismatch (and how
     many more), an invariant that broke, or one expected to break that held; ``""`` if ok."""
-    problems = ([str(m) for m in result.mismatches]
-                + [f"invariant {name} broke" for name in result.unexpected]
-                + [f"invariant {name} held, expected to break" for name in result.missing])
     if result.error is not None:
-        lines = result.error.strip().splitlines() or [""]
-        first = lines[0]
-        more = len(lines) - 1
-        return f"{first} (and {more} more)" if more else first
+        problems = result.error.strip().splitlines() or [""]
+    else:
+        problems = ([str(m) for m in result.mismatches]
+                    + [f"invariant {name} broke" for name in result.unexpected]
+                    + [f"invariant {name} held, expected to break" for name in result.missing])
     if not problems:
         return ""
     more = len(problems) - 1
@@ -58,14 +48,8 @@ def _error_line(error: str, path: str) -> int | None:
     """The line an error message names for ``path`` (``path:12: ...``), if it names one."""
     head = f"{path}:"
     at = error.find(head)
-    if at < 0:
-        return None
-    digits = ""
-    for ch in error[at + len(head):]:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return int(digits) if digits else None
+    digits = re.match(r"\d+", error[at + len(head):]) if at >= 0 else None
+    return int(digits.group()) if digits else None
 
 
 def export_row(result: ScenarioResult) -> dict[str, Any]:
@@ -96,7 +80,7 @@ def _data(value: Any) -> Any:
         return [_data(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _data(v) for k, v in value.items()}
-    value = getattr(value, "value", value)
+    value = plain(value)
     return value if isinstance(value, str | int | float | bool | None) else str(value)
 
 
@@ -120,26 +104,4 @@ class ResultSet(list[ScenarioResult]):
     def export_rows(self) -> list[dict[str, Any]]:
         """One data row per result (:func:`export_row`), for JSON and CSV."""
         return [export_row(r) for r in self]
-
-    def table(self) -> pd.DataFrame:
-        """The CLI rows as a DataFrame."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows(), columns=list(ROW_COLUMNS))
-
-    def outcomes(self) -> pd.DataFrame:
-        """One row per result: its verdict and its expectation and invariant results."""
-        import pandas as pd
-
-        rows = [(r.scenario, r.path, r.verdict, r.expected_text, r.invariants_text)
-                for r in self]
-        return pd.DataFrame(rows, columns=list(OUTCOME_COLUMNS))
-
-    def unrun(self) -> pd.DataFrame:
-        """The files (or scenarios) that could not be loaded or run, with their error."""
-        import pandas as pd
-
-        rows = [(r.path, r.scenario, r.error) for r in self
-                if r.error is not None and r.record is None]
-        return pd.DataFrame(rows, columns=list(UNRUN_COLUMNS))
 

@@ -7,7 +7,7 @@ still runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,23 +17,21 @@ from harness_lab.application.parts import RunParts
 from harness_lab.errors import ProcessCrash
 from harness_lab.harness import Harness, RunHandle
 from harness_lab.invariants import Violation, check
+from harness_lab.outcome_table import OUTCOME_BY_CASE
 from harness_lab.ports import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.runner.expect import Mismatch, compare
 from harness_lab.runner.observe import observe
 from harness_lab.runner.snapshot import check_snapshot
-from harness_lab.scenarios.cases import CASES
 from harness_lab.scenarios.discovery import (
     CASSETTE_DIRECTORY,
-    SKIPPED_DIRECTORIES,
     SelectionError,
     Selector,
     discover,
     select,
-    variant_names,
 )
 from harness_lab.scenarios.loader import LoadedScenario, ScenarioError, load_file
-from harness_lab.scenarios.match import Shown
+from harness_lab.scenarios.match import Shown, plain
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted.build import (
     ScenarioLatency,
@@ -55,15 +53,13 @@ from harness_lab.trace import TraceEvent
 if TYPE_CHECKING:
     from harness_lab.runner.results import ResultSet
 
-__all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "SKIPPED_DIRECTORIES", "PlannedRun",
-           "ScenarioResult", "ScenarioRun", "SelectionError", "Selector", "build_components",
-           "expectations", "plan_paths", "run_paths", "run_plan", "run_scenario", "discover",
-           "select", "variant_names"]
+__all__ = ["CASSETTE_DIRECTORY", "ROW_COLUMNS", "PlannedRun", "ScenarioResult", "ScenarioRun",
+           "SelectionError", "Selector", "build_components", "discover", "expectations",
+           "plan_paths", "run_paths", "run_plan", "run_scenario", "select"]
 
 ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_type",
                "db_status", "expected", "invariants")
-
-NOT_CHECKED = "not checked"
+"""The columns of :meth:`ScenarioResult.row`, the command line's table of results."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +110,7 @@ class ScenarioResult:
         """``ok``, the names of invariants broken unexpectedly (or expected and held), or
         ``not checked`` when there is no record to check them on."""
         if self.record is None:
-            return NOT_CHECKED
+            return "not checked"
         parts = list(self.unexpected) + [f"{n} (expected to break)" for n in self.missing]
         return ", ".join(parts) or "ok"
 
@@ -126,21 +122,17 @@ class ScenarioResult:
             return {"scenario": self.scenario, "intent": None, "run_state": None,
                     "release_outcome": None, "fallback_type": None, "db_status": status,
                     "expected": self.expected_text, "invariants": self.invariants_text}
-        return {"scenario": self.scenario, "intent": _v(r.intent),
+        return {"scenario": self.scenario, "intent": plain(r.intent),
                 "run_state": r.run_state.value, "release_outcome": r.release_outcome.value,
-                "fallback_type": _v(r.fallback_type), "db_status": _v(r.stored_status),
+                "fallback_type": plain(r.fallback_type), "db_status": plain(r.stored_status),
                 "expected": self.expected_text, "invariants": self.invariants_text}
-
-
-def _v(x: Any) -> Any:
-    return None if x is None else getattr(x, "value", x)
 
 
 def expectations(scenario: Scenario) -> Expect:
     """The scenario's expectations, with its outcome-table ``case`` filling the gaps."""
     if scenario.case is None:
         return scenario.expect
-    row = CASES[scenario.case]
+    row = OUTCOME_BY_CASE[scenario.case]
     base: dict[str, Any] = {
         "run_state": row.run_state, "release_outcome": row.release_outcome,
         "fallback_type": row.fallback_type if row.fallback_type is not None else "none",
@@ -180,11 +172,16 @@ class ScenarioRun:
 
             with replaying(sc, self.loaded.path, record_mode=self.record_mode) as report:
                 self.cassette_report = report
-                result = self._run()
-            return result
+                return self._run()
         except Exception as exc:  # a broken scenario is an ERROR row, never a lost sweep
-            return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
-                                  sc.case, error=f"{type(exc).__name__}: {exc}")
+            return replace(self._result(), error=f"{type(exc).__name__}: {exc}")
+
+    def _result(self) -> ScenarioResult:
+        """The result naming this scenario (name, file, description, tags, case) and no
+        outcome yet: :func:`dataclasses.replace` gives it one."""
+        sc = self.scenario
+        return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
+                              sc.case)
 
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
         if self.scenario.recorded is not None:
@@ -201,13 +198,12 @@ class ScenarioRun:
         sc = self.scenario
         config = build_config(sc.config)
         tools = build_tools(sc.tools)
-        plan = FaultPlan(sc.faults) if sc.faults else None
-        self.plan = plan
+        self.plan = plan = FaultPlan(sc.faults) if sc.faults else None
         first = self._components(None, tools)
         latency = ScenarioLatency.from_spec(sc.latency)
         ledger = InvocationLedger()  # the session's turns and the run share one ledger
-        harness = Harness(first, config, store=self.store, latency=latency, ledger=ledger)
-        self.harness = harness
+        self.harness = harness = Harness(first, config, store=self.store, latency=latency,
+                                         ledger=ledger)
         if self.hook is not None:
             self.hook(harness)
         session = sc.session_id or harness.new_session_id()
@@ -224,14 +220,12 @@ class ScenarioRun:
             if turn_plan is not None:
                 turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
                                 for i, m in turn_plan.unfired()]
-            record = handle.record
-            earlier.append(record)
+            earlier.append(handle.record)
             seen = _observe(handle, turn_plan)
             turn_observations.append(seen)
             if turn.expect is not None:
-                turn_mismatches += [Mismatch(f"turns.{t}.{m.field}", m.expected, m.observed,
-                                             m.detail)
-                                    for m in compare(turn.expect, record, seen)]
+                turn_mismatches += [replace(m, field=f"turns.{t}.{m.field}")
+                                    for m in compare(turn.expect, handle.record, seen)]
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
         handle = _submit(harness, sc.query, session, plan,
@@ -252,33 +246,31 @@ class ScenarioRun:
         sc = self.scenario
         expect = expectations(sc)
         mismatches = turn_mismatches + compare(expect, record, observation)
-        exhausted = record.error if record.error and "ScriptExhausted" in record.error else None
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
         violations = tuple(check(record))
         broken = sorted({v.invariant for v in violations})
         wanted = set(expect.violations)
-        unexpected = tuple(n for n in broken if n not in wanted)
-        missing = tuple(sorted(wanted - set(broken)))
-        error = (f"{self.loaded.path}: the scenario's script ran out ({exhausted}); add the "
-                 "missing step or expect the run to end earlier") if exhausted else None
-        lost_faults = list(turn_errors)
+        errors = ([f"{self.loaded.path}: the scenario's script ran out ({record.error}); add "
+                   "the missing step or expect the run to end earlier"]
+                  if record.error and "ScriptExhausted" in record.error else [])
+        errors += turn_errors
         if self.plan is not None:
-            lost_faults += [self._fault_message(i, m) for i, m in self.plan.unfired()]
-        if lost_faults:
-            error = "; ".join(([error] if error else []) + lost_faults)
+            errors += [self._fault_message(i, m) for i, m in self.plan.unfired()]
         extra: dict[str, Any] = {}
         if sc.snapshot:
             found, problem, extra = check_snapshot(self.loaded.path, sc.name, observation,
                                                    update=self.update_snapshots)
             mismatches += found
             if problem is not None:
-                error = "; ".join(([error] if error else []) + [problem])
-        return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
-                              sc.case, record, earlier, tuple(mismatches), violations,
-                              unexpected, missing, error,
-                              stored_row=dict(record.stored_row or {}), extra=extra,
-                              observation=observation)
+                errors.append(problem)
+        return replace(self._result(), record=record, turns=earlier,
+                       mismatches=tuple(mismatches), violations=violations,
+                       unexpected=tuple(n for n in broken if n not in wanted),
+                       missing=tuple(sorted(wanted - set(broken))),
+                       error="; ".join(errors) or None,
+                       stored_row=dict(record.stored_row or {}), extra=extra,
+                       observation=observation)
 
     def _fault_message(self, index: int, message: str) -> str:
         lines = self.loaded.fault_lines
@@ -297,15 +289,14 @@ class ScenarioRun:
         if sc.snapshot:  # a crashed run has no finished observation to pin
             mismatches.append(Mismatch("snapshot", Shown("a finished run's observation"),
                                        Shown("none: the host process crashed")))
-        if expect.db_status is not None and row is not None:
-            if row.get("status") != expect.db_status.value:
-                mismatches.append(Mismatch("db_status", expect.db_status.value,
-                                           row.get("status")))
-        return ScenarioResult(sc.name, self.loaded.path, sc.description, tuple(sc.tags),
-                              sc.case, None, earlier, tuple(mismatches), crashed=True,
-                              stored_row=dict(row) if row else None,
-                              extra={"crash": why}, partial_sse=tuple(live.sse.events),
-                              partial_trace=_trace_so_far(live))
+        if (expect.db_status is not None and row is not None
+                and row.get("status") != expect.db_status.value):
+            mismatches.append(Mismatch("db_status", expect.db_status.value, row.get("status")))
+        trace = tuple(live.ctx.tracer.events) if live.ctx is not None else ()
+        return replace(self._result(), turns=earlier, mismatches=tuple(mismatches),
+                       crashed=True, stored_row=dict(row) if row else None,
+                       extra={"crash": why}, partial_sse=tuple(live.sse.events),
+                       partial_trace=trace)
 
 
 def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
@@ -319,19 +310,14 @@ def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
     return handle
 
 
-def _trace_so_far(live: LiveRun) -> tuple[TraceEvent, ...]:
-    return tuple(live.ctx.tracer.events) if live.ctx is not None else ()
-
-
 def build_components(sc: Scenario, tools: dict[str, Any], turn: Any | None = None
                      ) -> Components:
     """Fresh scripted components of a scenario (or of one of its earlier ``turns``)."""
     source = turn if turn is not None else sc
-    guard = getattr(source, "guard", None)
     r = sc.responder
     return Components(
         router=build_router(source.router), model=build_model(source.model),
-        guard=build_guard(guard if guard is not None else sc.guard),
+        guard=build_guard(source.guard if source.guard is not None else sc.guard),
         repair=build_repair(source.repair),
         responder=build_responder(r.text, r.error, r.latency_s, r.usage),
         retriever=build_retriever(sc.retriever.passages, sc.retriever.error,
@@ -414,13 +400,12 @@ def run_paths(paths: Iterable[str | Path], *, tags: Sequence[str] = (),
     notebook too) counting scenario runs; ``on_result`` is called after each run (the command
     line's progress bar).
     """
-    plan: Iterable[PlannedRun] = plan_paths(paths, tags=tags)
-    if progress:
-        from harness_lab.terminal.progress import progress_bar
+    plan = plan_paths(paths, tags=tags)
+    if not progress:
+        return run_plan(plan, on_result=on_result)
+    from harness_lab.terminal.progress import progress_bar
 
-        planned = list(plan)
-        plan = progress_bar(planned, total=len(planned), desc="scenario runs")
-    return run_plan(plan, on_result=on_result)
+    return run_plan(progress_bar(plan, total=len(plan), desc="scenario runs"), on_result=on_result)
 
 
 def run_plan(plan: Iterable[PlannedRun], *, update_snapshots: bool = False,

@@ -24,8 +24,7 @@ import yaml
 from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 
 __all__ = ["SNAPSHOT_DIRECTORY", "SnapshotError", "Unused", "check_snapshot", "diff", "dump",
-           "read_entry", "unused_report",
-           "snapshot_path", "unused_snapshots", "write_entry"]
+           "read_entry", "snapshot_path", "unused_report", "unused_snapshots", "write_entry"]
 
 SNAPSHOT_DIRECTORY = "__snapshots__"
 """The directory beside scenario files holding their snapshots (never searched for
@@ -63,7 +62,7 @@ def dump(observation: Mapping[str, Any], indent: str = "") -> str:
     """An observation as YAML text: one line per state, event, record or row column."""
     lines: list[str] = []
     for part, value in observation.items():
-        if isinstance(value, list) and value and part != "statuses" and part != "gains":
+        if isinstance(value, list) and value and part not in ("statuses", "gains"):
             lines.append(f"{indent}{part}:")
             for item in value:
                 if part == "turns" and isinstance(item, Mapping):
@@ -158,7 +157,6 @@ def write_entry(scenario_file: str | Path, name: str, observation: Mapping[str, 
     """Set the snapshot of scenario ``name`` (other entries of the file are kept); the path
     written. Raise :class:`SnapshotError` when it cannot be written."""
     path = snapshot_path(scenario_file)
-    _own(path)
     try:
         entries = _read(path)
     except SnapshotError:
@@ -218,11 +216,8 @@ def unused_snapshots(scenario_files: Iterable[str | Path], *, remove: bool = Fal
             try:
                 names = {item.scenario.name for item in load_file(owner)
                          if item.scenario.snapshot}
-            except ScenarioError:
-                continue
-            try:
                 entries = _read(snap)
-            except SnapshotError:
+            except (ScenarioError, SnapshotError):
                 continue
             gone = sorted(n for n in entries if n not in names)
             unused.extend(Unused(snap, n) for n in gone)

@@ -81,8 +81,8 @@ def _check_names(data: dict[str, Any], add: Add) -> None:
                                           f"{known}{did_you_mean(name, known)}")
     case = data.get("case")
     if isinstance(case, str):
-        from harness_lab.scenarios.cases import CASES
+        from harness_lab.outcome_table import OUTCOME_BY_CASE
 
-        if case not in CASES:
-            add(("case",), f"unknown case {case!r}; known: {sorted(CASES)}"
-                           f"{did_you_mean(case, CASES)}")
+        if case not in OUTCOME_BY_CASE:
+            add(("case",), f"unknown case {case!r}; known: {sorted(OUTCOME_BY_CASE)}"
+                           f"{did_you_mean(case, OUTCOME_BY_CASE)}")

@@ -107,13 +107,10 @@ besides hidden ones (``.venv``, ``.git``...),
 
 def _skipped(directory: Path) -> bool:
     name = directory.name
-    return (name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg")
-            or _is_virtualenv(directory))
-
-
-def _is_virtualenv(directory: Path) -> bool:
+    if name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg"):
+        return True
     try:
-        return (directory / "pyvenv.cfg").is_file()
+        return (directory / "pyvenv.cfg").is_file()  # a virtual environment
     except OSError:  # a directory that cannot be searched: the walk reports it
         return False
 
@@ -143,14 +140,12 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
     (recordings)."""
     files: list[Path] = []
     for searched in (Selector.parse(p).path for p in paths):
-        if not searched.is_dir():
+        if searched.is_dir():
+            files.extend(f for f in _walk(searched) if not _in_cassettes(f, searched))
+        else:
             files.append(searched)
-            continue
-        files.extend(f for f in _walk(searched) if not _in_cassettes(f, searched))
     return files
 
 
 def _in_cassettes(file: Path, searched: Path) -> bool:
-    if not searched.is_dir():
-        return False
     return CASSETTE_DIRECTORY in (searched.name, *file.relative_to(searched).parts[:-1])

@@ -27,6 +27,15 @@ Positive = Annotated[int, Field(ge=1, le=INT_MAX)]
 _KIND = Field(description="The fault kind.")
 
 
+def _named_tool(tool: str | None, info: ValidationInfo) -> str | None:
+    """``tool`` when the ``call`` beside it is ``tool``: only tool calls have a tool name."""
+    call = info.data.get("call")
+    if tool is not None and call is not None and call is not CallKind.TOOL:
+        raise ValueError(f"tool names a tool call, and this is a {call.value} call; "
+                         f"write `call: tool` or leave `tool` out")
+    return tool
+
+
 class At(SpecModel):
     """A lifecycle point: ``when`` the ``n``-th call of ``call`` (of ``tool`` when given)."""
 
@@ -39,24 +48,12 @@ class At(SpecModel):
     tool: str | None = None
     """With `call: tool`, count the calls of this tool only."""
 
-    @field_validator("tool")
-    @classmethod
-    def _tool_call(cls, tool: str | None, info: ValidationInfo) -> str | None:
-        return _named_tool(tool, info)
+    _tool_call = field_validator("tool")(_named_tool)
 
     def label(self) -> str:
         """A short text such as ``before tool:logs#2``."""
         name = f"{self.call.value}:{self.tool}" if self.tool else self.call.value
         return f"{self.when} {name}#{self.n}"
-
-
-def _named_tool(tool: str | None, info: ValidationInfo) -> str | None:
-    """``tool`` when the ``call`` beside it is ``tool``: only tool calls have a tool name."""
-    call = info.data.get("call")
-    if tool is not None and call is not None and call is not CallKind.TOOL:
-        raise ValueError(f"tool names a tool call, and this is a {call.value} call; "
-                         f"write `call: tool` or leave `tool` out")
-    return tool
 
 
 class _Fault(SpecModel):
@@ -199,10 +196,7 @@ class LatencySpike(_Fault):
     latency_s: float = Field(ge=0)
     """Virtual seconds the call takes."""
 
-    @field_validator("tool")
-    @classmethod
-    def _tool_call(cls, tool: str | None, info: ValidationInfo) -> str | None:
-        return _named_tool(tool, info)
+    _tool_call = field_validator("tool")(_named_tool)
 
 
 class InvalidDraft(_Fault):

@@ -10,7 +10,7 @@ import copy
 import itertools
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from harness_lab.scenarios.checks import check_document
+from harness_lab.scenarios.checks import Add, Loc, check_document
 from harness_lab.scenarios.limits import MAX_PROBLEMS, MAX_VARIANT_NODES, MAX_VARIANTS
 from harness_lab.scenarios.safe_yaml import (
     DocumentError,
@@ -27,6 +27,7 @@ from harness_lab.scenarios.safe_yaml import (
     LimitError,
     SourceError,
     UniqueKeyLoader,
+    compose,
     read_source,
 )
 from harness_lab.scenarios.spec import Expect, Scenario, Variant
@@ -35,9 +36,6 @@ from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
            "UniqueKeyLoader", "load_file", "load_text", "set_path"]
-
-Loc = Sequence[int | str]
-_Add = Callable[[Loc, str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +110,7 @@ def _directory_problem(path: Path) -> str:
 def _parse(text: str, path: str) -> tuple[yaml.Node | None, Any, int]:
     """The document's node tree, its data and its number of values (aliases expanded)."""
     try:
-        loader = UniqueKeyLoader(text)  # the reader refuses control characters here
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-            return node, data, loader.nodes
-        finally:
-            loader.dispose()
+        return compose(text)
     except LimitError as exc:
         raise ScenarioError([_from_issue(exc.issue, path)]) from exc
     except DocumentError as exc:
@@ -177,16 +169,16 @@ def load_text(text: str, path: str = "<string>") -> list[LoadedScenario]:
     variants, expansion = _variants(raw, base, where, path)
     problems += expansion
     out: list[LoadedScenario] = []
-    for variant in variants:
+    for name, at in variants:
         try:
-            sc = _validate(variant.data, variant.where, path) if variant.data is not raw else base
+            sc = _validate(at.data, at, path) if at.data is not raw else base
         except ScenarioError as exc:
-            problems += [Problem(p.path, p.line, p.field, f"[{variant.name}] {p.message}")
+            problems += [Problem(p.path, p.line, p.field, f"[{name}] {p.message}")
                          for p in exc.problems]
             continue
-        problems += _semantic(variant.data, variant.where, path)
-        lines = tuple(variant.where.locate(("faults", i))[1] for i in range(len(sc.faults)))
-        keys = {str(k): variant.where.locate((k,))[1] for k in variant.data}
+        problems += _semantic(at.data, at, path)
+        lines = tuple(at.locate(("faults", i))[1] for i in range(len(sc.faults)))
+        keys = {str(k): at.locate((k,))[1] for k in at.data}
         out.append(LoadedScenario(sc, path, lines, keys))
     if problems:
         raise ScenarioError(_capped(problems))
@@ -207,7 +199,7 @@ class _Locator:
 
     def locate(self, loc: Loc) -> tuple[str, int | None]:
         """The field path (the parts of ``loc`` present in the data) and its line."""
-        parts = _data_path(self.data, loc)
+        parts, _ = _data_path(self.data, loc)
         return ".".join(parts), self.line(parts)
 
     def line(self, parts: Sequence[str]) -> int | None:
@@ -219,8 +211,9 @@ class _Locator:
         return self.index.line(parts)
 
 
-def _data_path(data: Any, loc: Loc) -> list[str]:
-    """The parts of a pydantic ``loc`` that are keys or indices of ``data``.
+def _data_path(data: Any, loc: Loc) -> tuple[list[str], Any]:
+    """The parts of a pydantic ``loc`` that are keys or indices of ``data``, and the value
+    they lead to.
 
     The others are union member tags (``str-enum[IntentType]``, a fault ``kind``).
     """
@@ -239,7 +232,7 @@ def _data_path(data: Any, loc: Loc) -> list[str]:
         else:
             break
         parts.append(str(item))
-    return parts
+    return parts, data
 
 
 def _validate(data: dict[str, Any], where: _Locator, path: str) -> Scenario:
@@ -277,32 +270,17 @@ _WANTS = {
 }
 
 
-def _shape(value: Any) -> str:
-    if isinstance(value, dict):
-        return "mapping"
-    return "list" if isinstance(value, list) else "scalar"
-
-
-def _value_at(data: Any, loc: Loc) -> Any:
-    """The value of ``data`` along the keys and indices of ``loc`` (member tags skipped)."""
-    for item in loc:
-        if isinstance(data, dict) and item in data:
-            data = data[item]
-        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
-            data = data[item]
-    return data
-
-
 def _wrong_shape(err: Any, data: Any) -> bool:
     """True for a union member's error saying the input is not of that member's shape."""
     loc = err["loc"]
     wanted = _WANTS.get(err["type"])
     if wanted is None or not loc or not isinstance(loc[-1], str):
         return False
-    value = _value_at(data, loc[:-1])
+    _, value = _data_path(data, loc[:-1])
     if isinstance(value, dict) and loc[-1] in value:
         return False  # the last part is a key of the document, not a union member
-    return wanted != _shape(value)
+    return wanted != ("mapping" if isinstance(value, dict)
+                      else "list" if isinstance(value, list) else "scalar")
 
 
 def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
@@ -331,15 +309,6 @@ def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
 
 
 # -- matrix ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Variant:
-    """One expanded variant: its name, its data and where its matrix values came from."""
-
-    name: str
-    data: dict[str, Any]
-    where: _Locator
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,47 +341,38 @@ def _plans(raw: dict[str, Any], base: Scenario) -> list[_Plan]:
 
 
 def _variants(raw: dict[str, Any], base: Scenario, where: _Locator, path: str
-              ) -> tuple[list[_Variant], list[Problem]]:
-    """The variants of the file (the file itself without a matrix) and the paths that failed."""
+              ) -> tuple[list[tuple[str, _Locator]], list[Problem]]:
+    """The variants of the file (the file itself without a matrix), each named with its data
+    and where its matrix values came from, and the paths that failed."""
     if not raw.get("matrix"):
-        return [_Variant(base.name, raw, where)], []
+        return [(base.name, where)], []
     body = {k: v for k, v in raw.items() if k not in ("matrix", "expect_when")}
-    variants: list[_Variant] = []
+    variants: list[tuple[str, _Locator]] = []
     problems: list[Problem] = []
     for plan in _plans(raw, base):
         data = copy.deepcopy(body)
-        origins: dict[tuple[str, ...], int | None] = {}
-        failed = [_set(data, dotted, value, where.locate(loc), origins, path, plan.name)
-                  for dotted, value, loc in plan.settings]
-        problems += [p for p in failed if p is not None]
-        if any(failed):
+        origins: dict[tuple[str, ...], int | None] = {}  # each set path -> its matrix line
+        failed: list[Problem] = []
+        for dotted, value, loc in plan.settings:
+            field, line = where.locate(loc)
+            origins[tuple(dotted.split("."))] = line
+            try:
+                set_path(data, dotted, copy.deepcopy(value))
+            except PathError as exc:
+                failed.append(Problem(path, line, field, f"[{plan.name}] {exc}"))
+        problems += failed
+        if failed:
             continue
         data["name"] = plan.name
         for expect in plan.expects:
-            data["expect"] = _merge_expect(data.get("expect"), expect)
-        variants.append(_Variant(plan.name, data, _Locator(where.index, data, origins)))
+            current = data.get("expect")
+            data["expect"] = {**(current if isinstance(current, dict) else {}),
+                              **expect.model_dump(mode="json", exclude_unset=True)}
+        variants.append((plan.name, _Locator(where.index, data, origins)))
     return variants, problems
 
 
-def _set(data: dict[str, Any], dotted: str, value: Any, where: tuple[str, int | None],
-         origins: dict[tuple[str, ...], int | None], path: str, name: str) -> Problem | None:
-    """Set one matrix value, noting the line it came from; the problem when the path fails."""
-    field, line = where
-    origins[tuple(dotted.split("."))] = line
-    try:
-        set_path(data, dotted, copy.deepcopy(value))
-    except PathError as exc:
-        return Problem(path, line, field, f"[{name}] {exc}")
-    return None
-
-
-def _merge_expect(current: Any, override: Expect) -> dict[str, Any]:
-    merged = dict(current) if isinstance(current, dict) else {}
-    merged.update(override.model_dump(mode="json", exclude_unset=True))
-    return merged
-
-
-def _collector(where: _Locator, path: str) -> tuple[list[Problem], _Add]:
+def _collector(where: _Locator, path: str) -> tuple[list[Problem], Add]:
     """A list of problems and the function adding one at a validation location."""
     problems: list[Problem] = []
 
@@ -426,34 +386,24 @@ def _collector(where: _Locator, path: str) -> tuple[list[Problem], _Add]:
 def _matrix_problems(sc: Scenario, where: _Locator, path: str) -> list[Problem]:
     """Variant names given twice, repeated axis values, and ``expect_when`` matching nothing."""
     problems, add = _collector(where, path)
-    _check_variant_names(sc, add)
-    _check_axes(sc, add)
+    first: dict[str, int] = {}  # each variant of a matrix list has its own name
+    for i, variant in enumerate(sc.matrix if isinstance(sc.matrix, list) else []):
+        j = first.setdefault(variant.name, i)
+        if j != i:
+            add(("matrix", i, "name"), f"variant name {variant.name!r} is already used by "
+                                       f"matrix.{j}")
+    for key, values in (sc.matrix.items() if isinstance(sc.matrix, dict) else ()):
+        seen: set[str] = set()  # a value given twice would name two variants alike
+        for j, label in enumerate(str(v) for v in values):
+            if label in seen:
+                add(("matrix", key, j), f"value {label} appears twice in the axis")
+            seen.add(label)
     for i, when in enumerate(sc.expect_when):
         for key, value in when.when.items():
             message = _when_problem(sc.matrix, key, value)
             if message is not None:
                 add(("expect_when", i, "when", key), message)
     return problems
-
-
-def _check_variant_names(sc: Scenario, add: _Add) -> None:
-    """Each variant of a matrix list has its own name."""
-    first: dict[str, int] = {}
-    for i, variant in enumerate(sc.matrix if isinstance(sc.matrix, list) else []):
-        j = first.setdefault(variant.name, i)
-        if j != i:
-            add(("matrix", i, "name"), f"variant name {variant.name!r} is already used by "
-                                       f"matrix.{j}")
-
-
-def _check_axes(sc: Scenario, add: _Add) -> None:
-    """No axis of a product matrix gives a value twice (the variants would share a name)."""
-    for key, values in (sc.matrix.items() if isinstance(sc.matrix, dict) else ()):
-        seen: set[str] = set()
-        for j, label in enumerate(str(v) for v in values):
-            if label in seen:
-                add(("matrix", key, j), f"value {label} appears twice in the axis")
-            seen.add(label)
 
 
 def _matrix_size_problem(sc: Scenario, size: int, where: _Locator, path: str
@@ -500,21 +450,15 @@ def set_path(data: Any, dotted: str, value: Any) -> None:
         raise PathError(f"{dotted!r} has an empty part; write parts separated by single dots")
     target = data
     for depth, part in enumerate(parts[:-1]):
-        target = _step(target, part, parts[:depth])
-        if isinstance(target, dict | list):
-            continue
-        raise PathError(f"{'.'.join(parts[:depth + 1])!r} holds {_kind(target)}, not a "
-                        f"mapping or a list: nothing can be set inside it")
+        target = (target[_index(target, part, parts[:depth])] if isinstance(target, list)
+                  else target.setdefault(part, {}))
+        if not isinstance(target, dict | list):
+            raise PathError(f"{'.'.join(parts[:depth + 1])!r} holds {_kind(target)}, not a "
+                            f"mapping or a list: nothing can be set inside it")
     if isinstance(target, list):
         target[_index(target, parts[-1], parts[:-1])] = value
     else:
         target[parts[-1]] = value
-
-
-def _step(target: dict[str, Any] | list[Any], part: str, before: Sequence[str]) -> Any:
-    if isinstance(target, list):
-        return target[_index(target, part, before)]
-    return target.setdefault(part, {})
 
 
 def _index(items: list[Any], part: str, before: Sequence[str]) -> int:

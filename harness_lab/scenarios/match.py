@@ -26,16 +26,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OPERATORS", "Mismatch", "check_pattern", "match", "render"]
+__all__ = ["LIST_OPERATORS", "OPERATORS", "Mismatch", "check_pattern", "match", "plain", "render"]
 
 OPERATORS = ("$equals", "$in_order", "$adjacent", "$absent")
 """The operator keys of a mapping pattern."""
 
-_LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+"""The operators that take a list of item patterns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ def check_pattern(pattern: Any, where: str = "") -> Any:
                     raise ValueError(f"{here}: unknown operator {key!r}; the operators are "
                                      f"{', '.join(OPERATORS)}"
                                      f"{did_you_mean(key, list(OPERATORS))}")
-                if key in _LIST_OPERATORS and not isinstance(value, list):
+                if key in LIST_OPERATORS and not isinstance(value, list):
                     raise ValueError(f"{here}: {key} takes a list, got {render(value)}")
                 if key == "$equals":
                     continue  # literal data
@@ -122,12 +124,12 @@ class _Matcher:
                  ) -> list[Mismatch]:
         out: list[Mismatch] = []
         keys = {k: v for k, v in pattern.items() if not str(k).startswith("$")}
-        if "$equals" in pattern and not _same(_plain(pattern["$equals"]), observed):
+        if "$equals" in pattern and not _same(plain(pattern["$equals"]), observed):
             out.append(Mismatch(path, pattern["$equals"], observed))
         if isinstance(observed, list):
             if keys:
                 return [Mismatch(path, Shown("a mapping"), _shown_kind(observed))]
-            items = self._labels(observed) if top else [str(i) for i in range(len(observed))]
+            items = self._labels(observed, top)
             if "$in_order" in pattern:
                 out += self._in_order(pattern["$in_order"], observed, path, items, top)
             if "$adjacent" in pattern:
@@ -158,20 +160,21 @@ class _Matcher:
         """One item of a list: shorthand applies to the items of the keyed list only."""
         return self.match(pattern, observed, path, top=False if top else None)
 
-    def _labels(self, observed: Sequence[Any]) -> list[str]:
-        """The path label of each item: its key value (``#n`` when it repeats), else index."""
-        if self.key is None:
+    def _labels(self, observed: Sequence[Any], top: bool | None) -> list[str]:
+        """The path label of each item: in the keyed list itself, its key value (``#n`` when
+        it repeats); else its index."""
+        if self.key is None or not top:
             return [str(i) for i in range(len(observed))]
         values = [item.get(self.key) if isinstance(item, Mapping) else None
                   for item in observed]
-        seen: dict[Any, int] = {}
+        counts, seen = Counter(values), Counter[str]()
         labels = []
         for i, v in enumerate(values):
-            if v is None or not isinstance(v, str):
+            if not isinstance(v, str):
                 labels.append(str(i))
                 continue
-            seen[v] = seen.get(v, 0) + 1
-            labels.append(v if values.count(v) == 1 else f"{v}#{seen[v]}")
+            seen[v] += 1
+            labels.append(v if counts[v] == 1 else f"{v}#{seen[v]}")
         return labels
 
     def _named(self, pattern: Any) -> Any:
@@ -198,7 +201,7 @@ class _Matcher:
 
     def _sequence(self, pattern: list[Any], observed: list[Any], path: str, top: bool | None
                   ) -> list[Mismatch]:
-        labels = self._labels(observed) if top else [str(i) for i in range(len(observed))]
+        labels = self._labels(observed, top)
         out: list[Mismatch] = []
         for i in range(max(len(pattern), len(observed))):
             if i >= len(observed):
@@ -294,7 +297,8 @@ def _same(want: Any, got: Any) -> bool:
     return bool(want == got)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """An enum member's value; any other ``value`` as it is."""
     return getattr(value, "value", value)
 
 
@@ -314,15 +318,15 @@ def render(value: Any) -> str:
     """``value`` as a mismatch shows it: YAML flow style (strings unquoted when plain)."""
     if isinstance(value, Shown):
         return str(value)
-    value = _plain(value)
+    value = plain(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        plain = (_PLAIN.fullmatch(value) is not None and value.lower() not in _WORDS
-                 and not value.endswith(" "))
-        return value if plain else json.dumps(value, ensure_ascii=False)
+        bare = (_PLAIN.fullmatch(value) is not None and value.lower() not in _WORDS
+                and not value.endswith(" "))
+        return value if bare else json.dumps(value, ensure_ascii=False)
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}: {render(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from harness_lab.scenarios.match import check_pattern
+from harness_lab.scenarios.match import LIST_OPERATORS, check_pattern
 from harness_lab.scenarios.suggest import did_you_mean
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -81,13 +81,6 @@ def with_pattern_definitions(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _enum_item(kind: type[enum.Enum], key: str | None) -> dict[str, Any]:
-    named = {ENUM_PLACEHOLDER: kind.__name__}
-    if key is None:
-        return {"anyOf": [named, {"type": "object"}]}
-    return {"anyOf": [named, {"type": "object", "properties": {key: named}}]}
-
-
 def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
     """A validator respelling the key values of a list pattern's items as ``kind``'s."""
     words = {str(m.value).lower(): str(m.value) for m in kind}
@@ -113,15 +106,19 @@ def _respell(kind: type[enum.Enum], key: str | None) -> Callable[[Any], Any]:
         if isinstance(pattern, list):
             return [item(v) for v in pattern]
         if isinstance(pattern, dict):
-            return {k: [item(v) for v in p] if k in ("$in_order", "$adjacent", "$absent")
-                    and isinstance(p, list) else p for k, p in pattern.items()}
+            return {k: [item(v) for v in p] if k in LIST_OPERATORS and isinstance(p, list)
+                    else p for k, p in pattern.items()}
         return pattern
 
     return fix
 
 
 def _schema_of_items(kind: type[enum.Enum], key: str | None, what: str) -> WithJsonSchema:
-    return WithJsonSchema(_list_schema(_enum_item(kind, key), what))
+    """The schema of a list pattern whose items are ``kind`` values or mappings (naming one
+    as their ``key``, when given)."""
+    named = {ENUM_PLACEHOLDER: kind.__name__}
+    mapping = {"type": "object"} if key is None else {"type": "object", "properties": {key: named}}
+    return WithJsonSchema(_list_schema({"anyOf": [named, mapping]}, what))
 
 
 _CHECK = AfterValidator(check_pattern)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from harness_lab.scenarios.limits import INT_MAX, INT_MIN, MAX_DEPTH, MAX_FILE_B
 from harness_lab.yaml_lines import node_line
 
 __all__ = ["DocumentError", "DuplicateKeyError", "Issue", "LimitError", "SourceError",
-           "UniqueKeyLoader", "YamlInputError", "load_yaml", "read_source"]
+           "UniqueKeyLoader", "YamlInputError", "compose", "load_yaml", "read_source"]
 
 try:  # libyaml parses the same events as PyYAML's parser, four times faster
     from yaml.cyaml import CParser
@@ -111,15 +112,13 @@ def _file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "a special file")
 
 
+@dataclass(frozen=True, slots=True)
 class Issue:
     """One problem found while reading the document: field path, 1-based line, message."""
 
-    __slots__ = ("field", "line", "message")
-
-    def __init__(self, field: str, line: int, message: str) -> None:
-        self.field = field
-        self.line = line
-        self.message = message
+    field: str
+    line: int
+    message: str
 
 
 class LimitError(yaml.YAMLError):
@@ -149,9 +148,7 @@ class DuplicateKeyError(DocumentError):
 
 
 def _field(path: Sequence[str]) -> str:
-    if len(path) > _SHOWN_PARTS:
-        return ".".join([*path[:_SHOWN_PARTS], "…"])
-    return ".".join(path)
+    return ".".join([*path[:_SHOWN_PARTS], "…"] if len(path) > _SHOWN_PARTS else path)
 
 
 class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
@@ -274,6 +271,18 @@ class UniqueKeyLoader(_Base):  # type: ignore[valid-type,misc]
         return data
 
 
+def compose(text: str) -> tuple[yaml.Node | None, Any, int]:
+    """The node tree of the YAML ``text``, its data and its number of values (aliases
+    expanded), read by :class:`UniqueKeyLoader`, which raises what it refuses."""
+    loader = UniqueKeyLoader(text)  # the reader refuses control characters here
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+        return node, data, loader.nodes
+    finally:
+        loader.dispose()
+
+
 class YamlInputError(InputError):
     """A YAML file from a user that this toolkit refuses: ``source``, ``line`` and why."""
 
@@ -289,12 +298,8 @@ def load_yaml(path: Path, what: str = "a YAML file") -> tuple[yaml.Node | None, 
     except SourceError as exc:
         raise YamlInputError(source, exc.line, str(exc)) from None
     try:
-        loader = UniqueKeyLoader(text)
-        try:
-            node = loader.get_single_node()
-            return node, loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+        node, data, _ = compose(text)
+        return node, data
     except LimitError as exc:
         raise YamlInputError(source, exc.issue.line, exc.issue.message) from None
     except DocumentError as exc:

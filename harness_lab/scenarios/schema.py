@@ -20,8 +20,6 @@ SCHEMA_FILE = "scenario.schema.json"
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 """The JSON Schema dialect pydantic writes."""
 
-_MODELINE = "# yaml-language-server: $schema="
-
 
 def scenario_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file: pydantic's, naming its dialect, with the
@@ -39,4 +37,4 @@ def schema_text() -> str:
 
 def modeline(relative_path: str) -> str:
     """The first line of a scenario file pointing YAML editors at the schema file."""
-    return f"{_MODELINE}{relative_path}"
+    return f"# yaml-language-server: $schema={relative_path}"

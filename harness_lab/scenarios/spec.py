@@ -9,9 +9,10 @@ them to the current run's N-th canonical invocation (``<run_id>-inv-N``).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.functional_validators import BeforeValidator
 
 from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
@@ -57,11 +58,24 @@ CallError = Annotated[str | None, Field(description=(
     "Fail technically with this provider error message."))]
 """A step's ``error``."""
 
-MATCHERS = ("method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
-            "body", "headers", "json_body")
-"""The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
 Matcher = Literal["method", "uri", "url", "scheme", "host", "port", "path", "query", "raw_body",
                   "body", "headers", "json_body"]
+MATCHERS: tuple[str, ...] = get_args(Matcher)
+"""The request matchers a cassette replay knows (vcrpy's, plus ``json_body``)."""
+
+
+def lower_fault_kinds(faults: Any) -> Any:
+    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is): fault
+    kinds in any case, like every other enum value of the file."""
+    if not isinstance(faults, list):
+        return faults
+    return [{**f, "kind": f["kind"].lower()}
+            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
+            for f in faults]
+
+
+Faults = Annotated[list[Fault], BeforeValidator(lower_fault_kinds)]
+"""A list of faults, each ``kind`` in any case."""
 
 
 class UsageSpec(SpecModel):
@@ -338,7 +352,7 @@ class ConfigSpec(SpecModel):
     """Tools the run may call; null authorises every tool of the scenario."""
     policy: PolicySpec = PolicySpec()
     """The policy settings (SPEC section 5)."""
-    defects: list[Defect] = []  # test-only seeded bugs, see harness_lab.defects
+    defects: list[Defect] = []
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
@@ -413,17 +427,11 @@ class TurnSpec(SpecModel):
     """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
     repair: list[RepairStepSpec] = []
     """The EvidenceRepair steps for this turn."""
-    faults: list[Fault] = []
+    faults: Faults = []
     """Faults injected into this turn's run (located in it, timed from its start); each must
     fire. A crash ends the whole session, so it belongs to the scenario's own run."""
-    expect: Expect | None = None  # what this earlier turn must show
+    expect: Expect | None = None
     """What this earlier turn must show."""
-
-    @field_validator("faults", mode="before")
-    @classmethod
-    def _fault_kinds(cls, faults: Any) -> Any:
-        """Fault kinds in any case, like every other enum value of the file."""
-        return lower_fault_kinds(faults)
 
     @field_validator("faults")
     @classmethod
@@ -443,7 +451,7 @@ class Expect(SpecModel):
     """What was released to the client."""
     fallback_type: FallbackType | Literal["none"] | None = None
     """The fallback released, or none."""
-    db_status: StoredRunStatus | None = None  # RUNNING only for a crashed run
+    db_status: StoredRunStatus | None = None
     """The stored run status (RUNNING only for a crashed run)."""
     intent: IntentType | None = None
     """The intent the router decided."""
@@ -509,9 +517,9 @@ class Expect(SpecModel):
     """Whether the run published a result for later turns."""
     crashed: bool | None = None
     """Whether the host process crashed."""
-    failure_code: str | None = None  # the ``code`` of the public failure event
+    failure_code: str | None = None
     """The `code` of the public failure event."""
-    done_outcome: ReleaseOutcome | Literal["none"] | None = None  # the public done, or none
+    done_outcome: ReleaseOutcome | Literal["none"] | None = None
     """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
     """Whether a stop-required notice reached the model."""
@@ -579,7 +587,7 @@ class Scenario(SpecModel):
     """One line: what the file demonstrates."""
     tags: list[Tag] = []
     """Tags; each becomes a pytest marker (`pytest -m tag`, `run --tag tag`)."""
-    case: str | None = None  # a row of the document's outcome table (SPEC §4)
+    case: str | None = None
     """A row of the document's outcome table (SPEC section 4) whose states are expected."""
     query: str = "Why is the checkout service slow?"
     """The user's query."""
@@ -609,7 +617,7 @@ class Scenario(SpecModel):
     """The cassette recorded components replay from (relative to this file)."""
     recorded: RecordedSpec | None = None
     """Recorded (OpenAI-compatible) components instead of the scripted ones."""
-    faults: list[Fault] = []
+    faults: Faults = []
     """Faults injected into the run; each must fire."""
     expect: Expect = Expect()
     """What the run must show."""
@@ -620,23 +628,8 @@ class Scenario(SpecModel):
     """Variants: a list of named overrides, or a mapping of axes whose product is run."""
     expect_when: list[WhenSpec] = []
     """Expectations of the product-matrix variants whose values match."""
-    sweep: SweepBlock | None = None  # used by ``harness-lab sweep``; ignored by ``run``
+    sweep: SweepBlock | None = None
     """The sweep of `harness-lab sweep` (ignored by `run`)."""
-
-    @field_validator("faults", mode="before")
-    @classmethod
-    def _fault_kinds(cls, faults: Any) -> Any:
-        """Fault kinds in any case, like every other enum value of the file."""
-        return lower_fault_kinds(faults)
-
-
-def lower_fault_kinds(faults: Any) -> Any:
-    """A list of fault mappings with each ``kind`` lower-cased (anything else as it is)."""
-    if not isinstance(faults, list):
-        return faults
-    return [{**f, "kind": f["kind"].lower()}
-            if isinstance(f, dict) and isinstance(f.get("kind"), str) else f
-            for f in faults]
 
 
 TurnSpec.model_rebuild()
