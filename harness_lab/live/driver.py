@@ -36,16 +36,40 @@ from harness_lab.harness import Harness
 from harness_lab.live.clock import WallClock, WallClockEnvironment
 from harness_lab.live.sources import RunSource
 from harness_lab.record import RunRecord
-from harness_lab.sse import SseEvent
-from harness_lab.states import CancellationReason
+from harness_lab.sse import ChatSseSession, SseEvent
+from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.store.base import RunStore
 
-__all__ = ["CancelAnswer", "EventSink", "LiveDriver", "LiveSlot"]
+__all__ = ["FLUSH_WAIT_S", "CancelAnswer", "EventSink", "Flush", "LiveDriver", "LiveSlot"]
 
 _log = logging.getLogger("harness_lab.live")
 
-EventSink = Callable[[SseEvent | None], None]
-"""Receives each SSE event the run sends, on the run's thread, then ``None`` at its end."""
+FLUSH_WAIT_S = 10.0
+"""Seconds a run waits for its stream's writer to confirm delivery before it sends a result
+(a writer that cannot write as fast, to a slow client, lets the run go on after this)."""
+
+_RESULT_KINDS = frozenset({SseEventKind.CONTENT, SseEventKind.FAILURE, SseEventKind.DONE})
+
+
+class Flush:
+    """A request to the stream's writer, queued after the events so far: confirm that every
+    one of them was written and the client is still connected (:meth:`answer`)."""
+
+    __slots__ = ("written", "delivered")
+
+    def __init__(self) -> None:
+        self.written = threading.Event()
+        self.delivered = True
+
+    def answer(self, delivered: bool) -> None:
+        """The writer's answer: ``delivered`` False when the client has gone."""
+        self.delivered = delivered
+        self.written.set()
+
+
+EventSink = Callable[[SseEvent | Flush | None], None]
+"""Receives each SSE event the run sends, and each :class:`Flush` before a result, on the
+run's thread, then ``None`` at its end."""
 
 
 class CancelAnswer(Enum):
@@ -80,6 +104,22 @@ class LiveSlot:
         self._cancel_applied = False
         self._stop_applied = False
         self.forwarded = 0  # SSE events handed to the sink
+
+    def before_send(self, session: ChatSseSession, k: int, kind: SseEventKind) -> None:
+        """Before a result (``content``, ``failure``) or ``done`` is sent: the events so far
+        are written and the client is still there, or the session is disconnected and the
+        result refused, as the document says for a client that left; a record never claims a
+        delivery that did not happen."""
+        if kind not in _RESULT_KINDS:
+            return
+        self.tick()  # forward what is pending, apply a disconnect already noticed
+        if not session.is_open:
+            return
+        flush = Flush()
+        self.sink(flush)
+        if flush.written.wait(FLUSH_WAIT_S) and not flush.delivered:
+            self.gone.set()
+            self.tick()
 
     def tick(self) -> None:
         """On the run's thread: apply what the server asked, forward new SSE events."""
@@ -261,7 +301,8 @@ class LiveDriver:
         env = WallClockEnvironment(self.clock, after_step=slot.tick)
         harness = Harness(parts.components, parts.config, store=self.store, env=env)
         handle = harness.submit(slot.query, slot.session_id, run_id=slot.run_id,
-                                parts=parts.with_(probe=_TickProbe(slot)))
+                                parts=parts.with_(probe=_TickProbe(slot),
+                                                  before_send=slot.before_send))
         slot.env = env
         slot.live = handle.live
         slot.tick()  # a request disconnected or cancelled while it waited for a worker

@@ -27,7 +27,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from harness_lab.bounded_json import JsonInputError, parse_json
-from harness_lab.live.driver import CancelAnswer, LiveDriver, LiveSlot
+from harness_lab.live.driver import CancelAnswer, Flush, LiveDriver, LiveSlot
 from harness_lab.live.instances import Instance
 from harness_lab.logs.codec import data, record_to_data
 from harness_lab.sse import SseEvent
@@ -94,29 +94,35 @@ class SseStream(Response):
         self.slot = slot
         self.events = events
         self.first = first
+        self.gone = False  # the client went away (its disconnect was received)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Send the events as the run makes them; a disconnect cancels the run at once."""
         await send({"type": "http.response.start", "status": 200,
                     "headers": self.raw_headers})
         finished = False
-        async with anyio.create_task_group() as group:
-            async def watch() -> None:
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        break
-                if not finished:
-                    self.driver.disconnect(self.slot)
-                group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                async def watch() -> None:
+                    while True:
+                        message = await receive()
+                        if message["type"] == "http.disconnect":
+                            break
+                    self.gone = True
+                    if not finished:
+                        self.driver.disconnect(self.slot)
+                    group.cancel_scope.cancel()
 
-            group.start_soon(watch)
-            try:
-                await self._relay(send)
-            except OSError:  # the connection broke while writing: the client is gone
-                self.driver.disconnect(self.slot)
-            finished = True
-            group.cancel_scope.cancel()
+                group.start_soon(watch)
+                try:
+                    await self._relay(send)
+                except OSError:  # the connection broke while writing: the client is gone
+                    self.gone = True
+                    self.driver.disconnect(self.slot)
+                finished = True
+                group.cancel_scope.cancel()
+        finally:  # a run waiting to hear that its result was written hears it was not
+            self.events.refuse_flushes()
 
     async def _relay(self, send: Send) -> None:
         slot = self.slot
@@ -133,6 +139,9 @@ class SseStream(Response):
                 continue
             if event is None:
                 break
+            if isinstance(event, Flush):  # what came before is written: is the client there?
+                event.answer(not self.gone)
+                continue
             assert isinstance(event, SseEvent)
             if slot.cancel_requested.is_set() and event.kind in (SseEventKind.CONTENT,
                                                                 SseEventKind.DONE):
@@ -157,11 +166,21 @@ class EventWait:
     """Takes a queue's items one by one with a time limit, losing none when the limit passes
     (the pending ``get`` is kept for the next call, never cancelled)."""
 
-    def __init__(self, queue: asyncio.Queue[SseEvent | None]) -> None:
+    def __init__(self, queue: asyncio.Queue[SseEvent | Flush | None]) -> None:
         self.queue = queue
-        self.pending: asyncio.Future[SseEvent | None] | None = None
+        self.pending: asyncio.Future[SseEvent | Flush | None] | None = None
 
-    async def next(self, timeout_s: float) -> SseEvent | None | object:
+    def refuse_flushes(self) -> None:
+        """The stream has ended: answer every delivery question left that it was not."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.cancel()
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if isinstance(item, Flush):
+                item.answer(False)
+
+    async def next(self, timeout_s: float) -> SseEvent | Flush | None | object:
         """The next item, or ``_SILENCE`` when none came within ``timeout_s``."""
         if self.pending is None:
             self.pending = asyncio.ensure_future(self.queue.get())
@@ -215,9 +234,9 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
             return parsed
         query, session_id = parsed
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[SseEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[SseEvent | Flush | None] = asyncio.Queue()
 
-        def sink(event: SseEvent | None) -> None:
+        def sink(event: SseEvent | Flush | None) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, event)
             except RuntimeError:  # the server is shutting down: nobody is listening
