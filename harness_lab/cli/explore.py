@@ -128,7 +128,6 @@ def _flag_style(flag: str) -> str | None:
     return verdict_style({"FLAG": "FAILED", "?": "ERROR"}.get(flag, ""))
 
 
-
 def _note(left: Any) -> None:
     """One line on standard error for a file or scenario that could not be explored."""
     from harness_lab.terminal.console import cut, width_of

@@ -19,6 +19,8 @@ regression (the run may have selected less).
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,8 +30,6 @@ from harness_lab.record import RunRecord
 from harness_lab.runner.run import ScenarioResult
 
 if TYPE_CHECKING:
-    import os
-
     import pandas as pd
 
 __all__ = ["ASPECTS", "DIFF_COLUMNS", "KINDS", "LogDiff", "ScenarioChange", "Side", "diff_logs",
@@ -271,13 +271,8 @@ def result_sides(results: Iterable[ScenarioResult]) -> list[Side]:
     """The sides of live results (each file hashed as a log would)."""
     from harness_lab.logs.writer import sha256_of
 
-    hashes: dict[str, str | None] = {}
-    sides = []
-    for r in results:
-        if r.path is not None and r.path not in hashes:
-            hashes[r.path] = sha256_of(r.path)
-        sides.append(Side(r, None if r.path is None else hashes[r.path]))
-    return sides
+    hashed = functools.cache(sha256_of)  # each file once
+    return [Side(r, None if r.path is None else hashed(r.path)) for r in results]
 
 
 def diff_logs(old: Log | str | os.PathLike[str],
@@ -288,8 +283,8 @@ def diff_logs(old: Log | str | os.PathLike[str],
     Against a fresh run, the old scenarios it did not run are left out, not *removed*.
     """
     old_log = old if isinstance(old, Log) else read_log(old)
-    if isinstance(new, Log) or isinstance(new, str) or hasattr(new, "__fspath__"):
-        new_log = new if isinstance(new, Log) else read_log(new)  # type: ignore[arg-type]
+    if isinstance(new, Log | str | os.PathLike):
+        new_log = new if isinstance(new, Log) else read_log(new)
         return diff_results(log_sides(old_log), log_sides(new_log),
                             old_label=str(old_log.path), new_label=str(new_log.path))
     return diff_results(log_sides(old_log), result_sides(new),  # type: ignore[arg-type]
