@@ -170,16 +170,13 @@ def _sweep(args: argparse.Namespace, sweep: Any) -> int:
 
 def _incomplete(args: argparse.Namespace, result: Any) -> bool:
     """Say what the sweep lost, did not store or did not report; True when anything."""
-    said = False
     if result.lost:
         cause = str(result.cause).strip().splitlines()
         print(f"incomplete: {result.lost} of {result.samples} samples lost "
               f"({cause[0] if cause else 'unknown cause'})", file=sys.stderr)
-        said = True
     if result.unstored:
         print(f"incomplete: {result.unstored} of {result.samples} runs were not stored "
               "(their error names the store's reason)", file=sys.stderr)
-        said = True
     if result.unreported:
         shown = ", ".join(result.unreported[:5]) + (", ..." if len(result.unreported) > 5
                                                     else "")
@@ -188,7 +185,7 @@ def _incomplete(args: argparse.Namespace, result: Any) -> bool:
     elif result.interrupted and args.persist:
         print("note: --resume completes the sweep, running only the samples not stored",
               file=sys.stderr)
-    return said
+    return bool(result.lost or result.unstored)
 
 
 def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
