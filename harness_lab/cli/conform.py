@@ -2,8 +2,8 @@
 
 It plays the scenario files against a live harness (``--serve``: a ``harness-lab
 serve`` of its own for each scenario configuration, shared by the scenarios that have it)
-and prints one row per
-scenario and the parity figure; exit 0 when every applicable scenario passed.
+and prints one row per scenario and the parity figure; exit 0 when every applicable scenario
+passed.
 """
 
 from __future__ import annotations

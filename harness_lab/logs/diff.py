@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.record import RunRecord
 from harness_lab.runner.run import ScenarioResult
+from harness_lab.terminal.console import cut
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,8 +158,7 @@ def _payload(data: dict[str, Any], key: str) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = "none" if value is None else str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return cut("none" if value is None else str(value), limit)
 
 
 def _sse(r: RunRecord) -> list[tuple[str, dict[str, Any]]]:
