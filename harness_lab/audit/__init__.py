@@ -95,25 +95,20 @@ def _rebuilt(runs: Iterable[tuple[str, Any, Any]]
         yield rebuilt, (SSE_RULES if rows.sse is None else ())
 
 
-def _rows(runs: Iterable[tuple[str, Any, Any]]) -> list[AuditedRun]:
-    from harness_lab.invariants import INVARIANTS
-
-    out = []
-    for item in _rebuilt(runs):
-        if isinstance(item, AuditedRun):
-            out.append(item)
-            continue
-        record, unchecked = item
-        breaches = tuple((name, msg) for name, fn in INVARIANTS.items()
-                         if name not in unchecked for msg in fn(record))
-        out.append(AuditedRun(record.run_id, "checked", breaches, unchecked))
-    return out
-
-
 def audit(source: str | Path, mapping: Mapping[str, Any] | None = None) -> AuditReport:
     """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
     raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
-    return AuditReport(str(source), tuple(_rows(_sources(source, mapping))))
+    from harness_lab.invariants import INVARIANTS
+
+    runs = []
+    for item in _rebuilt(_sources(source, mapping)):
+        if not isinstance(item, AuditedRun):
+            record, unchecked = item
+            item = AuditedRun(record.run_id, "checked",
+                              tuple((name, msg) for name, fn in INVARIANTS.items()
+                                    if name not in unchecked for msg in fn(record)), unchecked)
+        runs.append(item)
+    return AuditReport(str(source), tuple(runs))
 
 
 def _sources(source: str | Path, mapping: Mapping[str, Any] | None

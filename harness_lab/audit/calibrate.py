@@ -21,6 +21,7 @@ from typing import Any
 
 from harness_lab.record import RunRecord
 from harness_lab.states import TraceEventStatus, TraceEventType
+from harness_lab.trace import TraceEvent
 
 __all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "observe",
            "sweep_yaml"]
@@ -50,10 +51,13 @@ class Observations:
     cancels: list[float] = field(default_factory=list)
 
 
-def _end(kind: str, status: TraceEventStatus, obs: Observations) -> None:
+def _end(obs: Observations, kind: str, e: TraceEvent, began: float | None) -> None:
+    """Count a call of ``kind`` ended by event ``e``, its latency when it succeeded."""
     obs.calls[kind] += 1
-    if status is _FAILED:
+    if e.status is _FAILED:
         obs.errors[kind] += 1
+    if e.status is _OK and began is not None:
+        obs.latency[kind].append(e.t - began)
 
 
 def observe(records: Iterable[RunRecord]) -> Observations:
@@ -67,9 +71,9 @@ def observe(records: Iterable[RunRecord]) -> Observations:
             kind = e.type
             if kind is TraceEventType.AGENT_MODEL_STEP and e.status is not (
                     TraceEventStatus.DISCARDED):
-                _end("model", e.status, obs)
-                if e.status is _OK or e.status is TraceEventStatus.REJECTED:  # a refused reply
-                    obs.latency["model"].append(e.t - previous)  # took its time too
+                _end(obs, "model", e, previous)
+                if e.status is TraceEventStatus.REJECTED:  # a refused reply took its time too
+                    obs.latency["model"].append(e.t - previous)
             elif kind is TraceEventType.TOOL_INVOCATION:
                 started[e.detail.get("invocation_id")] = e.t
             elif kind is TraceEventType.TOOL_PROGRESS and e.status is not (
@@ -84,17 +88,13 @@ def observe(records: Iterable[RunRecord]) -> Observations:
                 if e.status is TraceEventStatus.STARTED:
                     started["repair"] = e.t
                 elif e.status is not TraceEventStatus.DISCARDED:
-                    _end("repair", e.status, obs)
-                    if e.status is _OK and "repair" in started:
-                        obs.latency["repair"].append(e.t - started["repair"])
+                    _end(obs, "repair", e, started.get("repair"))
             else:
                 for call, (begin, end) in _PAIRS.items():
                     if kind is begin:
                         started[call] = e.t
                     elif kind is end and e.status is not TraceEventStatus.DISCARDED:
-                        _end(call, e.status, obs)
-                        if e.status is _OK and call in started:
-                            obs.latency[call].append(e.t - started[call])
+                        _end(obs, call, e, started.get(call))
             previous = e.t
         for state, reason, at in r.terminations:
             if state == "CANCELLED" and "disconnect" in reason:

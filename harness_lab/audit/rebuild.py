@@ -143,15 +143,10 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
     sse = _sse(sse_rows) if sse_rows is not None else ()
     # the client left if its disconnect ended the run, or tried to and lost to another end
     disconnected = any(
-        (e.type is TraceEventType.RUN_CANCELLED
-         and e.detail.get("reason") == "CLIENT_DISCONNECTED")
-        or (e.type is TraceEventType.TERMINATION_REJECTED
-            and e.detail.get("reason") == "CLIENT_DISCONNECTED")
-        for e in trace)
+        e.type in (TraceEventType.RUN_CANCELLED, TraceEventType.TERMINATION_REJECTED)
+        and e.detail.get("reason") == "CLIENT_DISCONNECTED" for e in trace)
     terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
                          for e in finished)
-    stored = dict(row)
-    published_answer = answer if published else None
     return RunRecord(
         run_id=run_id, session_id=str(row.get("session_id") or ""),
         query=str(row.get("query") or ""), intent=_opt(IntentType, row.get("intent")),
@@ -165,8 +160,8 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
                     _count(row.get("output_tokens") or 0)),
         headroom={}, started_at=_number(row.get("created_at") or 0.0),
         finished_at=_number(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
-        agent_steps=_count(row.get("agent_steps") or 0), content=published_answer,
+        agent_steps=_count(row.get("agent_steps") or 0), content=answer if published else None,
         failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
         invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),
         stop_required_delivered=False, evidence_repaired=False, deadline_at=float("inf"),
-        discarded=(), stored_row=stored, terminations=terminations)
+        discarded=(), stored_row=dict(row), terminations=terminations)

@@ -191,15 +191,15 @@ def _names(mapping: Mapping[str, Any], logical: str) -> tuple[str, dict[str, str
     return str(spec.get("table", logical)), dict(columns)
 
 
-def _query(conn: Any, table: str, where: str | None = None, size: int = 0) -> Any:
+def _query(conn: Any, table: str, where: str | None = None) -> Any:
     from sqlalchemy import bindparam, text
 
     quote = conn.dialect.identifier_preparer.quote
     sql = f"SELECT * FROM {quote(table)}"  # noqa: S608 (quoted names, bound values)
     if where is None:
         return text(sql)
-    clause = text(f"{sql} WHERE {quote(where)} IN :ids")
-    return clause.bindparams(bindparam("ids", expanding=True)) if size else clause
+    return text(f"{sql} WHERE {quote(where)} IN :ids").bindparams(
+        bindparam("ids", expanding=True))
 
 
 def _renamed(row: Any, columns: Mapping[str, str]) -> dict[str, Any]:
@@ -227,10 +227,8 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
     try:
         with engine.connect() as conn, engine.connect() as reader:
             runs = conn.execution_options(stream_results=True).execute(_query(conn, run_table))
-            while True:
-                batch = [_renamed(r, run_cols) for r in runs.fetchmany(BATCH)]
-                if not batch:
-                    break
+            for part in runs.partitions(BATCH):
+                batch = [_renamed(r, run_cols) for r in part]
                 if "run_id" not in batch[0]:
                     theirs = run_cols.get("run_id", "run_id")
                     raise SourceError(f"{url}: table {run_table} has no column {theirs} (the "
@@ -238,9 +236,7 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
                 found = {str(r["run_id"]): RunRows(r) for r in batch}
                 for name, table, cols in children:
                     key = cols.get("run_id", "run_id")
-                    rows = reader.execute(_query(reader, table, key, len(found)),
-                                          {"ids": list(found)})
-                    for r in rows:
+                    for r in reader.execute(_query(reader, table, key), {"ids": list(found)}):
                         child = _renamed(r, cols)
                         run = found.get(str(child.get("run_id")))
                         if run is not None:

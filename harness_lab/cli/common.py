@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES", "HelpFormatter",
-           "add_command", "emit", "exit_codes", "exit_codes_epilog", "fail", "format_rows",
+           "add_command", "emit", "exit_codes", "fail", "format_rows",
            "no_scenarios_message", "out_problem", "output_format", "read_mapping",
            "selected_results", "usage_problem"]
 
@@ -167,16 +167,12 @@ def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -
 
 
 def exit_codes(command: str) -> str:
-    """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``."""
-    return exit_codes_epilog(COMMAND_EXIT_CODES[command])
-
-
-def exit_codes_epilog(codes: Mapping[int, str]) -> str:
-    """An ``exit codes:`` epilog listing ``codes`` (exit code: meaning), a line each."""
+    """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``: each of its
+    :data:`COMMAND_EXIT_CODES` (exit code: meaning), a line each."""
     import textwrap
 
     lines = ["exit codes:"]
-    for code, meaning in codes.items():
+    for code, meaning in COMMAND_EXIT_CODES[command].items():
         lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
                                subsequent_indent=" " * 7)
     return "\n".join(lines) + "\n"
@@ -213,10 +209,8 @@ def format_rows(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str
 
 
 def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
-    head = "| " + " | ".join(columns) + " |"
-    rule = "|" + "|".join("---" for _ in columns) + "|"
     body = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in cells]
-    return "\n".join([head, rule, *body]) + "\n"
+    return "\n".join(["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|", *body]) + "\n"
 
 
 def _cell(value: Any, joiner: str) -> str:
@@ -226,18 +220,18 @@ def _cell(value: Any, joiner: str) -> str:
 
 
 def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
     if isinstance(value, list | tuple | dict):
         return json.dumps(value, default=str)
-    return value
+    return "" if value is None else value
 
 
 def usage_problem(command: str, paths: Sequence[str], out: str | None) -> int:
     """Say the usage error of ``harness-lab COMMAND`` and return :data:`EXIT_USAGE`: missing
     ``paths`` or an ``--out`` that cannot be written (a directory, or a file in a directory
     that does not exist); 0 when there is none."""
-    missing = [p for p in paths if not _selected_path(p).exists()]
+    from harness_lab.runner.run import Selector
+
+    missing = [p for p in paths if not Selector.parse(p).path.exists()]
     if missing:
         return fail(command, f"no such file or directory: {', '.join(missing)}")
     problem = out_problem("--out", out) if out is not None else None
@@ -253,12 +247,6 @@ def out_problem(flag: str, path: str) -> str | None:
     if not target.parent.is_dir():
         return f"{flag} {path}: the directory {target.parent} does not exist; create it first"
     return None
-
-
-def _selected_path(text: str) -> Path:
-    from harness_lab.runner.run import Selector
-
-    return Selector.parse(text).path
 
 
 def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]) -> str:
@@ -309,9 +297,7 @@ def output_format(given: str | None, out: str | None) -> str:
     ``.json``, ``.md``, ``.html``), else ``table`` (as promptfoo picks its output format)."""
     if given is not None:
         return given
-    if not out:
-        return "table"
-    return _EXTENSION_FORMATS.get(Path(out).suffix.lower(), "table")
+    return _EXTENSION_FORMATS.get(Path(out or "").suffix.lower(), "table")
 
 
 _EXTENSION_FORMATS = {".csv": "csv", ".json": "json",

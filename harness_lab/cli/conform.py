@@ -2,8 +2,8 @@
 
 It plays the scenario files against a live harness (``--serve``: a ``harness-lab
 serve`` of its own for each scenario configuration, shared by the scenarios that have it)
-and prints one row per
-scenario and the parity figure; exit 0 when every applicable scenario passed.
+and prints one row per scenario and the parity figure; exit 0 when every applicable scenario
+passed.
 """
 
 from __future__ import annotations
@@ -99,14 +99,17 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     if not table:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
+    from harness_lab.terminal.tables import Column, print_table
+
     rows = [_row(result) for result in report.results]  # in the order they were asked for
-    _print(rows)
+    print_table(rows, [Column("scenario", "scenario", name=True),
+                       Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
+                       Column("run_state", "live run state"), Column("parity", "= simulated")])
     for row in rows:
         if row["why"] != "-":
             print(f"{row['scenario']} ({row['verdict']}): {row['why']}")
     c = report.counts()
-    parity = report.parity
-    figure = f"{parity:.1%}" if parity is not None else "-"
+    figure = f"{report.parity:.1%}" if report.parity is not None else "-"
     print(f"\n{c['scenarios']} scenario(s): {c['pass']} pass, {c['fail']} fail, "
           f"{c['error']} error, {c['n/a']} not applicable live")
     print(f"parity with the simulation {figure} ({c['agree']}/{c['compared']} outcomes "
@@ -116,22 +119,11 @@ def _cmd_conform(args: argparse.Namespace) -> int:
 
 
 def _row(result: Any) -> dict[str, Any]:
-    live = result.live
-    sim = result.simulated
-    diff = result.simulated.differences(live) if sim is not None and live is not None else []
-    why = "; ".join(result.reasons) if result.reasons else ""
-    if diff:
-        why = "; ".join([f"vs simulation: {d}" for d in diff] + ([why] if why else []))
+    live, sim = result.live, result.simulated
+    diff = sim.differences(live) if sim is not None and live is not None else []
+    why = "; ".join([f"vs simulation: {d}" for d in diff] + list(result.reasons))
     return {"scenario": result.scenario, "verdict": result.verdict,
             "run_state": live.run_state if live else None,
             "parity": "-" if result.agrees is None else ("=" if result.agrees else "≠"),
             "why": why or "-"}
 
-
-def _print(rows: list[dict[str, Any]]) -> None:
-    from harness_lab.terminal.tables import Column, print_table
-
-    columns = [Column("scenario", "scenario", name=True),
-               Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
-               Column("run_state", "live run state"), Column("parity", "= simulated")]
-    print_table(rows, columns)

@@ -64,26 +64,15 @@ COMMAND_MODULES = {name: f"harness_lab.cli.{name}" for name in SUMMARIES
 """The commands :mod:`harness_lab.cli.run` does not add, each with its module (whose
 ``register(subparsers)`` adds it); ``harness-lab --help`` lists them without importing it."""
 
-_COMMANDS = tuple(SUMMARIES)
-"""Every command, in the order ``harness-lab --help`` lists them."""
-
-
-def _command_of(argv: Sequence[str]) -> str | None:
-    """The subcommand named in ``argv`` (its first word that is not an option), if any."""
-    for word in argv:
-        if not word.startswith("-"):
-            return word
-    return None
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``harness-lab``."""
     words = list(sys.argv[1:] if argv is None else argv)
-    command = _command_of(words)
-    if command is not None and command not in _COMMANDS:
+    command = next((word for word in words if not word.startswith("-")), None)
+    if command is not None and command not in SUMMARIES:
         import difflib
 
-        close = difflib.get_close_matches(command, _COMMANDS, n=1)
+        close = difflib.get_close_matches(command, list(SUMMARIES), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         print(f"harness-lab: unknown command {command!r}{hint} (harness-lab --help lists "
               "the commands)", file=sys.stderr)

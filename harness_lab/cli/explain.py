@@ -50,10 +50,9 @@ def _targets(run: str) -> Iterator[Any]:
         return
     from harness_lab.runner.run import SelectionError, Selector, plan_paths
 
-    if "#" in run and not Selector.parse(run).path.exists():
-        raise ValueError(f"{run.rpartition('#')[0]}: no such log file")
     if not Selector.parse(run).path.exists():
-        raise ValueError(f"{run}: no such file or directory")
+        raise ValueError(f"{run.rpartition('#')[0]}: no such log file" if "#" in run
+                         else f"{run}: no such file or directory")
     try:
         plan = plan_paths([run])
     except SelectionError as exc:

@@ -116,17 +116,13 @@ def _style(column: str) -> Any:
     """The colour function of a state column (none for the others)."""
     from harness_lab.terminal import styles
 
+    def flag_style(flag: str) -> str | None:
+        """``FLAG`` in the FAILED verdict's colour, ``?`` (inconclusive) in the ERROR one's."""
+        return styles.verdict_style({"FLAG": "FAILED", "?": "ERROR"}.get(flag, ""))
+
     return {"run_state": styles.state_style, "db_status": styles.state_style,
             "release_outcome": styles.outcome_style, "fallback_type": styles.fallback_style,
-            "flag": _flag_style}.get(column)
-
-
-def _flag_style(flag: str) -> str | None:
-    """``FLAG`` in the FAILED verdict's colour, ``?`` (inconclusive) in the ERROR one's."""
-    from harness_lab.terminal.styles import verdict_style
-
-    return verdict_style({"FLAG": "FAILED", "?": "ERROR"}.get(flag, ""))
-
+            "flag": flag_style}.get(column)
 
 
 def _note(left: Any) -> None:

@@ -1,10 +1,5 @@
-"""The ``record`` subcommand: record a scenario's cassette against an endpoint.
-
-Exit codes: 0 recorded (or replayed, nothing new to record), 1 the recording was refused
-(a request got no answer or an HTTP error, or the run did not do what the scenario
-expects; the cassette is left as it was), 2 a usage error (a malformed scenario or
-reference file, a scenario that is not recorded, an unreadable cassette).
-"""
+"""The ``record`` subcommand: record a scenario's cassette against an endpoint (its exit codes
+are listed under ``harness-lab record --help``)."""
 
 from __future__ import annotations
 
@@ -16,12 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE, add_command, fail
+from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, fail
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
-
-EXIT_REFUSED = 1
-
 
 MAX_REFERENCE_BYTES = 1024 * 1024
 """The largest ``--reference`` file read (1 MiB; a scripted conversation is a few KiB)."""
@@ -173,7 +165,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         for problem in outcome.problems:
             print(f"  {problem}", file=sys.stderr)
         print(f"  (scenario {sc.name}, record mode {outcome.record_mode})", file=sys.stderr)
-        return EXIT_REFUSED
+        return EXIT_FAILED  # the recording was refused
     if outcome.written:
         print(f"recorded {_count(outcome.recorded)} into {_shown(outcome.path)} "
               f"({outcome.interactions} in all, {_size(outcome.size)})")

@@ -11,11 +11,7 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.cli.common import EXIT_FAILED, add_command, fail, selected_results
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from harness_lab.logs.reader import Log
-    from harness_lab.report.compare import Comparison
-    from harness_lab.runner.results import ResultSet
 
 __all__ = ["TITLE", "register"]
 
@@ -50,7 +46,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     logged = read_logs("report", paths, args.tag or ())  # run logs: shown as kept
     if isinstance(logged, int):
         return logged
-    from_logs = logged is not None
     elapsed: float | None
     if logged is not None:
         results, logs = logged
@@ -62,8 +57,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             return selected
         results, elapsed = selected, time.perf_counter() - began
     comparison = None
-    if old is not None:
-        comparison = _comparison(old, paths if from_logs else None, results, args.tag or ())
+    if old is not None:  # by the hashes the logs kept when the results came from logs
+        from harness_lab.report.compare import compare_with
+
+        comparison = compare_with(old, results if logged is None else logs, tags=args.tag or ())
     first = Path(paths[0])
     context = ReportContext(command=_command(args, paths), paths=tuple(paths),
                             elapsed_s=elapsed,
@@ -96,18 +93,6 @@ def _old_log(path: str) -> Log | int:
         return read_noted(path)
     except LogError as exc:
         return fail("report", f"--compare: {exc}")
-
-
-def _comparison(old: Log, logs: Sequence[str] | None, results: ResultSet,
-                tags: Sequence[str]) -> Comparison:
-    """The comparison of the reported results with the ``--compare`` log: by the hashes the
-    new logs kept when the results came from logs, else as a fresh run."""
-    from harness_lab.logs.reader import read_log
-    from harness_lab.report.compare import compare_with
-
-    if logs is not None:
-        return compare_with(old, [read_log(path) for path in logs], tags=tags)
-    return compare_with(old, results, tags=tags)
 
 
 def register(sub: Any) -> None:

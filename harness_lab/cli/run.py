@@ -39,6 +39,7 @@ COMMANDS = ("run", "validate", "show", "schema")
 DEFAULT_PATHS = ("scenarios",)
 """What ``run`` and ``validate`` take when given no path."""
 
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import time
 
@@ -50,8 +51,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if isinstance(log, int):
         return log
     start = time.perf_counter()
-    results = selected_results("run", args.paths or list(DEFAULT_PATHS), args.tag or (),
-                               args.out, progress_enabled=progress_wanted(quiet=args.quiet),
+    paths = args.paths or list(DEFAULT_PATHS)
+    results = selected_results("run", paths, args.tag or (), args.out,
+                               progress_enabled=progress_wanted(quiet=args.quiet),
                                on_result=log.add if log else None,
                                update_snapshots=args.update_snapshots)
     if isinstance(results, int):
@@ -59,15 +61,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     logged = log.close() if log is not None else None
     elapsed = time.perf_counter() - start
     written = write_results(results, fmt, args.out)
-    people = fmt == "table" and not args.out
-    if people:
-        sys.stdout.flush()
     from harness_lab.terminal.summary import print_summary
 
-    stream = sys.stdout if people else sys.stderr
+    stream = sys.stdout if fmt == "table" and not args.out else sys.stderr
+    stream.flush()
     print_summary(results, stream, elapsed_s=elapsed, verbose=args.verbose)
-    _report_snapshots(results, args.paths or list(DEFAULT_PATHS), args.update_snapshots,
-                      stream)
+    _report_snapshots(results, paths, args.update_snapshots, stream)
     if logged is not None and not args.quiet:
         print(f"log: {logged}", file=sys.stderr)
     if args.out and not written:
@@ -139,12 +138,10 @@ def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
 
 
 def _html_page(results: ResultSet) -> str:
-    import html
-
     from harness_lab.report.notebook import results_html
 
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape('harness-lab run')}</title></head><body>\n"
+            "<title>harness-lab run</title></head><body>\n"
             f"{results_html(results)}\n</body></html>\n")
 
 

@@ -46,33 +46,28 @@ def _workers(text: str) -> int:
     return value
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    """A progress bar when asked, or on a terminal unless ``--quiet``."""
-    from harness_lab.terminal.progress import progress_wanted
-
-    return bool(args.progress) or progress_wanted(quiet=args.quiet)
-
-
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness_lab.errors import SweepError
     from harness_lab.scenarios import ScenarioError
     from harness_lab.sweep.engine import Sweep
+    from harness_lab.terminal.progress import progress_wanted
 
     try:
         sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
                                 workers=args.workers, check_invariants=not args.no_invariants,
                                 store_url=args.persist, commit_every=args.commit_every,
                                 scheduler=args.scheduler, resume=args.resume,
-                                progress=_progress(args), overrides=_pairs(args.set),
+                                progress=args.progress or progress_wanted(quiet=args.quiet),
+                                overrides=_pairs(args.set),
                                 keep_failures=args.keep_failures, keep_every=args.keep_every)
         problem = _argument_problem(args, sweep)
         if problem is not None:
             raise SweepError(problem)
-        note = sweep.worker_note()
-        if note is not None and not args.load:
-            print(f"note: {note}", file=sys.stderr)
         if args.load:
             return _load(args, sweep)
+        note = sweep.worker_note()
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
         if args.compare is not None or args.against is not None:
             return _compare(args, sweep)
         return _sweep(args, sweep)
@@ -155,8 +150,7 @@ def _sweep(args: argparse.Namespace, sweep: Any) -> int:
     result = sweep.run()
     written = _write_outputs(args, result)
     log_sweep(log, args, result)
-    summary = result.summary()
-    print("  ".join(f"{k}={v}" for k, v in summary.items()), file=sys.stderr)
+    print("  ".join(f"{k}={v}" for k, v in result.summary().items()), file=sys.stderr)
     if result.replayed:
         print(f"resumed: {result.replayed} samples were already stored (played again for this "
               "result, not written); the others were run and stored", file=sys.stderr)
@@ -176,16 +170,13 @@ def _sweep(args: argparse.Namespace, sweep: Any) -> int:
 
 def _incomplete(args: argparse.Namespace, result: Any) -> bool:
     """Say what the sweep lost, did not store or did not report; True when anything."""
-    said = False
     if result.lost:
         cause = str(result.cause).strip().splitlines()
         print(f"incomplete: {result.lost} of {result.samples} samples lost "
               f"({cause[0] if cause else 'unknown cause'})", file=sys.stderr)
-        said = True
     if result.unstored:
         print(f"incomplete: {result.unstored} of {result.samples} runs were not stored "
               "(their error names the store's reason)", file=sys.stderr)
-        said = True
     if result.unreported:
         shown = ", ".join(result.unreported[:5]) + (", ..." if len(result.unreported) > 5
                                                     else "")
@@ -194,7 +185,7 @@ def _incomplete(args: argparse.Namespace, result: Any) -> bool:
     elif result.interrupted and args.persist:
         print("note: --resume completes the sweep, running only the samples not stored",
               file=sys.stderr)
-    return said
+    return bool(result.lost or result.unstored)
 
 
 def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
@@ -245,8 +236,7 @@ def _compare(args: argparse.Namespace, sweep: Any) -> int:
             return 130
     print(f"A: {args.compare or []}  B: {args.against or []}  "
           f"({paired} samples each, seed {args.seed})")
-    rows = table.to_dict("records")
-    print(format_rows(rows, list(table.columns), args.format), end="")
+    print(format_rows(table.to_dict("records"), list(table.columns), args.format), end="")
     return 130 if ra.interrupted or rb.interrupted else 0
 
 

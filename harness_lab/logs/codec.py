@@ -54,10 +54,6 @@ def variant_of(name: str) -> str | None:
     return None
 
 
-def _mapping(value: Any) -> dict[str, Any] | None:
-    return None if value is None else data(value)
-
-
 def result_to_data(result: ScenarioResult) -> dict[str, Any]:
     """A scenario result as JSON data: its record and earlier turns whole, its expectation
     mismatches, invariant violations and error, and what a crashed run left behind."""
@@ -73,7 +69,8 @@ def result_to_data(result: ScenarioResult) -> dict[str, Any]:
                        for v in result.violations],
         "unexpected": list(result.unexpected), "missing": list(result.missing),
         "error": result.error, "crashed": result.crashed,
-        "stored_row": _mapping(result.stored_row), "extra": data(result.extra),
+        "stored_row": None if result.stored_row is None else data(result.stored_row),
+        "extra": data(result.extra),
         "partial_sse": [to_data(e) for e in result.partial_sse],
         "partial_trace": [to_data(e) for e in result.partial_trace],
     }

@@ -19,6 +19,8 @@ regression (the run may have selected less).
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,10 +28,9 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.record import RunRecord
 from harness_lab.runner.run import ScenarioResult
+from harness_lab.terminal.console import cut
 
 if TYPE_CHECKING:
-    import os
-
     import pandas as pd
 
 __all__ = ["ASPECTS", "DIFF_COLUMNS", "KINDS", "LogDiff", "ScenarioChange", "Side", "diff_logs",
@@ -157,8 +158,7 @@ def _payload(data: dict[str, Any], key: str) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = "none" if value is None else str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return cut("none" if value is None else str(value), limit)
 
 
 def _sse(r: RunRecord) -> list[tuple[str, dict[str, Any]]]:
@@ -169,45 +169,38 @@ def _trace(r: RunRecord) -> list[tuple[str, str, dict[str, Any]]]:
     return [(e.type.value, e.status.value, dict(e.detail)) for e in r.trace]
 
 
-def _compare(old: Side, new: Side) -> tuple[list[str], list[str]]:
-    """(aspects that differ, a detail for each, in the same order)."""
-    aspects: list[str] = []
-    details: list[str] = []
+def _compare(old: Side, new: Side) -> list[tuple[str, str]]:
+    """(aspect that differs, what differs) pairs, in :data:`ASPECTS` order."""
+    found: list[tuple[str, str]] = []
     a, b = old.result, new.result
     if a.verdict != b.verdict:
-        aspects.append("verdict")
         from harness_lab.runner.results import first_difference
 
         why = first_difference(b) if b.verdict != "ok" else ""
-        details.append(f"verdict {a.verdict} -> {b.verdict}" + (f" ({why})" if why else ""))
+        found.append(("verdict", f"verdict {a.verdict} -> {b.verdict}"
+                                 + (f" ({why})" if why else "")))
     ra, rb = a.record, b.record
     if _outcome(ra) != _outcome(rb):
-        aspects.append("outcome")
         pairs = [f"{k} {_short(x)} -> {_short(y)}"
                  for k, x, y in zip(_OUTCOME, _outcome(ra), _outcome(rb), strict=True) if x != y]
-        details.append("; ".join(pairs))
+        found.append(("outcome", "; ".join(pairs)))
     if ra is not None and rb is not None:
         states = [k for k in _STATES if getattr(ra, k) != getattr(rb, k)]
         if states:
-            aspects.append("states")
             k = states[0]
-            details.append(f"{k} {_short(_value(getattr(ra, k)))} -> "
-                           f"{_short(_value(getattr(rb, k)))}")
+            found.append(("states", f"{k} {_short(_value(getattr(ra, k)))} -> "
+                                    f"{_short(_value(getattr(rb, k)))}"))
         if _sse(ra) != _sse(rb):
-            aspects.append("sse")
-            details.append(_first_difference("sse event", _sse(ra), _sse(rb)))
+            found.append(("sse", _first_difference("sse event", _sse(ra), _sse(rb))))
         if _trace(ra) != _trace(rb):
-            aspects.append("trace")
-            details.append(_first_difference("trace event", _trace(ra), _trace(rb)))
-    if (a.stored_row or {}) != (b.stored_row or {}):
-        aspects.append("stored_row")
-        keys = sorted(k for k in set(a.stored_row or {}) | set(b.stored_row or {})
-                      if (a.stored_row or {}).get(k) != (b.stored_row or {}).get(k))
-        details.append(f"stored row {', '.join(keys)}")
+            found.append(("trace", _first_difference("trace event", _trace(ra), _trace(rb))))
+    row_a, row_b = a.stored_row or {}, b.stored_row or {}
+    if row_a != row_b:
+        keys = sorted(k for k in set(row_a) | set(row_b) if row_a.get(k) != row_b.get(k))
+        found.append(("stored_row", f"stored row {', '.join(keys)}"))
     if old.sha256 != new.sha256:
-        aspects.append("file")
-        details.append("scenario file changed")
-    return aspects, details
+        found.append(("file", "scenario file changed"))
+    return found
 
 
 def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
@@ -220,13 +213,12 @@ def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
     if new is None:
         return ScenarioChange(name, "removed", old.result.verdict, None, False, (),
                               "not in the new run")
-    aspects, details = _compare(old, new)
-    notes = list(zip(aspects, details, strict=True))
+    notes = _compare(old, new)
+    aspects = tuple(aspect for aspect, _ in notes)
     was_ok, is_ok = old.result.verdict == "ok", new.result.verdict == "ok"
-    outcome = "outcome" in aspects
     if was_ok and not is_ok:
         kind, bad = "new failure", True
-    elif outcome and ("file" not in aspects or not is_ok):
+    elif "outcome" in aspects and ("file" not in aspects or not is_ok):
         kind, bad = "regressed", True
     elif is_ok and not was_ok:
         kind, bad = "new pass", False
@@ -235,10 +227,9 @@ def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
     else:
         kind, bad = "unchanged", False
     if kind == "regressed" and "file" not in aspects:
-        details.append("the scenario file did not change")
         notes.append(("file", "the scenario file did not change"))
-    return ScenarioChange(name, kind, old.result.verdict, new.result.verdict, bad,
-                          tuple(aspects), "; ".join(details), tuple(notes))
+    return ScenarioChange(name, kind, old.result.verdict, new.result.verdict, bad, aspects,
+                          "; ".join(what for _, what in notes), tuple(notes))
 
 
 def _by_name(sides: Iterable[Side]) -> dict[str, Side]:
@@ -271,13 +262,8 @@ def result_sides(results: Iterable[ScenarioResult]) -> list[Side]:
     """The sides of live results (each file hashed as a log would)."""
     from harness_lab.logs.writer import sha256_of
 
-    hashes: dict[str, str | None] = {}
-    sides = []
-    for r in results:
-        if r.path is not None and r.path not in hashes:
-            hashes[r.path] = sha256_of(r.path)
-        sides.append(Side(r, None if r.path is None else hashes[r.path]))
-    return sides
+    hashed = functools.cache(sha256_of)  # each file once
+    return [Side(r, None if r.path is None else hashed(r.path)) for r in results]
 
 
 def diff_logs(old: Log | str | os.PathLike[str],
@@ -288,8 +274,8 @@ def diff_logs(old: Log | str | os.PathLike[str],
     Against a fresh run, the old scenarios it did not run are left out, not *removed*.
     """
     old_log = old if isinstance(old, Log) else read_log(old)
-    if isinstance(new, Log) or isinstance(new, str) or hasattr(new, "__fspath__"):
-        new_log = new if isinstance(new, Log) else read_log(new)  # type: ignore[arg-type]
+    if isinstance(new, Log | str | os.PathLike):
+        new_log = new if isinstance(new, Log) else read_log(new)
         return diff_results(log_sides(old_log), log_sides(new_log),
                             old_label=str(old_log.path), new_label=str(new_log.path))
     return diff_results(log_sides(old_log), result_sides(new),  # type: ignore[arg-type]

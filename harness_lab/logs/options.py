@@ -27,9 +27,7 @@ LOG_DIR_ENV = "HARNESS_LAB_LOG_DIR"
 
 def log_directory(given: str | os.PathLike[str] | None = None) -> Path:
     """The log directory: ``given``, else ``$HARNESS_LAB_LOG_DIR``, else ``./harness_logs``."""
-    if given is not None:
-        return Path(given)
-    return Path(os.environ.get(LOG_DIR_ENV) or DEFAULT_LOG_DIR)
+    return Path(given if given is not None else os.environ.get(LOG_DIR_ENV) or DEFAULT_LOG_DIR)
 
 
 def add_log_options(parser: argparse.ArgumentParser) -> None:
@@ -126,12 +124,11 @@ class RunLog:
         return path
 
 
-def run_log(command: str, args: argparse.Namespace,
-            argv: list[str] | None = None) -> RunLog | int | None:
+def run_log(command: str, args: argparse.Namespace) -> RunLog | int | None:
     """The log hook of ``harness-lab COMMAND`` given its parsed ``args``: None under
     ``--no-log``, or 2 (a usage error, printed) when the directory cannot be written.
 
-    The log's header records ``argv`` (default: ``args.argv``, the words ``main`` parsed).
+    The log's header records ``args.argv``, the words ``main`` parsed.
     """
     if getattr(args, "no_log", False):
         return None
@@ -140,7 +137,4 @@ def run_log(command: str, args: argparse.Namespace,
     if problem:
         print(f"harness-lab {command}: {problem} (or give --no-log)", file=sys.stderr)
         return 2
-    if argv is None:
-        argv = ["harness-lab", *getattr(args, "argv", sys.argv[1:])]
-    words = argv
-    return RunLog(directory, command, words)
+    return RunLog(directory, command, ["harness-lab", *getattr(args, "argv", sys.argv[1:])])

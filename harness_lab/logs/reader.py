@@ -21,7 +21,6 @@ from harness_lab.record import RunRecord
 from harness_lab.runner.run import ScenarioResult
 
 if TYPE_CHECKING:
-
     from harness_lab.runner.results import ResultSet
 
 __all__ = ["Log", "LogEntry", "LogError", "MAX_LINE_BYTES", "read_log"]
@@ -119,21 +118,6 @@ class Log:
                        f"({len(names)} run(s)){hint}")
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, ends with a newline) of each line, bounded in length."""
-    with open(path, encoding="utf-8", errors="strict") as f:
-        number = 0
-        while True:
-            text = f.readline(MAX_LINE_BYTES + 1)
-            if not text:
-                return
-            number += 1
-            if len(text) > MAX_LINE_BYTES:
-                raise LogError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} "
-                               "characters; not a run log")
-            yield number, text, text.endswith("\n")
-
-
 def read_log(path: str | os.PathLike[str]) -> Log:
     """Read a run log written by ``harness-lab run`` (or the pytest plugin, or a sweep).
 
@@ -179,20 +163,24 @@ def read_log(path: str | os.PathLike[str]) -> Log:
 
 
 def _parsed(path: Path) -> Iterator[tuple[int, dict[str, Any], bool]]:
-    """(line number, parsed object, torn) of each non-blank line, looking one line ahead:
-    a last line without its newline that is not JSON is torn (the writer was killed)."""
-    pending: tuple[int, str, bool] | None = None
-    for item in _lines(path):
-        if not item[1].strip():
-            continue
-        if pending is not None:
-            yield _parse(path, *pending, last=False)
-        pending = item
+    """(line number, parsed object, torn) of each non-blank line, each bounded in length,
+    looking one line ahead: a last line without its newline that is not JSON is torn (the
+    writer was killed)."""
+    pending: tuple[int, str] | None = None
+    with open(path, encoding="utf-8", errors="strict") as f:
+        for number, text in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):
+            if len(text) > MAX_LINE_BYTES:
+                raise LogError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} "
+                               "characters; not a run log")
+            if text.strip():
+                if pending is not None:
+                    yield _parse(path, *pending, last=False)
+                pending = number, text
     if pending is not None:
         yield _parse(path, *pending, last=True)
 
 
-def _parse(path: Path, number: int, text: str, whole: bool, *, last: bool
+def _parse(path: Path, number: int, text: str, *, last: bool
            ) -> tuple[int, dict[str, Any], bool]:
     """One line through the bounded JSON reader: nesting, 64-bit integers and finite
     numbers checked, so a hostile line is a named error, never a traceback."""
@@ -200,7 +188,7 @@ def _parse(path: Path, number: int, text: str, whole: bool, *, last: bool
         line = parse_json(text, source=str(path), line=number)
     except JsonInputError as exc:
         if exc.message.startswith("not JSON"):
-            if last and not whole:
+            if last and not text.endswith("\n"):
                 return number, {}, True
             if number == 1:
                 raise LogError(f"{path}: not a run log (its first line is not JSON)") from None

@@ -46,17 +46,12 @@ def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
     results: list[ScenarioResult] = []
     seen: set[tuple[int, int]] = set()
     for d in kept:
-        if "trace" not in d:  # a kept sample that crashed: its error only
-            grid, sample = d["grid"], d["sample"]
-            results.append(ScenarioResult(_name(scenario, grid, sample), path,
-                                          error=str(d.get("error"))))
-            seen.add((grid, sample))
-            continue
-        record = record_from_dict(d)
-        grid, sample = _grid_sample(record.run_id)
+        record = record_from_dict(d) if "trace" in d else None  # None: the sample crashed
+        grid, sample = (d["grid"], d["sample"]) if record is None else _grid_sample(record.run_id)
         seen.add((grid, sample))
-        results.append(record_result(_name(scenario, grid, sample), path, record,
-                                     error=record.error))
+        name = _name(scenario, grid, sample)
+        results.append(ScenarioResult(name, path, error=str(d.get("error"))) if record is None
+                       else record_result(name, path, record, error=record.error))
     for f in failures:
         if (f["grid"], f["sample"]) in seen:
             continue

@@ -25,8 +25,10 @@ from harness_lab.logs.codec import result_to_data
 from harness_lab.logs.options import log_directory
 from harness_lab.logs.version import FORMAT_VERSION
 from harness_lab.runner.run import ScenarioResult
+from harness_lab.version import __version__
 
 __all__ = ["LogWriter", "git_commit", "sha256_of"]
+
 
 def sha256_of(path: str | os.PathLike[str]) -> str | None:
     """The SHA-256 of a scenario file's bytes (hex), or None when it cannot be read.
@@ -73,7 +75,7 @@ class LogWriter:
         self._runs = 0
         self._began = self._last = time.perf_counter()
         self._write({"kind": "header", "format_version": FORMAT_VERSION,
-                     "toolkit_version": _version(), "command": command,
+                     "toolkit_version": __version__, "command": command,
                      "cwd": os.getcwd(), "git_commit": git_commit(Path.cwd()),
                      "python": platform.python_version(), "platform": sys.platform,
                      "started_at": _now()})
@@ -92,8 +94,7 @@ class LogWriter:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
         path = folder / f"{stamp}_{command}_{secrets.token_hex(3)}.jsonl"
         stream = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed by close())
-        words = ["harness-lab", command] if argv is None else list(argv)
-        return cls(path, stream, words)
+        return cls(path, stream, ["harness-lab", command] if argv is None else list(argv))
 
     def _write(self, line: dict[str, Any]) -> None:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -140,9 +141,3 @@ class LogWriter:
             self.close()
         else:  # interrupted: the log stays without a footer, as a killed process leaves it
             self.abandon()
-
-
-def _version() -> str:
-    from harness_lab.version import __version__
-
-    return __version__

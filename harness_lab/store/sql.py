@@ -174,7 +174,9 @@ _COMPLETE = (update(diagnosis_run)
              .where(_R.run_id == bindparam("p_run_id"), _R.status == _RUNNING)
              .values({name: bindparam(f"p_{name}") for name in COMPLETION_COLUMNS}))
 _ROW_OF = select(*_RUN_SELECT).where(_R.run_id == bindparam("p_run_id"))
+_OLDEST_FIRST = (_R.created_at, _R.ordinal)
 _LATEST_FIRST = (_R.created_at.desc(), _R.ordinal.desc())
+_ALL_RUNS = select(*_RUN_SELECT).order_by(*_OLDEST_FIRST)
 _HISTORY = (select(*_RUN_SELECT)
             .where(_R.session_id == bindparam("p_session_id"), _R.status != _RUNNING)
             .order_by(*_LATEST_FIRST).limit(bindparam("p_limit")))
@@ -312,8 +314,7 @@ class SqlRunStore:
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """The stored diagnosis_run row as a dict of exactly RUN_COLUMNS, or None."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(*_RUN_SELECT)
-                               .where(diagnosis_run.c.run_id == run_id)).one_or_none()
+            row = conn.execute(_ROW_OF, {"p_run_id": run_id}).one_or_none()
         return None if row is None else dict(row._mapping)
 
     def read_session(self, session_id: str, history_limit: int) -> SessionContext:
@@ -333,10 +334,8 @@ class SqlRunStore:
 
     def runs(self) -> list[dict[str, Any]]:
         """Every diagnosis_run row (RUN_COLUMNS), oldest first."""
-        query = select(*_RUN_SELECT).order_by(diagnosis_run.c.created_at,
-                                              diagnosis_run.c.ordinal)
         with self.engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [dict(row._mapping) for row in conn.execute(_ALL_RUNS)]
 
     def invocations(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Invocation rows shaped like ``CanonicalInvocation.to_dict()``, by run then seq."""
@@ -352,7 +351,6 @@ class SqlRunStore:
 
     @staticmethod
     def _by_run(table: Table, run_id: str | None) -> Select[Any]:
-        query = (select(*table.c)
-                 .join(diagnosis_run, diagnosis_run.c.run_id == table.c.run_id)
-                 .order_by(diagnosis_run.c.created_at, diagnosis_run.c.ordinal, table.c.seq))
+        query = (select(*table.c).join(diagnosis_run, _R.run_id == table.c.run_id)
+                 .order_by(*_OLDEST_FIRST, table.c.seq))
         return query if run_id is None else query.where(table.c.run_id == run_id)
