@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import httpx
 
@@ -127,6 +127,9 @@ class _Near(float):
     matching language compares with ``==``; exact data stays exact)."""
 
     __slots__ = ("tolerance", "origin", "unit")
+    tolerance: Tolerance
+    origin: float
+    unit: float
 
     def __new__(cls, value: float, tolerance: Tolerance, origin: float = 0.0,
                 unit: float = 1.0) -> _Near:
@@ -616,7 +619,7 @@ _TIMED = re.compile(r"\.(t|at|lost_to_at|created_at|finished_at|duration_ms)$")
 """The path of a mismatch on a time or a duration."""
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
