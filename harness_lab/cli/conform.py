@@ -38,6 +38,10 @@ def register(sub: Any) -> None:
                         "file); e.g. postgresql+psycopg://user@host/db")
     p.add_argument("--time-scale", type=float, default=0.05, metavar="X",
                    help="wall seconds per scripted second")
+    p.add_argument("--tolerance", metavar="S[+P%]",
+                   help="how far a live time or duration may be from the expected one: S "
+                        "virtual seconds plus P%% of the run's time so far (default: 0.125 "
+                        "wall seconds, so 2.5 at --time-scale 0.05, plus 5%%; 0: exact)")
     p.add_argument("--providers-port", type=int, default=0, metavar="N",
                    help="the port of the scripted providers, which the harness at URL is "
                         "configured to call (default: a free one, fine with --serve)")
@@ -50,7 +54,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness_lab.live.adapter import Adapter, AdapterError, load_adapter
-    from harness_lab.live.conform import ConformResult
+    from harness_lab.live.conform import ConformResult, Tolerance
     from harness_lab.live.conform_suite import run_suite
     from harness_lab.runner.run import SelectionError, plan_paths
 
@@ -63,6 +67,10 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         return fail("conform", "give the harness's URL, or --serve to start one (not both)")
     if not (args.time_scale > 0):
         return fail("conform", f"--time-scale {args.time_scale}: give a number > 0")
+    try:
+        tolerance = None if args.tolerance is None else Tolerance.parse(args.tolerance)
+    except ValueError as exc:
+        return fail("conform", f"--tolerance {exc}")
     paths = paths or ["scenarios"]
     for path in paths:
         if not Path(path.split("[", 1)[0]).exists():
@@ -92,7 +100,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
 
     try:
         report = run_suite(planned, url=url, adapter=adapter, time_scale=args.time_scale,
-                           db=args.db, on_result=shown, providers_port=args.providers_port)
+                           db=args.db, on_result=shown, providers_port=args.providers_port,
+                           tolerance=tolerance)
     except OSError as exc:
         return fail("conform", "the scripted providers cannot listen on port "
                                f"{args.providers_port}: {exc.strerror or exc}")

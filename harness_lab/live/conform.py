@@ -12,17 +12,25 @@ from outside and the invariants; then compares the live outcome with the simulat
 A lifecycle point ``before`` a call cannot be reached from outside the harness (it passes it
 without any I/O): it is realised while the call is in flight, so that call's result arrives
 after the cancellation and is discarded instead of never being asked for.
+
+Times are compared on the simulated run's timeline: a live trace counts from the server's
+start and a live row is dated by the wall clock, so each live time is taken relative to the
+live run's own start and placed after the simulated run's start. Times and durations then
+match an expected value within a :class:`Tolerance` (a wall clock's jitter); states,
+outcomes, kinds, the order and the counts of events are still compared exactly.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import httpx
 
@@ -35,7 +43,7 @@ from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted import ProvidersServer
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "StreamLimitError",
-           "conform_scenario", "not_applicable"]
+           "Tolerance", "conform_scenario", "default_tolerance", "not_applicable"]
 
 INVOCATION_RULES = ("cited_ready_only", "ready_has_evidence_status", "no_evidence_not_promoted",
                     "no_evidence_tool_after_saturation")
@@ -54,12 +62,96 @@ OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "s
 """What parity compares between the simulated and the live run."""
 
 SETTLE_S = 0.3
+"""Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
 
 
 class StreamLimitError(RuntimeError):
     """A stream that broke one of the adapter's stream limits
     (:class:`~harness_lab.live.adapter.StreamLimitsSpec`)."""
-"""Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How far a live time or duration may be from the expected one and still match it:
+    ``seconds`` (virtual seconds) plus ``share`` of the time the run had taken by then (of
+    a duration, of the duration itself)."""
+
+    seconds: float
+    share: float
+
+    def __post_init__(self) -> None:
+        for name in ("seconds", "share"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"a tolerance's {name} must be a finite number >= 0, "
+                                 f"got {value!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> Tolerance:
+        """``SECONDS`` or ``SECONDS+PERCENT%`` (``0.5+5%``; ``0``: exact); ValueError
+        saying the form otherwise."""
+        m = _TOLERANCE.fullmatch(text.strip())
+        if m is None:
+            raise ValueError(f"{text!r}: give SECONDS or SECONDS+PERCENT% (e.g. 0.5+5%)")
+        return cls(float(m["seconds"]), float(m["percent"] or 0) / 100)
+
+    def allows(self, expected: float, observed: float, elapsed: float, unit: float) -> bool:
+        """Whether ``observed`` matches ``expected``, ``elapsed`` after the run's start
+        (in ``unit`` per virtual second: 1000 for milliseconds)."""
+        return abs(observed - expected) <= self.seconds * unit + self.share * abs(elapsed)
+
+    def __str__(self) -> str:
+        return f"{self.seconds:g} s + {self.share * 100:g}%"
+
+
+_TOLERANCE = re.compile(r"(?P<seconds>\d+(\.\d*)?|\.\d+)"
+                        r"(\s*\+\s*(?P<percent>\d+(\.\d*)?|\.\d+)\s*%)?")
+
+JITTER_WALL_S = 0.125
+"""Wall seconds a live time was seen to stray from the simulated one by a wall clock's own
+jitter (scheduling, the providers' HTTP, a busy machine): the default tolerance's absolute
+part, measured on the library (docs/conform.md, Times and tolerance)."""
+
+JITTER_SHARE = 0.05
+"""The default tolerance's share of the run's elapsed time."""
+
+
+def default_tolerance(time_scale: float) -> Tolerance:
+    """The tolerance ``conform`` uses unless told otherwise: :data:`JITTER_WALL_S` in
+    virtual seconds at ``time_scale`` (2.5 s at 0.05) plus :data:`JITTER_SHARE`."""
+    return Tolerance(JITTER_WALL_S / time_scale, JITTER_SHARE)
+
+
+class _Near(float):
+    """A live time or duration: equal to each expected number within its tolerance (the
+    matching language compares with ``==``; exact data stays exact)."""
+
+    __slots__ = ("tolerance", "origin", "unit")
+    tolerance: Tolerance
+    origin: float
+    unit: float
+
+    def __new__(cls, value: float, tolerance: Tolerance, origin: float = 0.0,
+                unit: float = 1.0) -> _Near:
+        near = super().__new__(cls, value)
+        near.tolerance, near.origin, near.unit = tolerance, origin, unit
+        return near
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, bool) or not isinstance(other, int | float):
+            return False
+        return self.tolerance.allows(float(other), float(self), float(other) - self.origin,
+                                     self.unit)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = float.__hash__
+
+    def __repr__(self) -> str:
+        return repr(round(float(self), 3))
+
+    __str__ = __repr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +280,8 @@ class _Stream:
         self.response: httpx.Response | None = None
         self.closed_by_us = threading.Event()
         self.events: list[tuple[str, Any]] = []
+        self.arrived: list[float] = []
+        """When each event arrived (``time.monotonic()``)."""
 
     def close(self) -> None:
         """Really close the connection (a client disconnect)."""
@@ -284,6 +378,7 @@ class _Stream:
         except json.JSONDecodeError:
             data = text
         self.events.append((kind, data))
+        self.arrived.append(time.monotonic())
         on_event(kind, data)
 
 
@@ -294,6 +389,8 @@ class _Play:
     run_id: str | None = None
     session_id: str | None = None
     started: float = 0.0
+    arrived: list[float] = field(default_factory=list)
+    """When each event of the stream arrived (``time.monotonic()``)."""
     errors: list[str] = field(default_factory=list)
     run_known: threading.Event = field(default_factory=threading.Event)
 
@@ -360,6 +457,7 @@ class _Player:
         for w in workers:
             w.join(self.timeout_s)
         self.providers.release()
+        play.arrived = stream.arrived
         return play, stream.events
 
     def _inject(self, f: Any, stream: _Stream, play: _Play) -> None:
@@ -499,13 +597,70 @@ def _kinds(events: Sequence[tuple[str, Any]], adapter: Adapter) -> list[tuple[st
 
 def _live_record(row: Mapping[str, Any], trace: Sequence[Mapping[str, Any]] | None,
                  invocations: Sequence[Mapping[str, Any]] | None,
-                 events: Sequence[tuple[str, Any]]) -> Any:
+                 events: Sequence[tuple[str, Any]], arrived: Sequence[float],
+                 time_scale: float) -> Any:
+    """The live run rebuilt from its stored rows and the events its stream delivered, each
+    event timed in virtual seconds since the first one arrived."""
     from harness_lab.audit.rebuild import rebuild
 
-    sse_rows = [{"seq": i, "t": 0.0, "kind": kind, "data": data}
-                for i, (kind, data) in enumerate(events, 1)
+    first = arrived[0] if arrived else 0.0
+    sse_rows = [{"seq": i, "t": (at - first) / time_scale, "kind": kind, "data": data}
+                for i, ((kind, data), at) in enumerate(zip(events, arrived, strict=True), 1)
                 if kind in ("metadata", "status", "content", "failure", "done")]
     return rebuild(row, list(trace or []), list(invocations or []), sse_rows)
+
+
+TIME_DETAILS = ("at", "lost_to_at")
+"""The trace details that are times of the run's clock: when a losing termination was tried
+and when the one that won it happened (``TERMINATION_REJECTED``)."""
+
+
+_TIMED = re.compile(r"\.(t|at|lost_to_at|created_at|finished_at|duration_ms)$")
+"""The path of a mismatch on a time or a duration."""
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _live_start(record: Any) -> float:
+    """When the live run started on its server's clock: its ``RUN_STARTED`` (else its first
+    trace event)."""
+    started = [e.t for e in record.trace if e.type.value == "RUN_STARTED"]
+    return started[0] if started else min((e.t for e in record.trace), default=0.0)
+
+
+def _on_timeline(seen: Mapping[str, Any], *, live_start: float, start: float,
+                 time_scale: float, tolerance: Tolerance) -> dict[str, Any]:
+    """A live run's observation with its times where the simulated run, started at
+    ``start``, has them, each matching an expected time within ``tolerance``.
+
+    Trace times (and their :data:`TIME_DETAILS`) count from the live run's ``RUN_STARTED``
+    (``live_start``, the server's clock), SSE times from the first event's arrival, the row's
+    ``finished_at`` from its ``created_at`` (wall seconds: divided by ``time_scale``) and
+    ``created_at`` is the start itself; ``duration_ms`` is kept, with the tolerance."""
+    def near(since_start: float) -> _Near:
+        return _Near(start + since_start, tolerance, start)
+
+    def detail(d: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: near(v - live_start) if k in TIME_DETAILS and _number(v) else v
+                for k, v in d.items()}
+
+    out = dict(seen)
+    out["trace"] = [{**e, "t": near(e["t"] - live_start), "detail": detail(e["detail"])}
+                    for e in seen["trace"]]
+    out["sse"] = [{**e, "t": near(e["t"])} for e in seen["sse"]]
+    row = seen.get("row")
+    if row is not None:
+        row = out["row"] = dict(row)
+        created, finished = row.get("created_at"), row.get("finished_at")
+        if _number(created):
+            row["created_at"] = near(0.0)
+            if _number(finished):
+                row["finished_at"] = near((finished - created) / time_scale)
+        if _number(row.get("duration_ms")):
+            row["duration_ms"] = _Near(row["duration_ms"], tolerance, 0.0, 1000.0)
+    return out
 
 
 def _as_simulated(value: Any, ids: dict[str, str]) -> Any:
@@ -536,9 +691,12 @@ def _checkable(expect: Expect, has_trace: bool, has_invocations: bool
 def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServer,
                      adapter: Adapter, *, time_scale: float, configurable: bool,
                      settle_s: float = SETTLE_S, timeout_s: float = 60.0,
-                     simulated: Any = None) -> ConformResult:
+                     simulated: Any = None, tolerance: Tolerance | None = None
+                     ) -> ConformResult:
     """Play one scenario against the harness at ``base`` and judge it (never raises for a
-    failure of the run; an unreachable harness is an ``error`` result)."""
+    failure of the run; an unreachable harness is an ``error`` result). Live times and
+    durations match the expected ones within ``tolerance`` (None:
+    :func:`default_tolerance`), on the simulated run's timeline."""
     from harness_lab.invariants import INVARIANTS
     from harness_lab.runner.run import expectations, run_scenario
 
@@ -585,7 +743,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
                              run_id=play.run_id, seconds=time.monotonic() - began)
     disconnected = any(isinstance(f, fs.ClientDisconnect) for f in sc.faults)
     try:
-        record = _live_record(row, trace, invocations, events)
+        record = _live_record(row, trace, invocations, events, play.arrived, time_scale)
     except Exception as exc:  # noqa: BLE001 - a row conform cannot read is a failure, shown
         live = Outcome(None, None, None, row.get("status"), kinds, statuses)
         return ConformResult(sc.name, loaded.path, "fail",
@@ -604,9 +762,16 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
         expect = expect.model_copy(update={k: None for k in BEFORE_FIELDS})
     simulated_ids = ({} if sim.record is None else  # a crashed simulation is n/a: never here
                      {record.run_id: sim.record.run_id, record.session_id: sim.record.session_id})
-    seen = _as_simulated(observe(record), simulated_ids)
+    tolerance = tolerance or default_tolerance(time_scale)
+    seen = _on_timeline(_as_simulated(observe(record), simulated_ids),
+                        live_start=_live_start(record),
+                        start=sim.record.started_at if sim.record is not None else 0.0,
+                        time_scale=time_scale, tolerance=tolerance)
     mismatches: list[Mismatch] = compare(expect, record, seen)
     reasons = [str(m) for m in mismatches] + play.errors
+    if any(_TIMED.search(m.field) for m in mismatches):
+        reasons.append(f"live times count from the run's start and match within {tolerance} "
+                       "of its time so far (--tolerance)")
     rules = {k: v for k, v in INVARIANTS.items() if trace is not None or k == "sse_protocol"}
     if invocations is None:
         rules = {k: v for k, v in rules.items() if k not in INVOCATION_RULES}

@@ -24,7 +24,13 @@ import httpx
 import yaml
 
 from harness_lab.live.adapter import Adapter, DatabaseSpec
-from harness_lab.live.conform import ConformResult, conform_scenario, not_applicable
+from harness_lab.live.conform import (
+    ConformResult,
+    Tolerance,
+    conform_scenario,
+    default_tolerance,
+    not_applicable,
+)
 from harness_lab.live.sources import http_terms
 from harness_lab.parent_watch import watched_by_this_process
 from harness_lab.scenarios import faults as fs
@@ -50,6 +56,8 @@ class SuiteReport:
     results: tuple[ConformResult, ...]
     serves: int = 0
     """How many ``harness-lab serve`` processes were started for it (0 against a URL)."""
+    tolerance: Tolerance | None = None
+    """Within what live times and durations matched the expected ones."""
 
     def counts(self) -> dict[str, int]:
         """Scenarios by verdict, and how many applicable ones agree with the simulation."""
@@ -74,7 +82,10 @@ class SuiteReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON data."""
         return {"ok": self.ok, "parity": self.parity, "counts": self.counts(),
-                "serves": self.serves, "results": [r.to_dict() for r in self.results]}
+                "serves": self.serves,
+                "tolerance": None if self.tolerance is None else {
+                    "seconds": self.tolerance.seconds, "share": self.tolerance.share},
+                "results": [r.to_dict() for r in self.results]}
 
 
 def configured(sc: Scenario) -> Scenario:
@@ -159,9 +170,12 @@ class ServeProcess:
 def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | None,
               adapter: Adapter, time_scale: float, db: str | None = None,
               on_result: Callable[[ConformResult], None] | None = None,
-              timeout_s: float = 60.0, providers_port: int = 0) -> SuiteReport:
+              timeout_s: float = 60.0, providers_port: int = 0,
+              tolerance: Tolerance | None = None) -> SuiteReport:
     """Play every planned scenario (a ConformResult stands for one that failed to load);
     the report lists them in the planned order, ``on_result`` hears of each as it ends.
+    Live times and durations match the expected ones within ``tolerance`` (None: the
+    :func:`~harness_lab.live.conform.default_tolerance` of ``time_scale``).
 
     ``url`` None: play the scenarios on ``harness-lab serve`` processes started with their
     configuration, those with the same :func:`http_terms` one after another on one serve
@@ -170,6 +184,7 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
     where a harness at ``url`` must call them.
     """
     results: dict[int, ConformResult] = {}
+    tolerance = tolerance or default_tolerance(time_scale)
     with ProvidersServer(time_scale=time_scale, compensate=True,
                          port=providers_port) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
@@ -182,13 +197,14 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
                     result = entry
                 else:
                     result = _one(entry, url, providers, adapter, time_scale, serving,
-                                  timeout_s)
+                                  timeout_s, tolerance)
                 results[i] = result
                 if on_result is not None:
                     on_result(result)
         finally:
             serving.stop()
-    return SuiteReport(tuple(results[i] for i in range(len(planned))), serves=serving.started)
+    return SuiteReport(tuple(results[i] for i in range(len(planned))), serves=serving.started,
+                       tolerance=tolerance)
 
 
 def _play_order(planned: Sequence[LoadedScenario | ConformResult]) -> list[int]:
@@ -250,8 +266,8 @@ class _Serving:
 
 
 def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
-         adapter: Adapter, time_scale: float, serving: _Serving, timeout_s: float
-         ) -> ConformResult:
+         adapter: Adapter, time_scale: float, serving: _Serving, timeout_s: float,
+         tolerance: Tolerance | None) -> ConformResult:
     from harness_lab.runner.run import run_scenario
 
     sc = loaded.scenario
@@ -260,14 +276,16 @@ def _one(loaded: LoadedScenario, url: str | None, providers: ProvidersServer,
     if url is not None or not_applicable(sc, configurable=True):
         return conform_scenario(loaded, url or "http://127.0.0.1:9", providers, adapter,
                                 time_scale=time_scale, configurable=configurable,
-                                timeout_s=timeout_s, simulated=simulated)
+                                timeout_s=timeout_s, simulated=simulated,
+                                tolerance=tolerance)
     try:
         base = serving.base_for(sc)
     except (RuntimeError, OSError, httpx.HTTPError) as exc:
         return ConformResult(sc.name, loaded.path, "error", (str(exc),))
     local = adapter.model_copy(update={"database": DatabaseSpec(url=serving.store)})
     result = conform_scenario(loaded, base, providers, local, time_scale=time_scale,
-                              configurable=True, timeout_s=timeout_s, simulated=simulated)
+                              configurable=True, timeout_s=timeout_s, simulated=simulated,
+                              tolerance=tolerance)
     if result.verdict == "error":  # whatever went wrong, the next scenario gets a fresh serve
         serving.stop()
     return result
