@@ -50,6 +50,7 @@ def test_each_cancellation_reason_maps_to_the_documented_run_state():
         "DEADLINE_EXCEEDED": "TIMED_OUT",
         "BUDGET_EXHAUSTED": "BUDGET_EXHAUSTED",
         "INTERNAL_FAILURE": "FAILED",
+        "SERVER_SHUTDOWN": "CANCELLED",  # toolkit-added: the live server stopping (SPEC 9)
     }
     assert {r.value: r.run_state.value for r in CancellationReason} == expected
 
