@@ -10,7 +10,9 @@ text, and the divergence names the first differing character offset.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -125,12 +127,7 @@ def first_divergence(recorded_request_body: Any, actual_body: Any) -> Divergence
 
 def count_differences(recorded_request_body: Any, actual_body: Any, *, limit: int = 1000) -> int:
     """How many leaf differences the two bodies have (at most ``limit``): a closeness score."""
-    count = 0
-    for _ in _walk(recorded_request_body, actual_body):
-        count += 1
-        if count >= limit:
-            break
-    return count
+    return sum(1 for _ in itertools.islice(_walk(recorded_request_body, actual_body), limit))
 
 
 def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
@@ -141,7 +138,7 @@ def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
         return
     rec_text, act_text = _text(rec), _text(act)
     if rec_text != act_text:
-        offset = _first_offset(rec_text, act_text)
+        offset = len(os.path.commonprefix([rec_text, act_text]))
         yield Divergence(f"{BODY}@{offset}", "text", rec_text[offset:offset + _PREVIEW],
                          act_text[offset:offset + _PREVIEW])
 
@@ -184,16 +181,12 @@ def _key_path(path: str, key: str) -> str:
 
 def _nested_json(rec: str, act: str) -> tuple[Any, Any] | None:
     """Both strings decoded, when both are JSON objects or arrays."""
-    out = []
-    for text in (rec, act):
-        stripped = text.lstrip()
-        if not stripped.startswith(("{", "[")):
-            return None
-        try:
-            out.append(json.loads(text))
-        except json.JSONDecodeError:
-            return None
-    return out[0], out[1]
+    if not all(text.lstrip().startswith(("{", "[")) for text in (rec, act)):
+        return None
+    try:
+        return json.loads(rec), json.loads(act)
+    except json.JSONDecodeError:
+        return None
 
 
 _JSON_TYPES: tuple[tuple[Any, str], ...] = (
@@ -208,13 +201,6 @@ def _json_type(value: Any) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-
-
-def _first_offset(a: str, b: str) -> int:
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
 
 
 def _short(value: Any) -> str:
