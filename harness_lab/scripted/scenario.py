@@ -169,26 +169,24 @@ class ScriptedProviders:
 
     def _chat(self, kind: CallKind, messages: list[Any]) -> Answer:
         c = self.components
+        last = messages[-1].get("content")
+        data = _json_object(last)  # what the router, guard and repair adapters send
+        query = str(data.get("query", ""))
         try:
             if kind is CallKind.ROUTER:
-                data = _json_object(messages[-1].get("content"))
-                route = c.router.route(RouteRequest(str(data.get("query", "")), (), None))
+                route = c.router.route(RouteRequest(query, (), None))
                 return self._completion(kind, json.dumps({"intent": route.intent.value}),
                                         route.usage, route.latency_s)
             if kind is CallKind.GUARD:
-                data = _json_object(messages[-1].get("content"))
-                run_id = self._run_of(data)
-                verdict = c.guard.judge(GuardRequest(
-                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
-                    tuple(data.get("evidence") or ())))
+                verdict = c.guard.judge(GuardRequest(self._run_of(data), query,
+                                                     dict(data.get("draft") or {}),
+                                                     tuple(data.get("evidence") or ())))
                 text = json.dumps({"supported": verdict.supported,
                                    "rationale": verdict.rationale})
                 return self._completion(kind, text, verdict.usage, verdict.latency_s)
             if kind is CallKind.REPAIR:
-                data = _json_object(messages[-1].get("content"))
-                run_id = self._run_of(data)
                 reply = c.repair.repair(RepairRequest(
-                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
+                    self._run_of(data), query, dict(data.get("draft") or {}),
                     tuple(data.get("problems") or ()),
                     tuple(data.get("citable_invocation_ids") or ())))
                 return self._model_completion(kind, reply)
@@ -196,8 +194,7 @@ class ScriptedProviders:
                 return self._model_completion(kind, c.model.step(self._agent_request(messages)))
             knowledge = messages[0].get("content") == prompts.KNOWLEDGE_SYSTEM_PROMPT
             intent = IntentType.KNOWLEDGE_QUERY if knowledge else IntentType.SYSTEM_CHAT
-            query = messages[-1].get("content")
-            answer = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
+            answer = c.responder.answer(AnswerRequest(intent, str(last or ""), ()))
             return self._completion(kind, answer.text, answer.usage, answer.latency_s)
         except ProviderError as exc:
             return error_response(exc.status or 503, str(exc),
@@ -224,10 +221,9 @@ class ScriptedProviders:
         return self._completion(kind, content, reply.usage, reply.latency_s, reply.tool_call)
 
     def _agent_request(self, messages: list[Any]) -> AgentRequest:
-        step = 1 + sum(1 for m in messages if isinstance(m, Mapping)
-                       and m.get("role") == "assistant")
-        last = max((i for i, m in enumerate(messages) if isinstance(m, Mapping)
-                    and m.get("role") == "assistant"), default=1)
+        own = [i for i, m in enumerate(messages)
+               if isinstance(m, Mapping) and m.get("role") == "assistant"]
+        step, last = 1 + len(own), max(own, default=1)
         observations = []
         for m in messages[last + 1:]:
             if not isinstance(m, Mapping):
