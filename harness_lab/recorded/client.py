@@ -9,10 +9,10 @@ the same bytes and a recording matches it. Every failure is a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import ssl
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +32,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """The hosted OpenAI API, used by :meth:`OpenAICompatibleClient.from_env` by default."""
 
 
-_ssl_lock = threading.Lock()
-_ssl_context: ssl.SSLContext | None = None
-
-
+@functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
     """The one TLS context of this process: certificate verification against certifi's CA
     bundle, as httpx sets it up when it ignores the environment.
@@ -44,11 +41,7 @@ def shared_ssl_context() -> ssl.SSLContext:
     again, though a replayed run never opens a connection. A context is safe to share
     between clients and threads; it is created on first use.
     """
-    global _ssl_context
-    with _ssl_lock:
-        if _ssl_context is None:
-            _ssl_context = httpx.create_ssl_context(trust_env=False)
-        return _ssl_context
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def http_client() -> httpx.Client:

@@ -119,10 +119,6 @@ def _staging(target: Path, copy_existing: bool) -> Path:
     return staging
 
 
-def _unstaged(text: str | None, staging: Path, target: Path) -> str | None:
-    return None if text is None else text.replace(str(staging), str(target))
-
-
 def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
                     base_url: str | None = None, tool_url: str | None = None) -> Recording:
     """Run ``loaded`` (a scenario with ``recorded:`` and ``cassette:``) in ``record_mode``.
@@ -169,7 +165,9 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
             loaded, scenario=sc.model_copy(update={"cassette": str(staging)}))
         run = ScenarioRun(staged, record_mode=mode, base_url=base_url, tool_url=tool_url)
         result = run.run()
-        result = dataclasses.replace(result, error=_unstaged(result.error, staging, target))
+        if result.error is not None:  # name the cassette, not the staging file
+            result = dataclasses.replace(result, error=result.error.replace(str(staging),
+                                                                            str(target)))
         report = run.cassette_report
         if report is not None:
             report.path = target
