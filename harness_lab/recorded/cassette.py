@@ -4,30 +4,16 @@
 ...     record = harness.run("why is checkout slow?")
 >>> report.unplayed, report.misses                                          # doctest: +SKIP
 
-* **Record modes** (vcrpy's): ``none`` (default: replay only, never touch a network),
-  ``once`` (record when the file does not exist, else replay), ``new_episodes`` (replay
-  what matches, record the rest) and ``all`` (record everything again; the file then
-  holds exactly this run's interactions).
-* **Matching**: method, scheme, host, port, path, query and the body compared as parsed
-  JSON (``json_body``: key order does not matter, ``1`` and ``1.0`` do).
-* **Scrubbing** before anything is written: credential, organization and cookie headers
-  are dropped from requests and responses, key-like query parameters removed, and
-  organization ids, bearer tokens, ``sk-`` keys and every ``secrets`` value replaced by
-  ``REDACTED`` in request URLs and bodies and in response bodies. A response body is
-  scrubbed *before* the run reads it, so the run consumes exactly what the cassette stores
-  and a replay gives it the same bytes the recording did. Compressed response bodies are
-  stored decoded.
-* **Files**: a cassette is read strictly (a broken one is a :class:`CassetteError` naming
-  the file, line and interaction) and written atomically.
-* **Strict replay**: a request with no unplayed recorded match raises
-  :class:`CassetteMiss` where it is made (a harness run turns it into a failed run) and
-  again when the context exits, naming the request, the closest recorded one and the first
-  differing JSON field. Interactions never played back are reported in
-  :attr:`CassetteReport.unplayed`, with a warning, or an :class:`UnplayedInteractions` error
-  when ``allow_unplayed=False``.
-
-vcrpy keeps no timing, so replayed calls take the virtual latency the harness's latency
-model gives them, exactly as recorded calls did.
+Record modes are vcrpy's (``none``, the default, replays only; ``once``, ``new_episodes``,
+``all``); requests match on method, URL parts and the body as parsed JSON (``json_body``).
+Credentials and ``secrets`` are scrubbed before anything is written, a response body before
+the run reads it, so a replay gives the run the bytes the recording did. A request with no
+unplayed recorded match raises :class:`CassetteMiss` (where it is made, and again when the
+context exits) naming the closest recorded request and the first differing JSON field;
+interactions never played back are reported in :attr:`CassetteReport.unplayed`. Cassette
+files are read strictly and written atomically (:mod:`~harness_lab.recorded.cassette_file`).
+vcrpy keeps no timing: replayed calls take the virtual latency the harness's latency model
+gives them. The details: ``docs/recording.md``.
 """
 
 from __future__ import annotations

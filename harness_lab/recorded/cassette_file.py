@@ -2,19 +2,13 @@
 
 :func:`read_cassette` loads a vcrpy YAML cassette and refuses anything that is not one with a
 :class:`CassetteError` naming the file, the line and, inside ``interactions``, the
-interaction's index and field: a directory or other non-regular file, a file over
-:data:`MAX_CASSETTE_BYTES`, a byte that is not UTF-8, an empty file, broken YAML, nesting
-deeper than :data:`MAX_NESTING`, a missing ``interactions`` list, a missing ``request`` or
-``response``, or a value of the wrong type. A file that does not exist is not an error here:
-vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
+interaction's index and field (the refusals: ``docs/recording.md``). A file that does not
+exist is not an error here: vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
 
-A process parses each cassette once: the checked interactions are kept in a small cache keyed
-by the file's path and the digest of its bytes (so an edited file, even one edited twice
-within the file system's clock tick, is read again), and every call gets its own fresh
-request objects and copies of the responses and metadata: whatever one replay changes (vcrpy
-scrubs loaded requests in place) no other replay sees. The file is still opened, its type
-and size checked and its bytes read on every call; only decoding, YAML parsing and checking
-are skipped when the bytes are the ones already parsed.
+A process parses each cassette once: the checked interactions are cached by the file's path
+and the digest of its bytes (an edited file is read again), and every call gets fresh request
+objects and copies of the responses and metadata, since vcrpy changes loaded requests in
+place. The file's bytes are still read on every call.
 
 :func:`write_atomically` writes a temporary file in the target's directory and renames it
 over the target, so a reader (or a crash) never sees half a cassette.

@@ -13,33 +13,15 @@ simulation counts as no time at all) is taken off the next call's sleep, so the 
 clock sees the scripted timeline whenever its own work between two calls is shorter than the
 next call's latency; each ``arrived`` event says that time (``own_s``).
 
-Every request is checked before it can consume a scripted reply, and a bad one is refused
-with an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``): 401 (no or a
-wrong bearer token, when the server has an ``api_key``), 404 (path), 405 (method), 411 (no
-``Content-Length``, a chunked body), 400 (a ``Content-Length`` that is not a count, a body
-shorter than announced, not JSON or not a JSON object, a chat request without ``model`` and
-``messages``), 408 (a body slower than ``read_timeout``), 413 (a body over
-``max_body_bytes``), 415 (a provider call not sent as ``application/json``), 431 (a header
-value over ``max_header_bytes``); http.server's own refusals (a request line that does not
-parse, 414, 501) get the same JSON shape. Like a hosted provider, it answers with an
-organization header and a cookie, gzip-compressed when the client accepts it, so a test can
-prove that cassettes scrub credentials and store decoded bodies. It keeps the last
+Every request is checked before it can consume a scripted reply; a bad one is refused with
+an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``), http.server's own
+refusals included (the statuses: ``docs/recording.md``). Like a hosted provider, it answers
+with an organization header and a cookie, gzip-compressed when the client accepts it, so a
+test can prove that cassettes scrub credentials and store decoded bodies. It keeps the last
 ``keep_requests`` requests (at most ``keep_bytes`` of bodies) and the last
 :data:`KEEP_EVENTS` events; ``received`` and ``rejected`` count all of them, ``seen`` all the
-events.
-
-Control paths, for a driver that has to act at a lifecycle point:
-
-* ``PUT /_script`` ``{"path": FILE | "content": YAML, "variant": NAME, "turn": K,
-  "time_scale": S}`` loads a scenario's providers (``turn``: an earlier turn's);
-  ``GET /_script`` says what is loaded (its tools, its configuration);
-* ``GET /_events?after=N&wait=S`` lists what happened after event ``N`` (a long poll of at
-  most ``S`` seconds): ``arrived``, ``held``, ``answered`` for each call, with its kind,
-  its ordinal among the calls of its kind, the tool's name and its ordinal among that tool's;
-* ``PUT /_hold`` ``{"when": "before"|"after", "call": KIND, "n": N, "tool": NAME}`` holds
-  that call before it is played or before its answer is written, until
-  ``POST /_release`` ``{"id": HOLD}``; ``PUT /_run`` ``{"run_id": ...}`` names the run a
-  reply's ``inv-N`` references expand for when the request itself names none.
+events. Its control paths (``/_script``, ``/_events``, ``/_hold``, ``/_release``, ``/_run``)
+let a driver load a scenario and act at a lifecycle point: see ``docs/conform.md``.
 """
 
 from __future__ import annotations
