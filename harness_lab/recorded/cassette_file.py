@@ -73,12 +73,9 @@ class CassetteError(HarnessError, ValueError):
         self.interaction = interaction
         self.field = field
         where = f"{self.path}:{line}" if line is not None else str(self.path)
-        what = []
-        if interaction is not None:
-            what.append(f"interaction {interaction}")
-        if field:
-            what.append(field)
-        super().__init__(f"cassette {where}: {''.join(w + ': ' for w in what)}{reason}")
+        what = "".join(f"{w}: " for w in (
+            f"interaction {interaction}" if interaction is not None else None, field) if w)
+        super().__init__(f"cassette {where}: {what}{reason}")
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -162,9 +159,7 @@ class _Checker:
 
     def fail(self, keys: Sequence[str | int], reason: str) -> CassetteError:
         interaction = keys[1] if len(keys) > 1 and isinstance(keys[1], int) else None
-        field = ".".join(str(k) for k in keys[2:]) or None
-        if interaction is None:
-            field = ".".join(str(k) for k in keys) or None
+        field = ".".join(str(k) for k in (keys if interaction is None else keys[2:])) or None
         return CassetteError(self.path, reason, line=self.lines.line(keys),
                              interaction=interaction, field=field)
 
@@ -197,8 +192,8 @@ class _Checker:
     def interaction(self, item: Any, i: int) -> None:
         at: list[str | int] = ["interactions", i]
         entry = self.mapping(item, at)
-        request = self.mapping(self.key(entry, "request", at), [*at, "request"])
         req: list[str | int] = [*at, "request"]
+        request = self.mapping(self.key(entry, "request", at), req)
         for name in ("method", "uri"):
             self.text(self.key(request, name, req), [*req, name])
         self.text(self.key(request, "body", req), [*req, "body"], optional=True)
@@ -248,31 +243,26 @@ class _Parsed:
         return requests, responses
 
 
-class _ParsedCache:
-    """A bounded, thread-safe LRU of parsed cassettes keyed by path and content digest."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, bytes], _Parsed] = OrderedDict()
-
-    def get(self, key: tuple[str, bytes]) -> _Parsed | None:
-        with self._lock:
-            parsed = self._entries.get(key)
-            if parsed is not None:
-                self._entries.move_to_end(key)
-            return parsed
-
-    def put(self, key: tuple[str, bytes], parsed: _Parsed) -> None:
-        with self._lock:
-            stale = [k for k in self._entries if k[0] == key[0]]  # older bytes of this file
-            for k in stale:
-                del self._entries[k]
-            self._entries[key] = parsed
-            while len(self._entries) > CACHED_CASSETTES:
-                self._entries.popitem(last=False)
+_cache_lock = threading.Lock()
+_cache: OrderedDict[str, tuple[bytes, _Parsed]] = OrderedDict()
+"""Absolute path -> (digest of the bytes, parsed cassette), least recently read first."""
 
 
-_cache = _ParsedCache()
+def _cached_parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
+    """``_parse`` once per path and content: the cached result when the bytes are the same."""
+    key, digest = os.path.abspath(file), hashlib.blake2b(raw, digest_size=20).digest()
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == digest:
+            _cache.move_to_end(key)
+            return hit[1]
+    parsed = _parse(file, raw, serializer)
+    with _cache_lock:
+        _cache[key] = (digest, parsed)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHED_CASSETTES:
+            _cache.popitem(last=False)
+    return parsed
 
 
 def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
@@ -332,12 +322,7 @@ def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
     raw = _read_bytes(file)
     if serializer is not yamlserializer or len(raw) > CACHED_CASSETTE_BYTES:
         return _parse(file, raw, serializer).fresh()
-    key = (os.path.abspath(file), hashlib.blake2b(raw, digest_size=20).digest())
-    parsed = _cache.get(key)
-    if parsed is None:
-        parsed = _parse(file, raw, serializer)
-        _cache.put(key, parsed)
-    return parsed.fresh()
+    return _cached_parse(file, raw, serializer).fresh()
 
 
 def check_cassette(path: str | Path) -> int:
