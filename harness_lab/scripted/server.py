@@ -51,12 +51,7 @@ from harness_lab.scripted.answer import (
     error_body,
 )
 from harness_lab.scripted.conversation import Conversation, ScriptedCompletion, ToolRoute
-from harness_lab.scripted.scenario import (
-    ScriptedProviders,
-    ScriptError,
-    classify_chat,
-    load_script,
-)
+from harness_lab.scripted.scenario import ScriptedProviders, ScriptError, classify_chat, load_script
 
 __all__ = ["HOLD_LIMIT_S", "KEEP_EVENTS", "MAX_BODY_BYTES", "MAX_CONNECTIONS", "MAX_HEADER_BYTES",
            "READ_TIMEOUT_S", "Hold", "ProvidersServer", "ReceivedRequest", "ReferenceServer",
