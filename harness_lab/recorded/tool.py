@@ -16,12 +16,10 @@ import httpx
 
 from harness_lab.errors import ToolExecutionError
 from harness_lab.ports import ToolInput, ToolOutput
-from harness_lab.recorded.client import JsonEndpoint, encode_body
+from harness_lab.recorded.client import JsonEndpoint, encode_body, preview
 from harness_lab.tools.scope import scope_problem
 
 __all__ = ["HttpJsonTool"]
-
-_PREVIEW = 200
 
 
 class HttpJsonTool(JsonEndpoint):
@@ -80,7 +78,7 @@ class HttpJsonTool(JsonEndpoint):
         raw = response.content
         if response.status_code >= 400:
             raise ToolExecutionError(f"tool {self.name!r}: HTTP {response.status_code} from "
-                                     f"{self.url}: {_preview(response.text)}")
+                                     f"{self.url}: {preview(response.text)}")
         meta = {"http_status": response.status_code}
         items = _items(raw)
         if items is None:
@@ -97,7 +95,3 @@ def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         return None
     return tuple(dict(i) for i in items)
-
-
-def _preview(text: str) -> str:
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "..."
