@@ -144,25 +144,22 @@ def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
 
 
 def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
+    top = "" if path == BODY else path
+    children = None  # (key, its path) of two objects' keys or two arrays' indexes
     if isinstance(rec, Mapping) and isinstance(act, Mapping):
-        for key in sorted(set(rec) | set(act), key=str):
-            sub = _key_path(path, str(key))
+        children = [(k, f"{top}.{k}" if top else str(k))
+                    for k in sorted(set(rec) | set(act), key=str)]
+    elif isinstance(rec, list) and isinstance(act, list):
+        children = [(i, f"{top}[{i}]") for i in range(max(len(rec), len(act)))]
+        rec, act = dict(enumerate(rec)), dict(enumerate(act))
+    if children is not None:
+        for key, sub in children:
             if key not in act:
                 yield Divergence(sub, "missing", rec[key], _MISSING)
             elif key not in rec:
                 yield Divergence(sub, "extra", _MISSING, act[key])
             else:
                 yield from _diff(rec[key], act[key], sub)
-        return
-    if isinstance(rec, list) and isinstance(act, list):
-        for i in range(max(len(rec), len(act))):
-            sub = f"{path}[{i}]" if path != BODY else f"[{i}]"
-            if i >= len(act):
-                yield Divergence(sub, "missing", rec[i], _MISSING)
-            elif i >= len(rec):
-                yield Divergence(sub, "extra", _MISSING, act[i])
-            else:
-                yield from _diff(rec[i], act[i], sub)
         return
     if isinstance(rec, str) and isinstance(act, str) and rec != act:
         nested = _nested_json(rec, act)
@@ -173,10 +170,6 @@ def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
         yield Divergence(path, "type", rec, act)
     elif rec != act or type(rec) is not type(act):  # 1 and 1.0 are different JSON texts
         yield Divergence(path, "value", rec, act)
-
-
-def _key_path(path: str, key: str) -> str:
-    return key if path == BODY else f"{path}.{key}"
 
 
 def _nested_json(rec: str, act: str) -> tuple[Any, Any] | None:

@@ -110,12 +110,9 @@ def _run_id_in(values: Any) -> str | None:
         return m.group(1) if m else None
     if isinstance(values, Mapping):
         values = list(values.values())
-    if isinstance(values, list | tuple):
-        for value in values:
-            found = _run_id_in(value)
-            if found is not None:
-                return found
-    return None
+    if not isinstance(values, list | tuple):
+        return None
+    return next((found for v in values if (found := _run_id_in(v)) is not None), None)
 
 
 class ScriptedProviders:
@@ -248,11 +245,8 @@ class ScriptedProviders:
 
     def _run_of(self, data: Any) -> str:
         found = _run_id_in(data)
-        if found is None and isinstance(data, list):
-            for text in data:
-                found = _run_id_in(_json_object(text))
-                if found is not None:
-                    break
+        if found is None and isinstance(data, list):  # JSON texts: tool results
+            found = _run_id_in([_json_object(text) for text in data])
         if found is not None:
             self.run_id = found
         return found or self.run_id

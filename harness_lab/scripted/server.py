@@ -26,6 +26,7 @@ let a driver load a scenario and act at a lifecycle point: see ``docs/conform.md
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import json
@@ -522,19 +523,24 @@ def _handler(server: ProvidersServer) -> type[BaseHTTPRequestHandler]:
                 raise _Refused(413, f"the body of {length} bytes is over the limit of "
                                     f"{server.max_body_bytes} bytes")
             chunks: list[bytes] = []
-            left = length
             try:
-                while left:
-                    chunk = self.rfile.read1(min(left, 65536))  # type: ignore[attr-defined]
-                    if not chunk:
-                        raise _Refused(400, f"the body ended after {length - left} of "
-                                            f"{length} bytes")
-                    chunks.append(chunk)
-                    left -= len(chunk)
+                chunks.extend(self._chunks(length))
             except TimeoutError:
-                raise _Refused(408, f"the body stopped after {length - left} of {length} "
-                                    f"bytes for {server.read_timeout:g} s") from None
-            return b"".join(chunks)
+                raise _Refused(408, f"the body stopped after {sum(map(len, chunks))} of "
+                                    f"{length} bytes for {server.read_timeout:g} s") from None
+            body = b"".join(chunks)
+            if len(body) < length:
+                raise _Refused(400, f"the body ended after {len(body)} of {length} bytes")
+            return body
+
+        def _chunks(self, limit: int) -> Iterator[bytes]:
+            """What the client sends, as it arrives, up to ``limit`` bytes or its end."""
+            while limit > 0:
+                chunk = self.rfile.read1(min(limit, 65536))  # type: ignore[attr-defined]
+                if not chunk:
+                    return
+                yield chunk
+                limit -= len(chunk)
 
         def _serve(self) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
@@ -575,15 +581,9 @@ def _handler(server: ProvidersServer) -> type[BaseHTTPRequestHandler]:
             """Read what the client already sent (bounded, briefly), so that closing the
             connection does not reset it before it reads the refusal."""
             self.connection.settimeout(0.05)
-            left = server.max_body_bytes
-            try:
-                while left > 0:
-                    chunk = self.rfile.read1(min(left, 65536))  # type: ignore[attr-defined]
-                    if not chunk:
-                        return
-                    left -= len(chunk)
-            except OSError:
-                return
+            with contextlib.suppress(OSError):
+                for _ in self._chunks(server.max_body_bytes):
+                    pass
 
         def _send(self, status: int, payload: bytes, content_type: str, *,
                   gzip_ok: bool) -> None:
