@@ -440,14 +440,8 @@ def _preview(body: Any) -> str:
 def _unplayed(cass: Any, loaded: int, mode: str) -> tuple[UnplayedInteraction, ...]:
     if mode == "all":
         return ()
-    out = []
-    for i in range(min(loaded, len(cass))):
-        if cass.play_counts[i] == 0:
-            req = cass.requests[i]
-            body = _read(req)
-            out.append(UnplayedInteraction(i, req.method, req.uri, body_digest(body),
-                                           _preview(body)))
-    return tuple(out)
+    return tuple(UnplayedInteraction(i, r.method, r.uri, body_digest(r.body), _preview(r.body))
+                 for i, r in enumerate(cass.requests[:loaded]) if cass.play_counts[i] == 0)
 
 
 def _mode(record_mode: str) -> str:

@@ -115,16 +115,12 @@ def _decode(path: Path, raw: bytes) -> str:
                                   "UTF-8 (a cassette is UTF-8 YAML)", line=line) from None
 
 
-def _yaml_line(exc: yaml.YAMLError) -> int | None:
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> CassetteError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    return None if mark is None else int(mark.line) + 1
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    problem = getattr(exc, "problem", None)
-    context = getattr(exc, "context", None)
-    text = " ".join(str(p) for p in (context, problem) if p) or str(exc).splitlines()[0]
-    return f"is not valid YAML: {text}"
+    parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    text = " ".join(str(p) for p in parts if p) or str(exc).splitlines()[0]
+    return CassetteError(path, f"is not valid YAML: {text}",
+                         line=None if mark is None else int(mark.line) + 1)
 
 
 def nesting_problem(text: str, *, aliases: bool = True) -> tuple[int, str] | None:
@@ -274,14 +270,14 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
     try:
         problem = nesting_problem(text)
     except yaml.YAMLError as exc:
-        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+        raise _yaml_error(file, exc) from None
     if problem is not None:
         raise CassetteError(file, problem[1], line=problem[0])
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = serializer.deserialize(text)
     except yaml.YAMLError as exc:
-        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+        raise _yaml_error(file, exc) from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise CassetteError(file, f"cannot be read: {exc}") from None
     checker = _Checker(file, root)

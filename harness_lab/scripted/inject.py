@@ -276,12 +276,10 @@ class FaultPlan:
         """BoundaryProbe: act on every fault located at this boundary."""
         for i, f in enumerate(self.faults):
             at = getattr(f, "at", None)
-            if at is None or at.when != b.when or at.call is not b.kind:
+            if (at is None or at.when != b.when or at.call is not b.kind
+                    or at.tool not in (None, b.name)):
                 continue
-            if at.tool is not None:
-                if b.name != at.tool or b.name_ordinal != at.n:
-                    continue
-            elif b.ordinal != at.n:
+            if (b.ordinal if at.tool is None else b.name_ordinal) != at.n:
                 continue
             self.fire(i)
             self._act(f, ctx)

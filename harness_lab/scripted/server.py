@@ -228,8 +228,7 @@ class ProvidersServer(BackgroundHTTPServer):
         """
         providers = ScriptedProviders(scenario, turn=turn)
         with self._cond:
-            for hold in self.holds:
-                hold.released.set()
+            self.release()
             self.holds = []
             self.script = providers
             self._counts = {}
@@ -262,13 +261,8 @@ class ProvidersServer(BackgroundHTTPServer):
 
     def events_after(self, after: int, wait_s: float = 0.0) -> list[dict[str, Any]]:
         """The events numbered above ``after``, waiting up to ``wait_s`` for one."""
-        deadline = time.monotonic() + max(0.0, wait_s)
         with self._cond:
-            while self.seen <= after:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(left)
+            self._cond.wait_for(lambda: self.seen > after, max(0.0, wait_s))
             return [dict(e) for e in self.events[max(0, after - self.seen + len(self.events)):]]
 
     def describe(self) -> dict[str, Any]:
