@@ -85,11 +85,9 @@ class DivergenceReport:
 
 def body_digest(body: bytes | str | None) -> str:
     """A short, stable fingerprint of a body: ``sha256:`` and 12 hex digits."""
-    if body is None:
+    if not body:
         return "empty"
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
-    if not raw:
-        return "empty"
     return "sha256:" + hashlib.sha256(raw).hexdigest()[:12]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +111,7 @@ def _staging(target: Path, copy_existing: bool) -> Path:
     os.close(fd)
     staging = Path(name)
     if copy_existing and target.is_file():
-        shutil.copyfile(target, staging)
-        os.chmod(staging, stat.S_IMODE(target.stat().st_mode))
+        shutil.copy(target, staging)  # the content and the permission bits
     else:
         staging.unlink()  # vcrpy records into a file that does not exist yet
     return staging

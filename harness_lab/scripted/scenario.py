@@ -85,12 +85,8 @@ def classify_chat(messages: Sequence[Any]) -> CallKind | None:
     text = first.get("content") if isinstance(first, Mapping) else None
     if not isinstance(text, str):
         return None
-    for prompt, kind in _CHAT_KINDS:
-        if kind is CallKind.MODEL and text.startswith(prompt):
-            return kind
-        if text == prompt:
-            return kind
-    return None
+    return next((kind for prompt, kind in _CHAT_KINDS if text == prompt
+                 or (kind is CallKind.MODEL and text.startswith(prompt))), None)
 
 
 def _json_object(text: Any) -> dict[str, Any]:
