@@ -79,11 +79,9 @@ class HttpJsonTool(JsonEndpoint):
         if response.status_code >= 400:
             raise ToolExecutionError(f"tool {self.name!r}: HTTP {response.status_code} from "
                                      f"{self.url}: {preview(response.text)}")
-        meta = {"http_status": response.status_code}
         items = _items(raw)
-        if items is None:
-            return ToolOutput((), size_bytes=len(raw), projectable=False, meta=meta)
-        return ToolOutput(items, size_bytes=len(raw), meta=meta)
+        return ToolOutput(items or (), size_bytes=len(raw), projectable=items is not None,
+                          meta={"http_status": response.status_code})
 
 
 def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:

@@ -140,7 +140,7 @@ class Hold:
     released: threading.Event = field(default_factory=threading.Event)
     hit: bool = False
 
-    def matches(self, when: str, kind: str, ordinal: int, name: str, name_ordinal: int
+    def matches(self, when: str, *, kind: str, ordinal: int, name: str, name_ordinal: int
                 ) -> bool:
         """Whether this hold is for the call described."""
         if self.hit or when != self.when or kind != self.call:
@@ -396,9 +396,7 @@ class ProvidersServer(BackgroundHTTPServer):
 
     def _wait_held(self, when: str, call: dict[str, Any]) -> None:
         with self._cond:
-            hold = next((h for h in self.holds
-                         if h.matches(when, call["kind"], call["ordinal"], call["name"],
-                                      call["name_ordinal"])), None)
+            hold = next((h for h in self.holds if h.matches(when, **call)), None)
             if hold is not None:
                 hold.hit = True
         if hold is not None:
