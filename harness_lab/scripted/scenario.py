@@ -157,9 +157,6 @@ class ScriptedProviders:
                                            "system prompt)")
             return self._chat(kind, messages)
 
-    def _latency(self, kind: CallKind, name: str, own: float | None) -> float:
-        return self.latency.latency(kind, name, own)
-
     def _chat(self, kind: CallKind, messages: list[Any]) -> Answer:
         c = self.components
         last = messages[-1].get("content")
@@ -191,7 +188,7 @@ class ScriptedProviders:
             return self._completion(kind, answer.text, answer.usage, answer.latency_s)
         except ProviderError as exc:
             return error_response(exc.status or 503, str(exc),
-                                  latency_s=self._latency(kind, "", exc.latency_s))
+                                  latency_s=self.latency.latency(kind, "", exc.latency_s))
         except ScriptExhausted as exc:
             return error_response(500, f"script exhausted: {exc}")
 
@@ -206,7 +203,7 @@ class ScriptedProviders:
                 calls[0]["id"] = tool_call.call_id
         body = chat_completion(content, calls, (usage.input_tokens, usage.output_tokens),
                                completion_id="chatcmpl-scripted", model="scripted")
-        return Answer(200, body, latency_s=self._latency(kind, "", latency_s))
+        return Answer(200, body, latency_s=self.latency.latency(kind, "", latency_s))
 
     def _model_completion(self, kind: CallKind, reply: ModelReply) -> Answer:
         content = (json.dumps(reply.payload, sort_keys=True) if reply.payload is not None
@@ -252,11 +249,11 @@ class ScriptedProviders:
         try:
             output: ToolOutput = tool.invoke(ToolInput(self.run_id, "", name, dict(scope)))
         except ToolExecutionError as exc:
-            return error_response(500, str(exc),
-                                  latency_s=self._latency(CallKind.TOOL, name, exc.latency_s))
+            latency = self.latency.latency(CallKind.TOOL, name, exc.latency_s)
+            return error_response(500, str(exc), latency_s=latency)
         except ScriptExhausted as exc:
             return error_response(500, f"script exhausted: {exc}")
-        latency = self._latency(CallKind.TOOL, name, output.latency_s)
+        latency = self.latency.latency(CallKind.TOOL, name, output.latency_s)
         if not output.projectable:
             return Answer(200, {"result": "not a list of items"}, latency_s=latency)
         return Answer(200, {"items": [dict(i) for i in output.items]}, latency_s=latency,
@@ -268,6 +265,6 @@ class ScriptedProviders:
             reply = self.components.retriever.retrieve(RetrievalRequest(query))
         except ProviderError as exc:
             return error_response(exc.status or 503, str(exc),
-                                  latency_s=self._latency(kind, "", exc.latency_s))
+                                  latency_s=self.latency.latency(kind, "", exc.latency_s))
         return Answer(200, {"passages": list(reply.passages)},
-                      latency_s=self._latency(kind, "", reply.latency_s))
+                      latency_s=self.latency.latency(kind, "", reply.latency_s))
