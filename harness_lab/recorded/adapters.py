@@ -178,13 +178,6 @@ class OpenAIDiagnosisModel:
         messages.append(own)
         return reply
 
-    def reset(self, run_id: str | None = None) -> None:
-        """Forget one run's conversation, or every conversation."""
-        if run_id is None:
-            self.conversations.clear()
-        else:
-            self.conversations.pop(run_id, None)
-
     def _conversation(self, request: AgentRequest) -> list[dict[str, Any]]:
         if request.step <= 1 or request.run_id not in self.conversations:
             self.conversations[request.run_id] = [
@@ -329,12 +322,10 @@ class OpenAISemanticGuard(_JsonAdapter):
                                 "evidence": evidence})
         reply = _json_object(completion, "semantic guard")
         supported = reply.get("supported")
-        rationale = reply.get("rationale", "")
+        rationale = "" if reply.get("rationale") is None else reply["rationale"]
         if not isinstance(supported, bool):
             raise ProviderError(f"semantic guard: 'supported' must be true or false, "
                                 f"not {supported!r}")
-        if rationale is None:
-            rationale = ""
         if not isinstance(rationale, str):
             raise ProviderError("semantic guard: 'rationale' must be a string")
         return GuardReply(supported, rationale, usage=completion.usage, latency_s=None)

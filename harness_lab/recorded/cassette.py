@@ -4,34 +4,21 @@
 ...     record = harness.run("why is checkout slow?")
 >>> report.unplayed, report.misses                                          # doctest: +SKIP
 
-* **Record modes** (vcrpy's): ``none`` (default: replay only, never touch a network),
-  ``once`` (record when the file does not exist, else replay), ``new_episodes`` (replay
-  what matches, record the rest) and ``all`` (record everything again; the file then
-  holds exactly this run's interactions).
-* **Matching**: method, scheme, host, port, path, query and the body compared as parsed
-  JSON (``json_body``: key order does not matter, ``1`` and ``1.0`` do).
-* **Scrubbing** before anything is written: credential, organization and cookie headers
-  are dropped from requests and responses, key-like query parameters removed, and
-  organization ids, bearer tokens, ``sk-`` keys and every ``secrets`` value replaced by
-  ``REDACTED`` in request URLs and bodies and in response bodies. A response body is
-  scrubbed *before* the run reads it, so the run consumes exactly what the cassette stores
-  and a replay gives it the same bytes the recording did. Compressed response bodies are
-  stored decoded.
-* **Files**: a cassette is read strictly (a broken one is a :class:`CassetteError` naming
-  the file, line and interaction) and written atomically.
-* **Strict replay**: a request with no unplayed recorded match raises
-  :class:`CassetteMiss` where it is made (a harness run turns it into a failed run) and
-  again when the context exits, naming the request, the closest recorded one and the first
-  differing JSON field. Interactions never played back are reported in
-  :attr:`CassetteReport.unplayed`, with a warning, or an :class:`UnplayedInteractions` error
-  when ``allow_unplayed=False``.
-
-vcrpy keeps no timing, so replayed calls take the virtual latency the harness's latency
-model gives them, exactly as recorded calls did.
+Record modes are vcrpy's (``none``, the default, replays only; ``once``, ``new_episodes``,
+``all``); requests match on method, URL parts and the body as parsed JSON (``json_body``).
+Credentials and ``secrets`` are scrubbed before anything is written, a response body before
+the run reads it, so a replay gives the run the bytes the recording did. A request with no
+unplayed recorded match raises :class:`CassetteMiss` (where it is made, and again when the
+context exits) naming the closest recorded request and the first differing JSON field;
+interactions never played back are reported in :attr:`CassetteReport.unplayed`. Cassette
+files are read strictly and written atomically (:mod:`~harness_lab.recorded.cassette_file`).
+vcrpy keeps no timing: replayed calls take the virtual latency the harness's latency model
+gives them. The details: ``docs/recording.md``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -40,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, AnyStr
 from unittest import mock
 
 import httpx
@@ -58,27 +45,11 @@ from harness_lab.recorded.divergence import (
     parse_body,
 )
 
-__all__ = [
-    "CASSETTE_DIR",
-    "DEFAULT_MATCH_ON",
-    "RECORD_MODES",
-    "REDACTED",
-    "SECRET_HEADERS",
-    "SECRET_QUERY_PARAMETERS",
-    "CassetteError",
-    "CassetteMiss",
-    "CassetteReport",
-    "RequestStep",
-    "UnplayedInteraction",
-    "UnplayedInteractions",
-    "UnplayedInteractionsWarning",
-    "build_vcr",
-    "cassette",
-    "cassette_path",
-    "json_body",
-    "scrub_request",
-    "scrub_response",
-]
+__all__ = ["CASSETTE_DIR", "DEFAULT_MATCH_ON", "RECORD_MODES", "REDACTED", "SECRET_HEADERS",
+           "SECRET_QUERY_PARAMETERS", "CassetteError", "CassetteMiss", "CassetteReport",
+           "RequestStep", "UnplayedInteraction", "UnplayedInteractions",
+           "UnplayedInteractionsWarning", "build_vcr", "cassette", "cassette_path", "json_body",
+           "scrub_request", "scrub_response"]
 
 CASSETTE_DIR = "cassettes"
 """The conventional directory of cassettes, next to the scenario that uses them."""
@@ -289,24 +260,22 @@ def json_body(r1: Any, r2: Any) -> None:
 
 def _scrub(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, bytes | bytearray):
-        out = bytes(value)
-        for secret in secrets:
-            out = out.replace(secret.encode("utf-8"), REDACTED.encode())
-        lowered = out.lower()
-        for bpattern, breplacement, bmarker in _BYTE_PATTERNS:
-            if bmarker in lowered:
-                out = bpattern.sub(breplacement, out)
-        return out
+        return _scrubbed(bytes(value), [s.encode("utf-8") for s in secrets], REDACTED.encode(),
+                         _BYTE_PATTERNS)
     if isinstance(value, str):
-        text = value
-        for secret in secrets:
-            text = text.replace(secret, REDACTED)
-        lowered_text = text.lower()
-        for pattern, replacement, marker in _TEXT_PATTERNS:
-            if marker in lowered_text:
-                text = pattern.sub(replacement, text)
-        return text
+        return _scrubbed(value, secrets, REDACTED, _TEXT_PATTERNS)
     return value
+
+
+def _scrubbed(text: AnyStr, secrets: Sequence[AnyStr], redacted: AnyStr,
+              patterns: Sequence[tuple[re.Pattern[AnyStr], AnyStr, AnyStr]]) -> AnyStr:
+    for secret in secrets:
+        text = text.replace(secret, redacted)
+    lowered = text.lower()
+    for pattern, replacement, marker in patterns:
+        if marker in lowered:
+            text = pattern.sub(replacement, text)
+    return text
 
 
 def scrub_request(request: Any, secrets: Sequence[str] = ()) -> Any:
@@ -401,45 +370,39 @@ class _Tracker:
         self.secrets = tuple(secrets)
 
     def wrap(self, inner: Callable[..., httpx.Response]) -> Callable[..., httpx.Response]:
-        tracker = self
-
         def handle_request(transport: Any, request: httpx.Request) -> httpx.Response:
-            return tracker.handle(inner, transport, request)
+            return self.handle(inner, transport, request)
 
         return handle_request
 
     def handle(self, inner: Callable[..., httpx.Response], transport: Any,
                request: httpx.Request) -> httpx.Response:
-        cass, report = self.cass, self.report
+        cass, steps = self.cass, self.report.steps
         body = bytes(request.read())
-        step = len(report.steps) + 1
-        method, url = request.method, str(request.url)
-        digest = body_digest(body)
+        step = len(steps) + 1
+        noted = functools.partial(RequestStep, step, request.method, str(request.url),
+                                  body_digest(body))
         before = dict(cass.play_counts)
         size = len(cass)
         try:
             response = inner(transport, request)
         except CannotOverwriteExistingCassetteException as exc:
             miss = self._miss(step, request, body, getattr(exc, "reason", "no_match"))
-            report.steps.append(RequestStep(step, method, url, digest, "miss"))
-            report.misses.append(miss)
+            steps.append(noted("miss"))
+            self.report.misses.append(miss)
             raise miss from None
         except Exception as exc:
-            report.steps.append(RequestStep(step, method, url, digest, "error",
-                                            error=f"{type(exc).__name__}: {exc}"))
+            steps.append(noted("error", error=f"{type(exc).__name__}: {exc}"))
             raise
         status = response.status_code
         played = [i for i, n in cass.play_counts.items() if n > before.get(i, 0)]
         if played:
-            report.steps.append(RequestStep(step, method, url, digest, "played", played[0],
-                                            status))
+            steps.append(noted("played", played[0], status))
         elif len(cass) > size:
-            report.steps.append(RequestStep(step, method, url, digest, "recorded",
-                                            len(cass) - 1, status))
+            steps.append(noted("recorded", len(cass) - 1, status))
             response = scrubbed_response(response, self.secrets)
         else:
-            report.steps.append(RequestStep(step, method, url, digest, "passthrough",
-                                            status=status))
+            steps.append(noted("passthrough", status=status))
         return response
 
     def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str
@@ -449,22 +412,16 @@ class _Tracker:
                                               dict(request.headers)))
         live_body = _read(live) if live is not None else body
         live_uri = live.uri if live is not None else str(request.url)
-        best: tuple[Any, ...] | None = None
-        for i, recorded in enumerate(cass.requests):
-            score = (recorded.method != request.method, recorded.uri != live_uri,
-                     cass.play_counts[i] > 0,
-                     count_differences(_read(recorded), live_body, limit=200),
-                     abs(i - (step - 1)), i)
-            if best is None or score < best[0]:
-                best = (score, i, recorded)
-        if best is None:
-            report = DivergenceReport(step, request.method, str(request.url),
-                                      body_digest(body), None, None, None, None)
-        else:
-            _, index, recorded = best
-            report = DivergenceReport(step, request.method, str(request.url),
-                                      body_digest(body), index, recorded.method, recorded.uri,
-                                      first_divergence(_read(recorded), live_body))
+        index = min(range(len(cass.requests)), default=None, key=lambda i: (
+            cass.requests[i].method != request.method, cass.requests[i].uri != live_uri,
+            cass.play_counts[i] > 0,
+            count_differences(_read(cass.requests[i]), live_body, limit=200),
+            abs(i - (step - 1))))
+        closest = cass.requests[index] if index is not None else None
+        report = DivergenceReport(
+            step, request.method, str(request.url), body_digest(body), index,
+            closest and closest.method, closest and closest.uri,
+            closest and first_divergence(_read(closest), live_body))
         return CassetteMiss(report, cassette_path=self.report.path,
                             record_mode=self.report.record_mode, reason=reason)
 
@@ -483,14 +440,8 @@ def _preview(body: Any) -> str:
 def _unplayed(cass: Any, loaded: int, mode: str) -> tuple[UnplayedInteraction, ...]:
     if mode == "all":
         return ()
-    out = []
-    for i in range(min(loaded, len(cass))):
-        if cass.play_counts[i] == 0:
-            req = cass.requests[i]
-            body = _read(req)
-            out.append(UnplayedInteraction(i, req.method, req.uri, body_digest(body),
-                                           _preview(body)))
-    return tuple(out)
+    return tuple(UnplayedInteraction(i, r.method, r.uri, body_digest(r.body), _preview(r.body))
+                 for i, r in enumerate(cass.requests[:loaded]) if cass.play_counts[i] == 0)
 
 
 def _mode(record_mode: str) -> str:

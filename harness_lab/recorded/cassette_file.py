@@ -2,19 +2,13 @@
 
 :func:`read_cassette` loads a vcrpy YAML cassette and refuses anything that is not one with a
 :class:`CassetteError` naming the file, the line and, inside ``interactions``, the
-interaction's index and field: a directory or other non-regular file, a file over
-:data:`MAX_CASSETTE_BYTES`, a byte that is not UTF-8, an empty file, broken YAML, nesting
-deeper than :data:`MAX_NESTING`, a missing ``interactions`` list, a missing ``request`` or
-``response``, or a value of the wrong type. A file that does not exist is not an error here:
-vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
+interaction's index and field (the refusals: ``docs/recording.md``). A file that does not
+exist is not an error here: vcrpy treats it as an empty cassette (``CassetteNotFoundError``).
 
-A process parses each cassette once: the checked interactions are kept in a small cache keyed
-by the file's path and the digest of its bytes (so an edited file, even one edited twice
-within the file system's clock tick, is read again), and every call gets its own fresh
-request objects and copies of the responses and metadata: whatever one replay changes (vcrpy
-scrubs loaded requests in place) no other replay sees. The file is still opened, its type
-and size checked and its bytes read on every call; only decoding, YAML parsing and checking
-are skipped when the bytes are the ones already parsed.
+A process parses each cassette once: the checked interactions are cached by the file's path
+and the digest of its bytes (an edited file is read again), and every call gets fresh request
+objects and copies of the responses and metadata, since vcrpy changes loaded requests in
+place. The file's bytes are still read on every call.
 
 :func:`write_atomically` writes a temporary file in the target's directory and renames it
 over the target, so a reader (or a crash) never sees half a cassette.
@@ -79,12 +73,9 @@ class CassetteError(HarnessError, ValueError):
         self.interaction = interaction
         self.field = field
         where = f"{self.path}:{line}" if line is not None else str(self.path)
-        what = []
-        if interaction is not None:
-            what.append(f"interaction {interaction}")
-        if field:
-            what.append(field)
-        super().__init__(f"cassette {where}: {''.join(w + ': ' for w in what)}{reason}")
+        what = "".join(f"{w}: " for w in (
+            f"interaction {interaction}" if interaction is not None else None, field) if w)
+        super().__init__(f"cassette {where}: {what}{reason}")
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -124,16 +115,12 @@ def _decode(path: Path, raw: bytes) -> str:
                                   "UTF-8 (a cassette is UTF-8 YAML)", line=line) from None
 
 
-def _yaml_line(exc: yaml.YAMLError) -> int | None:
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> CassetteError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    return None if mark is None else int(mark.line) + 1
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    problem = getattr(exc, "problem", None)
-    context = getattr(exc, "context", None)
-    text = " ".join(str(p) for p in (context, problem) if p) or str(exc).splitlines()[0]
-    return f"is not valid YAML: {text}"
+    parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    text = " ".join(str(p) for p in parts if p) or str(exc).splitlines()[0]
+    return CassetteError(path, f"is not valid YAML: {text}",
+                         line=None if mark is None else int(mark.line) + 1)
 
 
 def nesting_problem(text: str, *, aliases: bool = True) -> tuple[int, str] | None:
@@ -168,9 +155,7 @@ class _Checker:
 
     def fail(self, keys: Sequence[str | int], reason: str) -> CassetteError:
         interaction = keys[1] if len(keys) > 1 and isinstance(keys[1], int) else None
-        field = ".".join(str(k) for k in keys[2:]) or None
-        if interaction is None:
-            field = ".".join(str(k) for k in keys) or None
+        field = ".".join(str(k) for k in (keys if interaction is None else keys[2:])) or None
         return CassetteError(self.path, reason, line=self.lines.line(keys),
                              interaction=interaction, field=field)
 
@@ -203,8 +188,8 @@ class _Checker:
     def interaction(self, item: Any, i: int) -> None:
         at: list[str | int] = ["interactions", i]
         entry = self.mapping(item, at)
-        request = self.mapping(self.key(entry, "request", at), [*at, "request"])
         req: list[str | int] = [*at, "request"]
+        request = self.mapping(self.key(entry, "request", at), req)
         for name in ("method", "uri"):
             self.text(self.key(request, name, req), [*req, name])
         self.text(self.key(request, "body", req), [*req, "body"], optional=True)
@@ -254,31 +239,26 @@ class _Parsed:
         return requests, responses
 
 
-class _ParsedCache:
-    """A bounded, thread-safe LRU of parsed cassettes keyed by path and content digest."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, bytes], _Parsed] = OrderedDict()
-
-    def get(self, key: tuple[str, bytes]) -> _Parsed | None:
-        with self._lock:
-            parsed = self._entries.get(key)
-            if parsed is not None:
-                self._entries.move_to_end(key)
-            return parsed
-
-    def put(self, key: tuple[str, bytes], parsed: _Parsed) -> None:
-        with self._lock:
-            stale = [k for k in self._entries if k[0] == key[0]]  # older bytes of this file
-            for k in stale:
-                del self._entries[k]
-            self._entries[key] = parsed
-            while len(self._entries) > CACHED_CASSETTES:
-                self._entries.popitem(last=False)
+_cache_lock = threading.Lock()
+_cache: OrderedDict[str, tuple[bytes, _Parsed]] = OrderedDict()
+"""Absolute path -> (digest of the bytes, parsed cassette), least recently read first."""
 
 
-_cache = _ParsedCache()
+def _cached_parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
+    """``_parse`` once per path and content: the cached result when the bytes are the same."""
+    key, digest = os.path.abspath(file), hashlib.blake2b(raw, digest_size=20).digest()
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == digest:
+            _cache.move_to_end(key)
+            return hit[1]
+    parsed = _parse(file, raw, serializer)
+    with _cache_lock:
+        _cache[key] = (digest, parsed)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHED_CASSETTES:
+            _cache.popitem(last=False)
+    return parsed
 
 
 def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
@@ -290,14 +270,14 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
     try:
         problem = nesting_problem(text)
     except yaml.YAMLError as exc:
-        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+        raise _yaml_error(file, exc) from None
     if problem is not None:
         raise CassetteError(file, problem[1], line=problem[0])
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = serializer.deserialize(text)
     except yaml.YAMLError as exc:
-        raise CassetteError(file, _yaml_reason(exc), line=_yaml_line(exc)) from None
+        raise _yaml_error(file, exc) from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise CassetteError(file, f"cannot be read: {exc}") from None
     checker = _Checker(file, root)
@@ -338,12 +318,7 @@ def read_cassette(path: str | Path, serializer: Any = None) -> tuple[Any, ...]:
     raw = _read_bytes(file)
     if serializer is not yamlserializer or len(raw) > CACHED_CASSETTE_BYTES:
         return _parse(file, raw, serializer).fresh()
-    key = (os.path.abspath(file), hashlib.blake2b(raw, digest_size=20).digest())
-    parsed = _cache.get(key)
-    if parsed is None:
-        parsed = _parse(file, raw, serializer)
-        _cache.put(key, parsed)
-    return parsed.fresh()
+    return _cached_parse(file, raw, serializer).fresh()
 
 
 def check_cassette(path: str | Path) -> int:

@@ -9,11 +9,11 @@ the same bytes and a recording matches it. Every failure is a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import ssl
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,18 +24,13 @@ from harness_lab.ports import TokenUsage
 
 __all__ = ["ChatCompletion", "ChatToolCall", "DEFAULT_BASE_URL", "JsonEndpoint",
            "OpenAICompatibleClient", "encode_body", "http_client", "parse_completion",
-           "shared_ssl_context"]
-
-_ERROR_PREVIEW = 200
+           "preview", "shared_ssl_context"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """The hosted OpenAI API, used by :meth:`OpenAICompatibleClient.from_env` by default."""
 
 
-_ssl_lock = threading.Lock()
-_ssl_context: ssl.SSLContext | None = None
-
-
+@functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
     """The one TLS context of this process: certificate verification against certifi's CA
     bundle, as httpx sets it up when it ignores the environment.
@@ -44,11 +39,7 @@ def shared_ssl_context() -> ssl.SSLContext:
     again, though a replayed run never opens a connection. A context is safe to share
     between clients and threads; it is created on first use.
     """
-    global _ssl_context
-    with _ssl_lock:
-        if _ssl_context is None:
-            _ssl_context = httpx.create_ssl_context(trust_env=False)
-        return _ssl_context
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def http_client() -> httpx.Client:
@@ -224,28 +215,28 @@ def parse_completion(response: httpx.Response, url: str) -> ChatCompletion:
     if status >= 400:
         raise ProviderError(f"chat completion failed: HTTP {status} from {url}: "
                             f"{_error_message(response)}", status=status)
+    bad = functools.partial(_bad_completion, url, status)
     try:
         data = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ProviderError(f"chat completion from {url} is not JSON: "
-                            f"{_preview(response.text)}", status=status) from exc
+        raise bad(f" is not JSON: {preview(response.text)}") from exc
     if not isinstance(data, Mapping):
-        raise ProviderError(f"chat completion from {url} is not a JSON object", status=status)
+        raise bad(" is not a JSON object")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise ProviderError(f"chat completion from {url} has no choices", status=status)
+        raise bad(" has no choices")
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, Mapping):
-        raise ProviderError(f"chat completion from {url} has no message", status=status)
+        raise bad(" has no message")
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        raise ProviderError(f"chat completion from {url}: content is not text", status=status)
+        raise bad(": content is not text")
     raw_usage = data.get("usage")
     usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
     return ChatCompletion(
         content=content,
-        tool_calls=_tool_calls(message.get("tool_calls"), url, status),
+        tool_calls=_tool_calls(message.get("tool_calls"), bad),
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
         finish_reason=choice.get("finish_reason"),
@@ -254,33 +245,31 @@ def parse_completion(response: httpx.Response, url: str) -> ChatCompletion:
     )
 
 
-def _tool_calls(raw: Any, url: str, status: int) -> tuple[ChatToolCall, ...]:
+def _bad_completion(url: str, status: int, what: str) -> ProviderError:
+    return ProviderError(f"chat completion from {url}{what}", status=status)
+
+
+def _tool_calls(raw: Any, bad: Callable[[str], ProviderError]) -> tuple[ChatToolCall, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise ProviderError(f"chat completion from {url}: tool_calls is not a list",
-                            status=status)
+        raise bad(": tool_calls is not a list")
     calls = []
     for i, call in enumerate(raw):
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            raise ProviderError(f"chat completion from {url}: tool_calls[{i}] has no "
-                                "function name", status=status)
+            raise bad(f": tool_calls[{i}] has no function name")
         arguments = function.get("arguments")
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
-                raise ProviderError(f"chat completion from {url}: tool_calls[{i}] "
-                                    f"({function['name']}) arguments are not JSON: "
-                                    f"{_preview(function.get('arguments'))}",
-                                    status=status) from exc
+                raise bad(f": tool_calls[{i}] ({function['name']}) arguments are not JSON: "
+                          f"{preview(function.get('arguments'))}") from exc
         elif arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            raise ProviderError(f"chat completion from {url}: tool_calls[{i}] "
-                                f"({function['name']}) arguments are not a JSON object",
-                                status=status)
+            raise bad(f": tool_calls[{i}] ({function['name']}) arguments are not a JSON object")
         call_id = call.get("id")
         calls.append(ChatToolCall(function["name"], dict(arguments),
                                   call_id if isinstance(call_id, str) and call_id else None))
@@ -291,20 +280,21 @@ def _error_message(response: httpx.Response) -> str:
     try:
         data = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return _preview(response.text) or response.reason_phrase
+        return preview(response.text) or response.reason_phrase
     if isinstance(data, Mapping):
         error = data.get("error")
         if isinstance(error, Mapping) and isinstance(error.get("message"), str):
             return str(error["message"])
         if isinstance(error, str):
             return error
-    return _preview(response.text)
+    return preview(response.text)
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _preview(value: Any) -> str:
+def preview(value: Any, limit: int = 200) -> str:
+    """``value`` as text for an error message, cut to ``limit`` characters and ``...``."""
     text = str(value)
-    return text if len(text) <= _ERROR_PREVIEW else text[:_ERROR_PREVIEW] + "..."
+    return text if len(text) <= limit else text[:limit] + "..."

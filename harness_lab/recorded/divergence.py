@@ -10,7 +10,9 @@ text, and the divergence names the first differing character offset.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,11 +85,9 @@ class DivergenceReport:
 
 def body_digest(body: bytes | str | None) -> str:
     """A short, stable fingerprint of a body: ``sha256:`` and 12 hex digits."""
-    if body is None:
+    if not body:
         return "empty"
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
-    if not raw:
-        return "empty"
     return "sha256:" + hashlib.sha256(raw).hexdigest()[:12]
 
 
@@ -125,12 +125,7 @@ def first_divergence(recorded_request_body: Any, actual_body: Any) -> Divergence
 
 def count_differences(recorded_request_body: Any, actual_body: Any, *, limit: int = 1000) -> int:
     """How many leaf differences the two bodies have (at most ``limit``): a closeness score."""
-    count = 0
-    for _ in _walk(recorded_request_body, actual_body):
-        count += 1
-        if count >= limit:
-            break
-    return count
+    return sum(1 for _ in itertools.islice(_walk(recorded_request_body, actual_body), limit))
 
 
 def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
@@ -141,31 +136,28 @@ def _walk(recorded: Any, actual: Any) -> Iterator[Divergence]:
         return
     rec_text, act_text = _text(rec), _text(act)
     if rec_text != act_text:
-        offset = _first_offset(rec_text, act_text)
+        offset = len(os.path.commonprefix([rec_text, act_text]))
         yield Divergence(f"{BODY}@{offset}", "text", rec_text[offset:offset + _PREVIEW],
                          act_text[offset:offset + _PREVIEW])
 
 
 def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
+    top = "" if path == BODY else path
+    children = None  # (key, its path) of two objects' keys or two arrays' indexes
     if isinstance(rec, Mapping) and isinstance(act, Mapping):
-        for key in sorted(set(rec) | set(act), key=str):
-            sub = _key_path(path, str(key))
+        children = [(k, f"{top}.{k}" if top else str(k))
+                    for k in sorted(set(rec) | set(act), key=str)]
+    elif isinstance(rec, list) and isinstance(act, list):
+        children = [(i, f"{top}[{i}]") for i in range(max(len(rec), len(act)))]
+        rec, act = dict(enumerate(rec)), dict(enumerate(act))
+    if children is not None:
+        for key, sub in children:
             if key not in act:
                 yield Divergence(sub, "missing", rec[key], _MISSING)
             elif key not in rec:
                 yield Divergence(sub, "extra", _MISSING, act[key])
             else:
                 yield from _diff(rec[key], act[key], sub)
-        return
-    if isinstance(rec, list) and isinstance(act, list):
-        for i in range(max(len(rec), len(act))):
-            sub = f"{path}[{i}]" if path != BODY else f"[{i}]"
-            if i >= len(act):
-                yield Divergence(sub, "missing", rec[i], _MISSING)
-            elif i >= len(rec):
-                yield Divergence(sub, "extra", _MISSING, act[i])
-            else:
-                yield from _diff(rec[i], act[i], sub)
         return
     if isinstance(rec, str) and isinstance(act, str) and rec != act:
         nested = _nested_json(rec, act)
@@ -178,22 +170,14 @@ def _diff(rec: Any, act: Any, path: str) -> Iterator[Divergence]:
         yield Divergence(path, "value", rec, act)
 
 
-def _key_path(path: str, key: str) -> str:
-    return key if path == BODY else f"{path}.{key}"
-
-
 def _nested_json(rec: str, act: str) -> tuple[Any, Any] | None:
     """Both strings decoded, when both are JSON objects or arrays."""
-    out = []
-    for text in (rec, act):
-        stripped = text.lstrip()
-        if not stripped.startswith(("{", "[")):
-            return None
-        try:
-            out.append(json.loads(text))
-        except json.JSONDecodeError:
-            return None
-    return out[0], out[1]
+    if not all(text.lstrip().startswith(("{", "[")) for text in (rec, act)):
+        return None
+    try:
+        return json.loads(rec), json.loads(act)
+    except json.JSONDecodeError:
+        return None
 
 
 _JSON_TYPES: tuple[tuple[Any, str], ...] = (
@@ -208,13 +192,6 @@ def _json_type(value: Any) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-
-
-def _first_offset(a: str, b: str) -> int:
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
 
 
 def _short(value: Any) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,15 +111,10 @@ def _staging(target: Path, copy_existing: bool) -> Path:
     os.close(fd)
     staging = Path(name)
     if copy_existing and target.is_file():
-        shutil.copyfile(target, staging)
-        os.chmod(staging, stat.S_IMODE(target.stat().st_mode))
+        shutil.copy(target, staging)  # the content and the permission bits
     else:
         staging.unlink()  # vcrpy records into a file that does not exist yet
     return staging
-
-
-def _unstaged(text: str | None, staging: Path, target: Path) -> str | None:
-    return None if text is None else text.replace(str(staging), str(target))
 
 
 def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
@@ -169,7 +163,9 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
             loaded, scenario=sc.model_copy(update={"cassette": str(staging)}))
         run = ScenarioRun(staged, record_mode=mode, base_url=base_url, tool_url=tool_url)
         result = run.run()
-        result = dataclasses.replace(result, error=_unstaged(result.error, staging, target))
+        if result.error is not None:  # name the cassette, not the staging file
+            result = dataclasses.replace(result, error=result.error.replace(str(staging),
+                                                                            str(target)))
         report = run.cassette_report
         if report is not None:
             report.path = target

@@ -16,12 +16,10 @@ import httpx
 
 from harness_lab.errors import ToolExecutionError
 from harness_lab.ports import ToolInput, ToolOutput
-from harness_lab.recorded.client import JsonEndpoint, encode_body
+from harness_lab.recorded.client import JsonEndpoint, encode_body, preview
 from harness_lab.tools.scope import scope_problem
 
 __all__ = ["HttpJsonTool"]
-
-_PREVIEW = 200
 
 
 class HttpJsonTool(JsonEndpoint):
@@ -80,12 +78,10 @@ class HttpJsonTool(JsonEndpoint):
         raw = response.content
         if response.status_code >= 400:
             raise ToolExecutionError(f"tool {self.name!r}: HTTP {response.status_code} from "
-                                     f"{self.url}: {_preview(response.text)}")
-        meta = {"http_status": response.status_code}
+                                     f"{self.url}: {preview(response.text)}")
         items = _items(raw)
-        if items is None:
-            return ToolOutput((), size_bytes=len(raw), projectable=False, meta=meta)
-        return ToolOutput(items, size_bytes=len(raw), meta=meta)
+        return ToolOutput(items or (), size_bytes=len(raw), projectable=items is not None,
+                          meta={"http_status": response.status_code})
 
 
 def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:
@@ -97,7 +93,3 @@ def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         return None
     return tuple(dict(i) for i in items)
-
-
-def _preview(text: str) -> str:
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "..."

@@ -25,10 +25,7 @@ from typing import TYPE_CHECKING
 from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
-    from harness_lab.scripted.answer import (
-        Answer,
-        error_response,
-    )
+    from harness_lab.scripted.answer import Answer, error_response
     from harness_lab.scripted.conversation import (
         Conversation,
         ScriptedCompletion,
@@ -38,51 +35,20 @@ if TYPE_CHECKING:
         json_completion,
         tool_call_completion,
     )
-    from harness_lab.scripted.scenario import (
-        ScriptedProviders,
-        ScriptError,
-        load_script,
-    )
-    from harness_lab.scripted.server import (
-        ProvidersServer,
-        ReceivedRequest,
-        ReferenceServer,
-    )
+    from harness_lab.scripted.scenario import ScriptedProviders, ScriptError, load_script
+    from harness_lab.scripted.server import ProvidersServer, ReceivedRequest, ReferenceServer
 
-_EXPORTS = {
-    "Answer": "harness_lab.scripted.answer",
-    "error_response": "harness_lab.scripted.answer",
-    "Conversation": "harness_lab.scripted.conversation",
-    "ScriptedCompletion": "harness_lab.scripted.conversation",
-    "ScriptedToolCall": "harness_lab.scripted.conversation",
-    "ToolRoute": "harness_lab.scripted.conversation",
-    "completion": "harness_lab.scripted.conversation",
-    "json_completion": "harness_lab.scripted.conversation",
-    "tool_call_completion": "harness_lab.scripted.conversation",
-    "ScriptedProviders": "harness_lab.scripted.scenario",
-    "ScriptError": "harness_lab.scripted.scenario",
-    "load_script": "harness_lab.scripted.scenario",
-    "ProvidersServer": "harness_lab.scripted.server",
-    "ReceivedRequest": "harness_lab.scripted.server",
-    "ReferenceServer": "harness_lab.scripted.server",
-}
+_EXPORTS = {name: f"harness_lab.scripted.{module}" for module, names in {
+    "answer": ("Answer", "error_response"),
+    "conversation": ("Conversation", "ScriptedCompletion", "ScriptedToolCall", "ToolRoute",
+                     "completion", "json_completion", "tool_call_completion"),
+    "scenario": ("ScriptedProviders", "ScriptError", "load_script"),
+    "server": ("ProvidersServer", "ReceivedRequest", "ReferenceServer"),
+}.items() for name in names}
 
-__all__ = [
-    "Answer",
-    "Conversation",
-    "ProvidersServer",
-    "ReceivedRequest",
-    "ReferenceServer",
-    "ScriptError",
-    "ScriptedCompletion",
-    "ScriptedProviders",
-    "ScriptedToolCall",
-    "ToolRoute",
-    "completion",
-    "error_response",
-    "json_completion",
-    "load_script",
-    "tool_call_completion",
-]
+__all__ = ["Answer", "Conversation", "ProvidersServer", "ReceivedRequest", "ReferenceServer",
+           "ScriptError", "ScriptedCompletion", "ScriptedProviders", "ScriptedToolCall",
+           "ToolRoute", "completion", "error_response", "json_completion", "load_script",
+           "tool_call_completion"]
 
 __getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

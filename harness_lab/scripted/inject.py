@@ -59,10 +59,17 @@ class FaultPlan:
         """Count one firing of fault ``index``."""
         self.fired[index] += 1
 
+    def hit(self, kind: type, applies: Callable[[Any], bool] = lambda f: True) -> Any:
+        """The first fault of ``kind`` that ``applies``, counted as fired; None if none does."""
+        for i, f in self.of(kind):
+            if applies(f):
+                self.fire(i)
+                return f
+        return None
+
     def count(self, key: str) -> int:
         """Increment and return the ordinal counter ``key``."""
-        n = self.calls.get(key, 0) + 1
-        self.calls[key] = n
+        n = self.calls[key] = self.calls.get(key, 0) + 1
         return n
 
     def unfired(self) -> list[tuple[int, str]]:
@@ -119,8 +126,9 @@ class FaultPlan:
         start = harness.env.now
         for kind, action in ((fs.ClientDisconnect, handle.live.disconnect),
                              (fs.UserCancel, handle.live.user_cancel)):
-            for index, at_s in self.timed(kind):
-                harness.at(handle, start + at_s, self._firing(index, action))
+            for index, f in self.of(kind):
+                if f.at_s is not None:
+                    harness.at(handle, start + f.at_s, self._firing(index, action))
 
     def _firing(self, index: int, action: Callable[[], Any]) -> Callable[[], None]:
         def fire_then_act() -> None:
@@ -128,10 +136,6 @@ class FaultPlan:
             action()
 
         return fire_then_act
-
-    def timed(self, kind: type) -> list[tuple[int, float]]:
-        """(index, at_s) of timed faults of ``kind``."""
-        return [(i, f.at_s) for i, f in self.of(kind) if getattr(f, "at_s", None) is not None]
 
     # -- the interceptor: what each call of the run returns --------------------------------------
 
@@ -143,29 +147,25 @@ class FaultPlan:
         seen = self.requests.get(kind)
         if seen is not None:
             seen.append(request)
-        if kind is CallKind.ROUTER:
-            for i, _ in self.of(fs.RouterUnavailable):
-                self.fire(i)
-                raise ProviderError("router unavailable (injected)")
+        if kind is CallKind.ROUTER and self.hit(fs.RouterUnavailable) is not None:
+            raise ProviderError("router unavailable (injected)")
         self.raise_provider(kind.value, n)
         if kind is CallKind.MODEL:
             return self._step(n, request, proceed)
         if kind is CallKind.GUARD:
             return self._judge(n, request, proceed)
-        if kind is CallKind.REPAIR:
-            for i, f in self.of(fs.RepairFailed):
-                self.fire(i)
-                return _failed_repair(f.form, request.draft)
+        failed = self.hit(fs.RepairFailed) if kind is CallKind.REPAIR else None
+        if failed is not None:
+            return _failed_repair(failed.form, request.draft)
         return _spiked(proceed, request, self.spike(kind, n))
 
     def validate(self, tool: str, scope: Mapping[str, Any],
                  proceed: Callable[[Mapping[str, Any]], str | None]) -> str | None:
         """The tool's check of a scope, refused at an injected invalid request."""
         n = self.count(f"validate:{tool}")
-        for i, f in self.of(fs.ToolRejection):
-            if f.reason == "REQUEST" and f.tool == tool and f.n == n:
-                self.fire(i)
-                return f"tool {tool!r}: request refused (injected invalid request)"
+        if self.hit(fs.ToolRejection,
+                    lambda f: f.reason == "REQUEST" and f.tool == tool and f.n == n) is not None:
+            return f"tool {tool!r}: request refused (injected invalid request)"
         return proceed(scope)
 
     def read_only(self, tool: str, read_only: bool) -> bool:
@@ -177,78 +177,69 @@ class FaultPlan:
         """The ledger's begin or completion, refused where a store fault asks."""
         n = self.count(f"{stage}:{record.tool}")
         if stage == "begin":
-            for i, f in self.of(fs.ToolRejection):
-                if f.reason == "STORE" and f.tool == record.tool and f.n == n:
-                    self.fire(i)
-                    return False
+            refused = self.hit(fs.ToolRejection, lambda f: f.reason == "STORE"
+                               and f.tool == record.tool and f.n == n)
         else:
-            for i, f in self.of(fs.ToolError):
-                if f.error == "store" and f.tool == record.tool and f.n == n:
-                    self.fire(i)
-                    return False
-        return proceed(record)
+            refused = self.hit(fs.ToolError, lambda f: f.error == "store"
+                               and f.tool == record.tool and f.n == n)
+        return refused is None and proceed(record)
 
     def _step(self, n: int, request: AgentRequest, proceed: Proceed) -> ModelReply:
-        for i, f in self.of(fs.InvalidDraft):
-            if f.n == n:
-                self.fire(i)
-                return _invalid(f.form)
+        invalid = self.hit(fs.InvalidDraft, lambda f: f.n == n)
+        if invalid is not None:
+            return _invalid(invalid.form)
         reply: ModelReply = _spiked(proceed, request, self.spike(CallKind.MODEL, n))
         return self._bad_id(self._violate(reply, n, bool(request.observations)))
 
     def _violate(self, reply: ModelReply, n: int, owed: bool) -> ModelReply:
-        for i, f in self.of(fs.ProtocolViolation):
-            if f.n <= n < f.n + f.count:
-                if f.mode == "missing" and not owed:
-                    continue  # no report was owed at this step: nothing to leave out
-                self.fire(i)
-                payload = dict(reply.payload or {})
-                if f.mode == "missing":
-                    payload.pop("progress", None)
-                elif f.mode == "invalid":
-                    payload["progress"] = {"assessment": "MAYBE"}
-                else:
-                    payload["progress"] = {"assessment": "GAINED", "facts": [
-                        {"statement": "unverifiable", "citations": ["no-such-invocation"]}]}
-                return dataclasses.replace(reply, payload=payload or None)
-        return reply
+        # a "missing" violation skips a step that owed no report: nothing to leave out there
+        f = self.hit(fs.ProtocolViolation, lambda f: f.n <= n < f.n + f.count
+                     and (owed or f.mode != "missing"))
+        if f is None:
+            return reply
+        payload = dict(reply.payload or {})
+        if f.mode == "missing":
+            payload.pop("progress", None)
+        elif f.mode == "invalid":
+            payload["progress"] = {"assessment": "MAYBE"}
+        else:
+            payload["progress"] = {"assessment": "GAINED", "facts": [
+                {"statement": "unverifiable", "citations": ["no-such-invocation"]}]}
+        return dataclasses.replace(reply, payload=payload or None)
 
     def _bad_id(self, reply: ModelReply) -> ModelReply:
         call = reply.tool_call
         if call is None:
             return reply
         n = self.count(f"request:{call.name}")
-        for i, f in self.of(fs.ToolRejection):
-            if f.reason == "ID" and f.tool == call.name and f.n == n:
-                self.fire(i)
-                return dataclasses.replace(reply, tool_call=dataclasses.replace(call, call_id=" "))
-        return reply
+        if self.hit(fs.ToolRejection,
+                    lambda f: f.reason == "ID" and f.tool == call.name and f.n == n) is None:
+            return reply
+        return dataclasses.replace(reply, tool_call=dataclasses.replace(call, call_id=" "))
 
     def _judge(self, n: int, request: Any, proceed: Proceed) -> GuardReply:
         spike = self.spike(CallKind.GUARD, n)
-        for i, f in self.of(fs.SemanticFault):
-            if f.n == n:
-                self.fire(i)
-                if f.verdict == "UNAVAILABLE":
-                    raise ProviderError("semantic guard unavailable (injected)",
-                                        latency_s=spike or 0.0)
-                return GuardReply(False, "unsupported (injected)", latency_s=spike)
-        return _spiked(proceed, request, spike)
+        fault = self.hit(fs.SemanticFault, lambda f: f.n == n)
+        if fault is None:
+            return _spiked(proceed, request, spike)
+        if fault.verdict == "UNAVAILABLE":
+            raise ProviderError("semantic guard unavailable (injected)", latency_s=spike or 0.0)
+        return GuardReply(False, "unsupported (injected)", latency_s=spike)
 
     def _invoke(self, tool: str, request: Any, proceed: Proceed) -> ToolOutput:
         n = self.count(f"tool:{tool}")
-        total = self.next_tool_total()
+        self._tool_total += 1
+        total = self._tool_total  # the ordinal of this invocation among all tools
         spike = self.spike(CallKind.TOOL, n, tool, total)
-        for i, f in self.of(fs.ToolError):
-            if f.tool == tool and f.n == n and f.error != "store":
-                self.fire(i)
-                latency = f.latency_s if f.latency_s is not None else spike
-                if f.error == "execution":
-                    raise ToolExecutionError("backend failed (injected)", latency_s=latency)
-                if f.error == "projection":
-                    return ToolOutput((), latency_s=latency, projectable=False)
-                size = self.projection_limit + 1  # just past the projection limit
-                return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
+        f = self.hit(fs.ToolError, lambda f: f.tool == tool and f.n == n and f.error != "store")
+        if f is not None:
+            latency = f.latency_s if f.latency_s is not None else spike
+            if f.error == "execution":
+                raise ToolExecutionError("backend failed (injected)", latency_s=latency)
+            if f.error == "projection":
+                return ToolOutput((), latency_s=latency, projectable=False)
+            size = self.projection_limit + 1  # just past the projection limit
+            return ToolOutput(({"line": "oversize"},), size_bytes=size, latency_s=latency)
         output: ToolOutput = _spiked(proceed, request, spike)
         for i, f in self.of(fs.NoGainStreak):
             ordinal = n if f.tool is not None else total
@@ -257,26 +248,15 @@ class FaultPlan:
                 output = dataclasses.replace(output, items=(), size_bytes=0)
         return output
 
-    def provider(self, call: str, n: int) -> ProviderError | None:
-        """The provider error to raise at the ``n``-th ``call``, if any."""
-        for i, f in self.of(fs.ProviderFault):
-            if f.call == call and f.n == n:
-                self.fire(i)
-                return ProviderError(f"{f.message} (injected)", latency_s=f.latency_s)
-        return None
-
     def raise_provider(self, call: str, n: int) -> None:
         """Raise the provider error injected at the ``n``-th ``call``, if any.
 
         No frame keeps the raised error in a variable: its traceback holds the frames, and a
         frame holding the error would keep both (and the run) alive until the collector ran.
         """
-        error = self.provider(call, n)
-        if error is not None:
-            try:
-                raise error
-            finally:
-                del error
+        f = self.hit(fs.ProviderFault, lambda f: f.call == call and f.n == n)
+        if f is not None:
+            raise ProviderError(f"{f.message} (injected)", latency_s=f.latency_s)
 
     def spike(self, call: CallKind, n: int, tool: str | None = None,
               total: int | None = None) -> float | None:
@@ -285,12 +265,10 @@ class FaultPlan:
         For tools, ``n`` counts the calls of ``tool`` and ``total`` every tool call of the
         run: a spike naming a tool uses the first, one that does not the second.
         """
-        for i, f in self.of(fs.LatencySpike):
-            ordinal = total if (f.tool is None and total is not None) else n
-            if f.call is call and f.n == ordinal and (f.tool is None or f.tool == tool):
-                self.fire(i)
-                return float(f.latency_s)
-        return None
+        f = self.hit(fs.LatencySpike, lambda f: f.call is call
+                     and (f.tool is None or f.tool == tool)
+                     and f.n == (total if f.tool is None and total is not None else n))
+        return None if f is None else float(f.latency_s)
 
     # -- the probe and the SSE hook -------------------------------------------------------------
 
@@ -298,12 +276,10 @@ class FaultPlan:
         """BoundaryProbe: act on every fault located at this boundary."""
         for i, f in enumerate(self.faults):
             at = getattr(f, "at", None)
-            if at is None or at.when != b.when or at.call is not b.kind:
+            if (at is None or at.when != b.when or at.call is not b.kind
+                    or at.tool not in (None, b.name)):
                 continue
-            if at.tool is not None:
-                if b.name != at.tool or b.name_ordinal != at.n:
-                    continue
-            elif b.ordinal != at.n:
+            if (b.ordinal if at.tool is None else b.name_ordinal) != at.n:
                 continue
             self.fire(i)
             self._act(f, ctx)
@@ -329,13 +305,6 @@ class FaultPlan:
             if f.sse_event == k:
                 self.fire(i)
                 session.disconnect()
-
-    # -- tool-level counters --------------------------------------------------------------------
-
-    def next_tool_total(self) -> int:
-        """The ordinal of this tool invocation among all tools."""
-        self._tool_total += 1
-        return self._tool_total
 
 
 def _spiked(proceed: Proceed, request: Any, spike: float | None) -> Any:

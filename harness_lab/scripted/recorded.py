@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,8 +71,7 @@ def replaying(sc: Scenario, scenario_path: str, *, record_mode: str = "none",
         raise ValueError(f"scenario {sc.name!r}: recorded components need a `cassette:` to "
                          f"replay from; a replay never calls the network")
     if sc.recorded is None or path is None:
-        with nullcontext() as nothing:
-            yield nothing
+        yield None
         return
     from harness_lab.recorded import cassette
     from harness_lab.recorded.cassette import UnplayedInteractionsWarning

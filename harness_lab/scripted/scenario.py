@@ -85,12 +85,8 @@ def classify_chat(messages: Sequence[Any]) -> CallKind | None:
     text = first.get("content") if isinstance(first, Mapping) else None
     if not isinstance(text, str):
         return None
-    for prompt, kind in _CHAT_KINDS:
-        if kind is CallKind.MODEL and text.startswith(prompt):
-            return kind
-        if text == prompt:
-            return kind
-    return None
+    return next((kind for prompt, kind in _CHAT_KINDS if text == prompt
+                 or (kind is CallKind.MODEL and text.startswith(prompt))), None)
 
 
 def _json_object(text: Any) -> dict[str, Any]:
@@ -110,12 +106,9 @@ def _run_id_in(values: Any) -> str | None:
         return m.group(1) if m else None
     if isinstance(values, Mapping):
         values = list(values.values())
-    if isinstance(values, list | tuple):
-        for value in values:
-            found = _run_id_in(value)
-            if found is not None:
-                return found
-    return None
+    if not isinstance(values, list | tuple):
+        return None
+    return next((found for v in values if (found := _run_id_in(v)) is not None), None)
 
 
 class ScriptedProviders:
@@ -164,31 +157,26 @@ class ScriptedProviders:
                                            "system prompt)")
             return self._chat(kind, messages)
 
-    def _latency(self, kind: CallKind, name: str, own: float | None) -> float:
-        return self.latency.latency(kind, name, own)
-
     def _chat(self, kind: CallKind, messages: list[Any]) -> Answer:
         c = self.components
+        last = messages[-1].get("content")
+        data = _json_object(last)  # what the router, guard and repair adapters send
+        query = str(data.get("query", ""))
         try:
             if kind is CallKind.ROUTER:
-                data = _json_object(messages[-1].get("content"))
-                route = c.router.route(RouteRequest(str(data.get("query", "")), (), None))
+                route = c.router.route(RouteRequest(query, (), None))
                 return self._completion(kind, json.dumps({"intent": route.intent.value}),
                                         route.usage, route.latency_s)
             if kind is CallKind.GUARD:
-                data = _json_object(messages[-1].get("content"))
-                run_id = self._run_of(data)
-                verdict = c.guard.judge(GuardRequest(
-                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
-                    tuple(data.get("evidence") or ())))
+                verdict = c.guard.judge(GuardRequest(self._run_of(data), query,
+                                                     dict(data.get("draft") or {}),
+                                                     tuple(data.get("evidence") or ())))
                 text = json.dumps({"supported": verdict.supported,
                                    "rationale": verdict.rationale})
                 return self._completion(kind, text, verdict.usage, verdict.latency_s)
             if kind is CallKind.REPAIR:
-                data = _json_object(messages[-1].get("content"))
-                run_id = self._run_of(data)
                 reply = c.repair.repair(RepairRequest(
-                    run_id, str(data.get("query", "")), dict(data.get("draft") or {}),
+                    self._run_of(data), query, dict(data.get("draft") or {}),
                     tuple(data.get("problems") or ()),
                     tuple(data.get("citable_invocation_ids") or ())))
                 return self._model_completion(kind, reply)
@@ -196,12 +184,11 @@ class ScriptedProviders:
                 return self._model_completion(kind, c.model.step(self._agent_request(messages)))
             knowledge = messages[0].get("content") == prompts.KNOWLEDGE_SYSTEM_PROMPT
             intent = IntentType.KNOWLEDGE_QUERY if knowledge else IntentType.SYSTEM_CHAT
-            query = messages[-1].get("content")
-            answer = c.responder.answer(AnswerRequest(intent, str(query or ""), ()))
+            answer = c.responder.answer(AnswerRequest(intent, str(last or ""), ()))
             return self._completion(kind, answer.text, answer.usage, answer.latency_s)
         except ProviderError as exc:
             return error_response(exc.status or 503, str(exc),
-                                  latency_s=self._latency(kind, "", exc.latency_s))
+                                  latency_s=self.latency.latency(kind, "", exc.latency_s))
         except ScriptExhausted as exc:
             return error_response(500, f"script exhausted: {exc}")
 
@@ -216,7 +203,7 @@ class ScriptedProviders:
                 calls[0]["id"] = tool_call.call_id
         body = chat_completion(content, calls, (usage.input_tokens, usage.output_tokens),
                                completion_id="chatcmpl-scripted", model="scripted")
-        return Answer(200, body, latency_s=self._latency(kind, "", latency_s))
+        return Answer(200, body, latency_s=self.latency.latency(kind, "", latency_s))
 
     def _model_completion(self, kind: CallKind, reply: ModelReply) -> Answer:
         content = (json.dumps(reply.payload, sort_keys=True) if reply.payload is not None
@@ -224,10 +211,9 @@ class ScriptedProviders:
         return self._completion(kind, content, reply.usage, reply.latency_s, reply.tool_call)
 
     def _agent_request(self, messages: list[Any]) -> AgentRequest:
-        step = 1 + sum(1 for m in messages if isinstance(m, Mapping)
-                       and m.get("role") == "assistant")
-        last = max((i for i, m in enumerate(messages) if isinstance(m, Mapping)
-                    and m.get("role") == "assistant"), default=1)
+        own = [i for i, m in enumerate(messages)
+               if isinstance(m, Mapping) and m.get("role") == "assistant"]
+        step, last = 1 + len(own), max(own, default=1)
         observations = []
         for m in messages[last + 1:]:
             if not isinstance(m, Mapping):
@@ -252,11 +238,8 @@ class ScriptedProviders:
 
     def _run_of(self, data: Any) -> str:
         found = _run_id_in(data)
-        if found is None and isinstance(data, list):
-            for text in data:
-                found = _run_id_in(_json_object(text))
-                if found is not None:
-                    break
+        if found is None and isinstance(data, list):  # JSON texts: tool results
+            found = _run_id_in([_json_object(text) for text in data])
         if found is not None:
             self.run_id = found
         return found or self.run_id
@@ -266,11 +249,11 @@ class ScriptedProviders:
         try:
             output: ToolOutput = tool.invoke(ToolInput(self.run_id, "", name, dict(scope)))
         except ToolExecutionError as exc:
-            return error_response(500, str(exc),
-                                  latency_s=self._latency(CallKind.TOOL, name, exc.latency_s))
+            latency = self.latency.latency(CallKind.TOOL, name, exc.latency_s)
+            return error_response(500, str(exc), latency_s=latency)
         except ScriptExhausted as exc:
             return error_response(500, f"script exhausted: {exc}")
-        latency = self._latency(CallKind.TOOL, name, output.latency_s)
+        latency = self.latency.latency(CallKind.TOOL, name, output.latency_s)
         if not output.projectable:
             return Answer(200, {"result": "not a list of items"}, latency_s=latency)
         return Answer(200, {"items": [dict(i) for i in output.items]}, latency_s=latency,
@@ -282,6 +265,6 @@ class ScriptedProviders:
             reply = self.components.retriever.retrieve(RetrievalRequest(query))
         except ProviderError as exc:
             return error_response(exc.status or 503, str(exc),
-                                  latency_s=self._latency(kind, "", exc.latency_s))
+                                  latency_s=self.latency.latency(kind, "", exc.latency_s))
         return Answer(200, {"passages": list(reply.passages)},
-                      latency_s=self._latency(kind, "", reply.latency_s))
+                      latency_s=self.latency.latency(kind, "", reply.latency_s))

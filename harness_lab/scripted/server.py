@@ -13,37 +13,20 @@ simulation counts as no time at all) is taken off the next call's sleep, so the 
 clock sees the scripted timeline whenever its own work between two calls is shorter than the
 next call's latency; each ``arrived`` event says that time (``own_s``).
 
-Every request is checked before it can consume a scripted reply, and a bad one is refused
-with an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``): 401 (no or a
-wrong bearer token, when the server has an ``api_key``), 404 (path), 405 (method), 411 (no
-``Content-Length``, a chunked body), 400 (a ``Content-Length`` that is not a count, a body
-shorter than announced, not JSON or not a JSON object, a chat request without ``model`` and
-``messages``), 408 (a body slower than ``read_timeout``), 413 (a body over
-``max_body_bytes``), 415 (a provider call not sent as ``application/json``), 431 (a header
-value over ``max_header_bytes``); http.server's own refusals (a request line that does not
-parse, 414, 501) get the same JSON shape. Like a hosted provider, it answers with an
-organization header and a cookie, gzip-compressed when the client accepts it, so a test can
-prove that cassettes scrub credentials and store decoded bodies. It keeps the last
+Every request is checked before it can consume a scripted reply; a bad one is refused with
+an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``), http.server's own
+refusals included (the statuses: ``docs/recording.md``). Like a hosted provider, it answers
+with an organization header and a cookie, gzip-compressed when the client accepts it, so a
+test can prove that cassettes scrub credentials and store decoded bodies. It keeps the last
 ``keep_requests`` requests (at most ``keep_bytes`` of bodies) and the last
 :data:`KEEP_EVENTS` events; ``received`` and ``rejected`` count all of them, ``seen`` all the
-events.
-
-Control paths, for a driver that has to act at a lifecycle point:
-
-* ``PUT /_script`` ``{"path": FILE | "content": YAML, "variant": NAME, "turn": K,
-  "time_scale": S}`` loads a scenario's providers (``turn``: an earlier turn's);
-  ``GET /_script`` says what is loaded (its tools, its configuration);
-* ``GET /_events?after=N&wait=S`` lists what happened after event ``N`` (a long poll of at
-  most ``S`` seconds): ``arrived``, ``held``, ``answered`` for each call, with its kind,
-  its ordinal among the calls of its kind, the tool's name and its ordinal among that tool's;
-* ``PUT /_hold`` ``{"when": "before"|"after", "call": KIND, "n": N, "tool": NAME}`` holds
-  that call before it is played or before its answer is written, until
-  ``POST /_release`` ``{"id": HOLD}``; ``PUT /_run`` ``{"run_id": ...}`` names the run a
-  reply's ``inv-N`` references expand for when the request itself names none.
+events. Its control paths (``/_script``, ``/_events``, ``/_hold``, ``/_release``, ``/_run``)
+let a driver load a scenario and act at a lifecycle point: see ``docs/conform.md``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import json
@@ -69,12 +52,7 @@ from harness_lab.scripted.answer import (
     error_body,
 )
 from harness_lab.scripted.conversation import Conversation, ScriptedCompletion, ToolRoute
-from harness_lab.scripted.scenario import (
-    ScriptedProviders,
-    ScriptError,
-    classify_chat,
-    load_script,
-)
+from harness_lab.scripted.scenario import ScriptedProviders, ScriptError, classify_chat, load_script
 
 __all__ = ["HOLD_LIMIT_S", "KEEP_EVENTS", "MAX_BODY_BYTES", "MAX_CONNECTIONS", "MAX_HEADER_BYTES",
            "READ_TIMEOUT_S", "Hold", "ProvidersServer", "ReceivedRequest", "ReferenceServer",
@@ -162,7 +140,7 @@ class Hold:
     released: threading.Event = field(default_factory=threading.Event)
     hit: bool = False
 
-    def matches(self, when: str, kind: str, ordinal: int, name: str, name_ordinal: int
+    def matches(self, when: str, *, kind: str, ordinal: int, name: str, name_ordinal: int
                 ) -> bool:
         """Whether this hold is for the call described."""
         if self.hit or when != self.when or kind != self.call:
@@ -250,8 +228,7 @@ class ProvidersServer(BackgroundHTTPServer):
         """
         providers = ScriptedProviders(scenario, turn=turn)
         with self._cond:
-            for hold in self.holds:
-                hold.released.set()
+            self.release()
             self.holds = []
             self.script = providers
             self._counts = {}
@@ -284,13 +261,8 @@ class ProvidersServer(BackgroundHTTPServer):
 
     def events_after(self, after: int, wait_s: float = 0.0) -> list[dict[str, Any]]:
         """The events numbered above ``after``, waiting up to ``wait_s`` for one."""
-        deadline = time.monotonic() + max(0.0, wait_s)
         with self._cond:
-            while self.seen <= after:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(left)
+            self._cond.wait_for(lambda: self.seen > after, max(0.0, wait_s))
             return [dict(e) for e in self.events[max(0, after - self.seen + len(self.events)):]]
 
     def describe(self) -> dict[str, Any]:
@@ -424,9 +396,7 @@ class ProvidersServer(BackgroundHTTPServer):
 
     def _wait_held(self, when: str, call: dict[str, Any]) -> None:
         with self._cond:
-            hold = next((h for h in self.holds
-                         if h.matches(when, call["kind"], call["ordinal"], call["name"],
-                                      call["name_ordinal"])), None)
+            hold = next((h for h in self.holds if h.matches(when, **call)), None)
             if hold is not None:
                 hold.hit = True
         if hold is not None:
@@ -545,19 +515,24 @@ def _handler(server: ProvidersServer) -> type[BaseHTTPRequestHandler]:
                 raise _Refused(413, f"the body of {length} bytes is over the limit of "
                                     f"{server.max_body_bytes} bytes")
             chunks: list[bytes] = []
-            left = length
             try:
-                while left:
-                    chunk = self.rfile.read1(min(left, 65536))  # type: ignore[attr-defined]
-                    if not chunk:
-                        raise _Refused(400, f"the body ended after {length - left} of "
-                                            f"{length} bytes")
-                    chunks.append(chunk)
-                    left -= len(chunk)
+                chunks.extend(self._chunks(length))
             except TimeoutError:
-                raise _Refused(408, f"the body stopped after {length - left} of {length} "
-                                    f"bytes for {server.read_timeout:g} s") from None
-            return b"".join(chunks)
+                raise _Refused(408, f"the body stopped after {sum(map(len, chunks))} of "
+                                    f"{length} bytes for {server.read_timeout:g} s") from None
+            body = b"".join(chunks)
+            if len(body) < length:
+                raise _Refused(400, f"the body ended after {len(body)} of {length} bytes")
+            return body
+
+        def _chunks(self, limit: int) -> Iterator[bytes]:
+            """What the client sends, as it arrives, up to ``limit`` bytes or its end."""
+            while limit > 0:
+                chunk = self.rfile.read1(min(limit, 65536))  # type: ignore[attr-defined]
+                if not chunk:
+                    return
+                yield chunk
+                limit -= len(chunk)
 
         def _serve(self) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
@@ -598,15 +573,9 @@ def _handler(server: ProvidersServer) -> type[BaseHTTPRequestHandler]:
             """Read what the client already sent (bounded, briefly), so that closing the
             connection does not reset it before it reads the refusal."""
             self.connection.settimeout(0.05)
-            left = server.max_body_bytes
-            try:
-                while left > 0:
-                    chunk = self.rfile.read1(min(left, 65536))  # type: ignore[attr-defined]
-                    if not chunk:
-                        return
-                    left -= len(chunk)
-            except OSError:
-                return
+            with contextlib.suppress(OSError):
+                for _ in self._chunks(server.max_body_bytes):
+                    pass
 
         def _send(self, status: int, payload: bytes, content_type: str, *,
                   gzip_ok: bool) -> None:
