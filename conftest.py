@@ -12,8 +12,6 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.postgres"]  # the throwaway PostgreSQL server's fixtures, everywhere
-
 TERMINAL_SIZE = ("COLUMNS", "LINES")
 """Variables GNU readline sets (to 80 and 24) in the process environment when pytest's
 debugger support imports it; children would inherit them though the run never set them."""

@@ -24,6 +24,9 @@ from harness_lab.fakes import (
 from harness_lab.harness import Harness
 from harness_lab.runner.results import ResultSet
 from harness_lab.runner.run import run_paths
+from tests.postgres import postgres_server, postgres_url
+
+__all__ = ["postgres_server", "postgres_url"]  # the throwaway PostgreSQL server's fixtures
 
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
 

@@ -84,7 +84,7 @@ class LiveSlot:
     """One request: its ids, its run once started, and what the server asked of it."""
 
     __slots__ = ("run_id", "session_id", "query", "sink", "live", "env", "record", "error",
-                 "done", "gone", "cancel_requested", "stopping", "_gone_applied",
+                 "done", "gone", "cancel_requested", "stopping", "writer_gone", "_gone_applied",
                  "_cancel_applied", "_stop_applied", "forwarded")
 
     def __init__(self, run_id: str, session_id: str, query: str, sink: EventSink) -> None:
@@ -100,6 +100,7 @@ class LiveSlot:
         self.gone = threading.Event()  # the client went away
         self.cancel_requested = threading.Event()  # a user cancel was accepted
         self.stopping = threading.Event()  # the server is shutting down
+        self.writer_gone = threading.Event()  # the stream's writer has ended: nothing is sent
         self._gone_applied = False
         self._cancel_applied = False
         self._stop_applied = False
@@ -116,8 +117,14 @@ class LiveSlot:
         if not session.is_open:
             return
         flush = Flush()
-        self.sink(flush)
-        if flush.written.wait(FLUSH_WAIT_S) and not flush.delivered:
+        if not self.writer_gone.is_set():
+            self.sink(flush)
+        waited = 0.0
+        while not flush.written.wait(0.05):  # a writer that has ended answers no more
+            waited += 0.05
+            if self.writer_gone.is_set() or waited >= FLUSH_WAIT_S:
+                flush.answer(not self.writer_gone.is_set())
+        if not flush.delivered:
             self.gone.set()
             self.tick()
 

@@ -122,6 +122,7 @@ class SseStream(Response):
                 finished = True
                 group.cancel_scope.cancel()
         finally:  # a run waiting to hear that its result was written hears it was not
+            self.slot.writer_gone.set()
             self.events.refuse_flushes()
 
     async def _relay(self, send: Send) -> None:
