@@ -168,13 +168,10 @@ def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -
 
 def exit_codes(command: str) -> str:
     """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``: each of its
-    :data:`COMMAND_EXIT_CODES` (exit code: meaning), a line each."""
-    import textwrap
-
+    :data:`COMMAND_EXIT_CODES` (exit code: meaning), a line each, which
+    :class:`HelpFormatter` wraps to the terminal under the meaning."""
     lines = ["exit codes:"]
-    for code, meaning in COMMAND_EXIT_CODES[command].items():
-        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
-                               subsequent_indent=" " * 7)
+    lines += [f"  {code:<5}{meaning}" for code, meaning in COMMAND_EXIT_CODES[command].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -307,33 +304,75 @@ _EXTENSION_FORMATS = {".csv": "csv", ".json": "json",
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help that wraps a one-paragraph description to the width, keeps text written line by
-    line (the exit codes) line by line, continuing a too-long line under its text, and shows
-    each option's default (when it has one worth showing: not None, False or an empty
-    list)."""
+    line (the exit codes) line by line, wrapping a table row (an indented line, with the
+    lines indented under its text that continue it) under its text, never breaking a word
+    or at a hyphen, and shows each option's default (when it has one worth showing: not
+    None, False or an empty list)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if "\n" not in text.strip():
             return argparse.HelpFormatter._fill_text(self, text, width, indent)
-        import re
         import textwrap
 
         lines = []
-        for line in text.splitlines():
-            if len(indent + line) <= width:
-                lines.append(indent + line)
-                continue
-            hang = re.match(r"\s*\S+\s+", line)  # a table row: continue under its text
-            lines += textwrap.wrap(line, width, initial_indent=indent,
-                                   subsequent_indent=indent + " " * (hang.end() if hang else 0))
+        for row, hang in _table_rows(text.splitlines()):
+            lines += textwrap.wrap(row, width, initial_indent=indent,
+                                   subsequent_indent=indent + " " * hang,
+                                   break_long_words=False, break_on_hyphens=False) or [""]
         return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False,
+                             break_on_hyphens=False)
+
+    def _metavar_formatter(self, action: argparse.Action, default_metavar: str
+                           ) -> Callable[[int], tuple[str, ...]]:
+        if _long_choices(action):  # named by its destination; the help lists the choices
+            name = action.dest.upper()
+            return lambda size: (name,) * size
+        return super()._metavar_formatter(action, default_metavar)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
+        if _long_choices(action):
+            assert action.choices is not None
+            text = f"{text}; one of: {', '.join(map(str, action.choices))}"
         default = action.default
         if ("%(default)" in text or default in (None, False, argparse.SUPPRESS)
                 or default == [] or not action.option_strings):
             return text
         return f"{text} (default: %(default)s)"
+
+
+_CHOICES_WIDTH = 40
+"""The widest ``{a,b,c}`` an option's choices are shown as; longer lists go in its help."""
+
+
+def _long_choices(action: argparse.Action) -> bool:
+    """True when ``action`` has no metavar and its choices, shown as ``{a,b,c}``, would be
+    wider than :data:`_CHOICES_WIDTH` (a line of usage that cannot wrap)."""
+    return (action.metavar is None and action.choices is not None
+            and len(",".join(map(str, action.choices))) + 2 > _CHOICES_WIDTH)
+
+
+def _table_rows(lines: Sequence[str]) -> list[tuple[str, int]]:
+    """``lines`` as rows to wrap, each with the column its continuation lines start at: an
+    indented line (``  2    usage error: ...``) is a table row whose text starts after its
+    first word, and the lines after it indented exactly that far continue it (joined to it
+    with a space); any other line is a row of its own, continued under its first word."""
+    import re
+
+    rows: list[tuple[str, int]] = []
+    for line in lines:
+        lead = len(line) - len(line.lstrip())
+        if rows and line.strip() and rows[-1][0][:1].isspace() and lead == rows[-1][1]:
+            rows[-1] = (f"{rows[-1][0]} {line.strip()}", rows[-1][1])
+            continue
+        first = re.match(r"\s*\S+\s+", line)
+        rows.append((line.rstrip(), first.end() if first else 0))
+    return rows
 
 
 def read_mapping(path: str | None) -> dict[str, Any] | None:
