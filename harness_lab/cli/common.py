@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,7 +176,7 @@ def exit_codes(command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-FORMATS = ("table", "csv", "json", "markdown", "html")
+FORMATS = ("table", "csv", "json", "markdown", "html", "junit")
 """The output formats of ``run --format``."""
 
 
@@ -256,14 +257,16 @@ def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
                      out: str | None, *, progress_enabled: bool | None = None,
                      on_result: Callable[[ScenarioResult], None] | None = None,
-                     update_snapshots: bool = False) -> ResultSet | int:
+                     update_snapshots: bool = False,
+                     wall_times: list[float] | None = None) -> ResultSet | int:
     """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
     with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
     an ``--out`` that cannot be written), or nothing selected.
 
     A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
     when standard error is one); ``on_result`` is called with each result (the run log);
-    ``update_snapshots`` writes snapshots instead of comparing with them.
+    ``update_snapshots`` writes snapshots instead of comparing with them; ``wall_times``, when
+    given, gets the seconds each scenario took to run, in order.
     """
     from harness_lab.runner.run import SelectionError, plan_paths, run_plan
     from harness_lab.terminal.progress import progress, progress_wanted
@@ -280,8 +283,13 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
         return EXIT_NO_SCENARIOS
     enabled = progress_wanted() if progress_enabled is None else progress_enabled
     with progress(len(plan), "scenario runs", enabled=enabled) as advance:
+        started = [time.perf_counter()]
 
         def ran(result: ScenarioResult) -> None:
+            if wall_times is not None:
+                now = time.perf_counter()
+                wall_times.append(now - started[0])
+                started[0] = now
             if on_result is not None:
                 on_result(result)
             advance(1)
@@ -291,7 +299,8 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
 
 def output_format(given: str | None, out: str | None) -> str:
     """The output format: ``given``, else the one the ``out`` file's extension names (``.csv``,
-    ``.json``, ``.md``, ``.html``), else ``table`` (as promptfoo picks its output format)."""
+    ``.json``, ``.md``, ``.html``, ``.xml``: JUnit), else ``table`` (as promptfoo picks its
+    output format)."""
     if given is not None:
         return given
     return _EXTENSION_FORMATS.get(Path(out or "").suffix.lower(), "table")
@@ -299,7 +308,7 @@ def output_format(given: str | None, out: str | None) -> str:
 
 _EXTENSION_FORMATS = {".csv": "csv", ".json": "json",
                       ".md": "markdown", ".markdown": "markdown", ".html": "html",
-                      ".htm": "html"}
+                      ".htm": "html", ".xml": "junit"}
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
