@@ -64,11 +64,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return results
     logged = log.close() if log is not None else None
     elapsed = time.perf_counter() - start
-    if fmt == "junit":
-        written = emit("run", _junit(results, wall_times, started_at), args.out,
-                       or_stdout=True)
-    else:
-        written = write_results(results, fmt, args.out)
+    written = write_results(results, fmt, args.out, wall_times=wall_times,
+                            started_at=started_at)
     from harness_lab.terminal.summary import print_summary
 
     stream = sys.stdout if fmt == "table" and not args.out else sys.stderr
@@ -80,17 +77,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.out and not written:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _annotate(results, data_on_stdout=fmt != "table" and not args.out)
+        _annotate(results, data_on_stdout=fmt != "table" and (not args.out or bool(written)))
     return written or (EXIT_FAILED if not results.ok else 0)
 
 
-def _junit(results: ResultSet, wall_times: Sequence[float], started_at: datetime) -> str:
-    import socket
-
-    from harness_lab.runner.junit import junit_xml
-
-    return junit_xml(results, wall_times=wall_times, timestamp=started_at,
-                     hostname=socket.gethostname())
 
 
 def _annotate(results: ResultSet, *, data_on_stdout: bool) -> None:
@@ -144,12 +134,18 @@ def _run_columns() -> list[Any]:
             Column("verdict", "result", style=verdict_style)]
 
 
-def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
+def write_results(results: ResultSet, fmt: str, out: str | None, *,
+                  wall_times: Sequence[float] | None = None,
+                  started_at: datetime | None = None) -> int:
     """Write ``results`` as ``fmt`` to ``out`` (standard output when None); 0, or
-    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output)."""
+    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output).
+    JUnit XML reports the seconds each result took (``wall_times``, in order) and when the
+    run started."""
     from harness_lab.runner.results import EXPORT_COLUMNS, first_difference
 
-    if fmt in ("table", "markdown", "html"):
+    if fmt == "junit":
+        text = _junit(results, wall_times, started_at)
+    elif fmt in ("table", "markdown", "html"):
         rows = [{**r.row(), "verdict": r.verdict, "difference": first_difference(r)}
                 for r in results]
         if fmt == "table":
@@ -166,6 +162,16 @@ def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
     else:
         text = format_rows(results.export_rows(), EXPORT_COLUMNS, fmt)
     return emit("run", text, out, or_stdout=True)
+
+
+def _junit(results: ResultSet, wall_times: Sequence[float] | None,
+           started_at: datetime | None) -> str:
+    import socket
+
+    from harness_lab.runner.junit import junit_xml
+
+    return junit_xml(results, wall_times=wall_times, timestamp=started_at,
+                     hostname=socket.gethostname())
 
 
 def _html_page(results: ResultSet) -> str:

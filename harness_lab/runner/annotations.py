@@ -37,7 +37,8 @@ def github_annotations(results: Sequence[ScenarioResult], *,
     """One ``::error file=PATH,line=N,title=VERDICT SCENARIO::MESSAGE`` line per result
     that is not ok, in order: the line of its first problem, the message each problem on a
     line of its own. A path inside ``workspace`` (the checkout, ``GITHUB_WORKSPACE``) is
-    given relative to it, as GitHub resolves annotation paths from the repository's root."""
+    given relative to it, wherever the command ran, as GitHub resolves annotation paths from
+    the repository's root."""
     lines = []
     for result in results:
         if result.ok:
@@ -58,9 +59,9 @@ def github_annotations(results: Sequence[ScenarioResult], *,
 
 
 def _relative(path: str, workspace: str | None) -> str:
-    if workspace is None or not Path(path).is_absolute():
+    if workspace is None:
         return path
     try:
-        return Path(path).relative_to(workspace).as_posix()
+        return Path(path).absolute().relative_to(Path(workspace).absolute()).as_posix()
     except ValueError:
         return path

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness_lab.runner import ScenarioResult, run_paths
 from harness_lab.runner.annotations import escape_data, escape_property, github_annotations
 from harness_lab.scenarios.match import Mismatch
@@ -40,3 +42,12 @@ def test_a_path_outside_the_workspace_stays_as_it_was_given_without_a_line_it_la
 
 def test_a_run_without_failures_has_no_annotation() -> None:
     assert github_annotations([ScenarioResult("fine", "a.yaml")]) == []
+
+
+def test_a_path_relative_to_a_subdirectory_is_given_from_the_workspace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    result = ScenarioResult("w", "a.yaml", error="ValueError: no")
+    assert github_annotations([result], workspace=str(tmp_path)) == [
+        "::error file=sub/a.yaml,title=ERROR w::ValueError: no"]
