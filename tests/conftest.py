@@ -85,9 +85,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _run_logs_in_a_temporary_directory(tmp_path_factory: pytest.TempPathFactory
                                        ) -> Iterator[None]:
     """Commands the tests run write their run logs to a temporary directory, never into the
-    work tree (a test that wants another sets the variable itself)."""
+    work tree (a test that wants another sets the variable itself), and print no GitHub
+    annotations when the suite itself runs on GitHub Actions."""
     patch = pytest.MonkeyPatch()
     patch.setenv("HARNESS_LAB_LOG_DIR", str(tmp_path_factory.mktemp("harness_logs")))
+    patch.delenv("GITHUB_ACTIONS", raising=False)
     yield
     patch.undo()
 

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,17 +169,14 @@ def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -
 
 def exit_codes(command: str) -> str:
     """The ``exit codes:`` epilog of ``harness-lab COMMAND --help``: each of its
-    :data:`COMMAND_EXIT_CODES` (exit code: meaning), a line each."""
-    import textwrap
-
+    :data:`COMMAND_EXIT_CODES` (exit code: meaning), a line each, which
+    :class:`HelpFormatter` wraps to the terminal under the meaning."""
     lines = ["exit codes:"]
-    for code, meaning in COMMAND_EXIT_CODES[command].items():
-        lines += textwrap.wrap(meaning, 74, initial_indent=f"  {code:<5}",
-                               subsequent_indent=" " * 7)
+    lines += [f"  {code:<5}{meaning}" for code, meaning in COMMAND_EXIT_CODES[command].items()]
     return "\n".join(lines) + "\n"
 
 
-FORMATS = ("table", "csv", "json", "markdown", "html")
+FORMATS = ("table", "csv", "json", "markdown", "html", "junit")
 """The output formats of ``run --format``."""
 
 
@@ -259,14 +257,16 @@ def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
                      out: str | None, *, progress_enabled: bool | None = None,
                      on_result: Callable[[ScenarioResult], None] | None = None,
-                     update_snapshots: bool = False) -> ResultSet | int:
+                     update_snapshots: bool = False,
+                     wall_times: list[float] | None = None) -> ResultSet | int:
     """The results of running what ``paths`` and ``tags`` select, or the exit code to stop
     with: a usage error before anything runs (a missing path, an unknown ``FILE[variant]``,
     an ``--out`` that cannot be written), or nothing selected.
 
     A progress bar counting scenario runs is drawn on a terminal (``progress_enabled`` None:
     when standard error is one); ``on_result`` is called with each result (the run log);
-    ``update_snapshots`` writes snapshots instead of comparing with them.
+    ``update_snapshots`` writes snapshots instead of comparing with them; ``wall_times``, when
+    given, gets the seconds each scenario took to run, in order.
     """
     from harness_lab.runner.run import SelectionError, plan_paths, run_plan
     from harness_lab.terminal.progress import progress, progress_wanted
@@ -283,8 +283,13 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
         return EXIT_NO_SCENARIOS
     enabled = progress_wanted() if progress_enabled is None else progress_enabled
     with progress(len(plan), "scenario runs", enabled=enabled) as advance:
+        started = [time.perf_counter()]
 
         def ran(result: ScenarioResult) -> None:
+            if wall_times is not None:
+                now = time.perf_counter()
+                wall_times.append(now - started[0])
+                started[0] = now
             if on_result is not None:
                 on_result(result)
             advance(1)
@@ -294,7 +299,8 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
 
 def output_format(given: str | None, out: str | None) -> str:
     """The output format: ``given``, else the one the ``out`` file's extension names (``.csv``,
-    ``.json``, ``.md``, ``.html``), else ``table`` (as promptfoo picks its output format)."""
+    ``.json``, ``.md``, ``.html``, ``.xml``: JUnit), else ``table`` (as promptfoo picks its
+    output format)."""
     if given is not None:
         return given
     return _EXTENSION_FORMATS.get(Path(out or "").suffix.lower(), "table")
@@ -302,38 +308,80 @@ def output_format(given: str | None, out: str | None) -> str:
 
 _EXTENSION_FORMATS = {".csv": "csv", ".json": "json",
                       ".md": "markdown", ".markdown": "markdown", ".html": "html",
-                      ".htm": "html"}
+                      ".htm": "html", ".xml": "junit"}
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help that wraps a one-paragraph description to the width, keeps text written line by
-    line (the exit codes) line by line, continuing a too-long line under its text, and shows
-    each option's default (when it has one worth showing: not None, False or an empty
-    list)."""
+    line (the exit codes) line by line, wrapping a table row (an indented line, with the
+    lines indented under its text that continue it) under its text, never breaking a word
+    or at a hyphen, and shows each option's default (when it has one worth showing: not
+    None, False or an empty list)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if "\n" not in text.strip():
             return argparse.HelpFormatter._fill_text(self, text, width, indent)
-        import re
         import textwrap
 
         lines = []
-        for line in text.splitlines():
-            if len(indent + line) <= width:
-                lines.append(indent + line)
-                continue
-            hang = re.match(r"\s*\S+\s+", line)  # a table row: continue under its text
-            lines += textwrap.wrap(line, width, initial_indent=indent,
-                                   subsequent_indent=indent + " " * (hang.end() if hang else 0))
+        for row, hang in _table_rows(text.splitlines()):
+            lines += textwrap.wrap(row, width, initial_indent=indent,
+                                   subsequent_indent=indent + " " * hang,
+                                   break_long_words=False, break_on_hyphens=False) or [""]
         return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False,
+                             break_on_hyphens=False)
+
+    def _metavar_formatter(self, action: argparse.Action, default_metavar: str
+                           ) -> Callable[[int], tuple[str, ...]]:
+        if _long_choices(action):  # named by its destination; the help lists the choices
+            name = action.dest.upper()
+            return lambda size: (name,) * size
+        return super()._metavar_formatter(action, default_metavar)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
+        if _long_choices(action):
+            assert action.choices is not None
+            text = f"{text}; one of: {', '.join(map(str, action.choices))}"
         default = action.default
         if ("%(default)" in text or default in (None, False, argparse.SUPPRESS)
                 or default == [] or not action.option_strings):
             return text
         return f"{text} (default: %(default)s)"
+
+
+_CHOICES_WIDTH = 40
+"""The widest ``{a,b,c}`` an option's choices are shown as; longer lists go in its help."""
+
+
+def _long_choices(action: argparse.Action) -> bool:
+    """True when ``action`` has no metavar and its choices, shown as ``{a,b,c}``, would be
+    wider than :data:`_CHOICES_WIDTH` (a line of usage that cannot wrap)."""
+    return (action.metavar is None and action.choices is not None
+            and len(",".join(map(str, action.choices))) + 2 > _CHOICES_WIDTH)
+
+
+def _table_rows(lines: Sequence[str]) -> list[tuple[str, int]]:
+    """``lines`` as rows to wrap, each with the column its continuation lines start at: an
+    indented line (``  2    usage error: ...``) is a table row whose text starts after its
+    first word, and the lines after it indented exactly that far continue it (joined to it
+    with a space); any other line is a row of its own, continued under its first word."""
+    import re
+
+    rows: list[tuple[str, int]] = []
+    for line in lines:
+        lead = len(line) - len(line.lstrip())
+        if rows and line.strip() and rows[-1][0][:1].isspace() and lead == rows[-1][1]:
+            rows[-1] = (f"{rows[-1][0]} {line.strip()}", rows[-1][1])
+            continue
+        first = re.match(r"\s*\S+\s+", line)
+        rows.append((line.rstrip(), first.end() if first else 0))
+    return rows
 
 
 def read_mapping(path: str | None) -> dict[str, Any] | None:

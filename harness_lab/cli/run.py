@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_lab.cli.common import (
@@ -51,16 +53,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if isinstance(log, int):
         return log
     start = time.perf_counter()
+    started_at = datetime.now().astimezone()
     paths = args.paths or list(DEFAULT_PATHS)
+    wall_times: list[float] = []
     results = selected_results("run", paths, args.tag or (), args.out,
                                progress_enabled=progress_wanted(quiet=args.quiet),
                                on_result=log.add if log else None,
-                               update_snapshots=args.update_snapshots)
+                               update_snapshots=args.update_snapshots, wall_times=wall_times)
     if isinstance(results, int):
         return results
     logged = log.close() if log is not None else None
     elapsed = time.perf_counter() - start
-    written = write_results(results, fmt, args.out)
+    written = write_results(results, fmt, args.out, wall_times=wall_times,
+                            started_at=started_at)
     from harness_lab.terminal.summary import print_summary
 
     stream = sys.stdout if fmt == "table" and not args.out else sys.stderr
@@ -71,7 +76,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"log: {logged}", file=sys.stderr)
     if args.out and not written:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _annotate(results, data_on_stdout=fmt != "table" and (not args.out or bool(written)))
     return written or (EXIT_FAILED if not results.ok else 0)
+
+
+
+
+def _annotate(results: ResultSet, *, data_on_stdout: bool) -> None:
+    """Print a GitHub Actions ``::error`` line per failing scenario after everything else:
+    on standard output, or on standard error when standard output carries the rows (the
+    runner reads workflow commands from both)."""
+    from harness_lab.runner.annotations import github_annotations
+
+    stream = sys.stderr if data_on_stdout else sys.stdout
+    stream.flush()
+    for line in github_annotations(results, workspace=os.environ.get("GITHUB_WORKSPACE")):
+        print(line, file=stream)
 
 
 def _report_snapshots(results: ResultSet, paths: Sequence[str], update: bool,
@@ -113,12 +134,18 @@ def _run_columns() -> list[Any]:
             Column("verdict", "result", style=verdict_style)]
 
 
-def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
+def write_results(results: ResultSet, fmt: str, out: str | None, *,
+                  wall_times: Sequence[float] | None = None,
+                  started_at: datetime | None = None) -> int:
     """Write ``results`` as ``fmt`` to ``out`` (standard output when None); 0, or
-    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output)."""
+    :data:`EXIT_USAGE` when ``out`` cannot be written (the rows then go to standard output).
+    JUnit XML reports the seconds each result took (``wall_times``, in order) and when the
+    run started."""
     from harness_lab.runner.results import EXPORT_COLUMNS, first_difference
 
-    if fmt in ("table", "markdown", "html"):
+    if fmt == "junit":
+        text = _junit(results, wall_times, started_at)
+    elif fmt in ("table", "markdown", "html"):
         rows = [{**r.row(), "verdict": r.verdict, "difference": first_difference(r)}
                 for r in results]
         if fmt == "table":
@@ -135,6 +162,16 @@ def write_results(results: ResultSet, fmt: str, out: str | None) -> int:
     else:
         text = format_rows(results.export_rows(), EXPORT_COLUMNS, fmt)
     return emit("run", text, out, or_stdout=True)
+
+
+def _junit(results: ResultSet, wall_times: Sequence[float] | None,
+           started_at: datetime | None) -> str:
+    import socket
+
+    from harness_lab.runner.junit import junit_xml
+
+    return junit_xml(results, wall_times=wall_times, timestamp=started_at,
+                     hostname=socket.gethostname())
 
 
 def _html_page(results: ResultSet) -> str:
@@ -247,10 +284,12 @@ def register(sub: Any) -> None:
                      help="files or directories; FILE[variant] picks one matrix variant "
                           "(default: scenarios/)")
     run.add_argument("--format", choices=FORMATS, default=None,
-                     help="output format (default: from the --out extension, else table)")
+                     help="output format; junit: JUnit XML for CI (default: from the --out "
+                          "extension, else table); under GITHUB_ACTIONS=true each failure is "
+                          "also an ::error annotation")
     run.add_argument("--out", help="write the rows to this file (format from its extension: "
-                                   ".csv, .json, .md, .html); the summary still goes to the "
-                                   "terminal; its directory must exist")
+                                   ".csv, .json, .md, .html, .xml for JUnit); the summary "
+                                   "still goes to the terminal; its directory must exist")
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     run.add_argument("-v", "--verbose", action="store_true",

@@ -6,7 +6,9 @@
 * :mod:`~harness_lab.runner.observe`: a run's normalised observation, what expectations read;
 * :mod:`~harness_lab.runner.expect`: expectations compared with an observation;
 * :mod:`~harness_lab.runner.snapshot`: whole observations pinned in files beside scenarios;
-* :mod:`~harness_lab.runner.results`: many results as rows, for tables and exports.
+* :mod:`~harness_lab.runner.results`: many results as rows, for tables and exports;
+* :mod:`~harness_lab.runner.junit` and :mod:`~harness_lab.runner.annotations`: results as
+  JUnit XML and as GitHub Actions annotations, for CI.
 
 Names are imported on first use.
 """

@@ -352,3 +352,60 @@ def test_a_coloured_fallback_cell_has_the_html_report_colour_of_its_type(
     rgb = ";".join(str(int(colour[i:i + 2], 16)) for i in (0, 2, 4))
     out = run_cli("run", str(library), env={"FORCE_COLOR": "1"}).stdout
     assert f"\x1b[38;2;{rgb}mFALLBACK" in out
+
+
+def test_an_xml_out_file_gets_a_junit_report_of_the_run(
+        library: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from xml.etree import ElementTree as ET
+
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    out = tmp_path / "results.xml"
+    assert main(["run", str(library), "--out", str(out), "--no-log"]) == 1
+    root = ET.parse(out).getroot()
+    assert (root.tag, root.attrib["tests"], root.attrib["failures"]) == ("testsuites", "2", "1")
+    assert [c.attrib["name"] for c in root.iter("testcase")] == ["good", "wrong"]
+    assert all(float(c.attrib["time"]) >= 0 for c in root.iter("testcase"))
+    assert "wrote 2 row(s) as junit to" in capsys.readouterr().err
+
+
+def test_format_junit_without_out_prints_the_xml(library: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(library), "--format", "junit", "--no-log"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<?xml version='1.0' encoding='utf-8'?>\n<testsuites ")
+    assert out.endswith("</testsuites>\n")
+
+
+def test_on_github_actions_each_failure_is_an_error_annotation_after_the_table(
+        library: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(library))
+    assert main(["run", str(library), "--no-log"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("::error file=wrong.yaml,line=6,title=FAILED wrong::"
+                       "release_outcome: expected SUCCESS, got FALLBACK")
+    assert out[-2].startswith("2 scenario run(s), 1 ok, 1 failed in ")
+
+
+def test_on_github_actions_annotations_keep_out_of_data_on_standard_output(
+        library: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert main(["run", str(library), "--format", "json", "--no-log"]) == 1
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 2
+    assert captured.err.splitlines()[-1].startswith(
+        f"::error file={library / 'wrong.yaml'},line=6,title=FAILED wrong::")
+
+
+def test_without_github_actions_there_is_no_annotation(
+        library: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    assert main(["run", str(library), "--no-log"]) == 1
+    captured = capsys.readouterr()
+    assert "::error" not in captured.out + captured.err
