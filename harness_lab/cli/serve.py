@@ -65,6 +65,7 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.live.clock import WallClock
     from harness_lab.live.driver import LiveDriver
     from harness_lab.live.instances import HEARTBEAT_S, Instance
+    from harness_lab.live.protocol import header_timeout_protocol
     from harness_lab.live.server import create_app
     from harness_lab.live.sources import HttpSource, RunSource, ScenarioSource, SourceError
     from harness_lab.live.store import database_url, open_store, store_problem
@@ -82,6 +83,8 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"--workers must be >= 1, got {args.workers}")
     if not args.grace >= 0:
         return fail("serve", f"--grace must be >= 0 seconds, got {args.grace}")
+    if not args.header_timeout > 0:
+        return fail("serve", f"--header-timeout must be > 0 seconds, got {args.header_timeout}")
     if not args.keepalive > 0:
         return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
     try:
@@ -135,7 +138,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
     # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
-                            timeout_graceful_shutdown=args.grace + 10, access_log=False)
+                            timeout_graceful_shutdown=args.grace + 10, access_log=False,
+                            http=header_timeout_protocol(args.header_timeout))
     server = _graceful_server(config, driver, args.grace)
     stop_beating = threading.Event()
     beats = threading.Thread(target=_heartbeats, args=(instance, stop_beating, HEARTBEAT_S),
@@ -257,6 +261,9 @@ def register(sub: Any) -> None:
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="on SIGINT or SIGTERM, the runs in flight get this long to end; the "
                         "rest are cancelled (SERVER_SHUTDOWN) and their clients told so")
+    p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="close a connection whose request headers are not complete this long "
+                        "after it opened or its previous response ended")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")

@@ -1,0 +1,59 @@
+"""``serve`` closes a connection whose request headers dribble in past the time limit, and
+keeps the ones that send them in time (a real server, raw sockets)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from benchmarks.bench_live_load import serving
+from tests.live.test_server import GUARDS_PASS
+
+pytestmark = pytest.mark.live
+
+
+def connect(url: str) -> socket.socket:
+    """A raw TCP connection to the server at ``url``."""
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    return sock
+
+
+def test_a_client_sending_its_headers_a_byte_at_a_time_is_cut_off() -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--header-timeout", "1") as server:
+        sock = connect(server.url)
+        started = time.monotonic()
+        closed = False
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            for _ in range(30):  # one header byte every 0.2 s: never a whole request
+                time.sleep(0.2)
+                try:
+                    sock.sendall(b"X")
+                except OSError:
+                    closed = True
+                    break
+                sock.settimeout(0.01)
+                try:
+                    if sock.recv(1024) == b"":
+                        closed = True
+                        break
+                except TimeoutError:
+                    pass
+        finally:
+            sock.close()
+        assert closed
+        assert time.monotonic() - started < 5.0
+        assert httpx.get(f"{server.url}/healthz").status_code == 200  # others still served
+
+
+def test_a_kept_alive_connection_keeps_serving_requests_sent_whole() -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--header-timeout", "1") as server:
+        with httpx.Client() as client:
+            for _ in range(3):
+                assert client.get(f"{server.url}/healthz").status_code == 200
+                time.sleep(0.6)  # under the idle keep-alive limit, each request in time
