@@ -8,6 +8,7 @@ import pytest
 import simpy
 
 from harness_lab.config import HarnessConfig
+from harness_lab.core.clocked import ClockedEnvironment
 from harness_lab.core.context import RunContext
 from harness_lab.errors import ProviderError, RunAborted
 from harness_lab.ports import AnswerReply, CallKind, TokenUsage
@@ -220,3 +221,29 @@ def test_with_instant_detection_a_deadline_passed_waiting_for_capacity_is_dated_
     assert (ctx.lifecycle.termination.state, ctx.lifecycle.termination.at) == (
         RunState.TIMED_OUT, 5.0)
     assert ctx.discarded == [(CallKind.RESPONDER, "responder", 9.0)]
+
+
+def test_on_an_environment_on_another_clock_the_deadline_fires_when_the_clock_gets_there(
+        ) -> None:
+    clock = [0.0]
+    env = ClockedEnvironment(lambda: clock[0])  # the live server's kind, on a hand-set clock
+    ctx = RunContext("run-1", "session-1", env, INSTANT)
+    seen: list[tuple[float, RunState]] = []
+
+    def slow() -> AnswerReply:
+        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
+
+    def run() -> Any:
+        with pytest.raises(RunAborted):
+            yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
+                                         TraceEventType.SYSTEM_RESPONSE, None)
+
+    env.process(run())
+    while env.peek() != float("inf"):
+        clock[0] = env.peek()  # as the wall clock reaches each event
+        env.step()
+        seen.append((clock[0], ctx.state))
+    assert dict(seen) == {0.0: RunState.RUNNING, 5.0: RunState.TIMED_OUT,
+                          10.0: RunState.TIMED_OUT}
+    assert ctx.lifecycle.termination is not None and ctx.lifecycle.termination.at == 5.0
+    assert ctx.discarded == [(CallKind.RESPONDER, "responder", 10.0)]
