@@ -6,6 +6,11 @@ clock, and discards a late result when the run ended while the call was in fligh
 call (router, responder, retriever, diagnosis model, repair, guard) goes through
 :meth:`RunContext.provider_call`, which adds what every provider call shares: its failure
 traced, its tokens charged, its success traced.
+
+A passed deadline ends the run TIMED_OUT when a boundary check finds it (``boundary``
+detection, the default) or at its own instant (``instant``): then a call that outlives the
+deadline waits in two timeouts, the first ending at the deadline, where the lifecycle's
+compare-and-set is made, and the call still runs to its end before its result is discarded.
 """
 
 from __future__ import annotations
