@@ -27,7 +27,7 @@ class DeadlineDetection(StrEnum):
     """How a passed deadline becomes the run's termination (SPEC §5.7)."""
 
     BOUNDARY = "boundary"  # the next check_active finds it; a cancel before that boundary wins
-    INSTANT = "instant"  # it counts from its own instant; a later cancel loses to it
+    INSTANT = "instant"  # it fires at its own instant; a later cancel loses to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +43,9 @@ class Policy:
     * ``deadline_detection`` (§5.7): ``boundary`` (default) makes the deadline the termination
       the next ``check_active`` finds (doc §3.2), so a client disconnect or user cancel that
       arrives after the deadline instant but before that boundary ends the run CANCELLED (doc
-      §3.1: the first terminal transition wins); ``instant`` counts the deadline from its own
-      instant, so such a cancel loses to TIMED_OUT.
+      §3.1: the first terminal transition wins); ``instant`` fires the deadline at its own
+      instant (the run is TIMED_OUT from then, the call in flight still awaited and its
+      result discarded), so such a cancel loses to TIMED_OUT.
     """
 
     timeout_progress_fallback: bool = False

@@ -46,13 +46,17 @@ class RunCancellation:
         """True once any reason was recorded."""
         return self._reason is not None
 
-    def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
-        """Record ``reason`` if it is the first; return True if this call ended the run."""
+    def cancel(self, reason: CancellationReason, detail: str = "",
+               at: float | None = None) -> bool:
+        """Record ``reason`` if it is the first; return True if this call ended the run.
+
+        The attempt is dated ``at`` when given (a deadline dated at its own instant), else now.
+        """
         with self._lock:
             if self._reason is None:
                 self._reason = reason
-        ended = self._lifecycle.finish(reason.run_state, detail or reason.value, self._clock(),
-                                       reason.value)
+        ended = self._lifecycle.finish(reason.run_state, detail or reason.value,
+                                       self._clock() if at is None else at, reason.value)
         if ended:
             self._ended_by = reason
         return ended

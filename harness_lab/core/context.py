@@ -6,6 +6,11 @@ clock, and discards a late result when the run ended while the call was in fligh
 call (router, responder, retriever, diagnosis model, repair, guard) goes through
 :meth:`RunContext.provider_call`, which adds what every provider call shares: its failure
 traced, its tokens charged, its success traced.
+
+A passed deadline ends the run TIMED_OUT when a boundary check finds it (``boundary``
+detection, the default) or at its own instant (``instant``): then a call that outlives the
+deadline waits in two timeouts, the first ending at the deadline, where the lifecycle's
+compare-and-set is made, and the call still runs to its end before its result is discarded.
 """
 
 from __future__ import annotations
@@ -132,9 +137,15 @@ class RunContext:
         return self._counts.get(kind, 0)
 
     def check_active(self, boundary: str) -> None:
-        """Raise RunAborted if the run is terminal; a passed deadline terminates it first."""
+        """Raise RunAborted if the run is terminal; a passed deadline terminates it first.
+
+        Under ``instant`` deadline detection that termination is dated at the deadline's own
+        instant (the time passed where no timer could fire it: in a provider's queue, or in
+        a call that blocked the live server's thread); under ``boundary``, now.
+        """
         if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
-            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary)
+            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary,
+                                     self.deadline_at if self.instant_deadline else None)
         if self.lifecycle.termination is not None:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
@@ -148,12 +159,38 @@ class RunContext:
         Under the ``boundary`` deadline detection (the default) a deadline is a termination
         only once a ``check_active`` found it, so this cancel wins when none has since the
         deadline passed; under ``instant`` a deadline already passed in virtual time wins
-        first, as it happened first.
+        first, as it happened first (dated at its instant).
         """
         if (self.instant_deadline and self.lifecycle.termination is None
                 and virtual_now(self.env) >= self.deadline_at):
-            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline")
+            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline",
+                                     self.deadline_at)
         return self.cancellation.cancel(reason, detail)
+
+    def _deadline_fires(self) -> None:
+        """The deadline's timer (``instant`` detection): the lifecycle's compare-and-set at the
+        deadline's own instant, as doc §4 has the deadline path decide the terminal state
+        first; the call in flight runs on and its late result is discarded after it."""
+        if self.lifecycle.termination is None:
+            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline",
+                                     self.deadline_at)
+
+    def _wait_instant(self, latency: float) -> Generator[simpy.Event, Any, None]:
+        """Wait out a call's ``latency`` under ``instant`` detection: a deadline that passes
+        meanwhile fires at its instant (a timer only for a call that outlives it, so a run
+        leaves no event behind); one passed while the call waited for capacity fires now."""
+        env = self.env
+        now = virtual_now(env)
+        deadline = self.deadline_at
+        if self.lifecycle.termination is None:
+            if now >= deadline:
+                self._deadline_fires()
+            elif deadline < now + latency:
+                end = now + latency
+                yield env.timeout(deadline - now)
+                self._deadline_fires()
+                latency = max(end - virtual_now(env), 0.0)
+        yield env.timeout(latency)
 
     @property
     def state(self) -> RunState:
@@ -217,9 +254,15 @@ class RunContext:
         if resource is not None:
             with resource.request() as req:
                 yield req
-                yield self.env.timeout(latency)
+                if self.instant_deadline:
+                    yield from self._wait_instant(latency)
+                else:
+                    yield self.env.timeout(latency)
         elif latency > 0:
-            yield self.env.timeout(latency)
+            if self.instant_deadline:
+                yield from self._wait_instant(latency)
+            else:
+                yield self.env.timeout(latency)
         try:
             if probe is not None:
                 probe.at_boundary(self, Boundary(kind, "after", n, name, m, virtual_now(self.env)))

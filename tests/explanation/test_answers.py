@@ -141,10 +141,11 @@ def test_the_report_drill_down_holds_the_same_answers(outcomes: dict[str, Result
 
 def test_a_timeout_names_when_it_was_taken_and_the_cancel_that_lost_to_it() -> None:
     # the file: deadline at 5 s, a user cancel at 7 s during a model call until 12.2 s, and
-    # the instant policy: the cancel finds the deadline passed, so the run ends TIMED_OUT
+    # the instant policy: the deadline fires at 5 s, so the run ends TIMED_OUT and the
+    # cancel at 7 s loses to it
     [result] = run_paths([f"{SCENARIOS / 'late' / 'first-terminal-wins.yaml'}[deadline-first]"])
     assert result.record is not None
     text = limits(result.record)
-    assert "deadline at t=5 s was found passed at t=7 s" in text
-    assert "2 s late" in text
+    assert "deadline at t=5 s was found passed at t=5 s" in text
+    assert "0 s late" in text
     assert "CANCELLED (USER_REQUESTED) at t=7 (TERMINATION_REJECTED t=7 REJECTED)" in text

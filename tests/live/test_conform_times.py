@@ -33,7 +33,7 @@ expect:
   run_state: TIMED_OUT
   trace_contains:
     - {type: RUN_STARTED, t: 0.0}
-    - {type: TERMINATION_REJECTED, t: 7.0, detail: {at: 7.0, lost_to_at: 7.0}}
+    - {type: TERMINATION_REJECTED, t: 7.0, detail: {at: 7.0, lost_to_at: 5.0}}
   row: {duration_ms: 12200.0, created_at: 0.0, finished_at: 12.2}
 """
 """Times stated from the run's start (t=0): the false failure ``TERMINATION_REJECTED t
