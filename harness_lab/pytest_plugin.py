@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from enum import Enum
 from collections.abc import Iterator, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
