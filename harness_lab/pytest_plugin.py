@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +214,7 @@ class ScenarioItem(pytest.Item):
                      style: Any = None) -> str:
         """Expected against observed, broken invariants and the timeline."""
         if isinstance(excinfo.value, ScenarioFailed):
-            return explain(excinfo.value.result)
+            return explain(excinfo.value.result, root=self.config.rootpath)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -242,13 +243,28 @@ class BrokenScenarioItem(pytest.Item):
         return self.path, 0, f"scenario file: {self.name}"
 
 
-def explain(result: ScenarioResult) -> str:
-    """Expected against observed, broken invariants, and the timeline of the run."""
-    lines = [f"scenario {result.scenario} ({result.path}): {result.description}"]
+def explain(result: ScenarioResult, *, root: Path | None = None) -> str:
+    """Expected against observed, broken invariants, and the timeline of the run; the
+    scenario and each failed expectation with its ``file:line``, as ``harness-lab run``
+    names them (the file relative to ``root`` when it lies below it), and a missing state as
+    ``none``, as scenario files write it."""
+    from harness_lab.report.run_html import expectation_location, result_location
+
+    def shown(where: str | None) -> str | None:
+        if where is None or root is None or result.path is None:
+            return where
+        path = Path(result.path)
+        if not path.is_relative_to(root):
+            return where
+        return str(path.relative_to(root)) + where[len(result.path):]
+
+    lines = [f"scenario {result.scenario} ({shown(result_location(result)) or '<memory>'}): "
+             f"{result.description}"]
     if result.error:
         lines.append(f"error: {result.error}")
     for m in result.mismatches:
-        lines.append(f"  {m}")
+        at = shown(expectation_location(result, m.field))
+        lines.append(f"  {at}: {m}" if at else f"  {m}")
         lines.extend(f"    {line}" for line in m.detail.splitlines())
     for v in result.violations:
         lines.append(f"  invariant {v.invariant}: {v.message}")
@@ -258,10 +274,15 @@ def explain(result: ScenarioResult) -> str:
     if r is not None:
         lines.append(f"observed: run_state={r.run_state.value} "
                      f"release_outcome={r.release_outcome.value} "
-                     f"fallback_type={r.fallback_type.value if r.fallback_type else None} "
-                     f"db_status={r.stored_status.value if r.stored_status else None}")
+                     f"fallback_type={_state(r.fallback_type)} "
+                     f"db_status={_state(r.stored_status)}")
         lines.append("timeline:")
         for t in r.trace:
             lines.append(f"  t={t.t:8.3f} {t.type.value:<24} {t.status.value}")
         lines.append("sse: " + " -> ".join(r.sse_kinds()))
     return "\n".join(lines)
+
+
+def _state(member: Enum | None) -> str:
+    """A state axis's value; ``none`` where the run has none, as scenario files write it."""
+    return "none" if member is None else str(member.value)

@@ -119,12 +119,13 @@ what the model and tools answer, and what the run must end in (`expect`).
 | `diagnosis-report.yaml` | DIAGNOSIS: tools, guards, a published report |
 | `fallback.yaml` | DIAGNOSIS ending in a MISSING_REQUIRED_CONTEXT fallback |
 
-Try next:
+Try next, from the directory that holds the project's `.venv` (with the environment
+activated, `harness-lab` alone will do):
 
-    harness-lab run {dir}                      # one row per scenario; exit 1 if one fails
-    harness-lab show {dir}/fallback.yaml       # its SSE events and trace, with virtual times
-    harness-lab validate {dir}                 # check files without running them
-    harness-lab explore {dir}/diagnosis-report.yaml   # every fault at every boundary
+    .venv/bin/harness-lab run {dir}                  # a row per scenario; exit 1 if one fails
+    .venv/bin/harness-lab show {dir}/fallback.yaml   # its SSE events and trace, virtual times
+    .venv/bin/harness-lab validate {dir}             # check files without running them
+    .venv/bin/harness-lab explore {dir}/diagnosis-report.yaml   # every fault at every boundary
 
 Then copy a file and change one thing: add
 `faults: [{{kind: deadline, at: {{when: before, call: tool, n: 2}}}}]` to a copy of

@@ -44,6 +44,39 @@ def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
     ])
 
 
+def test_a_failing_scenario_names_the_file_and_line_of_the_expectation_like_the_cli(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
+    pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.stdout.fnmatch_lines([
+        "scenario good (scenarios/wrong.yaml:7): a missing-context fallback",
+        "  scenarios/wrong.yaml:7: release_outcome: expected SUCCESS, got FALLBACK*",
+    ])
+
+
+FAILED_RUN = """\
+name: router-fails
+description: the router fails, so nothing falls back
+faults:
+  - {kind: provider_error, call: router}
+expect:
+  run_state: FAILED
+  release_outcome: SUCCESS
+"""
+
+
+def test_a_state_the_run_does_not_have_reads_none_as_in_scenario_files(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    pytester.path.joinpath("scenarios", "failed.yaml").write_text(FAILED_RUN, encoding="utf-8")
+    result = pytester.runpytest("scenarios")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["observed: run_state=FAILED release_outcome=FAILED "
+                                 "fallback_type=none db_status=FAILED"])
+    result.stdout.no_fnmatch_line("*=None*")
+
 def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
     pytester.mkdir("scenarios")
     scenarios = pytester.path.joinpath("scenarios")

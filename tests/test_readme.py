@@ -72,3 +72,16 @@ def test_the_readme_example_gives_the_results_its_comments_show() -> None:
         else:
             code.append(line)
     assert checked == 2
+
+
+LIBRARY_COUNT = re.compile(r"(?<!than\s)\b\d[\d,]*\s+(?:scenarios|scenario files|bases)\b(?!/)")
+"""A count of the scenario library written into prose ("133 scenarios", "131 bases"); not a
+threshold ("more than 40 scenarios") nor a port before a path (``:8080 scenarios/``)."""
+
+
+def test_no_page_writes_the_size_of_the_scenario_library_by_hand() -> None:
+    # the library grows every week: a count typed into a page is wrong by the next one
+    stated = [f"{page.relative_to(ROOT)}: {m.group()}"
+              for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+              for m in LIBRARY_COUNT.finditer(page.read_text(encoding="utf-8"))]
+    assert stated == []

@@ -68,3 +68,13 @@ def test_a_write_that_fails_part_way_leaves_the_directory_as_it_was(
     with pytest.raises(OSError, match="No space left"):
         scaffold(target)
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+
+
+def test_the_readme_commands_run_the_installed_command_from_the_quick_starts_venv(
+        tmp_path: Path) -> None:
+    scaffold(tmp_path / "s")
+    readme = (tmp_path / "s" / "README.md").read_text(encoding="utf-8")
+    commands = [line.strip() for line in readme.splitlines() if "harness-lab " in line
+                and line.startswith("    ")]
+    assert len(commands) == 4
+    assert all(c.startswith(".venv/bin/harness-lab ") for c in commands)

@@ -16,8 +16,14 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.record import RunRecord
-from harness_lab.report.cells import MISSING, cell, duration, text
-from harness_lab.report.palette import VERDICTS, outcome_color, verdict_color
+from harness_lab.report.cells import MISSING, cell, duration, is_missing, text
+from harness_lab.report.palette import (
+    OUTCOME_LABELS,
+    VERDICTS,
+    outcome_color,
+    outcome_label,
+    verdict_color,
+)
 from harness_lab.report.run_html import (
     badge,
     kv_grid,
@@ -101,20 +107,42 @@ def _share_cell(value: Any) -> str:
 
 
 def sweep_html(sweep: SweepResult) -> str:
-    """A sweep's headline figures and its outcome shares with 95% Wilson intervals."""
+    """A sweep's headline figures and its outcome shares with 95% Wilson intervals, each
+    outcome named and coloured as the plots do (the palette's ``outcome_label``: a timeout
+    is ``FAILED:TIMED_OUT``, a fallback ``FALLBACK:<FallbackType>``)."""
     summary = sweep.summary()
     facts = kv_grid((str(k), cell(v)) for k, v in summary.items() if k != "scenario")
-    shares = sweep.shares(by=list(sweep.axes) or None)
+    shares = _labelled(sweep).shares(OUTCOME, by=list(sweep.axes) or None)
     head = [c for c in shares.columns
-            if c not in ("count", "n", "share", "ci_low", "ci_high", "release_outcome")]
+            if c not in ("count", "n", "share", "ci_low", "ci_high", OUTCOME)]
     rows = []
     for record in shares.to_dict("records"):
         if not record["count"]:
             continue
-        label = text(record["release_outcome"])
+        label = text(record[OUTCOME])
         rows.append([*(cell(record[k]) for k in head), badge(label, outcome_color(label)),
                      f"{record['count']} of {record['n']}", _share_cell(record["share"]),
                      f"{_share_cell(record['ci_low'])} – {_share_cell(record['ci_high'])}"])
-    grid = table((*head, "ReleaseOutcome", "runs", "share", "95% Wilson interval"), rows)
+    grid = table((*head, "outcome", "runs", "share", "95% Wilson interval"), rows)
     title = f"<b>sweep of {cell(summary.get('scenario'))}</b>"
     return _frame(title, facts + grid)
+
+
+OUTCOME = "outcome"
+"""The column of a sweep's outcome labels, which :func:`sweep_html` tabulates."""
+
+
+def _labelled(sweep: SweepResult) -> SweepResult:
+    """``sweep`` with an ``outcome`` column: each sample's outcome label, in the palette's
+    order (an errored sample's stays missing, which the sweep counts as ``ERROR``)."""
+    import dataclasses
+
+    import pandas as pd
+
+    frame = sweep.frame
+    labels = [None if is_missing(o) else outcome_label(o, f, s) for o, f, s in zip(
+        frame["release_outcome"], frame["fallback_type"], frame["run_state"], strict=True)]
+    order = list(dict.fromkeys([*OUTCOME_LABELS, *(v for v in labels if v is not None)]))
+    column = pd.Series(labels, index=frame.index, dtype=object).astype(
+        pd.CategoricalDtype(order, ordered=True))
+    return dataclasses.replace(sweep, frame=frame.assign(**{OUTCOME: column}))

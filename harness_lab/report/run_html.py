@@ -34,9 +34,10 @@ from harness_lab.trace import TraceEvent
 if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = ["CRASHED", "axes_rows", "badge", "kv_grid", "kv_table", "label_badge", "outcome_badge",
-           "record_sections", "result_outcome", "result_problems", "result_sections",
-           "scenario_name_html", "table", "terminal_command", "verdict_badge"]
+__all__ = ["CRASHED", "axes_rows", "badge", "expectation_location", "file_line", "kv_grid",
+           "kv_table", "label_badge", "outcome_badge", "record_sections", "result_location",
+           "result_outcome", "result_problems", "result_sections", "scenario_name_html", "table",
+           "terminal_command", "verdict_badge"]
 
 CRASHED = "crashed"
 """The outcome shown for a run whose host died before it released anything."""
@@ -250,13 +251,38 @@ def result_problems(result: ScenarioResult) -> list[str]:
     return lines
 
 
+def file_line(path: str | None, line: int | None) -> str | None:
+    """``path:line`` as the command line names a place in a scenario file (``path`` alone
+    without a line; None without a file)."""
+    if path is None:
+        return None
+    return f"{path}:{line}" if line else path
+
+
+def result_location(result: ScenarioResult) -> str | None:
+    """``file:line`` of what did not hold first (the scenario's own line when it held), as
+    ``harness-lab run``'s summary gives it."""
+    from harness_lab.runner.results import location
+
+    return file_line(*location(result))
+
+
+def expectation_location(result: ScenarioResult, field: str) -> str | None:
+    """``file:line`` of the expectation ``field`` of ``result``'s scenario."""
+    from harness_lab.scenarios.locate import expectation_line
+
+    return file_line(result.path, expectation_line(result.path, result.scenario, field))
+
+
 def _problems_html(result: ScenarioResult) -> str:
-    rows = [[cell(m.field), cell(m.expected), cell(m.observed)] for m in result.mismatches]
+    rows = [[cell(m.field), cell(m.expected), cell(m.observed),
+             cell(expectation_location(result, m.field))] for m in result.mismatches]
     parts = []
     if result.error is not None:
         parts.append(f'<pre class="hl-error">{html.escape(result.error)}</pre>')
     if rows:
-        parts.append(table(("expectation", "expected", "observed"), rows, cls="hl-diff"))
+        parts.append(table(("expectation", "expected", "observed", "where"), rows,
+                           cls="hl-diff"))
     broken = [[cell(v.invariant), cell(v.message),
                "expected by the file" if v.invariant not in result.unexpected else "unexpected"]
               for v in result.violations]
@@ -303,7 +329,8 @@ def result_sections(result: ScenarioResult, *, open_events: bool = True,
     """The drill-down of a scenario result: problems, turns, then its record's sections (or,
     for a crashed run, the SSE events and trace sent before the crash and the stored row),
     and the text of its scenario file when ``source`` gives it (collapsed)."""
-    facts = [("file", cell(result.path)), ("case", cell(result.case)),
+    facts = [("file", cell(result.path if result.ok else result_location(result))),
+             ("case", cell(result.case)),
              ("tags", cell(", ".join(result.tags) or None))]
     again = terminal_command(result)
     if again:

@@ -11,7 +11,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.transforms import blended_transform_factory
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from harness_lab.messages import CallKind
 from harness_lab.record import RunRecord
@@ -82,6 +82,35 @@ _SPAN_HALF = 0.24
 _MIN_SPAN_S = 1.0  # the shortest time axis drawn, in virtual seconds
 _SSE_OFFSET = 0.36
 _FAR = 1.25  # a deadline past this multiple of the activity's end is an arrow at the edge
+
+
+_SAME_INSTANT = 0.006  # marks closer than this share of the time axis are at one instant
+_DODGE_PT = 9.0  # how far each further mark at one instant is drawn to the right, in points
+
+
+def _level(placed: list[tuple[float, float]], t: float, y: float, near: float) -> int:
+    """How many marks already ``placed`` on the height ``y`` of a row lie at the instant
+    ``t``; the mark is then placed too."""
+    level = sum(1 for pt, py in placed if py == y and abs(pt - t) <= near)
+    placed.append((t, y))
+    return level
+
+
+def _dodged(ax: Axes, marks: Sequence[tuple[float, float, int]], step_pt: float, *,
+            label: str, **style: Any) -> Any:
+    """Scatter ``(t, y, level)`` marks, each ``level`` drawn ``step_pt`` points further right
+    than the last (past the axes' right edge if need be), so that marks at one instant sit
+    side by side, in the order they happened, the first at its time; return the artist that
+    names them in the legend (each level's artist is labelled, its gid ``<label>:<level>``)."""
+    first = None
+    for level in sorted({m[2] for m in marks}):
+        shift = ScaledTranslation(level * step_pt / 72, 0, ax.figure.dpi_scale_trans)
+        xs = [t for t, _, lv in marks if lv == level]
+        ys = [y for _, y, lv in marks if lv == level]
+        artist = ax.scatter(xs, ys, transform=ax.transData + shift, clip_on=level == 0,
+                            label=label, gid=f"{label}:{level}", **style)
+        first = artist if first is None else first
+    return first
 
 
 def call_spans(record: RunRecord) -> dict[str, list[tuple[float, float]]]:
@@ -169,8 +198,9 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     xmax = max([activity, *near]) * 1.04 or 1.0
     edge = blended_transform_factory(ax.transAxes, ax.transData)
     kinds_seen: set[str] = set()
-    points: dict[str, tuple[list[float], list[float]]] = {}
-    sse: dict[str, tuple[list[float], list[float]]] = {}
+    points: dict[str, list[tuple[float, float, int]]] = {}
+    sse: dict[str, list[tuple[float, float, int]]] = {}
+    one_instant = _SAME_INSTANT * xmax
     far = [float(r.deadline_at) for r in records if float(r.deadline_at) > xmax]
     usual = max(set(far), key=far.count) if far else None  # said once, in the legend
     near_deadline = False
@@ -183,16 +213,16 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                            facecolors=CALL_KIND_COLORS.get(kind, "#BBBBBB"), zorder=2,
                            gid=f"{label}:{kind}")
             kinds_seen.add(kind)
+        placed: list[tuple[float, float]] = []
         for kind, t, _, _ in instants(record.terminations, record.termination_reason,
                                       record.trace):
             name = _MARKER_OF.get(kind, kind)
-            xs, ys = points.setdefault(name, ([], []))
-            xs.append(t)
-            ys.append(float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0))
+            at = float(y) - (_SSE_OFFSET if name in _ABOVE else 0.0)
+            points.setdefault(name, []).append((t, at, _level(placed, t, at, one_instant)))
+        sent: list[tuple[float, float]] = []
         for event in record.sse_events:
-            xs, ys = sse.setdefault(event.kind.value, ([], []))
-            xs.append(float(event.t))
-            ys.append(y + _SSE_OFFSET)
+            t, at = float(event.t), y + _SSE_OFFSET
+            sse.setdefault(event.kind.value, []).append((t, at, _level(sent, t, at, one_instant)))
         deadline = float(record.deadline_at)
         if deadline <= xmax:
             near_deadline = True
@@ -215,18 +245,17 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                     bbox={"boxstyle": "round,pad=0.2", "facecolor": color, "edgecolor": "none"})
     handles: list[Any] = [Patch(facecolor=CALL_KIND_COLORS.get(k, "#BBBBBB"), label=k)
                           for k in [*CALL_KIND_COLORS, OTHER_WAIT] if k in kinds_seen]
+    step = _DODGE_PT * scale ** 0.5
     for name, style in MARKERS.items():
         if name in points:
-            xs, ys = points[name]
             style = {**style, "s": style["s"] * scale}
-            handles.append(ax.scatter(xs, ys, label=name, zorder=4, **style))
+            handles.append(_dodged(ax, points[name], step, label=name, zorder=4, **style))
     for kind, marker in SSE_MARKERS.items():
         if kind in sse:
-            xs, ys = sse[kind]
             color = EVENT_COLORS["user_cancel"] if kind == SseEventKind.FAILURE.value else (
                 EVENT_COLORS["sse"])
-            handles.append(ax.scatter(xs, ys, marker=marker, s=16 * scale, color=color,
-                                      zorder=3, label=f"SSE {kind}"))
+            handles.append(_dodged(ax, sse[kind], step / 2, marker=marker, s=16 * scale,
+                                   color=color, zorder=3, label=f"SSE {kind}"))
     handles.append(Line2D([], [], color="#777777", marker="|", linewidth=0.8,
                           label="run start to finish"))
     if near_deadline:

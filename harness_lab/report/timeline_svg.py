@@ -37,6 +37,8 @@ SSE_LANE: Final = "SSE"
 # lane, a lane's height and the time axis's
 _WIDTH, _LEFT, _RIGHT, _TOP, _LANE, _AXIS = 960, 96, 24, 22, 20, 30
 _SSE_LANE_HEIGHT: Final = 34  # diamonds above, their labels below
+_DODGE: Final = 12.0  # a cross at the instant of an earlier one in its lane: this far right
+_SSE_DODGE: Final = 9.0  # each further SSE event sent at one instant: this far right
 _FAR: Final = 1.5  # a deadline beyond this many times the activity's end is drawn as an arrow
 _INSTANT_COLORS: Final = {
     "client disconnect": EVENT_COLORS["client_disconnect"],
@@ -202,15 +204,19 @@ def timeline_svg(run: TimelineInput, *, title: str = "run timeline") -> str:
     if deadline is not None and far:
         text = f"deadline at {deadline:g} s"
         taken.append((_WIDTH - _RIGHT - 20 - _TEXT_W * len(text), _WIDTH - _RIGHT, _TOP + 6))
+    crosses: list[tuple[str, float]] = []  # (lane, x) of each cross drawn
     for lane, t, label, color, tip in sorted(marks, key=lambda m: m[1]):
-        x, base = canvas.x(t), canvas.y(lane) + _LANE / 2 - 8
+        x = canvas.x(t)
+        x += _DODGE * sum(1 for ln, cx in crosses if ln == lane and abs(cx - x) < _DODGE)
+        crosses.append((lane, x))
+        base = canvas.y(lane) + _LANE / 2 - 8
         half = _TEXT_W * len(label) / 2
         raise_by = 0.0
         while raise_by < 40 and any(left < x + half and x - half < right
                                     and abs(base - raise_by - y) < 10
                                     for left, right, y in taken):
             raise_by += 10
-        _draw_mark(canvas, lane, t, label, color, tip, raise_by=raise_by)
+        _draw_mark(canvas, lane, x, label, color, tip, raise_by=raise_by)
         taken.append((x - half, x + half, base - raise_by))
     if deadline is not None:
         _draw_deadline(canvas, float(deadline), far)
@@ -237,25 +243,44 @@ def _draw_axis(canvas: _Canvas) -> None:
 
 
 def _draw_sse(canvas: _Canvas, events: Sequence[SseEvent]) -> None:
+    """A diamond per event; events sent at one instant side by side, in the order sent,
+    under one label naming them all (``failure + done``)."""
     y = canvas.y(SSE_LANE) + 8
     free_from = -math.inf  # where the next label may start without overlapping the last
+    for group in _same_instant(events, canvas):
+        x0 = canvas.x(float(group[0].t))
+        for i, e in enumerate(group):
+            x = x0 + i * _SSE_DODGE
+            tip = f"t={float(e.t):.3f}  {e.kind.value}  {json_text(dict(e.data))}"
+            canvas.add(f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" '
+                       f'fill="{EVENT_COLORS["sse"]}" stroke="#fff" stroke-width="0.8"><title>'
+                       f"{html.escape(tip)}</title></path>")
+        label = " + ".join(e.kind.value for e in group)
+        left = min(x0 - 2, _WIDTH - 2 - _TEXT_W * len(label))  # ends inside the picture
+        if left >= free_from:
+            canvas.add(f'<text class="mark" x="{left}" y="{y + 17}">'
+                       f"{html.escape(label)}</text>")
+            free_from = left + _TEXT_W * len(label) + 6
+
+
+def _same_instant(events: Sequence[SseEvent], canvas: _Canvas) -> list[list[SseEvent]]:
+    """The events in order, those whose diamonds would fall on one another in one group."""
+    groups: list[list[SseEvent]] = []
     for e in events:
-        x = canvas.x(float(e.t))
-        tip = f"t={float(e.t):.3f}  {e.kind.value}  {json_text(dict(e.data))}"
-        canvas.add(f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" '
-                   f'fill="{EVENT_COLORS["sse"]}" stroke="#fff" stroke-width="0.8"><title>'
-                   f"{html.escape(tip)}</title></path>")
-        if x - 2 >= free_from:
-            canvas.add(f'<text class="mark" x="{x - 2}" y="{y + 17}">'
-                       f"{html.escape(e.kind.value)}</text>")
-            free_from = x - 2 + 6.2 * len(e.kind.value) + 6
+        if groups and canvas.x(float(e.t)) - canvas.x(float(groups[-1][0].t)) < 1.0:
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    return groups
 
 
-def _draw_mark(canvas: _Canvas, lane: str, t: float, label: str, color: str, tip: str, *,
+def _draw_mark(canvas: _Canvas, lane: str, x: float, label: str, color: str, tip: str, *,
                raise_by: float = 0.0) -> None:
-    """A cross at ``t`` in ``lane`` with its label above it, ``raise_by`` pixels higher when
-    another label of the lane is close (marks at one instant do not hide each other)."""
-    x, y = canvas.x(t), canvas.y(lane) + _LANE / 2
+    """A cross at ``x`` in ``lane`` with its label above it, ``raise_by`` pixels higher when
+    another label of the lane is close (marks at one instant do not hide each other: a
+    later cross at the instant of an earlier one is drawn :data:`_DODGE` pixels right of
+    it)."""
+    y = canvas.y(lane) + _LANE / 2
     canvas.add(f'<g class="marker"><path d="M{x - 5} {y - 5}L{x + 5} {y + 5}M{x + 5} {y - 5}'
                f'L{x - 5} {y + 5}" stroke="{color}" stroke-width="2.5"/>'
                f'<text class="mark" x="{x}" y="{y - 8 - raise_by}" text-anchor="middle" '

@@ -111,3 +111,17 @@ def test_a_scenario_built_in_memory_names_no_file_to_show() -> None:
     text = result_html(run_scenario(scenario))
     assert "in-memory" in text
     assert "harness-lab show" not in text
+
+
+def test_a_sweeps_timeouts_are_named_and_coloured_as_the_plots_name_them() -> None:
+    import yaml
+
+    from harness_lab.sweep.engine import Sweep
+    from tests.sweep.conftest import SWEEP
+
+    result = Sweep(yaml.safe_load(SWEEP), samples=30, seed=3).run()
+    timed_out = int((result.frame["run_state"] == "TIMED_OUT").sum())
+    assert timed_out > 0, "the fixture's 5 s deadline times some samples out"
+    text = sweep_html(result)
+    assert "background:#CC6677" in text.replace(" ", "")     # the plots' FAILED:TIMED_OUT rose
+    assert ">FAILED:<wbr>TIMED_OUT<" in text                   # a break allowed after the colon

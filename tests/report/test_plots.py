@@ -64,8 +64,21 @@ def bar_colors(ax: Axes) -> list[str]:
 
 
 def markers(ax: Axes) -> dict[str, list[list[float]]]:
-    return {str(c.get_label()): np.asarray(c.get_offsets()).tolist() for c in ax.collections
-            if isinstance(c, PathCollection)}
+    """Each marker label's points (in data coordinates, whatever their drawn shift), by time
+    then row."""
+    found: dict[str, list[list[float]]] = {}
+    for c in ax.collections:
+        if isinstance(c, PathCollection):
+            found.setdefault(str(c.get_label()), []).extend(np.asarray(c.get_offsets()).tolist())
+    return {label: sorted(points) for label, points in found.items()}
+
+
+def drawn_at(ax: Axes, label: str) -> list[tuple[float, float]]:
+    """Where each marker of ``label`` is drawn on the figure, in pixels."""
+    ax.figure.canvas.draw()
+    return [tuple(c.get_offset_transform().transform(p)) for c in ax.collections
+            if isinstance(c, PathCollection) and c.get_label() == label
+            for p in np.asarray(c.get_offsets())]
 
 
 def spans(ax: Axes) -> dict[str, Collection]:
@@ -323,6 +336,22 @@ def test_the_timeline_marks_disconnects_timeouts_and_discarded_results() -> None
     assert found["discarded late result"] == [[13.0, 2.0], [15.0, 3.0]]
     assert "user cancel" not in found
 
+
+def test_markers_at_one_instant_of_a_row_are_drawn_side_by_side_not_on_each_other() -> None:
+    ax = run_timeline(four_runs()[1])  # run 3 times out at 13 s as its late result is discarded
+    [timed_out] = drawn_at(ax, "timed out")
+    discarded = drawn_at(ax, "discarded late result")
+    beside = [p for p in discarded if abs(p[1] - timed_out[1]) < 0.5]
+    assert len(beside) == 1
+    assert beside[0][0] - timed_out[0] >= 8, "the later mark sits right of the earlier"
+
+
+def test_sse_events_sent_at_one_instant_are_drawn_side_by_side() -> None:
+    ax = run_timeline(four_runs()[1])  # run 3 sends failure then done at 13 s
+    failure = drawn_at(ax, "SSE failure")
+    done_row_3 = [p for p in drawn_at(ax, "SSE done") if abs(p[1] - failure[0][1]) < 0.5]
+    assert len(failure) == len(done_row_3) == 1
+    assert done_row_3[0][0] - failure[0][0] >= 4
 
 def test_the_timeline_marks_a_user_cancel() -> None:
     [result] = run_paths([SCENARIOS / "faults" / "user-cancel-at-s.yaml"])

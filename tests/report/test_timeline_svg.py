@@ -133,3 +133,43 @@ def test_a_termination_that_lost_is_marked_on_the_run_lane_with_what_it_tried() 
     [mark] = [g for g in root.iter(f"{SVG}g") if g.get("class") == "marker"
               and "TERMINATION_REJECTED" in (g.findtext(f"{SVG}title") or "")]
     assert mark.findtext(f"{SVG}text") == "CANCELLED lost"
+
+
+def diamonds_x(root: ET.Element) -> dict[str, list[float]]:
+    """Each SSE kind's diamonds, by the x of their left corner."""
+    found: dict[str, list[float]] = {}
+    for p in root.iter(f"{SVG}path"):
+        if p.get("fill") == EVENT_COLORS["sse"]:
+            kind = (p.findtext(f"{SVG}title") or "").split("  ")[1]
+            left = float(re.findall(r"L([\d.]+) ", p.get("d") or "")[-1])
+            found.setdefault(kind, []).append(left)
+    return found
+
+
+def test_sse_events_sent_at_one_instant_sit_side_by_side_under_one_label() -> None:
+    timed_out = four_runs()[1][2]  # failure, then done, at 13 s
+    root = svg_of(timed_out)
+    found = diamonds_x(root)
+    [failure], [done] = found["failure"], found["done"]
+    assert done - failure >= 8
+    assert "failure + done" in texts(root, "mark")
+
+
+def test_a_cross_at_the_instant_of_another_in_its_lane_is_drawn_beside_it() -> None:
+    from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
+    from harness_lab.trace import TraceEvent
+
+    def event(seq: int, t: float, type_: TraceEventType, status: TraceEventStatus,
+              phase: TracePhase = TracePhase.TOOL) -> TraceEvent:
+        return TraceEvent("run-1", seq, t, type_, phase, status, {})
+
+    started = TraceEventStatus.STARTED
+    trace = [event(0, 0.0, TraceEventType.RUN_STARTED, TraceEventStatus.OK, TracePhase.RUN),
+             event(1, 1.0, TraceEventType.TOOL_INVOCATION, started),
+             event(2, 4.0, TraceEventType.TOOL_PROGRESS, TraceEventStatus.DISCARDED),
+             event(3, 4.0, TraceEventType.TOOL_PROGRESS, TraceEventStatus.DISCARDED)]
+    root = ET.fromstring(timeline_svg(TimelineInput(trace, finished_at=4.0)))
+    lefts = [float(re.match(r"M([\d.]+)", g.find(f"{SVG}path").get("d")).group(1))  # type: ignore
+             for g in root.iter(f"{SVG}g") if g.get("class") == "marker"]
+    assert len(lefts) == 2
+    assert lefts[1] - lefts[0] >= 10, "two crosses of one instant would cover each other"

@@ -110,6 +110,21 @@ def test_a_drill_down_opens_and_shows_the_trace_and_the_sse_events(page: Any) ->
     assert not detail.is_displayed()
 
 
+def test_a_drill_down_part_scrolled_to_stops_below_the_sticky_filters_and_header(
+        page: Any) -> None:
+    row = row_of(page, "deadline-timeout-ok")
+    row.click()
+    detail = page.find_element(By.CSS_SELECTOR, f'tr.detail[data-for="{row.get_attribute("id")}"]')
+    trace = detail.find_element(By.XPATH, ".//table[contains(@class, 'hl-trace')]/ancestor::details"
+                                          "/summary")
+    page.set_window_size(WIDTH, 700)
+    page.execute_script("arguments[0].scrollIntoView({block: 'start'})", trace)
+    header = page.find_element(By.CSS_SELECTOR, "table.runs > thead th")
+    bottom = page.execute_script("return arguments[0].getBoundingClientRect().bottom", header)
+    top = page.execute_script("return arguments[0].getBoundingClientRect().top", trace)
+    page.set_window_size(WIDTH, 1000)
+    assert bottom > 0 and top >= bottom - 1, "the trace's heading is under the sticky header"
+
 def test_search_narrows_the_rows_to_those_holding_every_word(page: Any) -> None:
     search = page.find_element(By.ID, "search")
     search.send_keys("variants")

@@ -212,11 +212,15 @@
     });
   });
 
+  // The filters and the table's header stay at the top; a row or a drill-down's part that
+  // is scrolled to (a link, the keyboard, find in page) stops below both (--hl-sticky).
   function stickHeader() {
     var offset = filters.offsetHeight + "px";
     Array.prototype.forEach.call(table.tHead.querySelectorAll("th"), function (th) {
       th.style.top = offset;
     });
+    document.documentElement.style.setProperty(
+      "--hl-sticky", (filters.offsetHeight + table.tHead.offsetHeight) + "px");
   }
   window.addEventListener("resize", stickHeader);
   document.addEventListener("keydown", function (event) {
