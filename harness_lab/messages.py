@@ -111,21 +111,13 @@ class RouteRequest:
 value_class(RouteRequest)  # see frozen.py
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class RouteReply:
     """The router's intent."""
 
     intent: IntentType
     usage: TokenUsage = NO_USAGE
     latency_s: float | None = None
-
-    def __init__(self,
-                 intent: IntentType, usage: TokenUsage = NO_USAGE,
-                 latency_s: float | None = None) -> None:
-        """Set every field (a native setter each, once compiled)."""
-        object.__setattr__(self, "intent", intent)
-        object.__setattr__(self, "usage", usage)
-        object.__setattr__(self, "latency_s", latency_s)
 
 
 value_class(RouteReply)  # see frozen.py
