@@ -245,8 +245,29 @@ TerminationsPattern = Annotated[
 """A pattern over a run's terminal transitions."""
 
 
+_LABELS: dict[str, tuple[type[enum.Enum], ...]] = {
+    "trace": (TraceEventType,), "sse": (SseEventKind,), "rejections": (PreflightReason,),
+    "timeline": (TraceEventType, SseEventKind), "sse_states": (SseState,)}
+
+
 def _relation(text: Any) -> Any:
-    parse_relation(text)
+    """``text`` when it parses and each item its paths name by key value names a value of
+    that list's enum (``trace[RUN_FINSHED]`` is refused with a "did you mean")."""
+    relation = parse_relation(text)
+    for side in (relation.left, relation.right):
+        steps = side.steps or ()
+        part = steps[0].name if steps else None
+        if part not in _LABELS:
+            continue
+        spellings = _spellings(_LABELS[part], ())
+        for step in steps[1:2]:
+            if step.keyed_by is None or step.label is None:
+                continue
+            value = step.label.partition("#")[0]
+            if value not in spellings.values():
+                names = " or ".join(k.__name__ for k in _LABELS[part])
+                raise ValueError(f"{side.text}: unknown {names} {value!r}"
+                                 f"{did_you_mean(value, list(spellings.values()))}")
     return text
 
 

@@ -108,8 +108,8 @@ def _side(piece: str, text: str, absolute: bool) -> _Side:
     try:
         return _Side(piece, parse_path(piece, parts=PARTS if absolute else None))
     except ValueError as exc:
-        raise ValueError(f"in {text!r}: {exc} (a string literal is written in quotes)"
-                         ) from None
+        hint = "" if "did you mean" in str(exc) else " (a string literal is written in quotes)"
+        raise ValueError(f"in {text!r}: {exc}{hint}") from None
 
 
 def _number(v: Any) -> bool:
