@@ -379,6 +379,9 @@ class _Matcher:
             if i in taken:
                 continue
             if not fits[i]:
+                if not isinstance(p, Mapping | list) and (self.key is None or not top):
+                    return out + [Mismatch(path, Shown(f"{render(p)} among the items ({op})"),
+                                           _shown_kind(observed))]
                 return out + self._closest(p, observed, path, labels, top, 0, "")
             others = ", ".join(f"{path}[{labels[j]}]" for j in fits[i])
             return out + [Mismatch(path, Shown(f"{render(p)} ({op}: an item of its own)"),
@@ -400,7 +403,8 @@ class _Matcher:
             if _COMPARE[op](len(hits), n):
                 continue
             want = f"{'' if op == '==' else op + ' '}{n}"
-            what = "items" if p is None else f"items matching {render(p)}"
+            items = "item" if (op, n) == ("==", 1) else "items"
+            what = items if p is None else f"{items} matching {render(p)}"
             where = ", ".join(f"{path}[{labels[j]}]" for j in hits[:4])
             more = ", ..." if len(hits) > 4 else ""
             got = f"{len(hits)}" + (f" ({where}{more})" if hits and p is not None else "")

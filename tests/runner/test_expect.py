@@ -215,7 +215,8 @@ DISCONNECTED = BASE + "faults: [{kind: client_disconnect, at_s: 2.5}]\n"
      "sse: expected 5 items, got 6"),
     (BASE, "statuses: {$any_order: [SAFETY_VALIDATING, ROUTING, DIAGNOSIS_RUNNING]}",
      "statuses: {$any_order: [SAFETY_VALIDATING, ROUTING, SYSTEM_RESPONDING]}",
-     "statuses: expected SYSTEM_RESPONDING, got none"),
+     "statuses: expected SYSTEM_RESPONDING among the items ($any_order), got a list of 3: "
+     "[ROUTING, DIAGNOSIS_RUNNING, SAFETY_VALIDATING]"),
     (BASE, "trace: {$contains: [RUN_FINISHED, TOOL_PROGRESS, TOOL_PROGRESS]}",
      "trace: {$contains: [TOOL_PROGRESS, TOOL_PROGRESS, TOOL_PROGRESS]}",
      "trace: expected TOOL_PROGRESS ($contains: an item of its own), got only "
@@ -248,7 +249,7 @@ DISCONNECTED = BASE + "faults: [{kind: client_disconnect, at_s: 2.5}]\n"
      "guard_requests: [{evidence: [{invocation_id: inv-2}]}]",
      "guard_requests[0].evidence[0].invocation_id: expected inv-2, got inv-1"),
     (BASE, "repair_requests: []", "repair_requests: {$count: 1}",
-     "repair_requests: expected 1 items, got 0"),
+     "repair_requests: expected 1 item, got 0"),
     (DISCONNECTED, "terminations: [{state: cancelled, reason: client_disconnected}]",
      "terminations: [{state: CANCELLED, reason: USER_REQUESTED}]",
      "terminations[0].reason: expected USER_REQUESTED, got CLIENT_DISCONNECTED"),

@@ -157,7 +157,7 @@ def test_render_quotes_only_what_yaml_would_misread() -> None:
 def test_a_count_of_one_item_holds_when_exactly_that_many_match() -> None:
     assert messages({"$count": {"TOOL_PROGRESS": 2}}) == []
     assert messages({"$count": {"TOOL_PROGRESS": 1}}) == [
-        "trace: expected 1 items matching TOOL_PROGRESS, got 2 (trace[TOOL_PROGRESS#1], "
+        "trace: expected 1 item matching TOOL_PROGRESS, got 2 (trace[TOOL_PROGRESS#1], "
         "trace[TOOL_PROGRESS#2])"]
 
 
@@ -235,3 +235,8 @@ def test_a_malformed_new_operator_is_refused_naming_its_place(pattern: Any, mess
     with pytest.raises(ValueError) as err:
         check_pattern(pattern)
     assert str(err.value).startswith(message)
+
+
+def test_any_order_over_plain_values_shows_the_list_a_value_is_missing_from() -> None:
+    assert messages({"$any_order": ["inv-1"]}, ["inv-2"], "citable", None) == [
+        "citable: expected inv-1 among the items ($any_order), got a list of 1: [inv-2]"]
