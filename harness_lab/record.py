@@ -13,6 +13,7 @@ from typing import Any
 from harness_lab.codec import to_data
 from harness_lab.core.budget import Usage
 from harness_lab.frozen import value_class
+from harness_lab.messages import GuardRequest, RepairRequest
 from harness_lab.sse import SseEvent
 from harness_lab.states import (
     ChatApplicationStatus,
@@ -79,6 +80,12 @@ class RunRecord:
     error: str | None = None
     draft_error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    termination_causes: tuple[str, ...] = ()  # each termination's CancellationReason, or
+    # "completed" (parallel to ``terminations``)
+    sse_history: tuple[tuple[str, float], ...] = ()  # (SseState, at) of each state entered
+    sse_trace_marks: tuple[int, ...] = ()  # per SSE event: the trace events sent before it
+    guard_requests: tuple[GuardRequest, ...] = ()  # what each SemanticGuard call received
+    repair_requests: tuple[RepairRequest, ...] = ()  # what each EvidenceRepair call received
 
     def __init__(self,
                  run_id: str, session_id: str, query: str, intent: IntentType | None,
@@ -98,7 +105,12 @@ class RunRecord:
                  discarded: tuple[tuple[str, str, float], ...],
                  stored_row: Mapping[str, Any] | None,
                  terminations: tuple[tuple[str, str, float], ...] = (), error: str | None = None,
-                 draft_error: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+                 draft_error: str | None = None, extra: Mapping[str, Any] | None = None,
+                 termination_causes: tuple[str, ...] = (),
+                 sse_history: tuple[tuple[str, float], ...] = (),
+                 sse_trace_marks: tuple[int, ...] = (),
+                 guard_requests: tuple[GuardRequest, ...] = (),
+                 repair_requests: tuple[RepairRequest, ...] = ()) -> None:
         """Set every field (a native setter each, once compiled)."""
         object.__setattr__(self, "run_id", run_id)
         object.__setattr__(self, "session_id", session_id)
@@ -136,6 +148,11 @@ class RunRecord:
         object.__setattr__(self, "error", error)
         object.__setattr__(self, "draft_error", draft_error)
         object.__setattr__(self, "extra", {} if extra is None else extra)
+        object.__setattr__(self, "termination_causes", termination_causes)
+        object.__setattr__(self, "sse_history", sse_history)
+        object.__setattr__(self, "sse_trace_marks", sse_trace_marks)
+        object.__setattr__(self, "guard_requests", guard_requests)
+        object.__setattr__(self, "repair_requests", repair_requests)
 
     @property
     def duration_s(self) -> float:

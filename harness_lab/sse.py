@@ -63,7 +63,8 @@ class ChatSseSession:
     """
 
     __slots__ = ("state", "events", "refused", "session_id", "run_id", "_clock", "before_send",
-                 "on_disconnect", "_result_sent", "_allow_second_content")
+                 "on_disconnect", "_result_sent", "_allow_second_content", "history",
+                 "trace_marks", "trace")
 
     def __init__(self, clock: Callable[[], float], before_send: SendHook | None = None, *,
                  allow_second_content: bool = False) -> None:
@@ -77,6 +78,11 @@ class ChatSseSession:
         self.on_disconnect: Callable[[], None] | None = None
         self._result_sent = False
         self._allow_second_content = allow_second_content
+        # every state entered, with when (virtual seconds): NEW first
+        self.history: list[tuple[str, float]] = [(SseState.NEW.value, clock())]
+        # the run's trace, once it has one: each event sent marks how much of it came before
+        self.trace: list[Any] | None = None
+        self.trace_marks: list[int] = []
 
     @property
     def is_open(self) -> bool:
@@ -88,7 +94,7 @@ class ChatSseSession:
         if self.state is not SseState.NEW:
             return self._refuse(SseEventKind.METADATA)
         self.session_id, self.run_id = session_id, run_id
-        self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, SseState.OPEN)
+        self._enter(SseState.OPEN)
         return self._send(SseEventKind.METADATA, {"sessionId": session_id, "runId": run_id})
 
     def status(self, status: str) -> bool:
@@ -117,21 +123,25 @@ class ChatSseSession:
             raise SseProtocolError("done before content or failure breaks the public order")
         if not self._send(SseEventKind.DONE, {"outcome": outcome.value}):
             return False
-        self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, SseState.TERMINAL)
+        self._enter(SseState.TERMINAL)
         return True
 
     def close(self) -> None:
         """Server-side close without ``done`` (user cancel): OPEN -> TERMINAL."""
         if self.state is SseState.OPEN:
-            self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, SseState.TERMINAL)
+            self._enter(SseState.TERMINAL)
 
     def disconnect(self) -> None:
         """The client went away (or a send failed): NEW/OPEN -> DISCONNECTED."""
         if self.state in (SseState.NEW, SseState.OPEN):
-            self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state,
-                                 SseState.DISCONNECTED)
+            self._enter(SseState.DISCONNECTED)
             if self.on_disconnect is not None:
                 self.on_disconnect()
+
+    def _enter(self, state: SseState) -> None:
+        """Move to ``state`` (an illegal move raises) and remember when."""
+        self.state = advance("ChatSseSession", SSE_TRANSITIONS, self.state, state)
+        self.history.append((state.value, self._clock()))
 
     def _result(self, kind: SseEventKind, session_id: str, run_id: str,
                 body: Mapping[str, Any]) -> bool:
@@ -153,6 +163,8 @@ class ChatSseSession:
             if self.state is not SseState.OPEN:
                 return self._refuse(kind)
         self.events.append(SseEvent(len(self.events), self._clock(), kind, data))
+        trace = self.trace
+        self.trace_marks.append(len(trace) if trace is not None else 0)
         return True
 
     def _refuse(self, kind: SseEventKind) -> bool:

@@ -130,6 +130,7 @@ class ChatApplication:
         ctx = RunContext(live.run_id, live.session_id, env, config, probe=parts.probe,
                          latency=parts.latency, capacity=self.capacity)
         live.ctx = ctx
+        live.sse.trace = ctx.tracer.events
         started = ctx.tracer.emit(TraceEventType.RUN_STARTED, TraceEventStatus.OK,
                                   {"session_id": live.session_id, "query": live.query})
         if refused is None:
@@ -245,6 +246,7 @@ class ChatApplication:
                                session.previous_turn)
         live.collection, live.boundary, live.agent = collection, boundary, agent
         pipeline = ReleasePipeline(ctx, boundary, comps.repair, comps.guard, live.query)
+        live.release = pipeline
         try:
             execution = yield from agent.run()
         except DraftContractError as exc:
@@ -411,6 +413,7 @@ class ChatApplication:
         decision = published.decision
         boundary = live.boundary
         collection = live.collection
+        release = live.release
         stored = row.get("status") if row is not None else None
         return RunRecord(
             run_id=live.run_id, session_id=live.session_id, query=live.query,
@@ -439,7 +442,11 @@ class ChatApplication:
             stored_row=row, error=live.error, draft_error=live.draft_error,
             terminations=tuple((t.state.value, t.reason, t.at)
                                for t in ctx.lifecycle.history),
-            extra=dict(live.extra))
+            extra=dict(live.extra),
+            termination_causes=tuple(c or "completed" for c in ctx.lifecycle.causes),
+            sse_history=tuple(live.sse.history), sse_trace_marks=tuple(live.sse.trace_marks),
+            guard_requests=tuple(release.guard_requests) if release is not None else (),
+            repair_requests=tuple(release.repair_requests) if release is not None else ())
 
 
 def _intent_of(reply: RouteReply) -> IntentType:

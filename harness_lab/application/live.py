@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from harness_lab.core.context import RunContext
     from harness_lab.diagnosis.agent import DiagnosisAgent, DiagnosisAgentExecution
     from harness_lab.diagnosis.collection import CollectionController
-    from harness_lab.release.pipeline import ReleaseDecision
+    from harness_lab.release.pipeline import ReleaseDecision, ReleasePipeline
     from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["LiveRun"]
@@ -38,6 +38,7 @@ class LiveRun:
     agent: DiagnosisAgent | None = None
     execution: DiagnosisAgentExecution | None = None
     decision: ReleaseDecision | None = None
+    release: ReleasePipeline | None = None
     error: str | None = None
     draft_error: str | None = None
     pending_cancel: CancellationReason | None = None
@@ -58,6 +59,7 @@ class LiveRun:
         self.agent = None
         self.execution = None
         self.decision = None
+        self.release = None
         self.error = None
         self.draft_error = None
         self.pending_cancel = None

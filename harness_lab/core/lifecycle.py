@@ -47,8 +47,8 @@ class RunLifecycle:
     and is not traced.
     """
 
-    __slots__ = ("run_id", "_termination", "_cause", "_lock", "history", "allow_override",
-                 "tracer")
+    __slots__ = ("run_id", "_termination", "_cause", "_lock", "history", "causes",
+                 "allow_override", "tracer")
 
     def __init__(self, run_id: str, *, allow_override: bool = False,
                  tracer: Tracer | None = None) -> None:
@@ -57,6 +57,7 @@ class RunLifecycle:
         self._cause = ""  # who made the termination (a cancellation reason), if anyone said
         self._lock = threading.Lock()
         self.history: list[RunTermination] = []  # every terminal transition that happened
+        self.causes: list[str] = []  # the cause of each (a cancellation reason), or ""
         self.allow_override = allow_override  # a seeded defect: no compare-and-set
         self.tracer = tracer
 
@@ -89,6 +90,7 @@ class RunLifecycle:
                 self._termination = RunTermination(state, reason, at)
                 self._cause = cause
                 self.history.append(self._termination)
+                self.causes.append(cause)
                 return True
             won_by = self._cause or winner.reason
         if state is not winner.state or (cause or reason) != won_by:

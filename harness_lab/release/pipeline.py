@@ -94,7 +94,8 @@ value_class(ReleaseDecision)  # see frozen.py
 class ReleasePipeline:
     """Releases a diagnosis execution, or a ProgressSnapshot after a draft-contract error."""
 
-    __slots__ = ("ctx", "boundary", "repairer", "guard", "query")
+    __slots__ = ("ctx", "boundary", "repairer", "guard", "query", "guard_requests",
+                 "repair_requests")
 
     def __init__(self, ctx: RunContext, boundary: ToolBoundary, repairer: EvidenceRepair,
                  guard: SemanticGuard, query: str) -> None:
@@ -103,6 +104,8 @@ class ReleasePipeline:
         self.repairer = repairer
         self.guard = guard
         self.query = query
+        self.guard_requests: list[GuardRequest] = []  # what each call received, for the record
+        self.repair_requests: list[RepairRequest] = []
 
     def budget_stopped(self, execution: DiagnosisAgentExecution) -> bool:
         """True for the budget's Controlled Stop: the agent's loop exhausted the run."""
@@ -227,6 +230,7 @@ class ReleasePipeline:
         ctx = self.ctx
         request = RepairRequest(ctx.run_id, self.query, draft_data(draft),
                                 check.problems, tuple(sorted(self.boundary.ready_ids())))
+        self.repair_requests.append(request)
         ctx.tracer.emit(TraceEventType.EVIDENCE_REPAIR, TraceEventStatus.STARTED,
                         {"problems": list(check.problems)})
         try:
@@ -252,6 +256,7 @@ class ReleasePipeline:
                 cited.append(rec.to_dict())
         request = GuardRequest(ctx.run_id, self.query, draft_data(draft),
                                tuple(cited))
+        self.guard_requests.append(request)
         ctx.tracer.emit(TraceEventType.SEMANTIC_GUARD_ATTEMPT, TraceEventStatus.STARTED, {})
         try:
             reply: GuardReply = yield from ctx.provider_call(

@@ -2,7 +2,8 @@
 
 The state axes and counts are compared exactly; every pattern field is matched against its
 part of the run's observation (:mod:`harness_lab.runner.observe`) by the one matching
-language of :mod:`harness_lab.scenarios.match`.
+language of :mod:`harness_lab.scenarios.match`; each relation is evaluated over the whole
+observation (:mod:`harness_lab.scenarios.relations`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from collections import Counter
 from typing import Any
 
 from harness_lab.record import RunRecord
-from harness_lab.scenarios.match import Mismatch, Shown, match, plain
+from harness_lab.scenarios.match import Mismatch, Shown, match, plain, render
+from harness_lab.scenarios.paths import KEYS
+from harness_lab.scenarios.relations import parse_relation
 from harness_lab.scenarios.spec import Expect
 
 __all__ = ["KEYS", "Mismatch", "compare"]
@@ -19,11 +22,9 @@ __all__ = ["KEYS", "Mismatch", "compare"]
 _AXES = ("run_state", "release_outcome", "fallback_type", "intent", "stop_reason",
          "collection_state", "semantic_verdict", "sse_state")
 
-KEYS = {"sse": "kind", "trace": "type", "rejections": "reason", "invocations": "tool"}
-"""The key field of each list of records: a string item of its pattern stands for it."""
-
-_PATTERNS = ("statuses", "sse", "trace", "invocations", "rejections", "gains", "progress",
-             "row", "usage", "routing", "agent_requests", "terminations")
+_PATTERNS = ("statuses", "sse", "sse_states", "trace", "timeline", "invocations", "rejections",
+             "gains", "progress", "row", "usage", "routing", "agent_requests", "guard_requests",
+             "repair_requests", "terminations")
 """The pattern fields of :class:`Expect`, each matched against the observation's part."""
 
 
@@ -43,11 +44,14 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
             check(axis, "none" if want == "none" else plain(want), "none" if got is None else got)
     if expect.db_status is not None:
         check("db_status", expect.db_status.value, plain(record.stored_status))
-    check("termination_reason", expect.termination_reason, record.termination_reason)
+    if expect.termination_reason is not None:
+        check("termination_reason", plain(expect.termination_reason), record.termination_reason)
     for part in _PATTERNS:
         pattern = getattr(expect, part)
         if pattern is not None:
             out += _match(part, pattern, observation)
+    for i, text in enumerate(expect.relations or ()):
+        out += _relation(i, text, observation)
     if expect.trace_contains is not None:
         out += _match("trace", {"$in_order": expect.trace_contains}, observation)
     if expect.trace_excludes is not None:
@@ -86,6 +90,18 @@ def _match(part: str, pattern: Any, observation: dict[str, Any]) -> list[Mismatc
         return [Mismatch(part, pattern, Shown("not observed (recorded components keep no "
                                               "requests)"))]
     return match(pattern, observed, part, KEYS.get(part))
+
+
+def _relation(index: int, text: str, observation: dict[str, Any]) -> list[Mismatch]:
+    """A mismatch when relation ``index`` does not hold: the values it compared, or why a
+    path of it names nothing."""
+    relation = parse_relation(text)
+    unheld = relation.holds(observation)
+    if unheld is None:
+        return []
+    got = " and ".join(render(v) for v in unheld.values)
+    note = f"{got}: {unheld.note}" if got and unheld.note else got or unheld.note
+    return [Mismatch(f"relations[{index}]", Shown(str(relation)), Shown(note))]
 
 
 def _first_event(record: RunRecord, kind: str, key: str) -> Any:

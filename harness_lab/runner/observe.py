@@ -2,9 +2,10 @@
 
 One mapping per run, read by the expectation matcher (``expect``) and written whole to a
 snapshot. It holds the run's states, the ChatApplicationStatus values of its ``status``
-events, its SSE events with their payloads, its trace with statuses, phases and details, its
-canonical invocations and preflight rejections, its ProgressSnapshot, the requests each
-router and diagnosis-model call received, and the stored row.
+events, its SSE events with their payloads and the SSE session's states, its trace with
+statuses, phases and details, the trace and SSE events in one timeline, its canonical
+invocations and preflight rejections, its ProgressSnapshot, the requests each router,
+diagnosis-model, SemanticGuard and EvidenceRepair call received, and the stored row.
 
 Normalised so that equal runs give equal data: the run's own invocation ids are written
 ``inv-N`` (as scripts write them), JSON-text columns of the row (``answer_json``,
@@ -21,13 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness_lab.record import RunRecord
+from harness_lab.scenarios.paths import PARTS
 
 __all__ = ["PARTS", "observe"]
-
-PARTS = ("states", "statuses", "sse", "trace", "invocations", "rejections", "gains",
-         "progress", "stop_required_deliveries", "routing", "agent_requests", "row", "usage",
-         "discarded", "terminations")
-"""The parts of an observation, in the order a snapshot writes them."""
 
 STATE_AXES = ("intent", "run_state", "termination_reason", "release_outcome",
               "fallback_type", "db_status", "sse_state", "collection_state", "stop_reason",
@@ -53,8 +50,10 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
                      if e.kind.value == "status"],
         "sse": [{"kind": e.kind.value, "t": e.t, "data": dict(e.data)}
                 for e in record.sse_events],
+        "sse_states": [{"state": state, "t": t} for state, t in record.sse_history],
         "trace": [{"type": e.type.value, "t": e.t, "phase": e.phase.value,
                    "status": e.status.value, "detail": dict(e.detail)} for e in record.trace],
+        "timeline": _timeline(record),
         "invocations": [{k: v for k, v in r.to_dict().items()
                          if k not in ("run_id", "seq", "normalized_scope")}
                         for r in record.invocations],
@@ -66,15 +65,53 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
                                      else sum(1 for s in steps if s.stop_required)),
         "routing": None if routes is None else [_route(r) for r in routes],
         "agent_requests": None if steps is None else [_step(s) for s in steps],
+        "guard_requests": [{"query": r.query, "draft": r.draft,
+                            "evidence": [_cited(e) for e in r.evidence]}
+                           for r in record.guard_requests],
+        "repair_requests": [{"query": r.query, "draft": r.draft, "problems": r.problems,
+                             "citable": r.citable} for r in record.repair_requests],
         "row": _row(record.stored_row),
         "usage": {"model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
                   "tokens": usage.tokens, "input_tokens": usage.input_tokens,
                   "output_tokens": usage.output_tokens, "bytes": usage.bytes},
         "discarded": [{"kind": k, "what": w, "t": t} for k, w, t in record.discarded],
-        "terminations": [{"state": s, "reason": r, "t": t} for s, r, t in record.terminations],
+        "terminations": [{"state": s, "reason": cause, "detail": r, "t": t}
+                         for (s, r, t), cause in zip(record.terminations, _causes(record),
+                                                     strict=True)],
     }
     ids = re.compile(re.escape(record.run_id) + r"-(?=inv-\d)")
     return {part: _normal(raw[part], ids) for part in PARTS}
+
+
+def _cited(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A cited invocation as ``invocations`` shows one."""
+    return {k: v for k, v in record.items() if k not in ("run_id", "seq", "normalized_scope")}
+
+
+def _causes(record: RunRecord) -> tuple[str | None, ...]:
+    """Each termination's CancellationReason (or ``completed``); none for a record written
+    before causes were kept."""
+    causes = record.termination_causes
+    return causes if len(causes) == len(record.terminations) else (None,) * len(
+        record.terminations)
+
+
+def _timeline(record: RunRecord) -> list[dict[str, Any]]:
+    """The trace and the SSE events in the one order they happened: each SSE event after
+    the trace events recorded before it was sent."""
+    marks = record.sse_trace_marks
+    if len(marks) != len(record.sse_events):
+        return []  # a record written before the marks were kept
+    out: list[dict[str, Any]] = []
+    done = 0
+    trace = record.trace
+    for mark, e in zip(marks, record.sse_events, strict=True):
+        for ev in trace[done:mark]:
+            out.append({"event": ev.type.value, "source": "trace", "t": ev.t})
+        done = max(done, mark)
+        out.append({"event": e.kind.value, "source": "sse", "t": e.t})
+    out += [{"event": ev.type.value, "source": "trace", "t": ev.t} for ev in trace[done:]]
+    return out
 
 
 def _previous(prev: Any) -> dict[str, Any] | None:

@@ -212,24 +212,43 @@ class ScenarioRun:
         turn_observations: list[dict[str, Any]] = []
         turn_errors: list[str] = []
         turn_line = self.loaded.key_lines.get("turns")
+        restarted = False  # after a crash, a restarted process counts run ids on
         for t, turn in enumerate(sc.turns):
             turn_plan = FaultPlan(turn.faults) if turn.faults else None
             handle = _submit(harness, turn.query, session, turn_plan, RunParts(
-                self._components(turn, tools), config, ledger, latency))
-            harness.env.run(until=handle.process)
+                self._components(turn, tools), config, ledger, latency),
+                run_id=f"run-{t + 1:06d}" if restarted else None)
+            expect = turn.expect or Expect()
+            try:
+                harness.env.run(until=handle.process)
+            except ProcessCrash:
+                # the session goes on in a restarted process on the same store and ledger
+                row = harness.store.get_run(handle.live.run_id)
+                turn_mismatches += [replace(m, field=f"turns.{t}.{m.field}")
+                                    for m in _crash_mismatches(expect, row)]
+                turn_observations.append({"crashed": True, "row": row})
+                self.harness = harness = Harness(first, config, store=harness.store,
+                                                 latency=latency, ledger=ledger)
+                restarted = True
+                if self.hook is not None:
+                    self.hook(harness)
+                continue
             if turn_plan is not None:
                 turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
                                 for i, m in turn_plan.unfired()]
             earlier.append(handle.record)
             seen = _observe(handle, turn_plan)
             turn_observations.append(seen)
+            if expect.crashed:
+                turn_mismatches.append(Mismatch(f"turns.{t}.crashed", True, False))
             if turn.expect is not None:
                 turn_mismatches += [replace(m, field=f"turns.{t}.{m.field}")
                                     for m in compare(turn.expect, handle.record, seen)]
         # the components the harness was built with are still unplayed when no turn ran
         components = self._components(None, tools) if sc.turns else first
         handle = _submit(harness, sc.query, session, plan,
-                         RunParts(components, config, ledger, latency))
+                         RunParts(components, config, ledger, latency),
+                         run_id=f"run-{len(sc.turns) + 1:06d}" if restarted else None)
         try:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
@@ -283,15 +302,11 @@ class ScenarioRun:
         assert self.harness is not None
         row = self.harness.store.get_run(live.run_id)
         expect = expectations(sc)
-        mismatches: list[Mismatch] = []
-        if not expect.crashed:
-            mismatches.append(Mismatch("crashed", False, True))
+        mismatches = _crash_mismatches(expect, row)
         if sc.snapshot:  # a crashed run has no finished observation to pin
-            mismatches.append(Mismatch("snapshot", Shown("a finished run's observation"),
+            mismatches.insert(1 if mismatches and mismatches[0].field == "crashed" else 0,
+                              Mismatch("snapshot", Shown("a finished run's observation"),
                                        Shown("none: the host process crashed")))
-        if (expect.db_status is not None and row is not None
-                and row.get("status") != expect.db_status.value):
-            mismatches.append(Mismatch("db_status", expect.db_status.value, row.get("status")))
         trace = tuple(live.ctx.tracer.events) if live.ctx is not None else ()
         return replace(self._result(), turns=earlier, mismatches=tuple(mismatches),
                        crashed=True, stored_row=dict(row) if row else None,
@@ -299,13 +314,25 @@ class ScenarioRun:
                        partial_trace=trace)
 
 
+def _crash_mismatches(expect: Expect, row: Any) -> list[Mismatch]:
+    """What a crashed run's expectations can be checked on: that it crashed, and the row the
+    crash left behind."""
+    out: list[Mismatch] = []
+    if not expect.crashed:
+        out.append(Mismatch("crashed", False, True))
+    if (expect.db_status is not None and row is not None
+            and row.get("status") != expect.db_status.value):
+        out.append(Mismatch("db_status", expect.db_status.value, row.get("status")))
+    return out
+
+
 def _submit(harness: Harness, query: str, session: str, plan: FaultPlan | None,
-            parts: RunParts) -> RunHandle:
+            parts: RunParts, run_id: str | None = None) -> RunHandle:
     """Submit one run with ``parts``, or with its fault plan applied to them (and the plan's
-    timed faults scheduled)."""
+    timed faults scheduled); ``run_id`` when the harness does not count it."""
     if plan is None:
-        return harness.submit(query, session, parts=parts)
-    handle = harness.submit(query, session, parts=plan.applied_to(parts))
+        return harness.submit(query, session, parts=parts, run_id=run_id)
+    handle = harness.submit(query, session, parts=plan.applied_to(parts), run_id=run_id)
     plan.arm(harness, handle)
     return handle
 

@@ -1,9 +1,10 @@
 """The matching language of scenario expectations: one pattern, one observed value.
 
-A pattern is plain YAML data, read by four rules and four operators (``docs/scenarios.md``,
-"Matching"):
+A pattern is plain YAML data, read by four rules and a set of operators
+(``docs/scenarios.md``, "Matching"):
 
-* a scalar equals the observed value (``true`` never equals ``1``);
+* a scalar equals the observed value (``true`` never equals ``1``); the string ``$any``
+  matches any value that is there;
 * a list matches a list of the same length, item by item;
 * a mapping matches a mapping that has every key it names, each value matching; keys it
   does not name are not compared (a subset);
@@ -14,8 +15,12 @@ A pattern is plain YAML data, read by four rules and four operators (``docs/scen
 Keys starting with ``$`` are operators (observed data never has such keys):
 ``$equals`` (exactly this value: no subset, no shorthand), ``$in_order`` (these items occur
 in this order, others may come between), ``$adjacent`` (these items occur one right after
-another) and ``$absent`` (no item matches any of these; in a mapping, none of these keys is
-present). Operators combine with each other and, in a mapping, with keys.
+another), ``$any_order`` (exactly these items, in any order), ``$contains`` (each of these
+matches its own item, in any order, others may be there), ``$count`` (how many items, in all
+or matching each pattern), ``$absent`` (no item matches any of these; in a mapping, none of
+these keys is present) and ``$where`` (relations between values under the matched one,
+:mod:`harness_lab.scenarios.relations`). Operators combine with each other and, in a
+mapping, with keys.
 
 Every mismatch names its path: ``trace[RELEASE_DECISION].detail.outcome: expected FALLBACK,
 got SUCCESS``. An item of a keyed list is named by its key value (``#2`` for its second
@@ -31,13 +36,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LIST_OPERATORS", "OPERATORS", "Mismatch", "check_pattern", "match", "plain", "render"]
+from harness_lab.scenarios.relations import Relation, parse_relation
 
-OPERATORS = ("$equals", "$in_order", "$adjacent", "$absent")
+__all__ = ["ANY", "LIST_OPERATORS", "OPERATORS", "Mismatch", "check_pattern", "count_rules",
+           "match", "plain", "render"]
+
+OPERATORS = ("$equals", "$in_order", "$adjacent", "$any_order", "$contains", "$count",
+             "$absent", "$where")
 """The operator keys of a mapping pattern."""
 
-LIST_OPERATORS = ("$in_order", "$adjacent", "$absent")
+LIST_OPERATORS = ("$in_order", "$adjacent", "$any_order", "$contains", "$absent")
 """The operators that take a list of item patterns."""
+
+ANY = "$any"
+"""The pattern matching any value that is there."""
+
+_VALUE_WORD = re.compile(r"\$[A-Za-z_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +96,70 @@ def check_pattern(pattern: Any, where: str = "") -> Any:
                     raise ValueError(f"{here}: {key} takes a list, got {render(value)}")
                 if key == "$equals":
                     continue  # literal data
+                if key == "$where":
+                    _relations(value, here)
+                    continue
+                if key == "$count":
+                    for item, _, _ in count_rules(value, here):
+                        check_pattern(item, here)
+                    continue
             check_pattern(value, here)
     elif isinstance(pattern, list):
         for i, item in enumerate(pattern):
             check_pattern(item, f"{where}.{i}" if where else str(i))
+    elif isinstance(pattern, str) and _VALUE_WORD.fullmatch(pattern) and pattern != ANY:
+        from harness_lab.scenarios.suggest import did_you_mean
+
+        raise ValueError(f"{where or 'pattern'}: unknown value {pattern!r}; {ANY} matches any "
+                         f"value{did_you_mean(pattern, [ANY])} (for the literal text, write "
+                         f"{{$equals: {pattern!r}}})")
     return pattern
+
+
+_COUNT_FORMS = ("a number of items (`$count: 3`), a mapping of item to number "
+                "(`$count: {TOOL_PROGRESS: 3}`) or a list of {of: PATTERN, n: NUMBER}")
+_COUNT_TEST = re.compile(r"\s*(<=|>=|==|!=|<|>)?\s*(\d+)\s*")
+
+
+def count_rules(value: Any, where: str = "$count") -> list[tuple[Any, str, int]]:
+    """The rules of a ``$count`` value, each (item pattern or ``None`` for every item,
+    comparison, number); ValueError naming the place when it is malformed. A number may be
+    written with a comparison: ``">= 2"``."""
+    def number(n: Any, here: str) -> tuple[str, int]:
+        if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+            return "==", n
+        m = _COUNT_TEST.fullmatch(n) if isinstance(n, str) else None
+        if m is None:
+            raise ValueError(f"{here}: a count is a number or a comparison like '>= 2', "
+                             f"got {render(n)}")
+        return m.group(1) or "==", int(m.group(2))
+
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return [(None, *number(value, where))]
+    if isinstance(value, Mapping):
+        return [(item, *number(n, f"{where}.{item}")) for item, n in value.items()]
+    if isinstance(value, list):
+        out = []
+        for i, rule in enumerate(value):
+            if not isinstance(rule, Mapping) or set(rule) != {"of", "n"}:
+                raise ValueError(f"{where}.{i}: each rule of a $count list is {{of: PATTERN, "
+                                 f"n: NUMBER}}, got {render(rule)}")
+            out.append((rule["of"], *number(rule["n"], f"{where}.{i}.n")))
+        return out
+    raise ValueError(f"{where}: $count takes {_COUNT_FORMS}; got {render(value)}")
+
+
+def _relations(value: Any, where: str) -> list[Relation]:
+    """The relations of a ``$where`` value (one text or a list of them)."""
+    texts = value if isinstance(value, list) else [value]
+    out = []
+    for i, text in enumerate(texts):
+        try:
+            out.append(parse_relation(text, absolute=False))
+        except ValueError as exc:
+            here = f"{where}.{i}" if isinstance(value, list) else where
+            raise ValueError(f"{here}: {exc}") from None
+    return out
 
 
 def match(pattern: Any, observed: Any, path: str, key: str | None = None) -> list[Mismatch]:
@@ -107,6 +180,8 @@ class _Matcher:
               ) -> list[Mismatch]:
         """``top``: True when ``observed`` is the keyed list itself, False for one of its
         items (a string pattern is shorthand for its key field), None deeper down."""
+        if type(pattern) is str and pattern == ANY:
+            return []
         if isinstance(pattern, Mapping):
             return self._mapping(pattern, observed, path, top)
         if isinstance(pattern, list):
@@ -126,6 +201,8 @@ class _Matcher:
         keys = {k: v for k, v in pattern.items() if not str(k).startswith("$")}
         if "$equals" in pattern and not _same(plain(pattern["$equals"]), observed):
             out.append(Mismatch(path, pattern["$equals"], observed))
+        if "$where" in pattern:
+            out += _where(pattern["$where"], observed, path)
         if isinstance(observed, list):
             if keys:
                 return [Mismatch(path, Shown("a mapping"), _shown_kind(observed))]
@@ -134,10 +211,18 @@ class _Matcher:
                 out += self._in_order(pattern["$in_order"], observed, path, items, top)
             if "$adjacent" in pattern:
                 out += self._adjacent(pattern["$adjacent"], observed, path, items, top)
+            if "$any_order" in pattern:
+                out += self._unordered(pattern["$any_order"], observed, path, items, top,
+                                       every=True)
+            if "$contains" in pattern:
+                out += self._unordered(pattern["$contains"], observed, path, items, top,
+                                       every=False)
+            if "$count" in pattern:
+                out += self._count(pattern["$count"], observed, path, items, top)
             if "$absent" in pattern:
                 out += self._absent_items(pattern["$absent"], observed, path, items, top)
             return out
-        for op in ("$in_order", "$adjacent"):
+        for op in ("$in_order", "$adjacent", "$any_order", "$contains", "$count"):
             if op in pattern:
                 out.append(Mismatch(path, Shown(f"a list ({op})"), _shown_kind(observed)))
         if not isinstance(observed, Mapping):
@@ -149,7 +234,8 @@ class _Matcher:
                 out.append(Mismatch(f"{path}.{name}", Shown("absent"), observed[name]))
         for name, want in keys.items():
             if name not in observed:
-                out.append(Mismatch(f"{path}.{name}", want, Shown("no such key")))
+                shown = Shown("any value") if type(want) is str and want == ANY else want
+                out.append(Mismatch(f"{path}.{name}", shown, Shown("no such key")))
             else:
                 out += self.match(want, observed[name], f"{path}.{name}", top=None)
         return out
@@ -277,12 +363,96 @@ class _Matcher:
             return self._item(patterns[n], observed[at], f"{path}[{labels[at]}]", top)
         return [Mismatch(path, want, self._show_item(observed[at], patterns[n]))]
 
+    def _unordered(self, patterns: list[Any], observed: list[Any], path: str,
+                   labels: list[str], top: bool | None, every: bool) -> list[Mismatch]:
+        """``$any_order`` (``every``: each item matched, each pattern by its own) and
+        ``$contains`` (each pattern matches its own item; others may be there)."""
+        fits = [[j for j, item in enumerate(observed) if not self._item(p, item, "", top)]
+                for p in patterns]
+        taken = _assignment(fits)
+        out: list[Mismatch] = []
+        op = "$any_order" if every else "$contains"
+        if every and len(patterns) != len(observed):
+            out.append(Mismatch(path, Shown(f"{len(patterns)} items in any order"),
+                                Shown(f"{len(observed)}")))
+        for i, p in enumerate(patterns):
+            if i in taken:
+                continue
+            if not fits[i]:
+                if not isinstance(p, Mapping | list) and (self.key is None or not top):
+                    return out + [Mismatch(path, Shown(f"{render(p)} among the items ({op})"),
+                                           _shown_kind(observed))]
+                return out + self._closest(p, observed, path, labels, top, 0, "")
+            others = ", ".join(f"{path}[{labels[j]}]" for j in fits[i])
+            return out + [Mismatch(path, Shown(f"{render(p)} ({op}: an item of its own)"),
+                                   Shown(f"only {others}, which other patterns take"))]
+        if every and not out:
+            spare = [j for j in range(len(observed)) if j not in taken.values()]
+            if spare:
+                j = spare[0]
+                out.append(Mismatch(f"{path}[{labels[j]}]", Shown(f"no item ({op})"),
+                                    self._show_item(observed[j], None)))
+        return out
+
+    def _count(self, value: Any, observed: list[Any], path: str, labels: list[str],
+               top: bool | None) -> list[Mismatch]:
+        out: list[Mismatch] = []
+        for p, op, n in count_rules(value):
+            hits = [j for j, item in enumerate(observed)
+                    if p is None or not self._item(p, item, "", top)]
+            if _COMPARE[op](len(hits), n):
+                continue
+            want = f"{'' if op == '==' else op + ' '}{n}"
+            items = "item" if (op, n) == ("==", 1) else "items"
+            what = items if p is None else f"{items} matching {render(p)}"
+            where = ", ".join(f"{path}[{labels[j]}]" for j in hits[:4])
+            more = ", ..." if len(hits) > 4 else ""
+            got = f"{len(hits)}" + (f" ({where}{more})" if hits and p is not None else "")
+            out.append(Mismatch(path, Shown(f"{want} {what}"), Shown(got)))
+        return out
+
     def _absent_items(self, patterns: list[Any], observed: list[Any], path: str,
                       labels: list[str], top: bool | None) -> list[Mismatch]:
         return [Mismatch(f"{path}[{labels[i]}]", Shown("absent"),
                          self._show_item(item, p))
                 for p in patterns for i, item in enumerate(observed)
                 if not self._item(p, item, "", top)]
+
+
+_COMPARE = {"==": int.__eq__, "!=": int.__ne__, "<": int.__lt__, "<=": int.__le__,
+            ">": int.__gt__, ">=": int.__ge__}
+
+
+def _assignment(fits: list[list[int]]) -> dict[int, int]:
+    """A largest matching of patterns to distinct items (pattern index -> item index),
+    ``fits[i]`` listing the items pattern ``i`` matches (augmenting paths)."""
+    owner: dict[int, int] = {}  # item -> pattern
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in fits[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or place(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(fits)):
+        place(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+def _where(value: Any, observed: Any, path: str) -> list[Mismatch]:
+    """A mismatch for each ``$where`` relation that does not hold in ``observed``."""
+    out = []
+    for relation in _relations(value, "$where"):
+        unheld = relation.holds(observed)
+        if unheld is not None:
+            got = " and ".join(render(v) for v in unheld.values)
+            note = f"{got}: {unheld.note}" if got and unheld.note else got or unheld.note
+            out.append(Mismatch(path or "value", Shown(str(relation)), Shown(note)))
+    return out
 
 
 def _same(want: Any, got: Any) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.functional_validators import BeforeValidator
 
 from harness_lab.config import DeadlineDetection, UserCancelNotice
@@ -24,11 +24,16 @@ from harness_lab.scenarios.patterns import (
     MappingPattern,
     RecordsPattern,
     RejectionsPattern,
+    RelationText,
     SsePattern,
+    SseStatesPattern,
     StatusesPattern,
+    TerminationsPattern,
+    TimelinePattern,
     TracePattern,
 )
 from harness_lab.states import (
+    CancellationReason,
     CollectionState,
     DiagnosisStopReason,
     FallbackType,
@@ -429,17 +434,9 @@ class TurnSpec(SpecModel):
     """The EvidenceRepair steps for this turn."""
     faults: Faults = []
     """Faults injected into this turn's run (located in it, timed from its start); each must
-    fire. A crash ends the whole session, so it belongs to the scenario's own run."""
+    fire. After a crash the session goes on in a restarted process on the same store."""
     expect: Expect | None = None
     """What this earlier turn must show."""
-
-    @field_validator("faults")
-    @classmethod
-    def _no_crash(cls, faults: list[Fault]) -> list[Fault]:
-        if any(f.kind == "crash" for f in faults):
-            raise ValueError("a crash ends the session's process, so no later turn could run; "
-                             "put it in the scenario's own `faults`")
-        return faults
 
 
 class Expect(SpecModel):
@@ -455,8 +452,8 @@ class Expect(SpecModel):
     """The stored run status (RUNNING only for a crashed run)."""
     intent: IntentType | None = None
     """The intent the router decided."""
-    termination_reason: str | None = None
-    """The run's termination reason."""
+    termination_reason: CancellationReason | Literal["completed"] | None = None
+    """The run's termination reason: the CancellationReason that ended it, or completed."""
     stop_reason: DiagnosisStopReason | Literal["none"] | None = None
     """Why diagnosis collection stopped, or none."""
     collection_state: CollectionState | None = None
@@ -473,6 +470,12 @@ class Expect(SpecModel):
     trace: TracePattern | None = None
     """The trace events, each {type, t, phase, status, detail} (a pattern; a string item is
     a type, so a list of types is the exact sequence of types)."""
+    timeline: TimelinePattern | None = None
+    """The trace and SSE events in the one order they happened, each {event, source, t}
+    (a pattern; a string item is a trace type or an SSE kind)."""
+    sse_states: SseStatesPattern | None = None
+    """Every state the SSE session entered, each {state, t}, NEW first (a pattern; a string
+    item is a state)."""
     trace_contains: TracePattern | None = None
     """Trace events that must occur in this order, others between (`trace: {$in_order: ...}`)."""
     trace_excludes: TracePattern | None = None
@@ -505,10 +508,21 @@ class Expect(SpecModel):
     agent_requests: RecordsPattern | None = None
     """What each diagnosis-model call received: {step, stop_required, previous_turn,
     observations, notice} (a pattern)."""
+    guard_requests: RecordsPattern | None = None
+    """What each SemanticGuard call received: {query, draft: {conclusion, evidence,
+    findings, missing_info, recommendations}, evidence: [the cited invocation records]} (a
+    pattern)."""
+    repair_requests: RecordsPattern | None = None
+    """What each EvidenceRepair call received: {query, draft, problems, citable} (a
+    pattern)."""
     stop_required_deliveries: Count | None = None
     """How many diagnosis-model calls were told STOP_REQUIRED."""
-    terminations: RecordsPattern | None = None
-    """Every terminal transition recorded, each {state, reason, t} (a pattern)."""
+    terminations: TerminationsPattern | None = None
+    """Every terminal transition recorded, each {state, reason, detail, t}: reason is the
+    CancellationReason that ended the run, or completed (a pattern)."""
+    relations: list[RelationText] | None = None
+    """Relations between observed values that must hold, each LEFT OP RIGHT over paths
+    like trace[RUN_FINISHED].t (OP one of <, <=, ==, !=, >=, >)."""
     discarded: Count | None = None
     """Late results discarded."""
     previous_turn: str | Literal["none"] | None = None

@@ -201,3 +201,113 @@ def test_every_expect_field_is_documented_with_an_example() -> None:
     assert set(rows) == set(Expect.model_fields)
     assert [name for name, (meaning, example) in rows.items()
             if not meaning or not example.startswith(f"`{name}:")] == []
+
+
+DISCONNECTED = BASE + "faults: [{kind: client_disconnect, at_s: 2.5}]\n"
+"""BASE with the client gone during the second tool call: CANCELLED, CLIENT_DISCONNECTED."""
+
+
+@pytest.mark.parametrize(("text", "holds", "breaks", "message"), [
+    (BASE, "trace: {$count: {TOOL_PROGRESS: 2}}", "trace: {$count: {TOOL_PROGRESS: 3}}",
+     "trace: expected 3 items matching TOOL_PROGRESS, got 2 (trace[TOOL_PROGRESS#1], "
+     "trace[TOOL_PROGRESS#2])"),
+    (BASE, "sse: {$count: {status: '>= 3'}}", "sse: {$count: 5}",
+     "sse: expected 5 items, got 6"),
+    (BASE, "statuses: {$any_order: [SAFETY_VALIDATING, ROUTING, DIAGNOSIS_RUNNING]}",
+     "statuses: {$any_order: [SAFETY_VALIDATING, ROUTING, SYSTEM_RESPONDING]}",
+     "statuses: expected SYSTEM_RESPONDING among the items ($any_order), got a list of 3: "
+     "[ROUTING, DIAGNOSIS_RUNNING, SAFETY_VALIDATING]"),
+    (BASE, "trace: {$contains: [RUN_FINISHED, TOOL_PROGRESS, TOOL_PROGRESS]}",
+     "trace: {$contains: [TOOL_PROGRESS, TOOL_PROGRESS, TOOL_PROGRESS]}",
+     "trace: expected TOOL_PROGRESS ($contains: an item of its own), got only "
+     "trace[TOOL_PROGRESS#1], trace[TOOL_PROGRESS#2], which other patterns take"),
+    (BASE, "sse: {$in_order: [{kind: content, data: {conclusion: $any}}]}",
+     "sse: {$in_order: [{kind: content, data: {missing_info: $any}}]}",
+     "sse[content].data.missing_info: expected any value, got no such key"),
+    (BASE, "relations: ['sse[content].t == trace[RUN_FINISHED].t']",
+     "relations: ['sse[done].t < trace[RUN_FINISHED].t']",
+     "relations[0]: expected sse[done].t < trace[RUN_FINISHED].t, got 3.0 and 3.0"),
+    (BASE, "relations: ['trace[TOOL_PROGRESS#1].t < trace[TOOL_PROGRESS#2].t']",
+     "relations: ['trace[TOOL_PROGRESS].t < 9']",
+     "relations[0]: expected trace[TOOL_PROGRESS].t < 9, got trace[TOOL_PROGRESS]: 2 items "
+     "have type TOOL_PROGRESS; name one as [TOOL_PROGRESS#1] ... [TOOL_PROGRESS#2]"),
+    (BASE, "relations: ['row.status == \"SUCCESS\"']",
+     "relations: ['trace[RUN_FINISHED].tt > 0']",
+     "relations[0]: expected trace[RUN_FINISHED].tt > 0, got trace[RUN_FINISHED].tt: no such "
+     "key; the keys are type, t, phase, status, detail; did you mean 't'?"),
+    (BASE, "timeline: {$in_order: [RELEASE_DECISION, RUN_FINISHED, content, done]}",
+     "timeline: {$in_order: [content, RUN_FINISHED]}",
+     "timeline: expected RUN_FINISHED after timeline[content], got only before it, at "
+     "timeline[RUN_FINISHED]"),
+    (BASE, "sse_states: [NEW, OPEN, TERMINAL]", "sse_states: [new, open, disconnected]",
+     "sse_states[2]: expected DISCONNECTED, got TERMINAL"),
+    (DISCONNECTED, "sse_states: {$in_order: [{state: DISCONNECTED, t: 2.5}]}",
+     "sse_states: {$absent: [DISCONNECTED]}",
+     "sse_states[DISCONNECTED]: expected absent, got DISCONNECTED"),
+    (BASE, "guard_requests: [{draft: {conclusion: pool exhausted}, "
+           "evidence: [{invocation_id: inv-1, status: READY}]}]",
+     "guard_requests: [{evidence: [{invocation_id: inv-2}]}]",
+     "guard_requests[0].evidence[0].invocation_id: expected inv-2, got inv-1"),
+    (BASE, "repair_requests: []", "repair_requests: {$count: 1}",
+     "repair_requests: expected 1 item, got 0"),
+    (DISCONNECTED, "terminations: [{state: cancelled, reason: client_disconnected}]",
+     "terminations: [{state: CANCELLED, reason: USER_REQUESTED}]",
+     "terminations[0].reason: expected USER_REQUESTED, got CLIENT_DISCONNECTED"),
+    (DISCONNECTED, "termination_reason: client_disconnected",
+     "termination_reason: USER_REQUESTED",
+     "termination_reason: expected USER_REQUESTED, got CLIENT_DISCONNECTED"),
+])
+def test_each_new_form_holds_on_a_run_that_keeps_it_and_fails_on_one_that_breaks_it(
+        text: str, holds: str, breaks: str, message: str) -> None:
+    assert mismatches(text + f"expect:\n  {holds}\n") == []
+    assert mismatches(text + f"expect:\n  {breaks}\n") == [message]
+
+
+@pytest.mark.parametrize(("expect", "message"), [
+    ("relations: ['trace[RUN_FINSHED].t < 3']",
+     "unknown TraceEventType 'RUN_FINSHED'; did you mean 'RUN_FINISHED'?"),
+    ("relations: ['trce[RUN_FINISHED].t < 3']", "unknown part 'trce'"),
+    ("relations: ['trace[RUN_FINISHED].t <']", "a side of the relation is empty"),
+    ("relations: ['SUCCESS == row.status']", "a string literal is written in quotes"),
+    ("sse: {$in_order: [{kind: content, data: {conclusion: $anything}}]}",
+     "unknown value '$anything'"),
+    ("trace: {$count: {TOOL_PROGRES: 2}}", "unknown TraceEventType 'TOOL_PROGRES'"),
+    ("trace: {$count: {TOOL_PROGRESS: many}}", "a count is a number or a comparison"),
+    ("timeline: [RUN_STARTED, metadta]", "unknown TraceEventType or SseEventKind 'metadta'"),
+    ("sse_states: [OPENED]", "unknown SseState 'OPENED'; did you mean 'OPEN'?"),
+    ("terminations: [{reason: CLIENT_DISCONECTED}]",
+     "unknown CancellationReason or completed 'CLIENT_DISCONECTED'"),
+    ("termination_reason: deadline_exeeded", "termination_reason"),
+    ("trace: {$in_order: [{type: RUN_STARTED, $where: 'detail.t <'}]}",
+     "a side of the relation is empty"),
+])
+def test_a_malformed_new_form_is_refused_when_the_file_loads(expect: str, message: str
+                                                             ) -> None:
+    with pytest.raises(ScenarioError) as err:
+        load_text(BASE + f"expect:\n  {expect}\n", "s.yaml")
+    assert message in str(err.value)
+    assert "s.yaml:" in str(err.value)
+
+
+def test_a_failed_relation_is_reported_at_the_line_that_states_it(tmp_path: Any) -> None:
+    from harness_lab.runner import run_paths
+    from harness_lab.runner.results import first_difference, location
+
+    path = tmp_path / "s.yaml"
+    path.write_text(DISCONNECTED + "expect:\n  run_state: CANCELLED\n"
+                    "  relations: ['terminations[0].t > sse_states[DISCONNECTED].t']\n")
+    [result] = list(run_paths([path]))
+    assert location(result) == (str(path), 19)
+    assert first_difference(result) == ("relations[0]: expected terminations[0].t > "
+                                        "sse_states[DISCONNECTED].t, got 2.5 and 2.5")
+
+
+def test_a_where_relation_holds_within_each_item_it_is_tried_on() -> None:
+    late = BASE + ("config: {policy: {deadline_detection: instant}}\n"
+                   "faults: [{kind: deadline, at_s: 1.0}, {kind: client_disconnect, at_s: 1.5}]\n")
+    rule = ("trace: {$count: [{of: {type: TERMINATION_REJECTED, "
+            "$where: 'detail.lost_to_at %s detail.at'}, n: '>= 1'}]}")
+    assert mismatches(late + "expect:\n  " + rule % "<=" + "\n") == []
+    assert mismatches(late + "expect:\n  " + rule % ">" + "\n") == [
+        "trace: expected >= 1 items matching {type: TERMINATION_REJECTED, $where: "
+        '"detail.lost_to_at > detail.at"}, got 0']

@@ -164,11 +164,28 @@ def test_an_earlier_turns_faults_do_not_reach_the_scenarios_own_run() -> None:
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
 
 
-def test_a_crash_in_an_earlier_turn_is_refused_naming_the_field() -> None:
-    import pytest
+def test_a_crash_in_an_earlier_turn_is_expected_there_and_the_session_goes_on() -> None:
+    text = _with_earlier_turn("    faults: [{kind: crash, at: {when: after, call: tool}}]\n"
+                              "    expect: {crashed: true, db_status: RUNNING}\n")
+    text += "expect: {previous_turn: none, release_outcome: SUCCESS}\n"
+    r = run_text(text)
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    assert r.record.run_id == "run-000002"  # type: ignore[attr-defined]
+    assert r.observation["turns"][0]["crashed"] is True  # type: ignore[attr-defined]
+    assert r.observation["turns"][0]["row"]["status"] == "RUNNING"  # type: ignore
 
-    from harness_lab.scenarios import ScenarioError
 
-    with pytest.raises(ScenarioError, match=r"turns\.0\.faults.*crash ends the session"):
-        load_text(_with_earlier_turn(
-            "    faults: [{kind: crash, at: {call: tool}}]\n"), "s.yaml")
+def test_a_crash_in_an_earlier_turn_that_its_expect_does_not_state_fails_naming_the_turn(
+) -> None:
+    r = run_text(_with_earlier_turn(
+        "    faults: [{kind: crash, at: {when: after, call: tool}}]\n"))
+    assert r.row()["expected"] == (  # type: ignore[attr-defined]
+        "turns.0.crashed: expected false, got true")
+
+
+def test_an_earlier_turn_expected_to_crash_that_does_not_fails_naming_the_turn() -> None:
+    r = run_text(_with_earlier_turn("    expect: {crashed: true}\n"))
+    assert r.row()["expected"] == (  # type: ignore[attr-defined]
+        "turns.0.crashed: expected true, got false")
+
+

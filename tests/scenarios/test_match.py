@@ -149,3 +149,94 @@ def test_a_list_operator_given_a_scalar_is_refused() -> None:
 
 def test_render_quotes_only_what_yaml_would_misread() -> None:
     assert render(["plain", "10:00", "yes", None, 1.5]) == '[plain, "10:00", "yes", null, 1.5]'
+
+
+# -- counts, order-free lists, $any, $where ---------------------------------------------------
+
+
+def test_a_count_of_one_item_holds_when_exactly_that_many_match() -> None:
+    assert messages({"$count": {"TOOL_PROGRESS": 2}}) == []
+    assert messages({"$count": {"TOOL_PROGRESS": 1}}) == [
+        "trace: expected 1 item matching TOOL_PROGRESS, got 2 (trace[TOOL_PROGRESS#1], "
+        "trace[TOOL_PROGRESS#2])"]
+
+
+def test_a_count_may_be_a_comparison_and_may_count_every_item() -> None:
+    assert messages({"$count": {"TOOL_PROGRESS": ">= 2", "RUN_CANCELLED": 0}}) == []
+    assert messages({"$count": 4}) == ["trace: expected 4 items, got 5"]
+    assert messages({"$count": {"RELEASE_DECISION": "> 1"}}) == [
+        "trace: expected > 1 items matching RELEASE_DECISION, got 1 (trace[RELEASE_DECISION])"]
+
+
+def test_a_count_of_a_pattern_counts_the_items_it_matches() -> None:
+    rule = {"$count": [{"of": {"type": "TOOL_PROGRESS", "detail": {"tool": "logs"}}, "n": 1}]}
+    assert messages(rule) == []
+    rule["$count"][0]["n"] = 2
+    assert messages(rule) == ["trace: expected 2 items matching {type: TOOL_PROGRESS, detail: "
+                              "{tool: logs}}, got 1 (trace[TOOL_PROGRESS#1])"]
+
+
+def test_any_order_holds_for_the_same_items_in_another_order() -> None:
+    order = ["RUN_FINISHED", "TOOL_PROGRESS", "RUN_STARTED", "RELEASE_DECISION",
+             "TOOL_PROGRESS"]
+    assert messages({"$any_order": order}) == []
+
+
+def test_any_order_fails_on_a_missing_item_or_one_left_over() -> None:
+    assert messages({"$any_order": ["RUN_FINISHED", "RUN_STARTED"]}) == [
+        "trace: expected 2 items in any order, got 5"]
+    assert messages({"$any_order": ["done", "metadata"]}, ["metadata", "done", "status"],
+                    "statuses", None) == [
+        "statuses: expected 2 items in any order, got 3"]
+    assert messages({"$any_order": ["a", "b", "b"]}, ["b", "a", "a"], "x", None) == [
+        "x: expected b ($any_order: an item of its own), got only x[0], which other patterns "
+        "take"]
+
+
+def test_contains_needs_an_item_of_its_own_for_each_pattern() -> None:
+    assert messages({"$contains": ["RUN_FINISHED", "TOOL_PROGRESS", "TOOL_PROGRESS"]}) == []
+    assert messages({"$contains": ["RUN_CANCELLED"]}) == ["trace: expected RUN_CANCELLED, "
+                                                          "got none"]
+
+
+def test_any_matches_whatever_is_there_but_not_a_missing_key() -> None:
+    assert messages({"$in_order": [{"type": "RELEASE_DECISION", "detail": "$any"}]}) == []
+    assert messages(["$any", "$any", "TOOL_PROGRESS", "$any", "RUN_FINISHED"]) == []
+    assert messages({"outcome": "$any", "reason": "$any"}, {"outcome": None}, "d", None) == [
+        "d.reason: expected any value, got no such key"]
+
+
+def test_the_literal_text_any_is_written_with_equals() -> None:
+    assert messages({"$equals": "$any"}, "$any", "x", None) == []
+    assert messages({"$equals": "$any"}, "SUCCESS", "x", None) == [
+        'x: expected "$any", got SUCCESS']
+
+
+def test_a_where_relation_is_read_from_the_matched_value() -> None:
+    item = {"type": "RUN_FINISHED", "t": 2.0, "detail": {"at": 3.0, "lost_to_at": 1.0}}
+    assert messages({"$where": "detail.lost_to_at < detail.at"}, item, "e", None) == []
+    assert messages({"$where": ["t >= detail.at"]}, item, "e", None) == [
+        "e: expected t >= detail.at, got 2.0 and 3.0"]
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ({"$count": "many"}, "$count: a count is a number or a comparison like '>= 2', got many"),
+    ({"$count": True}, "$count: $count takes a number of items"),
+    ({"$count": [{"of": "X"}]}, "$count.0: each rule of a $count list is {of: PATTERN, n: "
+                                "NUMBER}, got {of: X}"),
+    ({"$any_order": "X"}, "$any_order: $any_order takes a list, got X"),
+    ({"$contains": {"a": 1}}, "$contains: $contains takes a list, got {a: 1}"),
+    ({"data": "$anything"}, "data: unknown value '$anything'; $any matches any value"),
+    ({"$where": "t <"}, "$where: 't <': a side of the relation is empty"),
+    ({"$where": ["t < 1", 3]}, "$where.1: a relation is text like"),
+])
+def test_a_malformed_new_operator_is_refused_naming_its_place(pattern: Any, message: str
+                                                              ) -> None:
+    with pytest.raises(ValueError) as err:
+        check_pattern(pattern)
+    assert str(err.value).startswith(message)
+
+
+def test_any_order_over_plain_values_shows_the_list_a_value_is_missing_from() -> None:
+    assert messages({"$any_order": ["inv-1"]}, ["inv-2"], "citable", None) == [
+        "citable: expected inv-1 among the items ($any_order), got a list of 1: [inv-2]"]
