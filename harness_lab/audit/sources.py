@@ -17,8 +17,8 @@ from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
-           "RunRows", "SourceError", "check_mapping", "export_lines", "iter_sql", "read_export",
-           "records_of_log"]
+           "RunRows", "SourceError", "check_mapping", "count_sql", "export_lines", "iter_sql",
+           "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -202,9 +202,46 @@ def _query(conn: Any, table: str, where: str | None = None) -> Any:
         bindparam("ids", expanding=True))
 
 
-def _renamed(row: Any, columns: Mapping[str, str]) -> dict[str, Any]:
+def _keys(result: Any, columns: Mapping[str, str]) -> list[str]:
+    """Our names of a result's columns (``columns`` maps ours to the database's)."""
     back = {theirs: ours for ours, theirs in columns.items()}
-    return {back.get(k, k): v for k, v in row._mapping.items()}
+    return [back.get(k, k) for k in result.keys()]
+
+
+def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[str, Any]]:
+    """The engine of ``url`` and the checked mapping (SourceError for either)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    given = mapping or {}
+    check_mapping(given)
+    try:
+        return _engine(url), given
+    except SourceError:
+        raise
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+
+
+def _unreadable(url: str, exc: Exception) -> SourceError:
+    first = str(exc).strip().splitlines()[0]
+    return SourceError(f"{url}: cannot read the run tables ({first})")
+
+
+def count_sql(url: str, mapping: Mapping[str, Any] | None = None) -> int:
+    """How many runs (``diagnosis_run`` rows, or those of the table ``mapping`` names) a
+    database holds."""
+    from sqlalchemy import func, select, table
+    from sqlalchemy.exc import SQLAlchemyError
+
+    engine, given = _opened(url, mapping)
+    try:
+        with engine.connect() as conn:
+            query = select(func.count()).select_from(table(_names(given, "diagnosis_run")[0]))
+            return int(conn.execute(query).scalar_one())
+    except SQLAlchemyError as exc:
+        raise _unreadable(url, exc) from None
+    finally:
+        engine.dispose()
 
 
 def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[RunRows]:
@@ -214,21 +251,15 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
     "columns": {"status": "run_status"}}}``: each of our column names to the database's)."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    given = mapping or {}
-    check_mapping(given)
-    try:
-        engine = _engine(url)
-    except SourceError:
-        raise
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+    engine, given = _opened(url, mapping)
     run_table, run_cols = _names(given, "diagnosis_run")
     children = [(name, *_names(given, name)) for name in ("trace_event", "tool_invocation")]
     try:
         with engine.connect() as conn, engine.connect() as reader:
             runs = conn.execution_options(stream_results=True).execute(_query(conn, run_table))
+            run_keys = _keys(runs, run_cols)
             for part in runs.partitions(BATCH):
-                batch = [_renamed(r, run_cols) for r in part]
+                batch = [dict(zip(run_keys, r)) for r in part]
                 if "run_id" not in batch[0]:
                     theirs = run_cols.get("run_id", "run_id")
                     raise SourceError(f"{url}: table {run_table} has no column {theirs} (the "
@@ -236,15 +267,16 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
                 found = {str(r["run_id"]): RunRows(r) for r in batch}
                 for name, table, cols in children:
                     key = cols.get("run_id", "run_id")
-                    for r in reader.execute(_query(reader, table, key), {"ids": list(found)}):
-                        child = _renamed(r, cols)
+                    result = reader.execute(_query(reader, table, key), {"ids": list(found)})
+                    keys = _keys(result, cols)
+                    for r in result.fetchall():
+                        child = dict(zip(keys, r))
                         run = found.get(str(child.get("run_id")))
                         if run is not None:
                             (run.trace if name == "trace_event" else run.invocations).append(
                                 child)
                 yield from found.values()
     except SQLAlchemyError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise SourceError(f"{url}: cannot read the run tables ({first})") from None
+        raise _unreadable(url, exc) from None
     finally:
         engine.dispose()
