@@ -74,9 +74,12 @@ class Source(NamedTuple):
     read), each run as (run id, record or None, rows or None), and whether every run comes
     as rows (which worker processes can audit)."""
 
+
     total: int | None
     runs: Iterable[tuple[str, Any, Any]]
     rows_only: bool
+    database: tuple[str, Mapping[str, Any] | None] | None = None
+    """The URL and mapping of a database (which workers read themselves)."""
 
 
 def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
@@ -97,7 +100,7 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     if "://" in text:
         total = count_sql(text, mapping) if count else None
         return Source(total, ((str(rows.row["run_id"]), None, rows)
-                              for rows in iter_sql(text, mapping)), True)
+                              for rows in iter_sql(text, mapping)), True, (text, mapping))
     path = Path(text)
     if not path.is_file():
         raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "
@@ -113,13 +116,19 @@ def audit_runs(source: Source, *, workers: int | None = None,
     """Each run of an opened source audited, in the source's order. ``workers`` processes
     rebuild and check the runs of a source of rows (None: one per core when it holds at
     least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of each run."""
-    from harness_lab.audit.parallel import audited_in_workers, default_workers
+    from harness_lab.audit.parallel import (
+        audited_in_workers,
+        audited_sql_in_workers,
+        default_workers,
+    )
 
     if workers is None:
         workers = default_workers() if (source.total or 0) >= PARALLEL_FROM else 1
-    if workers > 1 and source.rows_only:
-        runs: Iterator[AuditedRun] = audited_in_workers(
-            ((run_id, rows) for run_id, _, rows in source.runs), workers)
+    runs: Iterator[AuditedRun]
+    if workers > 1 and source.database is not None:
+        runs = audited_sql_in_workers(*source.database, workers)
+    elif workers > 1 and source.rows_only:
+        runs = audited_in_workers(((run_id, rows) for run_id, _, rows in source.runs), workers)
     else:
         runs = (audited(*item) for item in source.runs)
     yield from runs if advance is None else counted(runs, advance)

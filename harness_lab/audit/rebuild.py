@@ -53,22 +53,31 @@ def _within_bounds(value: Any, depth: int = 1) -> bool:
     """True when a value plain ``json.loads`` returned is one the bounded reader returns the
     same: nested at most :data:`MAX_JSON_DEPTH` deep, integers of 64 bits, finite numbers."""
     kind = type(value)
-    if kind is dict or kind is list:
-        if depth > MAX_JSON_DEPTH:
-            return False
-        for item in (value.values() if kind is dict else value):
-            if type(item) in _SCALARS_WITHIN_BOUNDS or _within_bounds(item, depth + 1):
-                continue
-            return False
-        return True
-    if kind is int:
+    if kind is dict:
+        items = value.values()
+    elif kind is list:
+        items = value
+    elif kind is int:
         return bool(INT_MIN <= value <= INT_MAX)
-    if kind is float:
+    elif kind is float:
         return math.isfinite(value)
-    return value is None or kind is str or kind is bool
+    else:
+        return True  # a string, a boolean or null
+    if depth > MAX_JSON_DEPTH:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int and INT_MIN <= item <= INT_MAX:
+            continue
+        if kind is int or not _within_bounds(item, depth + 1):
+            return False
+    return True
 
 
-_SCALARS_WITHIN_BOUNDS = frozenset({str, bool, type(None)})
+_scan = json.JSONDecoder().scan_once  # the C scanner json.loads runs, without its wrapping
+_VALUE_STARTS = frozenset('{["-0123456789tfn')  # a value's first character (no whitespace)
 
 
 def _json(value: Any) -> Any:
@@ -78,13 +87,13 @@ def _json(value: Any) -> Any:
     every refusal and its message, only when that fails or the value is beyond its bounds.
     """
     if isinstance(value, str):
-        if len(value) <= MAX_JSON_BYTES:
+        if len(value) <= MAX_JSON_BYTES and value[:1] in _VALUE_STARTS:
             try:
-                fast = json.loads(value)
-            except (ValueError, RecursionError):
+                fast, end = _scan(value, 0)
+            except (StopIteration, ValueError, RecursionError):
                 pass
             else:
-                if _within_bounds(fast):
+                if end == len(value) and _within_bounds(fast):
                     return fast
         try:
             return parse_json(value, source="a JSON column")

@@ -17,8 +17,8 @@ from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
-           "RunRows", "SourceError", "check_mapping", "count_sql", "export_lines", "iter_sql",
-           "read_export", "records_of_log"]
+           "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
+           "iter_sql", "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -244,39 +244,76 @@ def count_sql(url: str, mapping: Mapping[str, Any] | None = None) -> int:
         engine.dispose()
 
 
+class SqlReader:
+    """A database opened for reading runs: its run rows :data:`BATCH` at a time, and the
+    trace and invocation rows of a batch (the tables and columns of ``mapping``, see
+    :func:`iter_sql`). Several processes may each open their own on one database."""
+
+    def __init__(self, url: str, mapping: Mapping[str, Any] | None = None) -> None:
+        """Open ``url`` (SourceError when it cannot be, or the mapping is wrong)."""
+        self.url = url
+        self.engine, given = _opened(url, mapping)
+        self.run_table, self.run_columns = _names(given, "diagnosis_run")
+        self.children = [(name, *_names(given, name))
+                         for name in ("trace_event", "tool_invocation")]
+        self._reader: Any = None
+
+    def run_batches(self) -> Iterator[list[dict[str, Any]]]:
+        """The run rows, in the table's order, :data:`BATCH` at a time, under our names."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            with self.engine.connect() as conn:
+                runs = conn.execution_options(stream_results=True).execute(
+                    _query(conn, self.run_table))
+                keys = _keys(runs, self.run_columns)
+                for part in runs.partitions(BATCH):
+                    batch = [dict(zip(keys, r, strict=True)) for r in part]
+                    if "run_id" not in batch[0]:
+                        theirs = self.run_columns.get("run_id", "run_id")
+                        raise SourceError(f"{self.url}: table {self.run_table} has no column "
+                                          f"{theirs} (the run id; map it with --mapping)")
+                    yield batch
+        except SQLAlchemyError as exc:
+            raise _unreadable(self.url, exc) from None
+
+    def with_children(self, batch: list[dict[str, Any]]) -> list[RunRows]:
+        """The runs of a batch of run rows, each with its trace and invocation rows."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        found = {str(r["run_id"]): RunRows(r) for r in batch}
+        try:
+            if self._reader is None:
+                self._reader = self.engine.connect()
+            reader = self._reader
+            for name, table, cols in self.children:
+                key = cols.get("run_id", "run_id")
+                result = reader.execute(_query(reader, table, key), {"ids": list(found)})
+                keys = _keys(result, cols)
+                for r in result.fetchall():
+                    child = dict(zip(keys, r, strict=True))
+                    run = found.get(str(child.get("run_id")))
+                    if run is not None:
+                        (run.trace if name == "trace_event" else run.invocations).append(child)
+        except SQLAlchemyError as exc:
+            raise _unreadable(self.url, exc) from None
+        return list(found.values())
+
+    def close(self) -> None:
+        """Close the connections."""
+        if self._reader is not None:
+            self._reader.close()
+        self.engine.dispose()
+
+
 def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[RunRows]:
     """The runs of a database, in its ``diagnosis_run`` order, :data:`BATCH` at a time: its
     ``diagnosis_run``, ``trace_event`` and ``tool_invocation`` tables, or the tables and
     columns ``mapping`` names for them (``{"diagnosis_run": {"table": "chat_run",
     "columns": {"status": "run_status"}}}``: each of our column names to the database's)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    engine, given = _opened(url, mapping)
-    run_table, run_cols = _names(given, "diagnosis_run")
-    children = [(name, *_names(given, name)) for name in ("trace_event", "tool_invocation")]
+    reader = SqlReader(url, mapping)
     try:
-        with engine.connect() as conn, engine.connect() as reader:
-            runs = conn.execution_options(stream_results=True).execute(_query(conn, run_table))
-            run_keys = _keys(runs, run_cols)
-            for part in runs.partitions(BATCH):
-                batch = [dict(zip(run_keys, r)) for r in part]
-                if "run_id" not in batch[0]:
-                    theirs = run_cols.get("run_id", "run_id")
-                    raise SourceError(f"{url}: table {run_table} has no column {theirs} (the "
-                                      "run id; map it with --mapping)")
-                found = {str(r["run_id"]): RunRows(r) for r in batch}
-                for name, table, cols in children:
-                    key = cols.get("run_id", "run_id")
-                    result = reader.execute(_query(reader, table, key), {"ids": list(found)})
-                    keys = _keys(result, cols)
-                    for r in result.fetchall():
-                        child = dict(zip(keys, r))
-                        run = found.get(str(child.get("run_id")))
-                        if run is not None:
-                            (run.trace if name == "trace_event" else run.invocations).append(
-                                child)
-                yield from found.values()
-    except SQLAlchemyError as exc:
-        raise _unreadable(url, exc) from None
+        for batch in reader.run_batches():
+            yield from reader.with_children(batch)
     finally:
-        engine.dispose()
+        reader.close()
