@@ -20,7 +20,6 @@ import argparse
 import cProfile
 import os
 import resource
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -51,8 +50,10 @@ def replicate(seed: Path, db: Path, copies: int) -> None:
     """Write ``db``: the runs of ``seed`` ``copies`` times, each copy's run ids (and every
     text that names them: invocation ids, citations, details) suffixed ``-c<k>``, so the
     audit of ``db`` finds ``copies`` times the counts of ``seed``'s."""
-    shutil.copyfile(seed, db)
+    source = sqlite3.connect(seed)
     with sqlite3.connect(db) as conn:
+        source.backup(conn)  # the seed's write-ahead log included
+        source.close()
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute("CREATE TEMP TABLE copy (k INTEGER PRIMARY KEY)")

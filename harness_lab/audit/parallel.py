@@ -9,6 +9,7 @@ rebuilds and checks its runs. Runs already in memory (an export) are handed out 
 from __future__ import annotations
 
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -40,15 +41,18 @@ def _audit_rows(batch: list[tuple[str, Any]]) -> list[AuditedRun]:
     return [audited(run_id, None, rows) for run_id, rows in batch]
 
 
-def _open(url: str, mapping: Mapping[str, Any] | None) -> None:
-    """Open a worker's connection to the database."""
+def _start(database: tuple[str, Mapping[str, Any] | None] | None) -> None:
+    """Start a worker: Ctrl-C is left to the reading process, which stops the workers; a
+    database is opened on the worker's own connection."""
     global _reader  # noqa: PLW0603 (one per worker process)
-    _reader = SqlReader(url, mapping)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if database is not None:
+        _reader = SqlReader(*database)
 
 
 def _audit_run_rows(batch: list[dict[str, Any]]) -> list[AuditedRun]:
     """Each run of a batch of run rows read whole and audited (in a worker)."""
-    assert _reader is not None, "the worker's database is opened by _open"
+    assert _reader is not None, "the worker's database is opened by _start"
     return [audited(str(rows.row["run_id"]), None, rows)
             for rows in _reader.with_children(batch)]
 
@@ -57,7 +61,7 @@ def audited_in_workers(runs: Iterable[tuple[str, Any]], workers: int) -> Iterato
     """Each run of (run id, rows) audited by ``workers`` processes, in ``runs``' order."""
     items = iter(runs)
     batches = iter(lambda: list(islice(items, BATCH)), [])
-    return _in_workers(batches, _audit_rows, workers, None, ())
+    return _in_workers(batches, _audit_rows, workers, None)
 
 
 def audited_sql_in_workers(url: str, mapping: Mapping[str, Any] | None, workers: int
@@ -65,20 +69,19 @@ def audited_sql_in_workers(url: str, mapping: Mapping[str, Any] | None, workers:
     """Each run of a database audited by ``workers`` processes, in its run table's order."""
     reader = SqlReader(url, mapping)
     try:
-        yield from _in_workers(reader.run_batches(), _audit_run_rows, workers, _open,
-                               (url, mapping))
+        yield from _in_workers(reader.run_batches(), _audit_run_rows, workers, (url, mapping))
     finally:
         reader.close()
 
 
 def _in_workers(batches: Iterator[list[Any]], task: Callable[[list[Any]], list[AuditedRun]],
-                workers: int, initializer: Callable[..., None] | None,
-                initargs: tuple[Any, ...]) -> Iterator[AuditedRun]:
+                workers: int, database: tuple[str, Mapping[str, Any] | None] | None
+                ) -> Iterator[AuditedRun]:
     import multiprocessing
 
     pending: deque[Future[list[AuditedRun]]] = deque()
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=initializer, initargs=initargs) as pool:
+                             initializer=_start, initargs=(database,)) as pool:
         try:
             for batch in batches:
                 pending.append(pool.submit(task, batch))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from operator import itemgetter
 from typing import Any, TypeVar
@@ -76,7 +76,9 @@ def _within_bounds(value: Any, depth: int = 1) -> bool:
     return True
 
 
-_scan = json.JSONDecoder().scan_once  # the C scanner json.loads runs, without its wrapping
+# the C scanner json.loads runs, without its wrapping: (value, end) of the text from an index
+_scan: Callable[[str, int], tuple[Any, int]]
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _VALUE_STARTS = frozenset('{["-0123456789tfn')  # a value's first character (no whitespace)
 
 

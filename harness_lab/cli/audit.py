@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import Any
 
+from harness_lab.audit import PARALLEL_FROM
 from harness_lab.audit.tally import AuditTally
 from harness_lab.cli.common import add_command, fail, read_mapping
 
@@ -84,5 +85,5 @@ def register(sub: Any) -> None:
                         "empty export does not pass a CI gate)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="processes that rebuild and check runs (default: one per core for a "
-                        "source of 20,000 runs or more, else none)")
+                        f"source of {PARALLEL_FROM:,} runs or more, else none)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -62,8 +62,10 @@ def _RateColumn(unit: str) -> Any:  # noqa: N802 (a column class, made when rich
 
     class RateColumn(ProgressColumn):
         def render(self, task: Any) -> Text:
-            speed = task.speed
-            return Text("" if speed is None else f"{speed:,.0f} {unit}/s",
+            speed = task.finished_speed or task.speed
+            if speed is None and task.elapsed:
+                speed = task.completed / task.elapsed
+            return Text(f"{'?' if speed is None else f'{speed:,.0f}'} {unit}/s",
                         style="progress.data.speed")
 
     return RateColumn()
