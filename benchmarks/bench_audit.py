@@ -7,7 +7,7 @@
 A seed of 1,000 real runs is made once by ``harness-lab sweep --persist`` of the deadline
 sweep (four grid points, lognormal latencies, tool errors, guard outages and disconnects) into
 SQLite; :func:`replicate` then writes the seed's rows again and again with fresh run and
-invocation ids straight into the database (SQL ``INSERT ... SELECT``, some seconds for a
+invocation ids straight into the database (SQL ``INSERT ... SELECT``, minutes for a
 million runs), kept at ``--db`` between invocations. ``audit`` then reads the three tables,
 rebuilds every run and checks every invariant that needs no SSE event, in this process and its
 workers. Printed: the audit's wall time, runs and rows per second, CPU seconds, the peak

@@ -74,7 +74,6 @@ class Source(NamedTuple):
     read), each run as (run id, record or None, rows or None), and whether every run comes
     as rows (which worker processes can audit)."""
 
-
     total: int | None
     runs: Iterable[tuple[str, Any, Any]]
     rows_only: bool
@@ -115,7 +114,8 @@ def audit_runs(source: Source, *, workers: int | None = None,
                advance: Callable[[int], None] | None = None) -> Iterator[AuditedRun]:
     """Each run of an opened source audited, in the source's order. ``workers`` processes
     rebuild and check the runs of a source of rows (None: one per core when it holds at
-    least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of each run."""
+    least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of the runs as
+    they are audited, a batch at a time."""
     from harness_lab.audit.parallel import (
         audited_in_workers,
         audited_sql_in_workers,
