@@ -6,31 +6,31 @@ mapping for another harness's schema). Each run is rebuilt as a RunRecord and ch
 same rules as a live run (:mod:`harness_lab.invariant_rules`: doc §16 and the §10/§12.2
 mappings); a run still RUNNING without RUN_FINISHED is *incomplete*, not a violation, and
 the SSE rules are left out for a run whose source holds no SSE events.
+
+A large source is audited as a stream (:func:`audit_runs`, summed by
+:class:`~harness_lab.audit.tally.AuditTally`), its runs rebuilt and checked across worker
+processes (:mod:`harness_lab.audit.parallel`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from harness_lab.audit.checked import AuditedRun, audited, rebuilt
+from harness_lab.audit.tally import AuditTally
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AuditReport", "AuditedRun", "audit", "finished_records"]
+__all__ = ["PARALLEL_FROM", "AuditReport", "AuditedRun", "Source", "audit", "audit_runs",
+           "counted", "finished_records", "open_source"]
 
-
-@dataclass(frozen=True, slots=True)
-class AuditedRun:
-    """One run's audit: ``checked``, ``incomplete`` or ``unreadable``, and what broke."""
-
-    run_id: str
-    state: str
-    violations: tuple[tuple[str, str], ...] = ()
-    unchecked: tuple[str, ...] = ()
-    note: str | None = None
+PARALLEL_FROM = 20_000
+"""Runs from which a source of rows is audited across worker processes by default (fewer
+finish sooner in this one than the workers take to start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,19 +40,20 @@ class AuditReport:
     source: str
     runs: tuple[AuditedRun, ...]
 
+    def _tally(self) -> AuditTally:
+        tally = AuditTally()
+        for run in self.runs:
+            tally.add(run)
+        return tally
+
     @property
     def ok(self) -> bool:
         """True when no run broke an invariant and every run could be read."""
-        return not any(r.violations or r.state == "unreadable" for r in self.runs)
+        return self._tally().ok
 
     def counts(self) -> dict[str, int]:
         """Runs by state, then violations by invariant."""
-        states = Counter(r.state for r in self.runs)
-        broken = Counter(name for r in self.runs for name, _ in r.violations)
-        return {"runs": len(self.runs), **{k: states[k] for k in
-                                           ("checked", "incomplete", "unreadable")},
-                "runs with violations": sum(1 for r in self.runs if r.violations),
-                **dict(sorted(broken.items()))}
+        return self._tally().counts()
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -65,72 +66,107 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON data."""
-        return {"source": self.source, "ok": self.ok, "counts": self.counts(),
-                "runs": [{"run_id": r.run_id, "state": r.state, "note": r.note,
-                          "unchecked": list(r.unchecked),
-                          "violations": [{"invariant": n, "message": m}
-                                         for n, m in r.violations]}
-                         for r in self.runs if r.violations or r.state != "checked"]}
+        return self._tally().to_dict(self.source)
 
 
-def _rebuilt(runs: Iterable[tuple[str, Any, Any]]
-             ) -> Iterator[AuditedRun | tuple[Any, tuple[str, ...]]]:
-    """Each run as its record and the invariants it cannot be checked on (its source holds
-    no SSE events), or as an incomplete or unreadable :class:`AuditedRun`."""
-    from harness_lab.audit.rebuild import SSE_RULES, Incomplete, rebuild
+class Source(NamedTuple):
+    """A source opened for auditing: how many runs it holds (None: not known before they are
+    read), each run as (run id, record or None, rows or None), and whether every run comes
+    as rows (which worker processes can audit)."""
 
-    for run_id, record, rows in runs:
-        if record is not None:
-            yield record, ()
-            continue
-        try:
-            rebuilt = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
-        except Incomplete:
-            yield AuditedRun(run_id, "incomplete",
-                             note="RUNNING with no RUN_FINISHED: not finished yet")
-            continue
-        except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
-            yield AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}")
-            continue
-        yield rebuilt, (SSE_RULES if rows.sse is None else ())
+    total: int | None
+    runs: Iterable[tuple[str, Any, Any]]
+    rows_only: bool
+    database: tuple[str, Mapping[str, Any] | None] | None = None
+    """The URL and mapping of a database (which workers read themselves)."""
 
 
-def audit(source: str | Path, mapping: Mapping[str, Any] | None = None) -> AuditReport:
-    """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
-    raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
-    from harness_lab.invariants import INVARIANTS
-
-    runs = []
-    for item in _rebuilt(_sources(source, mapping)):
-        if not isinstance(item, AuditedRun):
-            record, unchecked = item
-            item = AuditedRun(record.run_id, "checked",
-                              tuple((name, msg) for name, fn in INVARIANTS.items()
-                                    if name not in unchecked for msg in fn(record)), unchecked)
-        runs.append(item)
-    return AuditReport(str(source), tuple(runs))
-
-
-def _sources(source: str | Path, mapping: Mapping[str, Any] | None
-             ) -> Iterable[tuple[str, Any, Any]]:
-    from harness_lab.audit.sources import SourceError, iter_sql, read_export, records_of_log
+def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
+                count: bool = False) -> Source:
+    """``source`` (a run log, a JSON Lines export, or a database URL) opened for reading;
+    ``count`` asks a database for its number of runs first. Raise
+    :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
+    from harness_lab.audit.sources import (
+        SourceError,
+        count_sql,
+        iter_sql,
+        read_export,
+        records_of_log,
+    )
     from harness_lab.logs.sources import is_log_file
 
     text = str(source)
     if "://" in text:
-        return ((str(rows.row["run_id"]), None, rows) for rows in iter_sql(text, mapping))
+        total = count_sql(text, mapping) if count else None
+        return Source(total, ((str(rows.row["run_id"]), None, rows)
+                              for rows in iter_sql(text, mapping)), True, (text, mapping))
     path = Path(text)
     if not path.is_file():
         raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "
                           "database URL such as sqlite:///runs.db)")
     if is_log_file(path):
-        return records_of_log(path)
-    return ((k, None, v) for k, v in read_export(path).items())
+        return Source(None, records_of_log(path), False)
+    runs = read_export(path)
+    return Source(len(runs), ((k, None, v) for k, v in runs.items()), True)
 
 
-def finished_records(source: str | Path, mapping: Mapping[str, Any] | None = None
+def audit_runs(source: Source, *, workers: int | None = None,
+               advance: Callable[[int], None] | None = None) -> Iterator[AuditedRun]:
+    """Each run of an opened source audited, in the source's order. ``workers`` processes
+    rebuild and check the runs of a source of rows (None: one per core when it holds at
+    least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of the runs as
+    they are audited, a batch at a time."""
+    from harness_lab.audit.parallel import (
+        audited_in_workers,
+        audited_sql_in_workers,
+        default_workers,
+    )
+
+    if workers is None:
+        workers = default_workers() if (source.total or 0) >= PARALLEL_FROM else 1
+    runs: Iterator[AuditedRun]
+    if workers > 1 and source.database is not None:
+        runs = audited_sql_in_workers(*source.database, workers)
+    elif workers > 1 and source.rows_only:
+        runs = audited_in_workers(((run_id, rows) for run_id, _, rows in source.runs), workers)
+    else:
+        runs = (audited(*item) for item in source.runs)
+    yield from runs if advance is None else counted(runs, advance)
+
+
+T = TypeVar("T")
+
+
+def counted(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]:
+    """``items``, telling ``advance(n)`` of them a batch at a time (and of the rest at the
+    end), so a progress bar costs nothing per item."""
+    from harness_lab.audit.sources import BATCH
+
+    done = 0
+    for item in items:
+        yield item
+        done += 1
+        if done == BATCH:
+            advance(done)
+            done = 0
+    if done:
+        advance(done)
+
+
+def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
+          workers: int | None = 1) -> AuditReport:
+    """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
+    raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
+    ``workers`` as for :func:`audit_runs` (None: by the source's size)."""
+    opened = open_source(source, mapping, count=workers is None)
+    return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))
+
+
+def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None
                      ) -> Iterable[Any]:
     """The RunRecords of every finished, readable run of ``source`` (as :func:`audit` reads
-    it), for fitting; incomplete and unreadable runs are left out."""
-    return (item[0] for item in _rebuilt(_sources(source, mapping))
+    it, or opened by :func:`open_source`), for fitting; incomplete and unreadable runs are
+    left out."""
+    opened = source if isinstance(source, Source) else open_source(source, mapping)
+    return (item[0] for item in (rebuilt(*run) for run in opened.runs)
             if not isinstance(item, AuditedRun))

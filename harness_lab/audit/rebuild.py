@@ -8,11 +8,14 @@ information gains); the rules that need SSE events are not checked without them.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
+from operator import itemgetter
+from typing import Any, TypeVar
 
-from harness_lab.bounded_json import JsonInputError, parse_json
+from harness_lab.bounded_json import MAX_JSON_BYTES, MAX_JSON_DEPTH, JsonInputError, parse_json
 from harness_lab.bounds import INT_MAX, INT_MIN
 from harness_lab.core.budget import Usage
 from harness_lab.record import RunRecord
@@ -46,9 +49,54 @@ class Incomplete(Exception):  # noqa: N818 (a state of a run, not a failure of t
     """The run has not finished: its row is RUNNING and there is no RUN_FINISHED event."""
 
 
+def _within_bounds(value: Any, depth: int = 1) -> bool:
+    """True when a value plain ``json.loads`` returned is one the bounded reader returns the
+    same: nested at most :data:`MAX_JSON_DEPTH` deep, integers of 64 bits, finite numbers."""
+    kind = type(value)
+    if kind is dict:
+        items = value.values()
+    elif kind is list:
+        items = value
+    elif kind is int:
+        return bool(INT_MIN <= value <= INT_MAX)
+    elif kind is float:
+        return math.isfinite(value)
+    else:
+        return True  # a string, a boolean or null
+    if depth > MAX_JSON_DEPTH:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int and INT_MIN <= item <= INT_MAX:
+            continue
+        if kind is int or not _within_bounds(item, depth + 1):
+            return False
+    return True
+
+
+# the C scanner json.loads runs, without its wrapping: (value, end) of the text from an index
+_scan: Callable[[str, int], tuple[Any, int]]
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_VALUE_STARTS = frozenset('{["-0123456789tfn')  # a value's first character (no whitespace)
+
+
 def _json(value: Any) -> Any:
-    """A JSON text column's value (the bounded reader's; plain text is kept as it is)."""
+    """A JSON text column's value (the bounded reader's; plain text is kept as it is).
+
+    The text is parsed by the C parser first and handed to the bounded reader, which decides
+    every refusal and its message, only when that fails or the value is beyond its bounds.
+    """
     if isinstance(value, str):
+        if len(value) <= MAX_JSON_BYTES and value[:1] in _VALUE_STARTS:
+            try:
+                fast, end = _scan(value, 0)
+            except (StopIteration, ValueError, RecursionError):
+                pass
+            else:
+                if end == len(value) and _within_bounds(fast):
+                    return fast
         try:
             return parse_json(value, source="a JSON column")
         except JsonInputError as exc:
@@ -68,6 +116,8 @@ def _number(value: Any) -> float:
 
 def _count(value: Any) -> int:
     """A stored count or sequence number as a 64-bit integer (ValueError otherwise)."""
+    if type(value) is int and INT_MIN <= value <= INT_MAX:
+        return value
     text = value.strip() if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
         count = value
@@ -83,16 +133,34 @@ def _count(value: Any) -> int:
     return count
 
 
+E = TypeVar("E", bound=Enum)
+
+
+def _member(kind: type[E], value: Any) -> E:
+    """``kind(value)``, by a dict look-up for a stored value (the enum's own call, and its
+    ValueError, for anything else)."""
+    try:
+        return kind._value2member_map_[value]  # type: ignore[return-value]
+    except (KeyError, TypeError):
+        return kind(value)
+
+
 def _opt(kind: Any, value: Any) -> Any:
-    return None if value is None or value == "" else kind(value)
+    return None if value is None or value == "" else _member(kind, value)
+
+
+def _in_order(rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
+    """The rows with their sequence numbers, by sequence number (stable)."""
+    return sorted(((_count(r["seq"]), r) for r in rows), key=itemgetter(0))
 
 
 def _trace(run_id: str, rows: Sequence[Mapping[str, Any]]) -> tuple[TraceEvent, ...]:
     out = []
-    for r in sorted(rows, key=lambda r: _count(r["seq"])):
+    for seq, r in _in_order(rows):
         detail = _json(r.get("detail")) or {}
-        out.append(TraceEvent(run_id, _count(r["seq"]), _number(r["t"]), TraceEventType(r["type"]),
-                              TracePhase(r["phase"]), TraceEventStatus(r["status"]),
+        out.append(TraceEvent(run_id, seq, _number(r["t"]), _member(TraceEventType, r["type"]),
+                              _member(TracePhase, r["phase"]),
+                              _member(TraceEventStatus, r["status"]),
                               detail if isinstance(detail, dict) else {"detail": detail}))
     return tuple(out)
 
@@ -100,12 +168,12 @@ def _trace(run_id: str, rows: Sequence[Mapping[str, Any]]) -> tuple[TraceEvent, 
 def _invocations(run_id: str, rows: Sequence[Mapping[str, Any]]
                  ) -> tuple[CanonicalInvocation, ...]:
     out = []
-    for r in sorted(rows, key=lambda r: _count(r["seq"])):
+    for seq, r in _in_order(rows):
         scope = _json(r.get("scope")) or {}
         out.append(CanonicalInvocation(
-            str(r["invocation_id"]), run_id, _count(r["seq"]), str(r["tool"]),
+            str(r["invocation_id"]), run_id, seq, str(r["tool"]),
             scope if isinstance(scope, dict) else {"scope": scope},
-            str(r.get("normalized_scope") or ""), InvocationStatus(r["status"]),
+            str(r.get("normalized_scope") or ""), _member(InvocationStatus, r["status"]),
             _number(r.get("started_at") or 0.0), _opt(EvidenceStatus, r.get("evidence_status")),
             _opt(ToolErrorCode, r.get("error_code")), r.get("error"), _count(r.get("items") or 0),
             _count(r.get("size_bytes") or 0), _opt(InformationGain, r.get("information_gain")),
@@ -115,9 +183,9 @@ def _invocations(run_id: str, rows: Sequence[Mapping[str, Any]]
 
 
 def _sse(rows: Sequence[Mapping[str, Any]]) -> tuple[SseEvent, ...]:
-    return tuple(SseEvent(_count(r["seq"]), _number(r["t"]), SseEventKind(r["kind"]),
+    return tuple(SseEvent(seq, _number(r["t"]), _member(SseEventKind, r["kind"]),
                           _json(r.get("data")) or {})
-                 for r in sorted(rows, key=lambda r: _count(r["seq"])))
+                 for seq, r in _in_order(rows))
 
 
 def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],

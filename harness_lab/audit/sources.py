@@ -17,8 +17,8 @@ from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
-           "RunRows", "SourceError", "check_mapping", "export_lines", "iter_sql", "read_export",
-           "records_of_log"]
+           "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
+           "iter_sql", "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -202,9 +202,108 @@ def _query(conn: Any, table: str, where: str | None = None) -> Any:
         bindparam("ids", expanding=True))
 
 
-def _renamed(row: Any, columns: Mapping[str, str]) -> dict[str, Any]:
+def _keys(result: Any, columns: Mapping[str, str]) -> list[str]:
+    """Our names of a result's columns (``columns`` maps ours to the database's)."""
     back = {theirs: ours for ours, theirs in columns.items()}
-    return {back.get(k, k): v for k, v in row._mapping.items()}
+    return [back.get(k, k) for k in result.keys()]
+
+
+def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[str, Any]]:
+    """The engine of ``url`` and the checked mapping (SourceError for either)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    given = mapping or {}
+    check_mapping(given)
+    try:
+        return _engine(url), given
+    except SourceError:
+        raise
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+
+
+def _unreadable(url: str, exc: Exception) -> SourceError:
+    first = str(exc).strip().splitlines()[0]
+    return SourceError(f"{url}: cannot read the run tables ({first})")
+
+
+def count_sql(url: str, mapping: Mapping[str, Any] | None = None) -> int:
+    """How many runs (``diagnosis_run`` rows, or those of the table ``mapping`` names) a
+    database holds."""
+    from sqlalchemy import func, select, table
+    from sqlalchemy.exc import SQLAlchemyError
+
+    engine, given = _opened(url, mapping)
+    try:
+        with engine.connect() as conn:
+            query = select(func.count()).select_from(table(_names(given, "diagnosis_run")[0]))
+            return int(conn.execute(query).scalar_one())
+    except SQLAlchemyError as exc:
+        raise _unreadable(url, exc) from None
+    finally:
+        engine.dispose()
+
+
+class SqlReader:
+    """A database opened for reading runs: its run rows :data:`BATCH` at a time, and the
+    trace and invocation rows of a batch (the tables and columns of ``mapping``, see
+    :func:`iter_sql`). Several processes may each open their own on one database."""
+
+    def __init__(self, url: str, mapping: Mapping[str, Any] | None = None) -> None:
+        """Open ``url`` (SourceError when it cannot be, or the mapping is wrong)."""
+        self.url = url
+        self.engine, given = _opened(url, mapping)
+        self.run_table, self.run_columns = _names(given, "diagnosis_run")
+        self.children = [(name, *_names(given, name))
+                         for name in ("trace_event", "tool_invocation")]
+        self._reader: Any = None
+
+    def run_batches(self) -> Iterator[list[dict[str, Any]]]:
+        """The run rows, in the table's order, :data:`BATCH` at a time, under our names."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            with self.engine.connect() as conn:
+                runs = conn.execution_options(stream_results=True).execute(
+                    _query(conn, self.run_table))
+                keys = _keys(runs, self.run_columns)
+                for part in runs.partitions(BATCH):
+                    batch = [dict(zip(keys, r, strict=True)) for r in part]
+                    if "run_id" not in batch[0]:
+                        theirs = self.run_columns.get("run_id", "run_id")
+                        raise SourceError(f"{self.url}: table {self.run_table} has no column "
+                                          f"{theirs} (the run id; map it with --mapping)")
+                    yield batch
+        except SQLAlchemyError as exc:
+            raise _unreadable(self.url, exc) from None
+
+    def with_children(self, batch: list[dict[str, Any]]) -> list[RunRows]:
+        """The runs of a batch of run rows, each with its trace and invocation rows."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        found = {str(r["run_id"]): RunRows(r) for r in batch}
+        try:
+            if self._reader is None:
+                self._reader = self.engine.connect()
+            reader = self._reader
+            for name, table, cols in self.children:
+                key = cols.get("run_id", "run_id")
+                result = reader.execute(_query(reader, table, key), {"ids": list(found)})
+                keys = _keys(result, cols)
+                for r in result.fetchall():
+                    child = dict(zip(keys, r, strict=True))
+                    run = found.get(str(child.get("run_id")))
+                    if run is not None:
+                        (run.trace if name == "trace_event" else run.invocations).append(child)
+        except SQLAlchemyError as exc:
+            raise _unreadable(self.url, exc) from None
+        return list(found.values())
+
+    def close(self) -> None:
+        """Close the connections."""
+        if self._reader is not None:
+            self._reader.close()
+        self.engine.dispose()
 
 
 def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[RunRows]:
@@ -212,39 +311,9 @@ def iter_sql(url: str, mapping: Mapping[str, Any] | None = None) -> Iterator[Run
     ``diagnosis_run``, ``trace_event`` and ``tool_invocation`` tables, or the tables and
     columns ``mapping`` names for them (``{"diagnosis_run": {"table": "chat_run",
     "columns": {"status": "run_status"}}}``: each of our column names to the database's)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    given = mapping or {}
-    check_mapping(given)
+    reader = SqlReader(url, mapping)
     try:
-        engine = _engine(url)
-    except SourceError:
-        raise
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
-    run_table, run_cols = _names(given, "diagnosis_run")
-    children = [(name, *_names(given, name)) for name in ("trace_event", "tool_invocation")]
-    try:
-        with engine.connect() as conn, engine.connect() as reader:
-            runs = conn.execution_options(stream_results=True).execute(_query(conn, run_table))
-            for part in runs.partitions(BATCH):
-                batch = [_renamed(r, run_cols) for r in part]
-                if "run_id" not in batch[0]:
-                    theirs = run_cols.get("run_id", "run_id")
-                    raise SourceError(f"{url}: table {run_table} has no column {theirs} (the "
-                                      "run id; map it with --mapping)")
-                found = {str(r["run_id"]): RunRows(r) for r in batch}
-                for name, table, cols in children:
-                    key = cols.get("run_id", "run_id")
-                    for r in reader.execute(_query(reader, table, key), {"ids": list(found)}):
-                        child = _renamed(r, cols)
-                        run = found.get(str(child.get("run_id")))
-                        if run is not None:
-                            (run.trace if name == "trace_event" else run.invocations).append(
-                                child)
-                yield from found.values()
-    except SQLAlchemyError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise SourceError(f"{url}: cannot read the run tables ({first})") from None
+        for batch in reader.run_batches():
+            yield from reader.with_children(batch)
     finally:
-        engine.dispose()
+        reader.close()

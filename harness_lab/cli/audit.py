@@ -8,6 +8,8 @@ import argparse
 import json
 from typing import Any
 
+from harness_lab.audit import PARALLEL_FROM
+from harness_lab.audit.tally import AuditTally
 from harness_lab.cli.common import add_command, fail, read_mapping
 
 __all__ = ["register"]
@@ -16,44 +18,56 @@ _SHOWN = 20  # violations listed one per line before the rest are only counted
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from harness_lab.audit import audit
+    from harness_lab.audit import audit_runs, open_source
     from harness_lab.audit.sources import SourceError
+    from harness_lab.terminal.progress import progress, progress_wanted
 
+    if args.workers is not None and args.workers < 1:
+        return fail("audit", f"--workers {args.workers}: give 1 or more")
+    show = progress_wanted(quiet=args.quiet)
+    tally = AuditTally()
     try:
-        report = audit(args.source, read_mapping(args.mapping))
+        source = open_source(args.source, read_mapping(args.mapping),
+                             count=show or args.workers is None)
+        with progress(source.total, "runs audited", enabled=show, unit="runs") as advance:
+            for run in audit_runs(source, workers=args.workers, advance=advance):
+                tally.add(run)
     except (SourceError, OSError, ValueError) as exc:
         return fail("audit", str(exc))
-    if not report.runs and not args.allow_empty:  # an empty export must not pass a CI gate
+    if not tally.runs and not args.allow_empty:  # an empty export must not pass a CI gate
         return fail("audit", f"{args.source}: holds no run to audit (--allow-empty accepts "
                              "that)")
     if args.format == "json":
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-        return 0 if report.ok else 1
+        print(json.dumps(tally.to_dict(str(args.source)), indent=2, ensure_ascii=False))
+        return 0 if tally.ok else 1
+    _print(tally)
+    return 0 if tally.ok else 1
+
+
+def _print(tally: AuditTally) -> None:
+    """The first :data:`_SHOWN` problems, how many more, the counts and what went unchecked."""
+    problems = (f"{run.run_id}: {problem}" for run in tally.not_clean
+                for problem in ([f"unreadable: {run.note}"] if run.state == "unreadable"
+                                else []) + [f"{name}: {msg}" for name, msg in run.violations])
     shown = 0
-    for run in report.runs:
-        problems = ([f"unreadable: {run.note}"] if run.state == "unreadable" else []) + [
-            f"{name}: {message}" for name, message in run.violations]
-        for problem in problems:
-            shown += 1
-            if shown <= _SHOWN:
-                print(f"{run.run_id}: {problem}")
+    for line in problems:
+        shown += 1
+        if shown <= _SHOWN:
+            print(line)
     if shown > _SHOWN:
         print(f"... and {shown - _SHOWN} more (--format json lists them all)")
-    counts = report.counts()
-    unchecked = sorted({n for r in report.runs for n in r.unchecked})
+    counts = tally.counts()
     parts = [f"{counts['runs']} run(s): {counts['checked']} checked, "
              f"{counts['incomplete']} incomplete (RUNNING, no RUN_FINISHED)"]
     if counts["unreadable"]:
         parts.append(f"{counts['unreadable']} unreadable")
     parts.append(f"{counts['runs with violations']} with violations")
     print(", ".join(parts))
-    broken = {k: v for k, v in counts.items() if k not in (
-        "runs", "checked", "incomplete", "unreadable", "runs with violations")}
-    for name, n in broken.items():
+    for name, n in sorted(tally.broken.items()):
         print(f"  {name}: {n}")
-    if unchecked:
-        print(f"not checked (the source holds no SSE events): {', '.join(unchecked)}")
-    return 0 if report.ok else 1
+    if tally.unchecked:
+        print("not checked (the source holds no SSE events): "
+              f"{', '.join(sorted(tally.unchecked))}")
 
 
 def register(sub: Any) -> None:
@@ -69,3 +83,7 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-empty", action="store_true",
                    help="a source that holds no run passes (by default it is an error, so an "
                         "empty export does not pass a CI gate)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes that rebuild and check runs (default: one per core for a "
+                        f"source of {PARALLEL_FROM:,} runs or more, else none)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

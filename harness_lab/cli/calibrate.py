@@ -15,14 +15,19 @@ __all__ = ["register"]
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from harness_lab.audit import finished_records
+    from harness_lab.audit import Source, counted, finished_records, open_source
     from harness_lab.audit.calibrate import calibrate, sweep_yaml
     from harness_lab.audit.sources import SourceError
+    from harness_lab.terminal.progress import progress, progress_wanted
 
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         return fail("calibrate", f"--out {args.out}: its directory does not exist")
+    show = progress_wanted(quiet=args.quiet)
     try:
-        block = calibrate(finished_records(args.source, read_mapping(args.mapping)), args.fit)
+        source = open_source(args.source, read_mapping(args.mapping), count=show)
+        with progress(source.total, "runs read", enabled=show, unit="runs") as advance:
+            runs = Source(source.total, counted(source.runs, advance), source.rows_only)
+            block = calibrate(finished_records(runs), args.fit)
     except (SourceError, OSError, ValueError) as exc:
         return fail("calibrate", str(exc))
     text = sweep_yaml(block, f"fitted by harness-lab calibrate from {args.source} "
@@ -41,3 +46,4 @@ def register(sub: Any) -> None:
                    help="latencies as a lognormal or as 21 empirical quantiles")
     p.add_argument("--mapping", metavar="JSON", help="the database's names (as for audit)")
     p.add_argument("--out", help="write the block to this YAML file")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

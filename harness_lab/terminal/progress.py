@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from harness_lab.terminal.console import console, is_terminal
 
@@ -26,10 +26,12 @@ def progress_wanted(stream: TextIO | None = None, *, quiet: bool = False) -> boo
 
 @contextmanager
 def progress(total: int | None, description: str, *, enabled: bool,
-             stream: TextIO | None = None) -> Iterator[Callable[[int], None]]:
+             stream: TextIO | None = None, unit: str | None = None
+             ) -> Iterator[Callable[[int], None]]:
     """Yield ``advance(n)``, which moves a bar of ``total`` steps labelled ``description``.
 
-    The bar (done/total, elapsed, time left) is drawn on ``stream`` (standard error) and
+    The bar (done/total, elapsed, time left, and the rate as ``N unit/s`` when ``unit`` is
+    given) is drawn on ``stream`` (standard error) and
     erased when the block ends; when not ``enabled`` nothing is drawn and ``advance`` does
     nothing, so callers need no second code path.
     """
@@ -45,11 +47,28 @@ def progress(total: int | None, description: str, *, enabled: bool,
         TimeRemainingColumn,
     )
 
+    rate = [] if unit is None else [_RateColumn(unit)]
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(),
+                   *rate, TimeElapsedColumn(), TimeRemainingColumn(),
                    console=console(sys.stderr if stream is None else stream), transient=True)
     with bar:
         yield functools.partial(bar.advance, bar.add_task(description, total=total))
+
+
+def _RateColumn(unit: str) -> Any:  # noqa: N802 (a column class, made when rich is loaded)
+    """A column showing the task's rate as ``1,234 unit/s``."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            if speed is None and task.elapsed:
+                speed = task.completed / task.elapsed
+            return Text(f"{'?' if speed is None else f'{speed:,.0f}'} {unit}/s",
+                        style="progress.data.speed")
+
+    return RateColumn()
 
 
 def _nothing(n: int = 1) -> None:

@@ -40,6 +40,14 @@ def test_an_enabled_bar_draws_its_description_and_count(monkeypatch: object) -> 
     assert "steps" in drawn and "3/3" in drawn
 
 
+def test_a_bar_with_a_unit_draws_its_rate_and_one_without_does_not() -> None:
+    for unit, rate in (("runs", True), (None, False)):
+        stream = Tty()
+        with progress(3, "steps", enabled=True, stream=stream, unit=unit) as advance:
+            advance(3)
+        assert ("runs/s" in stream.getvalue()) is rate
+
+
 def test_without_tqdm_the_progress_bar_passes_the_iterable_through(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)

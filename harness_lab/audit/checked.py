@@ -1,0 +1,50 @@
+"""One run audited: its record rebuilt from rows (or taken whole from a log) and checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["AuditedRun", "audited", "rebuilt"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditedRun:
+    """One run's audit: ``checked``, ``incomplete`` or ``unreadable``, and what broke."""
+
+    run_id: str
+    state: str
+    violations: tuple[tuple[str, str], ...] = ()
+    unchecked: tuple[str, ...] = ()
+    note: str | None = None
+
+
+def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tuple[str, ...]]:
+    """The run as its record and the invariants it cannot be checked on (its source holds no
+    SSE events), or as an incomplete or unreadable :class:`AuditedRun`."""
+    from harness_lab.audit.rebuild import SSE_RULES, Incomplete, rebuild
+
+    if record is not None:
+        return record, ()
+    try:
+        record = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
+    except Incomplete:
+        return AuditedRun(run_id, "incomplete",
+                          note="RUNNING with no RUN_FINISHED: not finished yet")
+    except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
+        return AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}")
+    return record, (SSE_RULES if rows.sse is None else ())
+
+
+def audited(run_id: str, record: Any, rows: Any) -> AuditedRun:
+    """The run rebuilt (see :func:`rebuilt`) and, when it could be, checked against every
+    invariant it can be checked on."""
+    from harness_lab.invariants import INVARIANTS
+
+    item = rebuilt(run_id, record, rows)
+    if isinstance(item, AuditedRun):
+        return item
+    record, unchecked = item
+    return AuditedRun(record.run_id, "checked",
+                      tuple((name, msg) for name, fn in INVARIANTS.items()
+                            if name not in unchecked for msg in fn(record)), unchecked)

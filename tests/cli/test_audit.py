@@ -1,0 +1,74 @@
+"""harness-lab audit and calibrate on the command line: a progress bar with the rate on a
+terminal, nothing on standard error in a pipe, the same report either way."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_lab.cli import main
+from harness_lab.fakes import draft
+from harness_lab.store.sql import SqlRunStore
+from tests.conftest import build
+
+SUMMARY = ("3 run(s): 3 checked, 0 incomplete (RUNNING, no RUN_FINISHED), 0 with violations\n"
+           "not checked (the source holds no SSE events): late_content_refused, sse_protocol\n")
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> str:
+    """A SQLite database of three stored FALLBACK runs."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    harness = build([draft(missing_info=["which service"])] * 3, store=SqlRunStore(url))
+    for _ in range(3):
+        harness.run("it is slow")
+    return url
+
+
+def test_audit_draws_runs_and_their_rate_on_a_terminal(
+        database: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    terminal = Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["audit", database]) == 0
+    drawn = terminal.getvalue()
+    assert "runs audited" in drawn and "3/3" in drawn and "runs/s" in drawn
+    assert capsys.readouterr().out == SUMMARY
+
+
+def test_audit_draws_nothing_when_quiet_or_piped(
+        database: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", database]) == 0
+    assert capsys.readouterr() == (SUMMARY, "")
+    terminal = Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["audit", database, "--quiet"]) == 0
+    assert terminal.getvalue() == ""
+
+
+def test_audit_refuses_fewer_than_one_worker(database: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", database, "--workers", "0"]) == 2
+    assert "--workers 0: give 1 or more" in capsys.readouterr().err
+
+
+def test_calibrate_draws_the_runs_it_reads_on_a_terminal_and_nothing_when_piped(
+        database: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", database]) == 0
+    piped = capsys.readouterr()
+    assert piped.err == "" and "sweep:" in piped.out
+    terminal = Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["calibrate", database]) == 0
+    drawn = terminal.getvalue()
+    assert "runs read" in drawn and "3/3" in drawn and "runs/s" in drawn
