@@ -153,3 +153,20 @@ def test_an_interrupted_log_has_no_wall_time(library_log: Path, tmp_path: Path) 
     log = read_log(_retimed(library_log, tmp_path / "killed.jsonl",
                             "2026-03-01T10:00:00.000Z", None))
     assert log.complete is False and log.wall_s is None
+
+
+OLDER = Path(__file__).parent / "data" / "before-termination-causes.jsonl"
+
+
+def test_a_log_written_before_the_latest_record_fields_still_reads_with_their_defaults(
+) -> None:
+    log = read_log(OLDER)
+    assert [r.scenario for r in log.results] == [
+        "client-disconnect", "conclusion-guards-pass", "policy-user-cancel-notice[failure]",
+        "policy-user-cancel-notice[silent]"]
+    disconnected = log.records[0]
+    assert (disconnected.run_state.value, disconnected.sse_state.value) == (
+        "CANCELLED", "DISCONNECTED")
+    assert (disconnected.termination_causes, disconnected.sse_history,
+            disconnected.guard_requests) == ((), (), ())
+    assert all(result.ok for result in log.results)
