@@ -5,12 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AuditedRun", "audited", "rebuilt"]
+__all__ = ["PROCESS_LOST", "AuditedRun", "audited", "rebuilt"]
+
+PROCESS_LOST = "PROCESS_LOST"
+"""The termination reason ``serve`` stores for a crash orphan
+(:data:`harness_lab.live.instances.PROCESS_LOST`, which imports this)."""
 
 
 @dataclass(frozen=True, slots=True)
 class AuditedRun:
-    """One run's audit: ``checked``, ``incomplete`` or ``unreadable``, and what broke."""
+    """One run's audit: ``checked``, ``incomplete``, ``orphaned`` or ``unreadable``, and what
+    broke."""
 
     run_id: str
     state: str
@@ -26,6 +31,9 @@ def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tupl
 
     if record is not None:
         return record, ()
+    if rows.row.get("termination_reason") == PROCESS_LOST:  # its trace stops where it died
+        return AuditedRun(run_id, "orphaned", note="its serve process was lost; a later "
+                                                   "serve ended it FAILED (PROCESS_LOST)")
     try:
         record = rebuild(rows.row, rows.trace, rows.invocations, rows.sse)
     except Incomplete:

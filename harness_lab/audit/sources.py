@@ -18,7 +18,7 @@ from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
            "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
-           "iter_sql", "read_export", "records_of_log"]
+           "iter_sql", "read_engine", "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -159,7 +159,7 @@ def check_mapping(mapping: Mapping[str, Any]) -> None:
                               "the database's (strings)")
 
 
-def _engine(url: str) -> Any:
+def read_engine(url: str) -> Any:
     """An engine that reads: a SQLite file must exist (nothing is created by reading), a
     server must answer within :data:`CONNECT_TIMEOUT_S` and each statement within
     :data:`STATEMENT_TIMEOUT_S`."""
@@ -215,7 +215,7 @@ def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[s
     given = mapping or {}
     check_mapping(given)
     try:
-        return _engine(url), given
+        return read_engine(url), given
     except SourceError:
         raise
     except (SQLAlchemyError, ValueError, ImportError) as exc:

@@ -4,13 +4,14 @@ clean, never with the runs that are."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from harness_lab.audit.checked import AuditedRun
 
 __all__ = ["STATES", "AuditTally"]
 
-STATES = ("checked", "incomplete", "unreadable")
+STATES = ("checked", "incomplete", "orphaned", "unreadable")
 """What an audited run can be, in the order the counts list them."""
 
 
@@ -18,8 +19,11 @@ class AuditTally:
     """Runs by state, violations by invariant, the invariants left unchecked, and every run
     that is not clean (a violation, or not ``checked``)."""
 
-    def __init__(self) -> None:
-        """An empty tally."""
+    def __init__(self, orphans: set[str] | frozenset[str] = frozenset()) -> None:
+        """An empty tally; ``orphans`` are run ids still RUNNING whose ``serve`` is gone
+        (:func:`harness_lab.live.instances.orphaned_running`): counted ``orphaned``, not
+        ``incomplete``."""
+        self.orphans = orphans
         self.runs = 0
         self.states: Counter[str] = Counter()
         self.broken: Counter[str] = Counter()
@@ -29,6 +33,9 @@ class AuditTally:
 
     def add(self, run: AuditedRun) -> None:
         """Count one run."""
+        if run.state == "incomplete" and run.run_id in self.orphans:
+            run = replace(run, state="orphaned", note="RUNNING, but the serve process that ran "
+                                                      "it is gone: a crash orphan")
         self.runs += 1
         self.states[run.state] += 1
         self.unchecked.update(run.unchecked)

@@ -25,8 +25,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         return fail("audit", f"--workers {args.workers}: give 1 or more")
     show = progress_wanted(quiet=args.quiet)
-    tally = AuditTally()
     try:
+        tally = AuditTally(_orphans(args.source))
         source = open_source(args.source, read_mapping(args.mapping),
                              count=show or args.workers is None)
         with progress(source.total, "runs audited", enabled=show, unit="runs") as advance:
@@ -44,6 +44,27 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0 if tally.ok else 1
 
 
+def _orphans(source: str) -> set[str]:
+    """The runs of a database source left RUNNING by a ``serve`` that is gone."""
+    if "://" not in source:
+        return set()
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from harness_lab.audit.sources import SourceError, read_engine
+    from harness_lab.live.instances import orphaned_running
+
+    try:
+        engine = read_engine(source)
+    except SourceError:  # the source's own reader says what is wrong with it
+        return set()
+    try:
+        return orphaned_running(engine)
+    except SQLAlchemyError:
+        return set()
+    finally:
+        engine.dispose()
+
+
 def _print(tally: AuditTally) -> None:
     """The first :data:`_SHOWN` problems, how many more, the counts and what went unchecked."""
     problems = (f"{run.run_id}: {problem}" for run in tally.not_clean
@@ -59,6 +80,8 @@ def _print(tally: AuditTally) -> None:
     counts = tally.counts()
     parts = [f"{counts['runs']} run(s): {counts['checked']} checked, "
              f"{counts['incomplete']} incomplete (RUNNING, no RUN_FINISHED)"]
+    if counts["orphaned"]:
+        parts.append(f"{counts['orphaned']} orphaned (their serve process was lost)")
     if counts["unreadable"]:
         parts.append(f"{counts['unreadable']} unreadable")
     parts.append(f"{counts['runs with violations']} with violations")

@@ -39,12 +39,13 @@ from sqlalchemy import (
     update,
 )
 
+from harness_lab.audit.checked import PROCESS_LOST
 from harness_lab.states import ReleaseOutcome, RunState, StoredRunStatus
 from harness_lab.store.base import RunStart
 from harness_lab.store.sql import SqlRunStore, create_tables, diagnosis_run
 
-__all__ = ["HEARTBEAT_S", "PROCESS_LOST", "STALE_S", "Instance", "OwnedRunStore", "Orphans",
-           "serve_instance", "serve_metadata", "serve_run"]
+__all__ = ["HEARTBEAT_S", "PROCESS_LOST", "STALE_S", "Instance", "Orphans", "OwnedRunStore",
+           "orphaned_running", "serve_instance", "serve_metadata", "serve_run"]
 
 HEARTBEAT_S = 5.0
 """Seconds between two heartbeats of a running ``serve`` (each also looks for orphans)."""
@@ -52,8 +53,8 @@ HEARTBEAT_S = 5.0
 STALE_S = 30.0
 """An instance not heard from for this long is gone, and its RUNNING runs are orphans."""
 
-PROCESS_LOST = "PROCESS_LOST"
-"""The termination reason stored for a crash orphan (toolkit-added; the document has none)."""
+# PROCESS_LOST: the termination reason stored for a crash orphan (toolkit-added; the document
+# has none), defined with the audit that tells such runs apart
 
 serve_metadata = MetaData()
 """The tables only ``serve`` writes, beside the run store's."""
@@ -193,6 +194,33 @@ class Instance:
                          .where(_I.instance_id == instance_id, _I.stopped_at.is_(None))
                          .values(stopped_at=now, stop="lost"))
         return Orphans(instance_id, host, pid, heard, tuple(orphaned))
+
+
+def orphaned_running(engine: Engine, now: float | None = None) -> set[str]:
+    """The run ids whose rows are RUNNING while the ``serve`` that runs them is gone (it said
+    it stopped, was found lost, has not been heard from for :data:`STALE_S`, or ran on this
+    host and its process no longer exists); empty when the database has no ``serve``
+    tables. A later ``serve`` ends them as :data:`PROCESS_LOST`; until then they are
+    orphans, not runs in flight."""
+    from sqlalchemy import inspect
+
+    if not inspect(engine).has_table("serve_run"):
+        return set()
+    now = time.time() if now is None else now
+    host = socket.gethostname()
+    run = diagnosis_run.c
+    with engine.connect() as conn:
+        instances = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at,
+                                        _I.stopped_at)).all()
+        gone = [i for i, h, pid, heard, stopped in instances
+                if stopped is not None or heard < now - STALE_S
+                or (h == host and not _process_exists(pid))]
+        if not gone:
+            return set()
+        query = (select(serve_run.c.run_id)
+                 .join(diagnosis_run, run.run_id == serve_run.c.run_id)
+                 .where(run.status == _RUNNING, serve_run.c.instance_id.in_(gone)))
+        return {run_id for (run_id,) in conn.execute(query)}
 
 
 def _process_exists(pid: int) -> bool:

@@ -18,7 +18,7 @@ from tests.conftest import build
 
 pytestmark = pytest.mark.slow  # worker processes start in a second or two
 
-STATES = ("runs", "checked", "incomplete", "unreadable", "runs with violations")
+STATES = ("runs", "checked", "incomplete", "orphaned", "unreadable", "runs with violations")
 
 
 def _seed(path: Path) -> Path:
@@ -66,7 +66,7 @@ def test_a_generated_database_of_20000_runs_audits_with_its_seeds_counts_times_5
     report = audit(f"sqlite:///{tmp_path / 'big.db'}", workers=None)
     counts = report.counts()
     assert {k: counts[k] for k in STATES} == {
-        "runs": 20_000, "checked": 15_000, "incomplete": 5_000, "unreadable": 0,
+        "runs": 20_000, "checked": 15_000, "incomplete": 5_000, "orphaned": 0, "unreadable": 0,
         "runs with violations": 5_000}
     assert counts == {k: n * 5000 for k, n in audit(f"sqlite:///{seed}").counts().items()}
     flagged = [r.run_id for r in report.runs if r.violations]

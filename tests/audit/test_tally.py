@@ -25,7 +25,8 @@ def _tally(runs: list[AuditedRun]) -> AuditTally:
 
 def test_the_tally_counts_runs_by_state_and_violations_by_invariant() -> None:
     assert _tally(RUNS).counts() == {
-        "runs": 5, "checked": 3, "incomplete": 1, "unreadable": 1, "runs with violations": 2,
+        "runs": 5, "checked": 3, "incomplete": 1, "orphaned": 0, "unreadable": 1,
+        "runs with violations": 2,
         "single_termination": 2, "stored_axes_distinct": 1}
 
 
@@ -44,7 +45,8 @@ def test_clean_and_incomplete_runs_pass_while_a_violation_or_an_unreadable_run_f
 def test_the_json_of_a_tally_lists_the_runs_that_are_not_clean() -> None:
     data = _tally(RUNS[2:4]).to_dict("runs.db")
     assert data == {"source": "runs.db", "ok": False, "counts": {
-        "runs": 2, "checked": 1, "incomplete": 1, "unreadable": 0, "runs with violations": 1,
+        "runs": 2, "checked": 1, "incomplete": 1, "orphaned": 0, "unreadable": 0,
+        "runs with violations": 1,
         "single_termination": 1}, "runs": [
         {"run_id": "r-3", "state": "incomplete",
          "note": "RUNNING with no RUN_FINISHED: not finished yet", "unchecked": [],
@@ -52,3 +54,14 @@ def test_the_json_of_a_tally_lists_the_runs_that_are_not_clean() -> None:
         {"run_id": "r-4", "state": "checked", "note": None, "unchecked": [],
          "violations": [{"invariant": "single_termination",
                          "message": "2 RUN_FINISHED events"}]}]}
+
+
+def test_a_run_still_running_whose_server_is_gone_is_counted_orphaned_not_incomplete() -> None:
+    tally = AuditTally(orphans={"r-lost"})
+    tally.add(AuditedRun("r-lost", "incomplete", note="RUNNING with no RUN_FINISHED"))
+    tally.add(AuditedRun("r-going", "incomplete", note="RUNNING with no RUN_FINISHED"))
+    counts = tally.counts()
+    assert (counts["incomplete"], counts["orphaned"]) == (1, 1)
+    assert [(r.run_id, r.state) for r in tally.not_clean] == [
+        ("r-lost", "orphaned"), ("r-going", "incomplete")]
+    assert tally.ok

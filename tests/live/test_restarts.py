@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -96,6 +98,15 @@ class InFlight:
             thread.join(timeout=120)
 
 
+def audit(db: str) -> dict[str, int]:
+    """``harness-lab audit DB --format json``'s counts."""
+    done = subprocess.run([sys.executable, "-m", "harness_lab", "audit", db, "--format", "json",
+                           "-q"], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    counts: dict[str, int] = json.loads(done.stdout)["counts"]
+    return counts
+
+
 def rows(db: str, run_ids: list[str]) -> list[dict[str, Any]]:
     """The stored rows of these runs, read straight from the database."""
     store = SqlRunStore(db)
@@ -115,6 +126,7 @@ def test_runs_a_killed_server_left_running_are_ended_as_process_lost_by_the_next
         first.process.wait(timeout=30)
         chats.join()
     assert {row["status"] for row in rows(database, chats.run_ids)} == {"RUNNING"}
+    before = audit(database)
     with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01", db=database) as again:
         health = httpx.get(f"{again.url}/healthz").json()
         cancel = httpx.post(f"{again.url}/runs/{chats.run_ids[0]}/cancel")
@@ -125,6 +137,10 @@ def test_runs_a_killed_server_left_running_are_ended_as_process_lost_by_the_next
     assert health["instance"]["orphansEnded"] == 5
     assert cancel.status_code == 409 and "already ended (FAILED)" in cancel.json()["error"][
         "message"]
+    after = audit(database)
+    for counts in (before, after):  # orphans, told apart from runs in flight, break nothing
+        assert counts["orphaned"] >= 5 and counts["incomplete"] == 0
+        assert counts["runs with violations"] == 0
     for row in rows(database, chats.run_ids):
         assert (row["status"], row["release_outcome"], row["termination_state"],
                 row["termination_reason"]) == ("FAILED", "FAILED", "FAILED", "PROCESS_LOST")
