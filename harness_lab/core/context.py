@@ -10,6 +10,7 @@ traced, its tokens charged, its success traced.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -106,6 +107,8 @@ class RunContext:
         self.config = config
         self.started_at = virtual_now(env)
         self.deadline_at = virtual_now(env) + config.deadline_s
+        if Defect.DEADLINE_EXCLUSIVE in config.defects:  # seeded: now > deadline, not >=
+            self.deadline_at = math.nextafter(self.deadline_at, math.inf)
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
         clock = clock_of(env)
         self.tracer = Tracer(run_id, clock)
@@ -150,6 +153,9 @@ class RunContext:
         deadline passed; under ``instant`` a deadline already passed in virtual time wins
         first, as it happened first.
         """
+        if (reason is CancellationReason.USER_REQUESTED
+                and Defect.USER_CANCEL_NOT_TERMINAL in self.config.defects):
+            return False  # seeded: the cancel is acknowledged, never handed to the run
         if (self.instant_deadline and self.lifecycle.termination is None
                 and virtual_now(self.env) >= self.deadline_at):
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline")
