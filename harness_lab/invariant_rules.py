@@ -238,7 +238,7 @@ def _late_content_refused(r: RunRecord) -> list[str]:
 
 
 def _tool_calls_reconciled(r: RunRecord) -> list[str]:
-    """Budget (doc §12.2, §12.3): RUN_FINISHED's tool calls are the calls actually started."""
+    """Budget (doc §12.2, §12.3): RUN_FINISHED counts the tool calls started before it."""
     out: list[str] = []
     started = 0
     counted: object = None
@@ -248,6 +248,7 @@ def _tool_calls_reconciled(r: RunRecord) -> list[str]:
             started += 1
         elif type_ is TraceEventType.RUN_FINISHED:
             counted = e.detail.get("tool_calls")
+            break
     if counted is not None and counted != started:
         out.append(f"RUN_FINISHED counts {counted} tool calls, {started} were started")
     return out

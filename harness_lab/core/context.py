@@ -10,7 +10,6 @@ traced, its tokens charged, its success traced.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -107,8 +106,6 @@ class RunContext:
         self.config = config
         self.started_at = virtual_now(env)
         self.deadline_at = virtual_now(env) + config.deadline_s
-        if Defect.DEADLINE_EXCLUSIVE in config.defects:  # seeded: now > deadline, not >=
-            self.deadline_at = math.nextafter(self.deadline_at, math.inf)
         late = Defect.LATE_SUCCESS_OVERRIDES_CANCEL in config.defects
         clock = clock_of(env)
         self.tracer = Tracer(run_id, clock)
@@ -136,14 +133,20 @@ class RunContext:
 
     def check_active(self, boundary: str) -> None:
         """Raise RunAborted if the run is terminal; a passed deadline terminates it first."""
-        if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
+        now = virtual_now(self.env)
+        if (self.lifecycle.termination is None and now >= self.deadline_at
+                and not (now == self.deadline_at  # seeded: now > deadline, not >=
+                         and Defect.DEADLINE_EXCLUSIVE in self.config.defects)):
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary)
         if self.lifecycle.termination is not None:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
     def certainly_active(self) -> bool:
         """True when the run is certainly active: no termination and the deadline ahead."""
-        return self.lifecycle.termination is None and virtual_now(self.env) < self.deadline_at
+        now = virtual_now(self.env)
+        return self.lifecycle.termination is None and (
+            now < self.deadline_at or (now == self.deadline_at  # seeded: > not >=
+                                       and Defect.DEADLINE_EXCLUSIVE in self.config.defects))
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.

@@ -103,7 +103,7 @@ def explorer_findings(loaded: Sequence[LoadedScenario], defect: Defect | str | N
     return {f.variant.name for f in run_library(plan, workers=workers).result.flagged}
 
 
-def search_finds(defect: Defect | str, max_examples: int = 300) -> list[str]:
+def search_finds(defect: Defect | str, max_examples: int = 1000) -> list[str]:
     """What the property search's minimal scenario breaks with ``defect`` seeded (empty:
     nothing found within ``max_examples`` derandomized examples)."""
     from harness_lab.explore.property_search import search
@@ -147,8 +147,9 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
     """``defect``'s row over ``loaded``: ``invariants`` names what broke, the others say
     yes or no. ``unseeded`` is what the explorer flags without a defect (measured when None
     and needed). ``conform`` plays live the first ``live_at_most`` scenarios that fail in
-    the simulation (playing the whole library live per defect takes too long); none
-    failing there, it plays none and says no."""
+    the simulation and can be played live (the whole library live per defect takes too
+    long): ``n/a`` when every scenario that shows the defect is simulated only, ``no`` when
+    none shows it."""
     cells: dict[str, str] = {}
     failing = library_failures(loaded, defect) if {"library", "conform"} & set(detectors) else []
     if "library" in detectors:
@@ -161,8 +162,13 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
     if "search" in detectors:
         cells["search"] = yes(search_finds(defect))
     if "conform" in detectors:
-        chosen = [item for item in loaded if item.scenario.name in failing][:live_at_most]
-        cells["conform"] = yes(chosen and conform_failures(chosen, defect))
+        from harness_lab.live.conform import not_applicable
+
+        shown = [item for item in loaded if item.scenario.name in failing]
+        chosen = [item for item in shown
+                  if not not_applicable(item.scenario, configurable=True)][:live_at_most]
+        cells["conform"] = ("n/a" if shown and not chosen
+                            else yes(chosen and conform_failures(chosen, defect)))
     return DefectRow(defect, cells)
 
 
