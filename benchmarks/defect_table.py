@@ -28,16 +28,23 @@ from harness_lab.explore.seeded import (
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("defects", nargs="*", type=Defect, default=list(Defect))
+    parser.add_argument("defects", nargs="*", type=Defect, default=list(Defect),
+                        metavar="DEFECT", help="the defects to measure (default: every one)")
     parser.add_argument("--only", default=",".join(DETECTORS),
                         help="the detectors to measure, comma-separated")
     args = parser.parse_args(argv)
     detectors = [d for d in args.only.split(",") if d]
+    unknown = sorted(set(detectors) - set(DETECTORS))
+    if unknown:
+        parser.error(f"--only: unknown detector {', '.join(unknown)} "
+                     f"(choose from {', '.join(DETECTORS)})")
     library = load_library()
     start = time.perf_counter()
-    unseeded = explorer_findings(library, None) if "explorer" in detectors else set()
-    print(f"unseeded explorer flags {len(unseeded)} variants "
-          f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    unseeded: set[str] = set()
+    if "explorer" in detectors:
+        unseeded = explorer_findings(library, None)
+        print(f"without a defect the explorer flags {len(unseeded)} variants "
+              f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     rows = []
     for defect in args.defects:
         began = time.perf_counter()
