@@ -237,6 +237,23 @@ def _late_content_refused(r: RunRecord) -> list[str]:
     return out
 
 
+def _tool_calls_reconciled(r: RunRecord) -> list[str]:
+    """Budget (doc §12.2, §12.3): RUN_FINISHED counts the tool calls started before it."""
+    out: list[str] = []
+    started = 0
+    counted: object = None
+    for e in r.trace:
+        type_ = e.type
+        if type_ is TraceEventType.TOOL_INVOCATION and e.status is TraceEventStatus.STARTED:
+            started += 1
+        elif type_ is TraceEventType.RUN_FINISHED:
+            counted = e.detail.get("tool_calls")
+            break
+    if counted is not None and counted != started:
+        out.append(f"RUN_FINISHED counts {counted} tool calls, {started} were started")
+    return out
+
+
 def _citations(r: RunRecord) -> list[str]:
     content = r.content or {}
     ids = [ref.get("invocation_id") for ref in content.get("evidence", ())]
@@ -257,6 +274,7 @@ INVARIANTS: dict[str, Check] = {
     "fallback_is_not_failure": _fallback_is_not_failure,
     "stored_axes_distinct": _store_axes_distinct,
     "late_content_refused": _late_content_refused,
+    "tool_calls_reconciled": _tool_calls_reconciled,
 }
 
 

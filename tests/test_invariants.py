@@ -64,7 +64,7 @@ def test_the_invariants_are_listed_in_document_order() -> None:
         "single_termination", "sse_protocol", "cited_ready_only", "ready_has_evidence_status",
         "no_evidence_not_promoted", "no_evidence_tool_after_saturation",
         "release_decides_content", "guard_chain_needs_conclusion", "fallback_is_not_failure",
-        "stored_axes_distinct", "late_content_refused"]
+        "stored_axes_distinct", "late_content_refused", "tool_calls_reconciled"]
 
 
 def test_two_terminal_transitions_break_single_termination(good: RunRecord) -> None:
@@ -197,3 +197,19 @@ def test_a_losing_attempt_that_lost_to_another_state_than_the_runs_breaks_single
                     lost_to="TIMED_OUT", lost_to_reason="DEADLINE_EXCEEDED", lost_to_at=1.0)
     assert messages(lost, "single_termination") == [
         f"a CANCELLED attempt at t={good.trace[-1].t} lost to TIMED_OUT, the run is SUCCESS"]
+
+
+def test_run_finished_counting_a_tool_call_never_started_breaks_tool_calls_reconciled(
+        good: RunRecord) -> None:
+    started = sum(1 for e in good.trace if e.type is TT.TOOL_INVOCATION
+                  and e.status is TraceEventStatus.STARTED)
+    assert started == 2
+    assert broken(with_detail(good, TT.RUN_FINISHED, tool_calls=3)) == {"tool_calls_reconciled"}
+    assert messages(with_detail(good, TT.RUN_FINISHED, tool_calls=3),
+                    "tool_calls_reconciled") == [
+        "RUN_FINISHED counts 3 tool calls, 2 were started"]
+
+
+def test_a_trace_without_run_finished_leaves_the_tool_call_count_unjudged(
+        good: RunRecord) -> None:
+    assert "tool_calls_reconciled" not in broken(without(good, TT.RUN_FINISHED))

@@ -22,7 +22,7 @@ from harness_lab.bounds import INT_MAX
 from harness_lab.config import UserCancelNotice
 from harness_lab.core.budget import Usage
 from harness_lab.core.context import RunContext, virtual_now
-from harness_lab.defects import Defect
+from harness_lab.defects import Defect, stored_status_of_run_state
 from harness_lab.diagnosis.agent import DiagnosisAgent
 from harness_lab.diagnosis.collection import CollectionController
 from harness_lab.errors import (
@@ -363,7 +363,10 @@ class ChatApplication:
             tokens = (storable_int(usage.input_tokens), storable_int(usage.output_tokens),
                       storable_int(usage.tokens))
         completion = RunCompletion(
-            run_id=live.run_id, status=StoredRunStatus.for_outcome(outcome).value,
+            run_id=live.run_id, status=(
+                stored_status_of_run_state(term.state)  # seeded: the RunState's status
+                if Defect.STORED_STATUS_FROM_RUN_STATE in ctx.config.defects
+                else StoredRunStatus.for_outcome(outcome)).value,
             release_outcome=outcome.value,
             fallback_type=(decision.fallback_type.value
                            if decision is not None and decision.fallback_type else None),

@@ -143,7 +143,10 @@ class RunContext:
         instant (the time passed where no timer could fire it: in a provider's queue, or in
         a call that blocked the live server's thread); under ``boundary``, now.
         """
-        if self.lifecycle.termination is None and virtual_now(self.env) >= self.deadline_at:
+        now = virtual_now(self.env)
+        if (self.lifecycle.termination is None and now >= self.deadline_at
+                and not (now == self.deadline_at  # seeded: now > deadline, not >=
+                         and Defect.DEADLINE_EXCLUSIVE in self.config.defects)):
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, boundary,
                                      self.deadline_at if self.instant_deadline else None)
         if self.lifecycle.termination is not None:
@@ -151,7 +154,10 @@ class RunContext:
 
     def certainly_active(self) -> bool:
         """True when the run is certainly active: no termination and the deadline ahead."""
-        return self.lifecycle.termination is None and virtual_now(self.env) < self.deadline_at
+        now = virtual_now(self.env)
+        return self.lifecycle.termination is None and (
+            now < self.deadline_at or (now == self.deadline_at  # seeded: > not >=
+                                       and Defect.DEADLINE_EXCLUSIVE in self.config.defects))
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
@@ -161,6 +167,9 @@ class RunContext:
         deadline passed; under ``instant`` a deadline already passed in virtual time wins
         first, as it happened first (dated at its instant).
         """
+        if (reason is CancellationReason.USER_REQUESTED
+                and Defect.USER_CANCEL_NOT_TERMINAL in self.config.defects):
+            return False  # seeded: the cancel is acknowledged, never handed to the run
         if (self.instant_deadline and self.lifecycle.termination is None
                 and virtual_now(self.env) >= self.deadline_at):
             self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline",

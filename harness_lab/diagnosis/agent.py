@@ -18,6 +18,7 @@ import simpy
 from pydantic import ValidationError
 
 from harness_lab.core.context import RunContext
+from harness_lab.defects import Defect
 from harness_lab.diagnosis.collection import CollectionController, exhaust_budget
 from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
 from harness_lab.diagnosis.schema import DiagnosisDraft, validator_of
@@ -234,7 +235,8 @@ class DiagnosisAgent:
 
     def _handle_progress(self, raw: Any) -> None:
         policy = self.ctx.config.policy
-        if raw is None and (not self._awaiting_report or not policy.require_progress_reports):
+        if raw is None and (not self._awaiting_report or not policy.require_progress_reports
+                            or Defect.MISSING_REPORT_NOT_VIOLATION in self.ctx.config.defects):
             self._pending.clear()
             return
         needs = any(o.needs_assessment for o in self._pending)
@@ -269,6 +271,9 @@ class DiagnosisAgent:
             reason = ("no_evidence" if obs.evidence_status is EvidenceStatus.NO_EVIDENCE
                       else "duplicate")
             self._gain(obs.invocation_id, InformationGain.NO_GAIN, reason)
+        elif (obs.status is InvocationStatus.ERROR
+              and Defect.ERROR_RESETS_NO_GAIN in self.ctx.config.defects):
+            self.collection.no_gain_streak = 0  # seeded: a failure breaks the streak
 
     def _gain(self, invocation_id: str, gain: InformationGain, source: str) -> None:
         self.boundary.set_gain(invocation_id, gain)

@@ -171,7 +171,8 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
               adapter: Adapter, time_scale: float, db: str | None = None,
               on_result: Callable[[ConformResult], None] | None = None,
               timeout_s: float = 60.0, providers_port: int = 0,
-              tolerance: Tolerance | None = None) -> SuiteReport:
+              tolerance: Tolerance | None = None, defects: Sequence[str] = ()
+              ) -> SuiteReport:
     """Play every planned scenario (a ConformResult stands for one that failed to load);
     the report lists them in the planned order, ``on_result`` hears of each as it ends.
     Live times and durations match the expected ones within ``tolerance`` (None: the
@@ -181,7 +182,9 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
     configuration, those with the same :func:`http_terms` one after another on one serve
     (in the planned order of the first of them), storing runs in ``db`` (a temporary SQLite
     file by default). The scripted providers listen on ``providers_port`` (0: a free one),
-    where a harness at ``url`` must call them.
+    where a harness at ``url`` must call them. ``defects`` are seeded into every serve's
+    configuration (not into the scenarios, which keep their expectations): how a seeded defect
+    shows live.
     """
     results: dict[int, ConformResult] = {}
     tolerance = tolerance or default_tolerance(time_scale)
@@ -189,7 +192,7 @@ def run_suite(planned: Sequence[LoadedScenario | ConformResult], *, url: str | N
                          port=providers_port) as providers, \
             tempfile.TemporaryDirectory(prefix="conform-") as tmp:
         store = db or f"sqlite:///{Path(tmp) / 'runs.db'}"
-        serving = _Serving(providers, store, Path(tmp), time_scale)
+        serving = _Serving(providers, store, Path(tmp), time_scale, tuple(defects))
         try:
             for i in _play_order(planned) if url is None else range(len(planned)):
                 entry = planned[i]
@@ -226,8 +229,9 @@ class _Serving:
     the same :func:`http_terms` (starting one takes about a second)."""
 
     def __init__(self, providers: ProvidersServer, store: str, workdir: Path,
-                 time_scale: float) -> None:
+                 time_scale: float, defects: tuple[str, ...] = ()) -> None:
         self.providers = providers
+        self.defects = defects
         self.store = store
         self.workdir = workdir
         self.time_scale = time_scale
@@ -246,6 +250,9 @@ class _Serving:
                 and serve.process.poll() is None):
             return serve.url
         self.stop()
+        if self.defects:
+            sc = sc.model_copy(update={"config": sc.config.model_copy(
+                update={"defects": [*sc.config.defects, *self.defects]})})
         serve = ServeProcess(sc, self.providers.url, self.store, time_scale=self.time_scale,
                              workdir=self.workdir)
         self.started += 1

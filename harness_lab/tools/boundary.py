@@ -74,6 +74,8 @@ class ToolBoundary:
             ctx.budget.reserve_tool_call()
         except BudgetExceeded as exc:
             self._reject(request, PreflightReason.BUDGET, str(exc))
+            if Defect.REFUSED_TOOL_CALL_COUNTED in ctx.config.defects:
+                ctx.budget.tool_calls += 1  # seeded: the refused call is counted as made
             raise
         seq = len(self.records)
         norm = normalize_scope(request.scope)
