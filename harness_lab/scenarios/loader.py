@@ -10,6 +10,7 @@ import copy
 import itertools
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,6 +257,14 @@ def _problem(err: Any, where: _Locator, path: str, *, hint: bool) -> Problem:
     elif err["type"] == "missing":
         field = ".".join(x for x in (field, str(err["loc"][-1])) if x)
         msg = "required field is missing"
+    elif err["type"] == "union_tag_invalid":  # e.g. a misspelt fault kind
+        ctx = err.get("ctx", {})
+        key, tag = str(ctx.get("discriminator", "kind")).strip("'"), str(ctx.get("tag"))
+        tags = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        field = ".".join(x for x in (field, key) if x)
+        msg = f"unknown {key} {tag!r}{did_you_mean(tag, tags) if hint else ''}"
+        if tags:
+            msg += f" (one of: {', '.join(tags)})"
     return Problem(path, line, field, msg)
 
 

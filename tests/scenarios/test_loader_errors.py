@@ -264,3 +264,10 @@ def test_a_misspelt_router_intent_reports_only_the_allowed_intents() -> None:
 def test_an_axis_value_given_twice_is_refused() -> None:
     assert problems_of(BASE + "matrix: {config.deadline_s: [1, 2, 1]}\n") == [
         "m.yaml:7: matrix.config.deadline_s.2: value 1 appears twice in the axis"]
+
+
+def test_a_misspelt_fault_kind_is_named_at_its_line_with_the_closest_kind() -> None:
+    [problem] = problems_of(BASE + "faults:\n  - {kind: user_cancle, at_s: 1.0}\n")
+    assert problem.startswith("m.yaml:8: faults.0.kind: unknown kind 'user_cancle'; did you "
+                              "mean 'user_cancel'? (one of: client_disconnect, user_cancel, ")
+    assert "Input tag" not in problem
