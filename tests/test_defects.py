@@ -11,7 +11,6 @@ from harness_lab.defects import FAMILIES, Defect
 from harness_lab.explore.seeded import (
     DETECTORS,
     LIBRARY,
-    explorer_findings,
     load_library,
     measure,
     seed,
@@ -176,27 +175,6 @@ def test_the_library_and_invariant_cells_are_what_is_measured(
     row = measure(defect, library, detectors=("library", "invariants"))
     cells = documented()[defect.value]
     assert row.cells == {"library": cells["library"], "invariants": cells["invariants"]}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("defect", list(Defect), ids=str)
-def test_the_search_cell_is_what_is_measured(defect: Defect) -> None:
-    row = measure(defect, [], detectors=("search",))
-    assert row.cells["search"] == documented()[defect.value]["search"]
-
-
-@pytest.fixture(scope="module")
-def unseeded(library: list[LoadedScenario]) -> set[str]:
-    return explorer_findings(library, None)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(1200)
-@pytest.mark.parametrize("defect", list(Defect), ids=str)
-def test_the_explorer_cell_is_what_is_measured(defect: Defect, library: list[LoadedScenario],
-                                               unseeded: set[str]) -> None:
-    row = measure(defect, library, detectors=("explorer",), unseeded=unseeded)
-    assert row.cells["explorer"] == documented()[defect.value]["explorer"]
 
 
 @pytest.mark.live
