@@ -35,7 +35,7 @@ def test_one_error_line_per_failing_scenario_at_its_first_problem(tmp_path: Path
 def test_a_path_outside_the_workspace_stays_as_it_was_given_without_a_line_it_lacks() -> None:
     result = ScenarioResult("w, x: y", "/elsewhere/a:b.yaml",
                             mismatches=(Mismatch("run_state", "SUCCESS", "FAILED"),))
-    assert github_annotations([result], workspace="/work/repo") == [
+    assert github_annotations([result], workspace="/home/runner/repo") == [
         "::error file=/elsewhere/a%3Ab.yaml,title=FAILED w%2C x%3A y::"
         "run_state: expected SUCCESS, got FAILED"]
 
