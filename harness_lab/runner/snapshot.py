@@ -196,7 +196,9 @@ def unused_snapshots(scenario_files: Iterable[str | Path], *, remove: bool = Fal
     removed in a ``__snapshots__`` directory that is a link, or through a file that is."""
     from harness_lab.scenarios.loader import ScenarioError, load_file
 
-    files = {Path(f).resolve(): Path(f) for f in scenario_files}
+    # realpath, not resolve(): a file that links to itself must not raise here (its loader
+    # names it)
+    files = {Path(os.path.realpath(f)): Path(f) for f in scenario_files}
     directories = sorted({p.parent / SNAPSHOT_DIRECTORY for p in files.values()})
     unused: list[Unused] = []
     for directory in directories:

@@ -409,3 +409,14 @@ def test_without_github_actions_there_is_no_annotation(
     assert main(["run", str(library), "--no-log"]) == 1
     captured = capsys.readouterr()
     assert "::error" not in captured.out + captured.err
+
+
+def test_a_scenario_file_that_links_to_itself_is_an_error_row_naming_it_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "self.yaml").symlink_to("self.yaml")
+    assert main(["run", str(tmp_path), "--log-dir", str(tmp_path / "logs")]) == 1
+    out = capsys.readouterr().out
+    assert f"ERROR self ({tmp_path / 'self.yaml'}): <document>: cannot read file: Too many " \
+           "levels of symbolic links" in out
+    assert "1 ok, 1 error" in out
