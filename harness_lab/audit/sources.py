@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_lab.bounded_json import JsonInputError, parse_json
+from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
@@ -128,9 +129,6 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
 
 BATCH = 500
 """Runs read at a time from a database: memory stays bounded by a batch, not the table."""
-
-CONNECT_TIMEOUT_S = 10
-"""Seconds a database may take to accept the connection before the source is refused."""
 
 STATEMENT_TIMEOUT_S = 120
 """Seconds one query may take (PostgreSQL; SQLite waits this long for a lock)."""

@@ -40,6 +40,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
+from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.states import IntentType, ReleaseOutcome, StoredRunStatus
 from harness_lab.store.base import (
     COMPLETION_COLUMNS,
@@ -138,10 +139,6 @@ DRIVER_REFUSALS: tuple[type[Exception], ...] = (SQLAlchemyError, OverflowError,
                                                 UnicodeEncodeError)
 """What a write can fail with: the database's errors, and a driver refusing a value it
 cannot bind (an integer beyond 64 bits, a lone surrogate), which SQLAlchemy does not wrap."""
-
-
-CONNECT_TIMEOUT_S = 10
-"""Seconds a PostgreSQL connection may take to open (unless the URL sets ``connect_timeout``)."""
 
 
 def one_line(exc: BaseException) -> str:
