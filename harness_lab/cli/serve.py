@@ -63,6 +63,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from harness_lab.live.clock import WallClock
+    from harness_lab.live.collector import tune_collector
     from harness_lab.live.driver import LiveDriver
     from harness_lab.live.instances import HEARTBEAT_S, Instance
     from harness_lab.live.protocol import header_timeout_protocol
@@ -139,8 +140,10 @@ def serve(args: argparse.Namespace) -> int:
     # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
                             timeout_graceful_shutdown=args.grace + 10, access_log=False,
-                            http=header_timeout_protocol(args.header_timeout))
+                            http=header_timeout_protocol(args.header_timeout),
+)
     server = _graceful_server(config, driver, args.grace)
+    tune_collector()  # started: what exists now lives as long as the server
     stop_beating = threading.Event()
     beats = threading.Thread(target=_heartbeats, args=(instance, stop_beating, HEARTBEAT_S),
                              name="heartbeat", daemon=True)

@@ -22,12 +22,12 @@ result that arrives after it is discarded there and never sent (doc §4).
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 
 from harness_lab.application.live import LiveRun
@@ -35,8 +35,9 @@ from harness_lab.core.context import Boundary, RunContext
 from harness_lab.harness import Harness
 from harness_lab.live.clock import WallClock, WallClockEnvironment
 from harness_lab.live.sources import RunSource
+from harness_lab.live.wire import Frames
 from harness_lab.record import RunRecord
-from harness_lab.sse import ChatSseSession, SseEvent
+from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.store.base import RunStore
 
@@ -67,9 +68,10 @@ class Flush:
         self.written.set()
 
 
-EventSink = Callable[[SseEvent | Flush | None], None]
-"""Receives each SSE event the run sends, and each :class:`Flush` before a result, on the
-run's thread, then ``None`` at its end."""
+EventSink = Callable[[Frames | Flush | None], None]
+"""Receives the SSE events the run sends (in :class:`~harness_lab.live.wire.Frames`, each
+batch once), and a :class:`Flush` before each result, on the run's thread, then ``None`` at
+its end."""
 
 
 class CancelAnswer(Enum):
@@ -96,11 +98,13 @@ class LiveSlot:
         self.env: WallClockEnvironment | None = None
         self.record: RunRecord | None = None
         self.error: str | None = None
-        self.done = threading.Event()
-        self.gone = threading.Event()  # the client went away
-        self.cancel_requested = threading.Event()  # a user cancel was accepted
-        self.stopping = threading.Event()  # the server is shutting down
-        self.writer_gone = threading.Event()  # the stream's writer has ended: nothing is sent
+        # flags set by one thread and read by another (plain attributes: each read or write is
+        # atomic, and nobody waits on them)
+        self.done = False
+        self.gone = False  # the client went away
+        self.cancel_requested = False  # a user cancel was accepted
+        self.stopping = False  # the server is shutting down
+        self.writer_gone = False  # the stream's writer has ended: nothing is sent
         self._gone_applied = False
         self._cancel_applied = False
         self._stop_applied = False
@@ -117,15 +121,15 @@ class LiveSlot:
         if not session.is_open:
             return
         flush = Flush()
-        if not self.writer_gone.is_set():
+        if not self.writer_gone:
             self.sink(flush)
         waited = 0.0
         while not flush.written.wait(0.05):  # a writer that has ended answers no more
             waited += 0.05
-            if self.writer_gone.is_set() or waited >= FLUSH_WAIT_S:
-                flush.answer(not self.writer_gone.is_set())
+            if self.writer_gone or waited >= FLUSH_WAIT_S:
+                flush.answer(not self.writer_gone)
         if not flush.delivered:
-            self.gone.set()
+            self.gone = True
             self.tick()
 
     def tick(self) -> None:
@@ -133,19 +137,20 @@ class LiveSlot:
         live = self.live
         if live is None:
             return
-        if self.gone.is_set() and not self._gone_applied:
+        if self.gone and not self._gone_applied:
             self._gone_applied = True
             live.disconnect()
-        if self.cancel_requested.is_set() and not self._cancel_applied:
+        if self.cancel_requested and not self._cancel_applied:
             self._cancel_applied = True
             live.user_cancel()
-        if self.stopping.is_set() and not self._stop_applied:
+        if self.stopping and not self._stop_applied:
             self._stop_applied = True
             live.cancel(CancellationReason.SERVER_SHUTDOWN, "server shutting down")
         events = live.sse.events
-        while self.forwarded < len(events):
-            self.sink(events[self.forwarded])
-            self.forwarded += 1
+        if self.forwarded < len(events):
+            batch = events[self.forwarded:]
+            self.forwarded = len(events)
+            self.sink(Frames(batch))
 
 
 class _TickProbe:
@@ -159,6 +164,38 @@ class _TickProbe:
     def at_boundary(self, ctx: RunContext, boundary: Boundary) -> None:
         """Apply a disconnect or cancel the server recorded, on the run's own thread."""
         self.slot.tick()
+
+
+class _Workers:
+    """``count`` threads, all started at once, that run each submitted slot in turn.
+
+    Started before the first request, never by it: a thread's start waits until the new
+    thread runs, and under a crowd that wait, on the event loop, is what every other client
+    would wait for.
+    """
+
+    def __init__(self, count: int, work: Callable[[LiveSlot], None]) -> None:
+        self._queue: queue.SimpleQueue[LiveSlot | None] = queue.SimpleQueue()
+        self._work = work
+        self._threads = [threading.Thread(target=self._serve, name=f"run_{i}", daemon=True)
+                         for i in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, slot: LiveSlot) -> None:
+        """Run ``slot`` on the next free thread (it waits for one when all are busy)."""
+        self._queue.put(slot)
+
+    def shutdown(self) -> None:
+        """Let every thread finish what it runs and what is queued, then end; wait for them."""
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def _serve(self) -> None:
+        while (slot := self._queue.get()) is not None:
+            self._work(slot)
 
 
 class LiveDriver:
@@ -177,7 +214,7 @@ class LiveDriver:
         self.store = store
         self.clock = clock
         self.keep = keep
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run")
+        self._pool = _Workers(workers, self._run)
         self._slots: OrderedDict[str, LiveSlot] = OrderedDict()
         self._lock = threading.Lock()
         self.active = 0
@@ -198,7 +235,7 @@ class LiveDriver:
             self._slots[run_id] = slot
             self.active += 1
             self.max_active = max(self.max_active, self.active)
-        self._pool.submit(self._run, slot)
+        self._pool.submit(slot)
         return slot
 
     def slot(self, run_id: str) -> LiveSlot | None:
@@ -207,7 +244,7 @@ class LiveDriver:
 
     def disconnect(self, slot: LiveSlot) -> None:
         """The client went away: cancel the run now (CLIENT_DISCONNECTED), then wake it."""
-        slot.gone.set()
+        slot.gone = True
         self._cancel_now(slot, CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
         self._wake(slot)
 
@@ -216,11 +253,11 @@ class LiveDriver:
         slot = self._slots.get(run_id)
         if slot is None:
             return CancelAnswer.UNKNOWN
-        if slot.done.is_set():
+        if slot.done:
             return CancelAnswer.TERMINAL
         accepted = self._cancel_now(slot, CancellationReason.USER_REQUESTED, "user requested")
         if accepted:
-            slot.cancel_requested.set()
+            slot.cancel_requested = True
             self._wake(slot)
             return CancelAnswer.ACCEPTED
         return CancelAnswer.TERMINAL
@@ -234,9 +271,9 @@ class LiveDriver:
             time.sleep(0.05)
         cancelled = 0
         for slot in list(self._slots.values()):
-            if slot.done.is_set():
+            if slot.done:
                 continue
-            slot.stopping.set()
+            slot.stopping = True
             if self._cancel_now(slot, CancellationReason.SERVER_SHUTDOWN,
                                 "server shutting down"):
                 cancelled += 1
@@ -246,7 +283,7 @@ class LiveDriver:
     def close(self) -> None:
         """Cancel every run still going (SERVER_SHUTDOWN), wait for the workers to end."""
         self.drain(0.0)
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown()
 
     def stats(self) -> dict[str, int]:
         """Runs in flight now, the most held at once, finished, lost to a worker error, failed
@@ -263,7 +300,7 @@ class LiveDriver:
         cancel ended the run."""
         live = slot.live
         if live is None:
-            return not slot.done.is_set()  # not started: the worker applies it first thing
+            return not slot.done  # not started: the worker applies it first thing
         return live.cancel(reason, detail)
 
     @staticmethod
@@ -289,7 +326,7 @@ class LiveDriver:
                 self.failed += 1
             _log.exception("run %s: the worker failed", slot.run_id)
         finally:
-            slot.done.set()
+            slot.done = True
             slot.sink(None)
             with self._lock:
                 self.active -= 1
@@ -320,7 +357,7 @@ class LiveDriver:
     def _forget_old(self) -> None:
         while len(self._slots) > self.keep:
             run_id, oldest = next(iter(self._slots.items()))
-            if not oldest.done.is_set():
+            if not oldest.done:
                 break
             del self._slots[run_id]
 

@@ -29,14 +29,14 @@ from starlette.types import Receive, Scope, Send
 from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.live.driver import CancelAnswer, Flush, LiveDriver, LiveSlot
 from harness_lab.live.instances import Instance
+from harness_lab.live.wire import KEEPALIVE_FRAME, Frames
 from harness_lab.logs.codec import data, record_to_data
-from harness_lab.sse import SseEvent
 from harness_lab.states import SseEventKind
 from harness_lab.store.base import RunStore
 from harness_lab.version import __version__
 
 __all__ = ["CHAT_FIELDS", "HEALTH_CHECK_S", "KEEPALIVE_S", "MAX_BODY_BYTES", "EventWait",
-           "SseStream", "create_app", "sse_frame", "unstarted"]
+           "SseStream", "create_app", "unstarted"]
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest ``POST /chat`` body accepted (413 beyond)."""
@@ -54,7 +54,6 @@ CHAT_FIELDS = ("query", "sessionId")
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
           413: "too_large", 415: "unsupported_media_type", 422: "unprocessable",
           500: "internal_failure", 503: "store_unavailable"}
-_KEEPALIVE_FRAME = b": keep-alive\n\n"
 log = logging.getLogger("harness_lab.serve")
 
 
@@ -68,23 +67,18 @@ def error(status: int, message: str, headers: Mapping[str, str] | None = None, *
     return JSONResponse({"error": body}, status_code=status, headers=dict(headers or {}))
 
 
-def sse_frame(event: SseEvent) -> bytes:
-    """One SSE event on the wire: ``id``, ``event`` (the kind) and ``data`` (the payload)."""
-    payload = json.dumps(data(event.data), ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event.seq}\nevent: {event.kind.value}\ndata: {payload}\n\n".encode()
-
-
 class SseStream(Response):
     """A run's event stream, which also listens for the client going away.
 
-    ``events`` gives the run's events; ``first`` is the one already taken before the answer
-    started (the run's ``metadata``), or None when the run had sent nothing yet.
+    ``events`` gives the run's events; ``first`` is the batch already taken before the answer
+    started (the run's ``metadata`` and what followed it), or None when the run had sent
+    nothing yet. Whatever is ready when the stream writes is written at once, with one send.
     """
 
     media_type = "text/event-stream"
 
     def __init__(self, driver: LiveDriver, slot: LiveSlot, events: EventWait,
-                 keepalive_s: float = KEEPALIVE_S, first: SseEvent | None = None) -> None:
+                 keepalive_s: float = KEEPALIVE_S, first: Frames | None = None) -> None:
         super().__init__(status_code=200)
         self.keepalive_s = keepalive_s
         # no content-length: the body is a stream, ended when the run is
@@ -122,42 +116,56 @@ class SseStream(Response):
                 finished = True
                 group.cancel_scope.cancel()
         finally:  # a run waiting to hear that its result was written hears it was not
-            self.slot.writer_gone.set()
+            self.slot.writer_gone = True
             self.events.refuse_flushes()
 
     async def _relay(self, send: Send) -> None:
-        slot = self.slot
         sent = 0
         if self.first is not None:
-            await send({"type": "http.response.body", "body": sse_frame(self.first),
-                        "more_body": True})
+            await self._write(send, self.first.wire)
             sent = 1
-        while True:
-            event = await self.events.next(self.keepalive_s)
-            if event is _SILENCE:  # a silent stretch (a long call): a comment keeps it open
-                await send({"type": "http.response.body", "body": _KEEPALIVE_FRAME,
-                            "more_body": True})
+        ended = False
+        while not ended:
+            item = await self.events.next(self.keepalive_s)
+            if item is _SILENCE:  # a silent stretch (a long call): a comment keeps it open
+                await self._write(send, KEEPALIVE_FRAME)
                 continue
-            if event is None:
-                break
-            if isinstance(event, Flush):  # what came before is written: is the client there?
-                event.answer(not self.gone)
-                continue
-            assert isinstance(event, SseEvent)
-            if slot.cancel_requested.is_set() and event.kind in (SseEventKind.CONTENT,
-                                                                SseEventKind.DONE):
-                self.driver.late_sent += 1  # never expected: counted so a test can say so
-            await send({"type": "http.response.body", "body": sse_frame(event),
-                        "more_body": True})
-            sent += 1
+            wire: list[bytes] = []
+            flushes: list[Flush] = []
+            for batch in (item, *self.events.ready()):  # what is ready goes in one send
+                if batch is None:
+                    ended = True
+                    break
+                if isinstance(batch, Flush):  # answered once what came before is written
+                    flushes.append(batch)
+                    continue
+                assert isinstance(batch, Frames)
+                self._count_late(batch)
+                wire.append(batch.wire)
+            if wire:
+                await self._write(send, b"".join(wire))
+                sent += 1
+            for flush in flushes:  # what came before is written: is the client there?
+                flush.answer(not self.gone)
         if sent == 0:  # the run ended before its stream opened: say why, never an empty body
+            slot = self.slot
             code, message = unstarted(slot)
             payload = json.dumps({"sessionId": slot.session_id, "runId": slot.run_id,
                                   "code": code, "message": message},
                                  ensure_ascii=False, separators=(",", ":"))
-            await send({"type": "http.response.body", "more_body": True,
-                        "body": f"event: failure\ndata: {payload}\n\n".encode()})
+            await self._write(send, f"event: failure\ndata: {payload}\n\n".encode())
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    @staticmethod
+    async def _write(send: Send, body: bytes) -> None:
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+
+    def _count_late(self, batch: Frames) -> None:
+        """Content or done after a user cancel was accepted: never expected, counted so a
+        test can say so."""
+        if self.slot.cancel_requested and any(
+                kind in (SseEventKind.CONTENT, SseEventKind.DONE) for kind in batch.kinds):
+            self.driver.late_sent += 1
 
 
 _SILENCE = object()
@@ -167,9 +175,9 @@ class EventWait:
     """Takes a queue's items one by one with a time limit, losing none when the limit passes
     (the pending ``get`` is kept for the next call, never cancelled)."""
 
-    def __init__(self, queue: asyncio.Queue[SseEvent | Flush | None]) -> None:
+    def __init__(self, queue: asyncio.Queue[Frames | Flush | None]) -> None:
         self.queue = queue
-        self.pending: asyncio.Future[SseEvent | Flush | None] | None = None
+        self.pending: asyncio.Future[Frames | Flush | None] | None = None
 
     def refuse_flushes(self) -> None:
         """The stream has ended: answer every delivery question left that it was not."""
@@ -181,8 +189,10 @@ class EventWait:
             if isinstance(item, Flush):
                 item.answer(False)
 
-    async def next(self, timeout_s: float) -> SseEvent | Flush | None | object:
+    async def next(self, timeout_s: float) -> Frames | Flush | None | object:
         """The next item, or ``_SILENCE`` when none came within ``timeout_s``."""
+        if self.pending is None and not self.queue.empty():
+            return self.queue.get_nowait()
         if self.pending is None:
             self.pending = asyncio.ensure_future(self.queue.get())
         done, _ = await asyncio.wait({self.pending}, timeout=timeout_s)
@@ -190,6 +200,13 @@ class EventWait:
             return _SILENCE
         item, self.pending = self.pending.result(), None
         return item
+
+    def ready(self) -> list[Frames | Flush | None]:
+        """Every item queued now (none is pending after :meth:`next` returned one)."""
+        items = []
+        while not self.queue.empty():
+            items.append(self.queue.get_nowait())
+        return items
 
 
 def unstarted(slot: LiveSlot) -> tuple[str, str]:
@@ -235,9 +252,9 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
             return parsed
         query, session_id = parsed
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[SseEvent | Flush | None] = asyncio.Queue()
+        queue: asyncio.Queue[Frames | Flush | None] = asyncio.Queue()
 
-        def sink(event: SseEvent | Flush | None) -> None:
+        def sink(event: Frames | Flush | None) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, event)
             except RuntimeError:  # the server is shutting down: nobody is listening
@@ -255,7 +272,7 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
                          run_id=slot.run_id)
         if first is _SILENCE:  # no worker yet, or a slow store: start the stream anyway
             return SseStream(driver, slot, events, keepalive_s)
-        assert isinstance(first, SseEvent)
+        assert isinstance(first, Frames)
         return SseStream(driver, slot, events, keepalive_s, first)
 
     async def cancel(request: Request) -> Response:

@@ -11,11 +11,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, literal, select
+from sqlalchemy import Engine, delete, literal, select
+from sqlalchemy.pool import StaticPool
 
 from harness_lab.live.instances import OwnedRunStore
 from harness_lab.store.base import RunCompletion, RunStart, SessionContext
-from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
+from harness_lab.store.sql import (
+    DRIVER_REFUSALS,
+    SqlRunStore,
+    diagnosis_run,
+    make_engine,
+    one_line,
+)
 from harness_lab.trace import TraceEvent
 
 __all__ = ["DEFAULT_DB", "LiveStore", "database_url", "open_store", "store_problem"]
@@ -48,12 +55,17 @@ class LiveStore:
     ``created_at``, hold across restarts and across servers sharing one database. SQLite has
     one writer, and a queue in the process is fairer to hundreds of runs than SQLite's
     busy-wait on its file lock; PostgreSQL takes concurrent writes.
+
+    ``probe`` is the engine :func:`store_problem` asks (by default the store's own): one
+    connection of its own, so a health check asks the database even while hundreds of runs
+    hold every connection of the store's pool.
     """
 
     def __init__(self, inner: SqlRunStore, *, serial: bool,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time, probe: Engine | None = None) -> None:
         self.inner = inner
         self.wall = wall
+        self.probe = probe if probe is not None else inner.engine
         self._lock: threading.Lock | nullcontext[None] = (
             threading.Lock() if serial else nullcontext())
 
@@ -90,7 +102,9 @@ class LiveStore:
             return self.inner.trace(run_id)
 
     def close(self) -> None:
-        """Release the engine's connections."""
+        """Release the engines' connections."""
+        if self.probe is not self.inner.engine:
+            self.probe.dispose()
         self.inner.close()
 
 
@@ -109,13 +123,16 @@ def open_store(url: str, owner: str | None = None) -> LiveStore:
     except BaseException:
         store.close()
         raise
-    return LiveStore(store, serial=store.engine.dialect.name == "sqlite")
+    engine = store.engine
+    probe = (engine if isinstance(engine.pool, StaticPool)  # one in-memory database
+             else make_engine(engine.url, pool_size=1, max_overflow=0, pool_timeout=1))
+    return LiveStore(store, serial=engine.dialect.name == "sqlite", probe=probe)
 
 
 def store_problem(store: LiveStore) -> str | None:
     """Why the store does not answer a query now (one line), or None when it does."""
     try:
-        with store.inner.engine.connect() as conn:
+        with store.probe.connect() as conn:
             conn.execute(select(literal(1)))
     except DRIVER_REFUSALS as exc:
         return one_line(exc)

@@ -70,6 +70,7 @@ __all__ = [
     "SqlRunStore",
     "StoreError",
     "create_tables",
+    "make_engine",
     "diagnosis_run",
     "metadata",
     "one_line",
@@ -186,7 +187,10 @@ _PREVIOUS = (select(*_RUN_SELECT)
              .order_by(*_LATEST_FIRST).limit(1))
 
 
-def _make_engine(url: str | URL) -> Engine:
+def make_engine(url: str | URL, **pool: Any) -> Engine:
+    """The engine the SQL store uses for ``url`` (``pool``: SQLAlchemy's pool options): an
+    in-memory SQLite database is one shared connection, a file is in WAL mode, PostgreSQL
+    connections time out after :data:`CONNECT_TIMEOUT_S` unless the URL says otherwise."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
         return create_engine(parsed, poolclass=StaticPool,
@@ -195,7 +199,7 @@ def _make_engine(url: str | URL) -> Engine:
     if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
         # a server that accepts the connection and never answers is an error, not a hang
         connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
-    engine = create_engine(parsed, connect_args=connect_args)
+    engine = create_engine(parsed, connect_args=connect_args, **pool)
     if parsed.get_backend_name() == "sqlite":
         # A file database in WAL mode with synchronous=NORMAL: every commit is still atomic
         # and survives a crash of the process (the lifecycle's RUNNING-row guarantee), at a
@@ -231,7 +235,7 @@ class SqlRunStore:
     """
 
     def __init__(self, url: str | URL = "sqlite://", *, engine: Engine | None = None) -> None:
-        self.engine: Engine = engine if engine is not None else _make_engine(url)
+        self.engine: Engine = engine if engine is not None else make_engine(url)
         # SQLite has one writer at a time; PostgreSQL's concurrent transactions take a lock
         # that lasts until their commit, so no two RUNNING rows get the same ordinal
         self._serialise_ordinals = self.engine.dialect.name == "postgresql"
