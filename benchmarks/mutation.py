@@ -17,6 +17,13 @@ its reason: a change inside a type annotation (the modules use postponed annotat
 never run), a decorator's arguments (dataclass flags), a parameter's default value, or
 ``is`` against ``==`` (the state axes are enums, compared by identity or equality alike).
 
+**Only the scenarios that reach the mutant.** Before judging, the library is run once under
+coverage, each scenario file in a context of its own: a mutant is judged by the files that
+execute a line of the statement it changes (a scenario that never executes it cannot behave
+otherwise), by every file when that statement runs at import, and by none when no scenario
+reaches it: it survives as *unreached* without running. ``--all-scenarios`` judges every
+mutant by the whole library instead (the same outcomes, several times slower).
+
 Results are kept in ``--results`` (JSON Lines, keyed by module text, operator and occurrence),
 so a second run, or ``--changed-since``, runs only the mutants it has not judged yet.
 """
@@ -57,6 +64,11 @@ EQUIVALENT_OPERATORS = {
 """Operators whose mutants of these modules are equivalent, with the reason."""
 
 DEFAULT_RESULTS = ROOT / ".mutation" / "results.jsonl"
+AT_IMPORT = "(import)"
+"""The coverage context of what runs when the package is imported: every scenario's."""
+
+Reach = dict[str, dict[int, frozenset[str]]]
+"""For each rule module (relative to the package), the scenario files executing each line."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,8 +173,9 @@ class Worker:
         self.scenarios = [str(Path(s).resolve()) for s in scenarios]
         self.timeout_s = timeout_s
 
-    def judge(self, mutant: Mutant) -> tuple[str, str]:
-        """``(outcome, diff line)``: killed, survived, timeout or incompetent."""
+    def judge(self, mutant: Mutant, scenarios: Sequence[str] | None = None) -> tuple[str, str]:
+        """``(outcome, diff line)``: killed, survived, timeout or incompetent; judged by
+        ``scenarios`` (files of the library) when given, else by the whole library."""
         from cosmic_ray.mutating import mutate_code
         from cosmic_ray.plugins import get_operator
 
@@ -174,16 +187,27 @@ class Worker:
         changed = _first_change(original, mutated)
         target.write_text(mutated, encoding="utf-8")
         try:
-            return self._run(), changed
+            return self._run(self.scenarios if scenarios is None else scenarios), changed
         finally:
             target.write_text(original, encoding="utf-8")
 
-    def _run(self) -> str:
+    def describe(self, mutant: Mutant) -> tuple[str, str]:
+        """``("unreached", diff line)`` for a mutant no scenario reaches (or incompetent)."""
+        from cosmic_ray.mutating import mutate_code
+        from cosmic_ray.plugins import get_operator
+
+        original = (PACKAGE / mutant.module).read_text(encoding="utf-8")
+        mutated = mutate_code(original, get_operator(mutant.operator)(), mutant.occurrence)
+        if mutated is None:
+            return "incompetent", ""
+        return "unreached", _first_change(original, mutated)
+
+    def _run(self, scenarios: Sequence[str]) -> str:
         env = {**os.environ, "HARNESS_LAB_PURE": "1", "PYTHONPATH": str(self.home),
                "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", "COLUMNS": "200"}
         try:
             done = subprocess.run([sys.executable, "-m", "harness_lab", "run",
-                                   *self.scenarios, "--no-log"], cwd=self.home, env=env,
+                                   *scenarios, "--no-log"], cwd=self.home, env=env,
                                   capture_output=True, timeout=self.timeout_s, check=False)
         except subprocess.TimeoutExpired:
             return "timeout"
@@ -192,6 +216,72 @@ class Worker:
     def close(self) -> None:
         """Delete the copy."""
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def map_reach(scenarios: Sequence[str]) -> Reach:
+    """Run the library once under coverage (pure core, one context per scenario file); which
+    files execute each line of each module of the package."""
+    with tempfile.TemporaryDirectory(prefix="harness-lab-reach-") as tmp:
+        out = Path(tmp) / "reach.json"
+        env = {**os.environ, "HARNESS_LAB_PURE": "1", "NO_COLOR": "1"}
+        done = subprocess.run([sys.executable, __file__, "--map-reach", str(out), "--scenarios",
+                               *scenarios], cwd=ROOT, env=env, capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            sys.exit(f"mutation: mapping what each scenario reaches failed\n{done.stderr[-2000:]}")
+        raw = json.loads(out.read_text(encoding="utf-8"))
+    return {module: {int(line): frozenset(files) for line, files in lines.items()}
+            for module, lines in raw.items()}
+
+
+def _write_reach(out: Path, scenarios: Sequence[str]) -> None:
+    """In a process of its own: what :func:`map_reach` returns, written to ``out`` as JSON."""
+    import importlib
+
+    import coverage
+
+    cov = coverage.Coverage(data_file=None, include=[f"{PACKAGE}/*"])
+    cov.start()
+    cov.switch_context(AT_IMPORT)
+    for path in rule_modules():
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        importlib.import_module(module.removesuffix(".__init__"))
+    from harness_lab.runner.run import plan_paths
+
+    for entry in plan_paths(scenarios):
+        if entry.loaded is not None:
+            cov.switch_context(str(Path(entry.loaded.path).resolve()))
+        entry.run()
+    cov.stop()
+    data = cov.get_data()
+    reach: dict[str, dict[int, list[str]]] = {}
+    for name in data.measured_files():
+        by_line = data.contexts_by_lineno(name)
+        reach[str(Path(name).relative_to(PACKAGE))] = {
+            line: sorted(c for c in contexts if c) for line, contexts in by_line.items()}
+    out.write_text(json.dumps(reach), encoding="utf-8")
+
+
+def judges(mutant: Mutant, reach: Reach, statements: dict[str, list[tuple[int, int]]]
+           ) -> list[str] | None:
+    """The scenario files that reach ``mutant``'s statement (sorted), ``[]`` when none does,
+    None when it runs at import (every file judges it)."""
+    lines = reach.get(mutant.module, {})
+    first, last = min(((a, b) for a, b in statements[mutant.module] if a <= mutant.line <= b),
+                      key=lambda span: span[1] - span[0], default=(mutant.line, mutant.line))
+    files: set[str] = set()
+    for line in range(first, last + 1):
+        files |= lines.get(line, frozenset())
+    if AT_IMPORT in files:
+        return None
+    return sorted(files)
+
+
+def statement_spans(module: str) -> list[tuple[int, int]]:
+    """The first and last line of every statement of ``module`` (relative to the package)."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    return [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.stmt)]
 
 
 def _first_change(before: str, after: str) -> str:
@@ -242,7 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--fail-under", type=float, default=0.0,
                    help="exit 1 when the killed share (percent) is below this")
+    p.add_argument("--all-scenarios", action="store_true",
+                   help="judge every mutant by the whole library, not by the scenarios that "
+                        "reach it")
+    p.add_argument("--map-reach", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.map_reach is not None:  # the child process of map_reach
+        _write_reach(args.map_reach, args.scenarios)
+        return 0
 
     mutants, left_out = enumerate_mutants(rule_modules(args.modules))
     if args.changed_since:
@@ -272,6 +369,13 @@ def _judge_all(todo: Sequence[Mutant], args: argparse.Namespace, *, timeout_s: f
                known: dict[str, dict[str, str]]) -> None:
     args.results.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
+    reach: Reach | None = None
+    if not args.all_scenarios:
+        started = time.perf_counter()
+        reach = map_reach(args.scenarios)
+        print(f"what each scenario file reaches, mapped in {time.perf_counter() - started:.1f} s",
+              flush=True)
+    spans = {module: statement_spans(module) for module in {m.module for m in todo}}
     pool = [Worker(args.scenarios, timeout_s) for _ in range(max(1, args.workers))]
     free = list(pool)
     started = time.perf_counter()
@@ -279,10 +383,14 @@ def _judge_all(todo: Sequence[Mutant], args: argparse.Namespace, *, timeout_s: f
 
     def one(m: Mutant) -> None:
         nonlocal done
+        selected = judges(m, reach, spans) if reach is not None else None
         with lock:
             worker = free.pop()
         try:
-            outcome, change = worker.judge(m)
+            if selected == []:  # no scenario executes the statement: nothing can fail
+                outcome, change = worker.describe(m)
+            else:
+                outcome, change = worker.judge(m, selected)
         finally:
             with lock:
                 free.append(worker)
@@ -312,25 +420,29 @@ def _report(mutants: Sequence[Mutant], known: dict[str, dict[str, str]],
     for m in mutants:
         outcome = known[m.key]["outcome"]
         by_module.setdefault(m.module, Counter())[outcome] += 1
-        if outcome == "survived":
+        if outcome in ("survived", "unreached"):
             survivors.append(known[m.key])
-    print(f"\n{'module':34} {'mutants':>7} {'killed':>7} {'survived':>8} {'killed %':>8}")
+    print(f"\n{'module':34} {'mutants':>7} {'killed':>7} {'survived':>8} {'unreached':>9} "
+          f"{'killed %':>8}")
     total: Counter[str] = Counter()
     for module in sorted(by_module):
         c = by_module[module]
         total.update(c)
         n = sum(c.values()) - c["incompetent"]
         killed = c["killed"] + c["timeout"]
-        print(f"{module:34} {n:7} {killed:7} {c['survived']:8} "
-              f"{100 * killed / n if n else 100:7.1f}%")
+        print(f"{module:34} {n:7} {killed:7} {c['survived'] + c['unreached']:8} "
+              f"{c['unreached']:9} {100 * killed / n if n else 100:7.1f}%")
     n = sum(total.values()) - total["incompetent"]
     killed = total["killed"] + total["timeout"]
     share = 100 * killed / n if n else 100.0
-    print(f"{'all':34} {n:7} {killed:7} {total['survived']:8} {share:7.1f}%")
+    print(f"{'all':34} {n:7} {killed:7} {total['survived'] + total['unreached']:8} "
+          f"{total['unreached']:9} {share:7.1f}%")
     if survivors:
         print("\nsurvivors:")
         for row in survivors:
-            print(f"  {row['module']}:{row['change']}  [{row['operator'].split('/')[-1]}]")
+            unreached = ", unreached" if row["outcome"] == "unreached" else ""
+            print(f"  {row['module']}:{row['change']}  [{row['operator'].split('/')[-1]}"
+                  f"{unreached}]")
     return 1 if share < fail_under else 0
 
 
