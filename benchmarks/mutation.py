@@ -107,6 +107,12 @@ def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
 
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.args.kwonlyargs and node.args.vararg is None:
+                # the bare ``*`` before keyword-only parameters, which an operator mutates
+                # as if it multiplied: every caller passes those parameters by keyword
+                spans.append(((node.lineno, node.col_offset),
+                              (node.args.kwonlyargs[0].lineno,
+                               node.args.kwonlyargs[0].col_offset), "keyword-only marker"))
             add(node.returns, "annotation")
             for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
                         node.args.vararg, node.args.kwarg):
@@ -143,7 +149,10 @@ def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]
                 left_out[EQUIVALENT_OPERATORS[spec.operator_name]] += 1
                 continue
             # cosmic-ray's positions are parso's: 1-based lines, 0-based columns, as ast's
-            why = next((s[2] for s in spans if _inside(tuple(spec.start_pos), s)), None)
+            why = next((s[2] for s in spans if _inside(tuple(spec.start_pos), s)
+                        and (s[2] != "keyword-only marker"
+                             or spec.operator_name.startswith("core/ReplaceBinaryOperator_Mul_"))),
+                       None)
             if why is not None:
                 left_out[why] += 1
                 continue
@@ -332,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--fail-under", type=float, default=0.0,
                    help="exit 1 when the killed share (percent) is below this")
+    p.add_argument("--survivors", action="store_true",
+                   help="judge again the mutants that survived (after scenarios were added)")
     p.add_argument("--all-scenarios", action="store_true",
                    help="judge every mutant by the whole library, not by the scenarios that "
                         "reach it")
@@ -354,6 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(mutants)} mutants; left out as equivalent: {dict(left_out)}")
         return 0
     known = _load(args.results)
+    if args.survivors:
+        known = {k: row for k, row in known.items()
+                 if row["outcome"] not in ("survived", "unreached")}
     todo = [m for m in mutants if m.key not in known]
     print(f"{len(mutants)} mutants ({len(mutants) - len(todo)} judged before), "
           f"{sum(left_out.values())} left out as equivalent: {dict(left_out)}", flush=True)

@@ -71,6 +71,21 @@ class PostgresServer:
                           str(self.home / "log"), "-w", "-t", "60", "start"], self.uid)
         assert done.returncode == 0, f"pg_ctl start failed: {done.stderr} {done.stdout}"
 
+    def fresh_database(self) -> str:
+        """The URL of a new, empty database on this server (the session's one is shared)."""
+        import uuid
+
+        from sqlalchemy import create_engine, text
+
+        name = f"db_{uuid.uuid4().hex[:12]}"
+        engine = create_engine(self.url, isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                conn.execute(text(f"CREATE DATABASE {name}"))
+        finally:
+            engine.dispose()
+        return self.url.rsplit("/", 1)[0] + f"/{name}"
+
     def stop(self) -> None:
         """Stop the server at once (its clients' connections break), if it runs."""
         if (self.data / "postmaster.pid").exists():

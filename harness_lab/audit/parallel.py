@@ -13,11 +13,12 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Any
 
 from harness_lab.audit.checked import AuditedRun, audited
-from harness_lab.audit.sources import BATCH, SqlReader
+from harness_lab.audit.sources import BATCH, SourceError, SqlReader
 
 __all__ = ["IN_FLIGHT", "audited_in_workers", "audited_sql_in_workers", "default_workers"]
 
@@ -80,15 +81,24 @@ def _in_workers(batches: Iterator[list[Any]], task: Callable[[list[Any]], list[A
     import multiprocessing
 
     pending: deque[Future[list[AuditedRun]]] = deque()
+    done = 0
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start, initargs=(database,)) as pool:
         try:
             for batch in batches:
                 pending.append(pool.submit(task, batch))
                 if len(pending) >= workers * (1 + IN_FLIGHT):
-                    yield from pending.popleft().result()
+                    runs = pending.popleft().result()
+                    done += len(runs)
+                    yield from runs
             while pending:
-                yield from pending.popleft().result()
+                runs = pending.popleft().result()
+                done += len(runs)
+                yield from runs
+        except BrokenProcessPool as exc:
+            raise SourceError(
+                f"a worker process ended abruptly after {done:,} run(s) were audited (killed, "
+                f"or out of memory); --workers 1 audits in this process") from exc
         finally:
             for future in pending:
                 future.cancel()

@@ -11,10 +11,12 @@ import pytest
 
 from benchmarks.bench_audit import replicate
 from harness_lab.audit import audit
-from harness_lab.audit.sources import export_lines
+from harness_lab.audit.parallel import _in_workers
+from harness_lab.audit.sources import SourceError, export_lines
 from harness_lab.fakes import draft
 from harness_lab.store.sql import SqlRunStore
 from tests.conftest import build
+from tests.postgres import PostgresServer
 
 pytestmark = pytest.mark.slow  # worker processes start in a second or two
 
@@ -44,6 +46,40 @@ def test_workers_audit_a_database_as_one_process_does(tmp_path: Path) -> None:
         ("run-000001", "checked", []), ("run-000002", "checked", ["single_termination"]),
         ("run-000003", "incomplete", []), ("run-000004", "checked", [])]
     assert audit(url, workers=2).runs == alone.runs
+
+
+def test_workers_audit_a_postgresql_database_as_one_process_does(
+        postgres_server: PostgresServer) -> None:
+    from sqlalchemy import create_engine, text
+
+    url = postgres_server.fresh_database()
+    harness = build([draft(missing_info=["which service"])] * 3, store=SqlRunStore(url))
+    for _ in range(3):
+        harness.run("it is slow")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM trace_event WHERE run_id = 'run-000002' "
+                          "AND type = 'RUN_FINISHED'"))
+    engine.dispose()
+    alone = audit(url, workers=1)
+    assert [(r.run_id, r.state, [n for n, _ in r.violations]) for r in alone.runs] == [
+        ("run-000001", "checked", []), ("run-000002", "checked", ["single_termination"]),
+        ("run-000003", "checked", [])]
+    assert audit(url, workers=2).runs == alone.runs
+
+
+def _die(batch: list[object]) -> list[object]:
+    """A worker's task that ends its process at once, as the kernel's OOM killer would."""
+    import os
+
+    os._exit(9)
+
+
+def test_a_worker_that_dies_is_a_source_error_saying_how_many_runs_were_audited() -> None:
+    batches = iter([[("run-1", None)], [("run-2", None)]])
+    with pytest.raises(SourceError, match=r"a worker process ended abruptly after 0 run\(s\) "
+                                          r"were audited .*--workers 1"):
+        list(_in_workers(batches, _die, 2, None))  # type: ignore[arg-type]
 
 
 def test_workers_audit_an_export_as_one_process_does(tmp_path: Path) -> None:
