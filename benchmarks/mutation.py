@@ -14,8 +14,11 @@ out, or cannot import), *survived* when the whole library still passes.
 
 Mutants that are equivalent by construction are left out before anything runs, each with
 its reason: a change inside a type annotation (the modules use postponed annotations, which
-never run), a decorator's arguments (dataclass flags), a parameter's default value, or
-``is`` against ``==`` (the state axes are enums, compared by identity or equality alike).
+never run), a decorator's arguments (dataclass flags), a parameter's default value, the bare
+``*`` of a signature, ``is`` against ``==`` (the state axes are enums, compared by identity
+or equality alike), or code that only counts when a seeded defect is on (the other operands of
+``... and Defect.X in config.defects``, and what such a condition guards: off in every
+harness a user builds; the seeded defects are tested by ``benchmarks/defect_table.py``).
 
 **Only the scenarios that reach the mutant.** Before judging, the library is run once under
 coverage, each scenario file in a context of its own: a mutant is judged by the files that
@@ -34,6 +37,7 @@ import argparse
 import ast
 import concurrent.futures
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
@@ -48,6 +52,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "harness_lab"
@@ -96,6 +101,25 @@ def rule_modules(names: Sequence[str] = RULE_MODULES) -> list[Path]:
     return [f for f in files if f.name != "__init__.py" or f.stat().st_size > 200]
 
 
+SEEDED = "seeded-defect code (off unless a seeded defect is on)"
+
+
+def _seeded(node: ast.AST) -> bool:
+    """``Defect.X in ....defects`` or the lifecycle's ``allow_override`` flag: a seeded-defect
+    switch, false in every harness not seeded with that defect."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In):
+        left = node.left
+        return (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
+                and left.value.id == "Defect")
+    return isinstance(node, ast.Attribute) and node.attr == "allow_override"
+
+
+def _guarded(test: ast.AST) -> bool:
+    """A condition that is false whenever seeded defects are off."""
+    return _seeded(test) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                             and any(_seeded(v) for v in test.values))
+
+
 def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
     """Source spans whose mutants are equivalent by construction, with the reason."""
     spans = []
@@ -125,6 +149,17 @@ def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
                 add(decorator, "decorator")
         if isinstance(node, ast.AnnAssign):
             add(node.annotation, "annotation")
+        # what only counts when a seeded defect is on: the other operands of a conjunction
+        # with its switch, and what such a condition guards
+        if isinstance(node, ast.BoolOp) and _guarded(node):
+            for value in node.values:
+                if not _seeded(value):
+                    add(value, SEEDED)
+        if isinstance(node, ast.If) and _guarded(node.test):
+            for statement in node.body:
+                add(statement, SEEDED)
+        if isinstance(node, ast.IfExp) and _guarded(node.test):
+            add(node.body, SEEDED)
     return spans
 
 
@@ -133,20 +168,56 @@ def _inside(pos: tuple[int, int], span: tuple[tuple[int, int], tuple[int, int], 
     return start <= pos < end
 
 
+EQUIVALENTS = Path(__file__).with_name("equivalent_mutants.yaml")
+"""Mutants shown equivalent one by one, each with its reason (a list of ``module``, ``code``:
+the line as written, ``operators``: shell patterns of operator names, ``reason``)."""
+
+
+def listed_equivalents(path: Path = EQUIVALENTS) -> list[dict[str, Any]]:
+    """The entries of :data:`EQUIVALENTS`."""
+    import yaml
+
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    for entry in entries:
+        missing = {"module", "code", "operators", "reason"} - set(entry)
+        if missing:
+            sys.exit(f"mutation: {path}: an entry lacks {sorted(missing)}: {entry}")
+    return entries
+
+
+def _listed(module: str, code: str, operator: str, entries: Sequence[dict[str, Any]]
+            ) -> str | None:
+    """The reason ``entries`` give for this mutant, if they list it."""
+    name = operator.split("/")[-1]
+    for entry in entries:
+        if (entry["module"] == module and entry["code"] == code
+                and any(fnmatch.fnmatchcase(name, pattern) for pattern in entry["operators"])):
+            return "listed: " + str(entry["reason"]).split(":")[0]
+    return None
+
+
 def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]]:
     """Every mutant of ``files``, and how many were left out as equivalent, by reason."""
     from cosmic_ray.commands.init import _all_work_items
 
     mutants: list[Mutant] = []
     left_out: Counter[str] = Counter()
+    entries = listed_equivalents()
     for path in files:
         text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
         digest = hashlib.sha256(text.encode()).hexdigest()
         spans = _spans(ast.parse(text))
+        module = str(path.relative_to(PACKAGE))
         for item in _all_work_items([path], {}):
             spec = item.mutations[0]
             if spec.operator_name in EQUIVALENT_OPERATORS:
                 left_out[EQUIVALENT_OPERATORS[spec.operator_name]] += 1
+                continue
+            listed = _listed(module, lines[spec.start_pos[0] - 1].strip(), spec.operator_name,
+                             entries)
+            if listed is not None:
+                left_out[listed] += 1
                 continue
             # cosmic-ray's positions are parso's: 1-based lines, 0-based columns, as ast's
             why = next((s[2] for s in spans if _inside(tuple(spec.start_pos), s)
@@ -156,7 +227,7 @@ def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]
             if why is not None:
                 left_out[why] += 1
                 continue
-            mutants.append(Mutant(str(path.relative_to(PACKAGE)), spec.operator_name,
+            mutants.append(Mutant(module, spec.operator_name,
                                   spec.occurrence, spec.start_pos[0], digest))
     return mutants, left_out
 
