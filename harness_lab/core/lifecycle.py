@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from harness_lab.frozen import value_class
 from harness_lab.states import (
     RUN_TRANSITIONS,
+    IllegalTransition,
     RunState,
     TraceEventStatus,
     TraceEventType,
-    advance,
 )
 from harness_lab.trace import Tracer
 
@@ -82,8 +82,8 @@ class RunLifecycle:
 
         ``cause`` names who attempts it (a cancellation reason), for the trace.
         """
-        if state is RunState.RUNNING:
-            advance(f"RunLifecycle({self.run_id})", RUN_TRANSITIONS, RunState.RUNNING, state)
+        if state not in RUN_TRANSITIONS[RunState.RUNNING]:  # a terminal state, or a bug
+            raise IllegalTransition(f"RunLifecycle({self.run_id})", RunState.RUNNING, state)
         with self._lock:
             winner = self._termination
             if winner is None or (self.allow_override and winner.state is not state):
