@@ -132,3 +132,14 @@ def test_a_cancel_repeating_the_one_that_ended_the_run_is_not_traced_as_a_loss()
     assert _rejections(tracer) == []
     assert not c.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
     assert [d["reason"] for _, _, d in _rejections(tracer)] == ["CLIENT_DISCONNECTED"]
+
+
+def test_finishing_with_running_is_refused_as_an_illegal_transition():
+    import pytest
+
+    from harness_lab.states import IllegalTransition
+
+    lc = RunLifecycle("r1")
+    with pytest.raises(IllegalTransition, match="RUNNING"):
+        lc.finish(RunState.RUNNING, "not a terminal state", 1.0)
+    assert lc.is_active and lc.history == []
