@@ -8,7 +8,9 @@ record cannot hold is refused as it is parsed:
 - a document of more than :data:`MAX_JSON_BYTES`;
 - nesting deeper than :data:`MAX_JSON_DEPTH` (checked by a scan of the text before parsing,
   so a 100,000-deep line never reaches the recursive parser);
-- an integer outside the store's signed 64-bit range (a 5,000-digit one included);
+- an integer outside the store's signed 64-bit range (a 5,000-digit one included), or, where
+  the caller says so, outside 128 bits (a run log: a run's usage sums 64-bit counts, and a
+  run whose total passes what a store holds is logged as it happened);
 - ``NaN``, ``Infinity`` and a number that overflows to infinity (``9e999``).
 
 A refusal is one :class:`JsonInputError` naming the source and line, never a traceback.
@@ -31,7 +33,6 @@ MAX_JSON_BYTES = 64 << 20
 MAX_JSON_DEPTH = 64
 """Objects and arrays nest at most 64 levels deep (a run line of a log nests 7)."""
 
-_MAX_INT_DIGITS = 20  # INT_MIN has 19 digits and a sign
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -56,13 +57,26 @@ class _Refused(ValueError):
     pass
 
 
+_WIDE_MAX = (1 << 127) - 1
+
+
 def _integer(text: str) -> int:
     digits = text.lstrip("-")
-    if len(digits) > _MAX_INT_DIGITS:
+    if len(digits) > 19:  # INT_MAX has 19 digits
         raise _Refused(f"an integer of {len(digits)} digits (outside the 64-bit range)")
     value = int(text)
     if not INT_MIN <= value <= INT_MAX:
         raise _Refused(f"the integer {text} is outside the 64-bit range")
+    return value
+
+
+def _wide_integer(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > 39:  # the 128-bit bound has 39 digits
+        raise _Refused(f"an integer of {len(digits)} digits (outside the 128-bit range)")
+    value = int(text)
+    if not -_WIDE_MAX - 1 <= value <= _WIDE_MAX:
+        raise _Refused(f"the integer {text} is outside the 128-bit range")
     return value
 
 
@@ -93,8 +107,10 @@ def depth_of(text: str) -> int:
 
 
 def parse_json(text: str, *, source: str, line: int | None = None,
-               max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """The JSON value of ``text`` (a document, or one line of a JSON Lines file).
+               max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH,
+               wide_ints: bool = False) -> Any:
+    """The JSON value of ``text`` (a document, or one line of a JSON Lines file); integers
+    within 64 bits, or 128 with ``wide_ints``.
 
     Raise :class:`JsonInputError` naming ``source`` and ``line`` for text that is not JSON
     or that is beyond the limits above.
@@ -107,7 +123,8 @@ def parse_json(text: str, *, source: str, line: int | None = None,
         raise JsonInputError(source, line, f"nested {deepest} levels deep, more than the "
                                            f"{max_depth} this toolkit reads")
     try:
-        return json.loads(text, parse_int=_integer, parse_float=_number,
+        return json.loads(text, parse_int=_wide_integer if wide_ints else _integer,
+                          parse_float=_number,
                           parse_constant=_constant)
     except _Refused as exc:
         raise JsonInputError(source, line, str(exc)) from None

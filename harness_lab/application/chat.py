@@ -333,7 +333,8 @@ class ChatApplication:
                         {"outcome": outcome.value, "run_state": term.state.value,
                          "fallback_type": fallback.value if fallback else None,
                          "model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
-                         "tokens": usage.tokens, "bytes": usage.bytes})
+                         # a count no store holds is traced empty, as its column is stored
+                         "tokens": storable_int(usage.tokens), "bytes": usage.bytes})
         row = self._persist(live, ctx, published, usage) if stored else None
         if row is None and outcome is not ReleaseOutcome.FAILED and (
                 outcome is not ReleaseOutcome.CANCELLED):

@@ -182,10 +182,11 @@ def _parsed(path: Path) -> Iterator[tuple[int, dict[str, Any], bool]]:
 
 def _parse(path: Path, number: int, text: str, *, last: bool
            ) -> tuple[int, dict[str, Any], bool]:
-    """One line through the bounded JSON reader: nesting, 64-bit integers and finite
-    numbers checked, so a hostile line is a named error, never a traceback."""
+    """One line through the bounded JSON reader: nesting, 128-bit integers (a run's usage
+    sums 64-bit counts) and finite numbers checked, so a hostile line is a named error,
+    never a traceback."""
     try:
-        line = parse_json(text, source=str(path), line=number)
+        line = parse_json(text, source=str(path), line=number, wide_ints=True)
     except JsonInputError as exc:
         if exc.message.startswith("not JSON"):
             if last and not text.endswith("\n"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -83,6 +84,22 @@ def test_a_malformed_line_in_the_middle_names_the_file_and_line(library_log: Pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(lines[:3]) + "{not json\n" + "".join(lines[3:]), encoding="utf-8")
     with pytest.raises(LogError, match=rf"^{bad}:4: not JSON"):
+        read_log(bad)
+
+
+def test_a_run_whose_usage_passed_64_bits_reads_back_and_a_longer_integer_is_refused(
+        library: ResultSet, library_log: Path, tmp_path: Path) -> None:
+    live = [r.record for r in library if r.record is not None]
+    past = [i for i, record in enumerate(live) if record.usage.tokens > (1 << 63) - 1]
+    assert past, "the library has a run whose token total passes what a store holds"
+    read = read_log(library_log).records
+    assert [read[i].usage.tokens for i in past] == [live[i].usage.tokens for i in past]
+    lines = _lines(library_log)
+    bad = tmp_path / "long.jsonl"
+    third = re.sub(r'"seq":\s*\d+', '"seq":' + "9" * 40, lines[2], count=1)
+    assert third != lines[2]
+    bad.write_text("".join(lines[:2]) + third + "".join(lines[3:]), encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:3: .*outside the 128-bit range"):
         read_log(bad)
 
 
