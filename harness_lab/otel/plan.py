@@ -170,11 +170,7 @@ class _Builder:
             if e.type not in _OTHER_PARTIES:
                 self.cursor = e.t
         self.add_root_events()
-        for span in self.open.values():
-            if span.end is None:
-                span.attributes[f"{NAMESPACE}.unfinished"] = True
-                span.end = self.record.finished_at
-        return self.root.freeze(self.record.finished_at)
+        return self.root.freeze(self.record.finished_at)  # a call still open ends here
 
     def visit(self, e: TraceEvent) -> None:
         """Place one trace event in the tree."""
@@ -228,7 +224,8 @@ class _Builder:
         agent = e.type is T.AGENT_MODEL_STEP
         parent = self.agent_parent(self.cursor) if agent else self.root
         span = self.call(e, name, operation, kind, parent, start=self.cursor)
-        span.close(e, error_type=str(e.detail.get("kind") or "") or None)
+        refused = e.detail.get("kind")  # a draft the contract refused: the kind of error
+        span.close(e, error_type=str(refused) if refused else None)
 
     def tool_started(self, e: TraceEvent) -> None:
         """An ``execute_tool`` span, opened for the canonical invocation."""

@@ -150,6 +150,23 @@ def test_a_failed_repair_is_an_error_and_the_release_names_the_fallback() -> Non
     assert "semantic_guard" not in {s.name for s in spans}
 
 
+def test_a_reply_the_draft_contract_refused_is_a_chat_span_in_error_of_that_kind() -> None:
+    last = named(spans_of("faults/invalid-draft-invalid-json.yaml"), "chat")[-1]
+    assert (last.status.status_code, last.attributes["error.type"],
+            last.attributes["harness_lab.detail.action"]) == (
+        StatusCode.ERROR, "INVALID_JSON", "refused")
+
+
+def test_a_tool_refused_in_preflight_is_an_event_of_the_agent_not_a_tool_span() -> None:
+    spans = spans_of("tools/rejection-auth.yaml")
+    agent = only(spans, "invoke_agent diagnosis")
+    (rejected,) = [e for e in agent.events if e.name == "TOOL_REQUEST_REJECTED"]
+    assert (rejected.attributes["harness_lab.detail.tool"],
+            rejected.attributes["harness_lab.detail.reason"]) == ("admin_console", "AUTH")
+    assert [s.name for s in children(spans, agent)] == ["chat", "chat", "execute_tool logs",
+                                                        "chat"]
+
+
 def test_the_sse_events_are_events_of_the_root_in_their_order(guards_pass: list) -> None:
     root = only(guards_pass, "harness_lab.run")
     sse = [e for e in root.events if e.name.startswith("sse.") and e.name != "sse.state"]
