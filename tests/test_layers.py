@@ -22,7 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools", "diagnosis", "release", "store", "fakes"),
     ("application", "record", "harness", "invariant_rules", "invariants"),
     # the lab: what runs, records and replays the harness
-    ("scenarios", "scripted", "runner", "recorded", "sweep", "explore", "live", "logs", "audit"),
+    ("scenarios", "scripted", "runner", "recorded", "sweep", "explore", "live", "logs", "audit",
+     "otel"),
     # presentation: it reads the lab's values, never the reverse
     ("explanation", "report", "terminal"),
     # what people call: the command line, the pytest plugin, the public package

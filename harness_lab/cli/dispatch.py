@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "nbclient": "notebook",
                     "nbformat": "notebook", "ipykernel": "notebook", "jupyterlab": "notebook",
                     "tqdm": "notebook", "hypothesis": "test", "starlette": "live",
-                    "uvicorn": "live", "psycopg": "live"}
+                    "uvicorn": "live", "psycopg": "live", "opentelemetry": "otel"}
 """The optional packages a command may need, and the extra of ``pyproject.toml`` that
 installs each: a command missing one ends in one line naming the extra (exit 2)."""
 

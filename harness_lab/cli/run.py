@@ -49,6 +49,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness_lab.terminal.progress import progress_wanted
 
     fmt = output_format(args.format, args.out)
+    otlp = _otlp_target(args.otlp) if args.otlp else None
+    if isinstance(otlp, int):
+        return otlp
     log = run_log("run", args)
     if isinstance(log, int):
         return log
@@ -78,7 +81,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _annotate(results, data_on_stdout=fmt != "table" and (not args.out or bool(written)))
-    return written or (EXIT_FAILED if not results.ok else 0)
+    exported = _export_otlp(results, otlp, started_at.timestamp()) if otlp else 0
+    return written or exported or (EXIT_FAILED if not results.ok else 0)
+
+
+def _otlp_target(url: str) -> str | int:
+    """``--otlp``'s traces URL, checked before any run starts, as is the ``otel`` extra (a
+    missing one is named by the dispatcher); or the exit code of a bad URL."""
+    import importlib
+
+    from harness_lab.otel.endpoint import endpoint_problem, traces_url
+
+    problem = endpoint_problem(url)
+    if problem is not None:
+        return fail("run", f"--otlp: {problem}")
+    importlib.import_module("harness_lab.otel.export")
+    return traces_url(url)
+
+
+def _export_otlp(results: ResultSet, url: str, epoch: float) -> int:
+    """Send every run of ``results`` (earlier turns included) to ``url``, virtual second 0
+    placed at ``epoch``; 0, or :data:`EXIT_FAILED` (said) when they could not be sent."""
+    from harness_lab.otel.export import OtlpExportError, export_records
+
+    pairs = [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
+             if rec is not None]
+    try:
+        sent = export_records([rec for _, rec in pairs], endpoint=url, epoch=epoch,
+                              scenarios=[name for name, _ in pairs])
+    except OtlpExportError as exc:
+        return fail("run", f"--otlp: {exc}", EXIT_FAILED)
+    print(f"otlp: {sent.spans:,} span(s) of {sent.runs:,} run(s) sent to {url}",
+          file=sys.stderr)
+    return 0
 
 
 
@@ -291,6 +326,10 @@ def register(sub: Any) -> None:
                                    ".csv, .json, .md, .html, .xml for JUnit); the summary "
                                    "still goes to the terminal; its directory must exist")
     run.add_argument("--tag", action="append", help="only scenarios with this tag (repeatable)")
+    run.add_argument("--otlp", metavar="URL",
+                     help="also send every run as an OpenTelemetry trace to this OTLP/HTTP "
+                          "endpoint (e.g. http://127.0.0.1:4318; needs the otel extra; "
+                          "docs/otel.md)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="list every mismatch and broken invariant under each failure")
