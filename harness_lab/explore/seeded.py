@@ -17,7 +17,7 @@ library (:func:`seed`), and each detector is asked whether it notices:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["DETECTORS", "DefectRow", "broken_invariants", "conform_failures",
-           "explorer_findings", "library_failures", "load_library", "markdown_table",
-           "measure", "search_finds", "seed", "yes"]
+           "explorer_adds", "explorer_findings", "library_failures", "load_library",
+           "markdown_table", "measure", "search_finds", "seed", "yes"]
 
 DETECTORS = ("library", "invariants", "explorer", "search", "conform")
 """The detectors of the table, in its column order."""
@@ -103,6 +103,30 @@ def explorer_findings(loaded: Sequence[LoadedScenario], defect: Defect | str | N
     return {f.variant.name for f in run_library(plan, workers=workers).result.flagged}
 
 
+def explorer_adds(loaded: Sequence[LoadedScenario], defect: Defect | str,
+                  before: set[str], *, first: Collection[str] = ()) -> bool:
+    """Whether the explorer, over ``loaded`` with ``defect`` seeded, flags a variant that is
+    not in ``before`` (what it flags with none seeded): :func:`explorer_findings`'s answer
+    without exploring the whole library when it is yes. Each file is explored on its own
+    (a file's variants are judged against its own base, as in a whole run), the scenarios
+    named in ``first`` (those the defect is known to show in) before the others, and the
+    exploration stops at the first such variant."""
+    from harness_lab.explore.boundaries import ExplorationError, record_base
+    from harness_lab.explore.library import LibraryPlan, run_library
+    from harness_lab.explore.variants import enumerate_variants
+
+    ordered = sorted(loaded, key=lambda item: item.scenario.name not in first)
+    for item in seed(ordered, [defect]):
+        try:
+            base = record_base(item)
+        except ExplorationError:
+            continue
+        plan = LibraryPlan(bases=[base], variants=[enumerate_variants(base, None)], files=1)
+        if {f.variant.name for f in run_library(plan, workers=1).result.flagged} - before:
+            return True
+    return False
+
+
 def search_finds(defect: Defect | str, max_examples: int = 1000) -> list[str]:
     """What the property search's minimal scenario breaks with ``defect`` seeded (empty:
     nothing found within ``max_examples`` derandomized examples)."""
@@ -158,7 +182,8 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
         cells["invariants"] = ", ".join(broken_invariants(loaded, defect)) or "no"
     if "explorer" in detectors:
         before = explorer_findings(loaded, None) if unseeded is None else unseeded
-        cells["explorer"] = yes(explorer_findings(loaded, defect) - before)
+        shows = failing if failing else library_failures(loaded, defect)
+        cells["explorer"] = yes(explorer_adds(loaded, defect, before, first=shows))
     if "search" in detectors:
         cells["search"] = yes(search_finds(defect))
     if "conform" in detectors:
