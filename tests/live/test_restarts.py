@@ -33,15 +33,6 @@ def turn(db: str, session_id: str, *, idle_s: float = 0.0) -> str:
     return run_id
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An SQLite file, or the throwaway PostgreSQL server."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 def test_a_turn_stored_after_a_restart_is_the_latest_of_its_session(database: str) -> None:
     session_id = f"s-{uuid.uuid4().hex}"
     before = time.time()

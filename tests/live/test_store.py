@@ -13,15 +13,6 @@ from harness_lab.live.store import open_store, store_problem
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An SQLite file, or the throwaway PostgreSQL server."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 def test_the_health_probe_answers_while_the_runs_hold_every_connection_of_the_pool(
         database: str) -> None:
     store = open_store(database)
