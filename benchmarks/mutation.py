@@ -38,6 +38,7 @@ import ast
 import concurrent.futures
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import operator
@@ -51,7 +52,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -249,15 +250,27 @@ def listed_equivalents(path: Path = EQUIVALENTS) -> list[dict[str, Any]]:
     return entries
 
 
-def _listed(module: str, code: str, operator: str, entries: Sequence[dict[str, Any]]
-            ) -> str | None:
-    """The reason ``entries`` give for this mutant, if they list it."""
+def _listed(module: str, code: str, operator: str, entries: Sequence[dict[str, Any]],
+            mutated: Callable[[], str]) -> str | None:
+    """The reason ``entries`` give for this mutant, if they list it. An entry with
+    ``mutated`` (the line as the mutant makes it, stripped) lists only that mutant of the
+    line; ``mutated()`` gives it, computed only when an entry asks."""
     name = operator.split("/")[-1]
     for entry in entries:
         if (entry["module"] == module and entry["code"] == code
-                and any(fnmatch.fnmatchcase(name, pattern) for pattern in entry["operators"])):
+                and any(fnmatch.fnmatchcase(name, pattern) for pattern in entry["operators"])
+                and ("mutated" not in entry or entry["mutated"] == mutated())):
             return "listed: " + str(entry["reason"]).split(":")[0]
     return None
+
+
+def _mutated_line(text: str, operator: str, occurrence: int, line: int) -> str:
+    """Line ``line`` of ``text`` as the mutant makes it, stripped ("" when it makes none)."""
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+
+    mutated = mutate_code(text, get_operator(operator)(), occurrence)
+    return mutated.splitlines()[line - 1].strip() if mutated is not None else ""
 
 
 def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]]:
@@ -280,7 +293,8 @@ def enumerate_mutants(files: Iterable[Path]) -> tuple[list[Mutant], Counter[str]
                 left_out[EQUIVALENT_OPERATORS[spec.operator_name]] += 1
                 continue
             listed = _listed(module, lines[spec.start_pos[0] - 1].strip(), spec.operator_name,
-                             entries)
+                             entries, functools.partial(_mutated_line, text, spec.operator_name,
+                                                        spec.occurrence, spec.start_pos[0]))
             if listed is not None:
                 left_out[listed] += 1
                 continue
