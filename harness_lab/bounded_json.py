@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
-
-from harness_lab.bounds import INT_MAX, INT_MIN
 
 __all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "InputError", "JsonInputError", "parse_json"]
 
@@ -57,27 +56,26 @@ class _Refused(ValueError):
     pass
 
 
-_WIDE_MAX = (1 << 127) - 1
+def _integers(bits: int) -> Callable[[str], int]:
+    """A ``parse_int`` that refuses integers outside the signed ``bits``-bit range (by their
+    digits first, so a 5,000-digit one is never converted)."""
+    top = (1 << (bits - 1)) - 1
+    digits_at_most = len(str(top))
+
+    def integer(text: str) -> int:
+        digits = text.lstrip("-")
+        if len(digits) > digits_at_most:
+            raise _Refused(f"an integer of {len(digits)} digits (outside the {bits}-bit range)")
+        value = int(text)
+        if not -top - 1 <= value <= top:
+            raise _Refused(f"the integer {text} is outside the {bits}-bit range")
+        return value
+
+    return integer
 
 
-def _integer(text: str) -> int:
-    digits = text.lstrip("-")
-    if len(digits) > 19:  # INT_MAX has 19 digits
-        raise _Refused(f"an integer of {len(digits)} digits (outside the 64-bit range)")
-    value = int(text)
-    if not INT_MIN <= value <= INT_MAX:
-        raise _Refused(f"the integer {text} is outside the 64-bit range")
-    return value
-
-
-def _wide_integer(text: str) -> int:
-    digits = text.lstrip("-")
-    if len(digits) > 39:  # the 128-bit bound has 39 digits
-        raise _Refused(f"an integer of {len(digits)} digits (outside the 128-bit range)")
-    value = int(text)
-    if not -_WIDE_MAX - 1 <= value <= _WIDE_MAX:
-        raise _Refused(f"the integer {text} is outside the 128-bit range")
-    return value
+_integer = _integers(64)
+_wide_integer = _integers(128)
 
 
 def _number(text: str) -> float:
