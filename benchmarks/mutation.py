@@ -264,12 +264,18 @@ def _listed(module: str, code: str, operator: str, entries: Sequence[dict[str, A
     return None
 
 
-def _mutated_line(text: str, operator: str, occurrence: int, line: int) -> str:
-    """Line ``line`` of ``text`` as the mutant makes it, stripped ("" when it makes none)."""
+def mutated_text(text: str, operator: str, occurrence: int) -> str | None:
+    """``text`` with the ``occurrence``-th change of ``operator`` made (None: it makes none)."""
     from cosmic_ray.mutating import mutate_code
     from cosmic_ray.plugins import get_operator
 
-    mutated = mutate_code(text, get_operator(operator)(), occurrence)
+    mutated: str | None = mutate_code(text, get_operator(operator)(), occurrence)
+    return mutated
+
+
+def _mutated_line(text: str, operator: str, occurrence: int, line: int) -> str:
+    """Line ``line`` of ``text`` as the mutant makes it, stripped ("" when it makes none)."""
+    mutated = mutated_text(text, operator, occurrence)
     return mutated.splitlines()[line - 1].strip() if mutated is not None else ""
 
 
@@ -338,12 +344,9 @@ class Worker:
     def judge(self, mutant: Mutant, scenarios: Sequence[str] | None = None) -> tuple[str, str]:
         """``(outcome, diff line)``: killed, survived, timeout or incompetent; judged by
         ``scenarios`` (files of the library) when given, else by the whole library."""
-        from cosmic_ray.mutating import mutate_code
-        from cosmic_ray.plugins import get_operator
-
         target = self.home / "harness_lab" / mutant.module
         original = (PACKAGE / mutant.module).read_text(encoding="utf-8")
-        mutated = mutate_code(original, get_operator(mutant.operator)(), mutant.occurrence)
+        mutated = mutated_text(original, mutant.operator, mutant.occurrence)
         if mutated is None:
             return "incompetent", ""
         changed = _first_change(original, mutated)
@@ -355,11 +358,8 @@ class Worker:
 
     def describe(self, mutant: Mutant) -> tuple[str, str]:
         """``("unreached", diff line)`` for a mutant no scenario reaches (or incompetent)."""
-        from cosmic_ray.mutating import mutate_code
-        from cosmic_ray.plugins import get_operator
-
         original = (PACKAGE / mutant.module).read_text(encoding="utf-8")
-        mutated = mutate_code(original, get_operator(mutant.operator)(), mutant.occurrence)
+        mutated = mutated_text(original, mutant.operator, mutant.occurrence)
         if mutated is None:
             return "incompetent", ""
         return "unreached", _first_change(original, mutated)
