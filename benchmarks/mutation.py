@@ -133,6 +133,22 @@ def _guarded(test: ast.AST) -> bool:
                              and any(_seeded(v) for v in test.values))
 
 
+VALUE_CLASS = "the dataclass decorator of a value class with its own __init__"
+PROTOCOL = "a Protocol's member, read by the type checker only"
+
+
+def _names_dataclass(decorator: ast.expr) -> bool:
+    """``@dataclass`` or ``@dataclass(...)``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(target, ast.Name) and target.id == "dataclass"
+
+
+def _own_init(node: ast.ClassDef) -> bool:
+    """A ``@dataclass`` class that writes its own ``__init__``."""
+    return (any(_names_dataclass(d) for d in node.decorator_list)
+            and any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body))
+
+
 def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
     """Source spans whose mutants are equivalent by construction, with the reason."""
     spans = []
@@ -162,6 +178,21 @@ def _spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
                 add(decorator, "decorator")
         if isinstance(node, ast.AnnAssign):
             add(node.annotation, "annotation")
+        if isinstance(node, ast.ClassDef) and _own_init(node):
+            # a value class that builds itself: without ``@dataclass`` it still builds, reads
+            # and is passed around alike; what the decorator adds (equality, hashing, repr,
+            # slots, frozenness) no rule uses. (Its field defaults are not left out: the
+            # codec reads them, and a scenario can see that.)
+            for decorator in node.decorator_list:
+                if _names_dataclass(decorator):
+                    spans.append(((decorator.lineno, 0), (decorator.lineno + 1, 0), VALUE_CLASS))
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(b, ast.Name) and b.id == "Protocol" for b in node.bases):
+            # a Protocol's members describe a type to the checker; nothing runs them
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef) and member.decorator_list:
+                    first = member.decorator_list[0]
+                    spans.append(((first.lineno, 0), (first.lineno + 1, 0), PROTOCOL))
         # what only counts when a seeded defect is on: the other operands of a conjunction
         # with its switch, and what such a condition guards
         if isinstance(node, ast.BoolOp) and _guarded(node):

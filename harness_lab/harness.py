@@ -156,7 +156,7 @@ class Harness:
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
         start = virtual_now(env) if at is None else at
-        process = env.process(self.app.handle_at(live, env, start, bound))
+        process = env.process(_handled_at(self.app, live, env, start, bound))
         handle = RunHandle(live, process, bound)
         for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
             if t is not None:
@@ -203,3 +203,13 @@ def _check_time(name: str, t: float | None) -> None:
     if not math.isfinite(t) or t < 0:
         raise ValueError(f"Harness: {name} must be a finite virtual time >= 0 (seconds), "
                          f"got {t!r}")
+
+
+def _handled_at(app: ChatApplication, live: LiveRun, env: simpy.Environment, at: float,
+                parts: RunParts) -> Generator[simpy.Event, Any, RunRecord]:
+    """``app.handle`` started at virtual time ``at`` (now, or later); a simpy process."""
+    wait = at - virtual_now(env)
+    if wait > 0:
+        yield env.timeout(wait)
+    record: RunRecord = yield from app.handle(live, env, parts)
+    return record

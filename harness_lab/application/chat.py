@@ -21,7 +21,7 @@ from harness_lab.application.parts import RunParts
 from harness_lab.bounds import INT_MAX
 from harness_lab.config import UserCancelNotice
 from harness_lab.core.budget import Usage
-from harness_lab.core.context import RunContext, virtual_now
+from harness_lab.core.context import RunContext
 from harness_lab.defects import Defect, stored_status_of_run_state
 from harness_lab.diagnosis.agent import DiagnosisAgent
 from harness_lab.diagnosis.collection import CollectionController
@@ -107,15 +107,6 @@ class ChatApplication:
         self.capacity = capacity
 
     # -- the run --------------------------------------------------------------------------------
-
-    def handle_at(self, live: LiveRun, env: simpy.Environment, at: float, parts: RunParts
-                  ) -> Generator[simpy.Event, Any, RunRecord]:
-        """:meth:`handle`, started at virtual time ``at`` (now, or later); a simpy process."""
-        wait = at - virtual_now(env)
-        if wait > 0:
-            yield env.timeout(wait)
-        record: RunRecord = yield from self.handle(live, env, parts)
-        return record
 
     def handle(self, live: LiveRun, env: simpy.Environment, parts: RunParts
                ) -> Generator[simpy.Event, Any, RunRecord]:

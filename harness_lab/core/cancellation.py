@@ -41,11 +41,6 @@ class RunCancellation:
         """
         return self._ended_by
 
-    @property
-    def is_cancelled(self) -> bool:
-        """True once any reason was recorded."""
-        return self._reason is not None
-
     def cancel(self, reason: CancellationReason, detail: str = "",
                at: float | None = None) -> bool:
         """Record ``reason`` if it is the first; return True if this call ended the run.

@@ -38,11 +38,6 @@ class ProgressSnapshot:
         object.__setattr__(self, "missing_info", missing_info)
         object.__setattr__(self, "steps", steps)
 
-    @property
-    def has_verified_facts(self) -> bool:
-        """True when at least one fact cites a READY invocation of this run."""
-        return bool(self.facts)
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"facts": [fact_data(f) for f in self.facts],
