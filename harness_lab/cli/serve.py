@@ -174,7 +174,8 @@ def serve(args: argparse.Namespace) -> int:
         store.close()
         sock.close()
         if exported is not None:  # every worker has ended: every record is queued
-            print(f"harness-lab serve: {exported.close().describe(otlp)}", flush=True)
+            print(f"harness-lab serve: {exported.close().describe(exported.target)}",
+                  flush=True)
     print(f"harness-lab serve: stopped after {driver.finished} run(s)"
           + (f"; {server.cancelled} cancelled at shutdown" if server.cancelled else ""),
           flush=True)
