@@ -94,7 +94,8 @@ class BackgroundExport:
 
     def __init__(self, endpoint: str | None = None, *, exporter: SpanExporter | None = None,
                  capacity: int = QUEUE_RUNS, warn_every_s: float = WARN_EVERY_S) -> None:
-        self.target = endpoint or type(exporter).__name__
+        self.target = (type(exporter).__name__ if exporter is not None
+                       else endpoint or "the OTLP default endpoint")
         self._exporter = exporter if exporter is not None else otlp_exporter(endpoint)
         logging.getLogger(type(self._exporter).__module__).addFilter(_QUIET)
         self._queue: queue.Queue[_Run | None] = queue.Queue(maxsize=capacity)
@@ -147,7 +148,9 @@ class BackgroundExport:
         return self.summary()
 
     def _put_stop(self, deadline: float) -> None:
-        while True:
+        """Queue the end behind what is queued; past ``deadline``, what is queued is
+        abandoned, so the thread makes room for it at once."""
+        while self._thread.is_alive():
             try:
                 self._queue.put(_STOP, timeout=max(0.01, deadline - time.monotonic()))
                 return

@@ -7,11 +7,13 @@ scenario first, are queued as the item is judged, virtual second 0 placed at the
 time its call started, and sent by a :class:`~harness_lab.otel.background.BackgroundExport`
 while the next items run; what is still queued is sent when the session ends, and the
 terminal summary says how many spans of how many runs went. Under pytest-xdist each worker
-sends the runs of its own items.
+sends the runs of its own items and hands its figures to the controller, which sends nothing
+and says the sum.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,6 +30,8 @@ OPTION = "--scenario-otlp"
 _EXPORT = pytest.StashKey["BackgroundExport"]()
 _URL = pytest.StashKey[str]()
 _SENT = pytest.StashKey["BackgroundSummary"]()
+_FIGURES = "harness_lab_otlp"
+"""The key of a pytest-xdist worker's export figures in what it hands the controller."""
 
 
 def add_option(group: Any) -> None:
@@ -52,10 +56,13 @@ def open_export(config: pytest.Config) -> None:
     except ModuleNotFoundError as exc:
         raise pytest.UsageError(f"{OPTION} needs the optional package {exc.name!r}; install "
                                 "it with: pip install 'harness_lab[otel]'") from None
+    config.stash[_URL] = target
+    if _distributing(config):  # the workers send; this process adds up what they say
+        config.pluginmanager.register(_WorkerFigures(config), "harness_lab_otlp_workers")
+        return
     from harness_lab.otel.background import BackgroundExport
 
     config.stash[_EXPORT] = BackgroundExport(target)
-    config.stash[_URL] = target
 
 
 def send_result(config: pytest.Config, result: ScenarioResult, started_at: float) -> None:
@@ -77,6 +84,9 @@ def close(config: pytest.Config) -> BackgroundSummary | None:
         return None
     del config.stash[_EXPORT]
     sent = config.stash[_SENT] = export.close()
+    handed = getattr(config, "workeroutput", None)  # a pytest-xdist worker's, for the controller
+    if handed is not None:
+        handed[_FIGURES] = dataclasses.asdict(sent)
     return sent
 
 
@@ -89,3 +99,28 @@ def summary_line(config: pytest.Config) -> str | None:
 
 def _export(config: pytest.Config) -> BackgroundExport | None:
     return config.stash.get(_EXPORT, None)
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """True in the controller of a pytest-xdist run: its workers run the items."""
+    if hasattr(config, "workerinput") or config.getoption("collectonly", False):
+        return False
+    return config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
+
+
+class _WorkerFigures:
+    """The controller's plugin that adds up the figures each worker hands over at its end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from harness_lab.otel.background import BackgroundSummary
+
+        self.config = config
+        config.stash[_SENT] = BackgroundSummary(0, 0, 0, 0, 0)
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Add the figures of the worker ``node``, when it handed any."""
+        figures = getattr(node, "workeroutput", {}).get(_FIGURES)
+        if figures:
+            total = self.config.stash[_SENT]
+            self.config.stash[_SENT] = dataclasses.replace(
+                total, **{k: getattr(total, k) + figures[k] for k in figures})

@@ -46,6 +46,19 @@ def test_each_scenario_item_s_run_is_sent_passed_or_failed(pytester: pytest.Pyte
                                  f"to {receiver.url}/v1/traces"])
 
 
+def test_under_xdist_each_worker_sends_its_items_and_the_summary_adds_them_up(
+        pytester: pytest.Pytester, receiver: Receiver) -> None:
+    _scenarios(pytester)
+    result = pytester.runpytest_subprocess("scenarios", "--no-scenario-log", "-p",
+                                           "no:cacheprovider", "-n", "2", "--dist", "load",
+                                           "--scenario-otlp", receiver.url)
+    result.assert_outcomes(passed=1, failed=1)
+    spans = [span for _, span in receiver.spans()]
+    assert len([s for s in spans if not s.parent_span_id]) == 2
+    result.stdout.fnmatch_lines([f"harness-lab otlp: {len(spans)} span(s) of 2 run(s) sent "
+                                 f"to {receiver.url}/v1/traces"])
+
+
 def test_a_url_that_is_not_otlp_http_is_a_usage_error_before_any_test(
         pytester: pytest.Pytester) -> None:
     _scenarios(pytester)
