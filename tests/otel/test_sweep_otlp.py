@@ -28,7 +28,7 @@ def test_sweep_sends_the_runs_it_keeps_and_no_other(receiver: Receiver) -> None:
             in done.stderr)
 
 
-def test_sweep_otlp_without_keep_every_is_refused_before_any_sample(
+def test_sweep_otlp_without_kept_runs_is_refused_before_any_sample(
         receiver: Receiver) -> None:
     done = run_cli("sweep", DEADLINE_SWEEP, "--samples", "5", "--no-log", "--otlp",
                    receiver.url)
@@ -36,6 +36,12 @@ def test_sweep_otlp_without_keep_every_is_refused_before_any_sample(
     assert done.stderr == ("harness-lab sweep: --otlp sends the runs the sweep keeps whole: "
                            "give --keep-every K too (every K-th sample of each grid point)\n")
     assert receiver.requests == []
+    compared = run_cli("sweep", DEADLINE_SWEEP, "--samples", "5", "--keep-every", "1",
+                       "--no-log", "--compare", "config.deadline_s=4", "--against",
+                       "config.deadline_s=8", "--otlp", receiver.url)
+    assert compared.returncode == 2
+    assert compared.stderr == ("harness-lab sweep: --otlp sends the runs a sweep keeps; "
+                               "--compare and --load keep none\n")
 
 
 def test_sweep_says_so_and_exits_one_when_the_receiver_refuses_the_spans(
