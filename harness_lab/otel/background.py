@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_RUNS", "QUEUE_RUNS", "WARN_EVERY_S", "BackgroundExport", "BackgroundSummary"]
 
-QUEUE_RUNS: Final = 10_000
-"""Finished runs waiting to be sent, at most; a run beyond them is dropped (and counted)."""
+QUEUE_RUNS: Final = 2_048
+"""Finished runs waiting to be sent, at most (a record holds some 30 KiB: 60 MiB at worst);
+a run beyond them is dropped (and counted)."""
 BATCH_RUNS: Final = 256
 """Runs sent in one export call at most (its spans go in OTLP requests of at most
 :data:`~harness_lab.otel.export.BATCH_SPANS`)."""
@@ -122,7 +123,7 @@ class BackgroundExport:
                 pass
         with self._lock:
             self.dropped += 1
-        self._lost(1, "the export queue is full")
+        self._lost(1, "the export has ended" if self._closed else "the export queue is full")
         return False
 
     def summary(self) -> BackgroundSummary:
@@ -186,7 +187,7 @@ class BackgroundExport:
             # the spans sent before the refusal went out, but no run of the batch is whole
             self._count(0, exc.sent, len(batch))
             self._lost(len(batch), "refused, or unreachable within the exporter's retries")
-        except Exception as exc:  # noqa: BLE001 - a run that cannot be exported costs no other
+        except Exception as exc:  # noqa: BLE001 - a bug costs this batch, never the thread
             self._count(0, 0, len(batch))
             self._lost(len(batch), f"{type(exc).__name__}: {exc}")
         else:
