@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
@@ -35,7 +36,8 @@ SCENARIO_DIRECTORY = "scenarios"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--scenario-tag TAG`` (repeatable), ``--no-scenarios`` and ``--record-mode``."""
+    """``--scenario-tag TAG`` (repeatable), ``--no-scenarios``, ``--record-mode``, the run
+    log's options and ``--scenario-otlp URL``."""
     group = parser.getgroup("harness_lab")
     group.addoption("--scenario-tag", action="append", default=[],
                     help="only run scenarios carrying this tag")
@@ -49,32 +51,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                         help="record mode of recorded scenarios' cassettes: none (replay "
                              "only, the default), once, new_episodes, all, rewrite")
     from harness_lab.logs.pytest_log import add_options
+    from harness_lab.otel.pytest_otlp import add_option
 
     add_options(group)
+    add_option(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Prepare the run log of the scenario items (see :mod:`harness_lab.logs.pytest_log`)."""
+    """Prepare the run log of the scenario items (see :mod:`harness_lab.logs.pytest_log`)
+    and their OTLP export (:mod:`harness_lab.otel.pytest_otlp`)."""
     from harness_lab.logs.pytest_log import open_log
+    from harness_lab.otel.pytest_otlp import open_export
 
+    open_export(config)
     open_log(config)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the run log's footer."""
+    """Write the run log's footer; send the runs still queued for export."""
     from harness_lab.logs.pytest_log import close
+    from harness_lab.otel import pytest_otlp
 
     close(session.config)
+    pytest_otlp.close(session.config)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Name the run log of the scenario items, when one was written, and list the snapshots
     no collected scenario file uses (removing them under ``--snapshot-update``)."""
     from harness_lab.logs.pytest_log import written
+    from harness_lab.otel.pytest_otlp import summary_line
 
     path = written(config)
     if path is not None:
         terminalreporter.write_line(f"harness-lab run log: {path}")
+    exported = summary_line(config)
+    if exported is not None:
+        terminalreporter.write_line(exported)
     files = config.stash.get(_COLLECTED, set())
     if files:
         from harness_lab.runner.snapshot import unused_report, unused_snapshots
@@ -196,6 +209,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the scenario; fail when an expectation or invariant does not hold."""
+        started_at = time.time()
         mode = self.config.getoption("--record-mode", "none") or "none"
         if mode != "none" and self.loaded.scenario.recorded is not None:
             from harness_lab.recorded.recording import recorded_result
@@ -207,6 +221,9 @@ class ScenarioItem(pytest.Item):
         from harness_lab.logs.pytest_log import log_result
 
         log_result(self.config, result)
+        from harness_lab.otel.pytest_otlp import send_result
+
+        send_result(self.config, result, started_at)
         if not result.ok:
             raise ScenarioFailed(result)
 

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harness_lab.record import RunRecord
     from harness_lab.runner.results import ResultSet
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES", "HelpFormatter",
            "add_command", "emit", "exit_codes", "fail", "format_rows",
-           "no_scenarios_message", "out_problem", "output_format", "read_mapping",
-           "selected_results", "usage_problem"]
+           "no_scenarios_message", "otlp_option", "otlp_send", "out_problem", "output_format",
+           "read_mapping", "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -149,6 +150,37 @@ def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
     """Say ``harness-lab COMMAND: MESSAGE`` on standard error; return ``code``."""
     print(f"harness-lab {command}: {message}", file=sys.stderr)
     return code
+
+
+def otlp_option(command: str, url: str | None) -> str | int | None:
+    """A command's ``--otlp URL`` as its traces URL, checked before anything runs (None when
+    not given): a bad URL is said, its exit code returned; a missing ``otel`` extra raises the
+    ModuleNotFoundError that :func:`~harness_lab.cli.dispatch.main` names."""
+    if not url:
+        return None
+    from harness_lab.otel.endpoint import checked_endpoint
+
+    try:
+        return checked_endpoint(url)
+    except ValueError as exc:
+        return fail(command, f"--otlp: {exc}")
+
+
+def otlp_send(command: str, runs: Sequence[tuple[str | None, RunRecord]], url: str,
+              epoch: float) -> int:
+    """Send ``runs`` (scenario name, record) to the traces URL ``url`` as one trace each,
+    virtual second 0 placed at ``epoch``, and say how many spans went; 0, or
+    :data:`EXIT_FAILED` (said) when they could not be sent."""
+    from harness_lab.otel.export import OtlpExportError, export_records
+
+    try:
+        sent = export_records([record for _, record in runs], endpoint=url, epoch=epoch,
+                              scenarios=[name for name, _ in runs])
+    except OtlpExportError as exc:
+        return fail(command, f"--otlp: {exc}", EXIT_FAILED)
+    print(f"otlp: {sent.spans:,} span(s) of {sent.runs:,} run(s) sent to {url}",
+          file=sys.stderr)
+    return 0
 
 
 def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -> int:

@@ -21,6 +21,8 @@ from harness_lab.cli.common import (
     fail,
     format_rows,
     no_scenarios_message,
+    otlp_option,
+    otlp_send,
     output_format,
     selected_results,
     usage_problem,
@@ -49,7 +51,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness_lab.terminal.progress import progress_wanted
 
     fmt = output_format(args.format, args.out)
-    otlp = _otlp_target(args.otlp) if args.otlp else None
+    otlp = otlp_option("run", args.otlp)
     if isinstance(otlp, int):
         return otlp
     log = run_log("run", args)
@@ -85,35 +87,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return written or exported or (EXIT_FAILED if not results.ok else 0)
 
 
-def _otlp_target(url: str) -> str | int:
-    """``--otlp``'s traces URL, checked before any run starts, as is the ``otel`` extra (a
-    missing one is named by the dispatcher); or the exit code of a bad URL."""
-    import importlib
-
-    from harness_lab.otel.endpoint import endpoint_problem, traces_url
-
-    problem = endpoint_problem(url)
-    if problem is not None:
-        return fail("run", f"--otlp: {problem}")
-    importlib.import_module("harness_lab.otel.export")
-    return traces_url(url)
-
-
 def _export_otlp(results: ResultSet, url: str, epoch: float) -> int:
     """Send every run of ``results`` (earlier turns included) to ``url``, virtual second 0
     placed at ``epoch``; 0, or :data:`EXIT_FAILED` (said) when they could not be sent."""
-    from harness_lab.otel.export import OtlpExportError, export_records
-
-    pairs = [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
-             if rec is not None]
-    try:
-        sent = export_records([rec for _, rec in pairs], endpoint=url, epoch=epoch,
-                              scenarios=[name for name, _ in pairs])
-    except OtlpExportError as exc:
-        return fail("run", f"--otlp: {exc}", EXIT_FAILED)
-    print(f"otlp: {sent.spans:,} span(s) of {sent.runs:,} run(s) sent to {url}",
-          file=sys.stderr)
-    return 0
+    return otlp_send("run", [(r.scenario, rec) for r in results
+                             for rec in (*r.turns, r.record) if rec is not None], url, epoch)
 
 
 

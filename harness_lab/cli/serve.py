@@ -7,6 +7,7 @@ client that disconnects cancels its run at once. Providers are a scenario file's
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import signal
 import socket
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail
+from harness_lab.cli.common import add_command, fail, otlp_option
 
 __all__ = ["register", "serve"]
 
@@ -88,6 +89,9 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"--header-timeout must be > 0 seconds, got {args.header_timeout}")
     if not args.keepalive > 0:
         return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
+    otlp = otlp_option("serve", args.otlp)
+    if isinstance(otlp, int):
+        return otlp
     try:
         scenario = label = None
         if args.scenario is not None:
@@ -127,7 +131,15 @@ def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     clock = WallClock(args.time_scale)
-    driver = LiveDriver(source, store, clock, workers=args.workers)
+    exported = None
+    if otlp is not None:  # each run, once finished, queued for a thread of its own to send
+        from harness_lab.otel.background import BackgroundExport
+
+        exported = BackgroundExport(otlp)
+    driver = LiveDriver(source, store, clock, workers=args.workers,
+                        on_record=None if exported is None else functools.partial(
+                            exported.submit, scenario=label if args.provider_url is None
+                            else None))
     app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin,
                      store_check=lambda: store_problem(store), instance=instance)
     host, port = sock.getsockname()[:2]
@@ -161,6 +173,9 @@ def serve(args: argparse.Namespace) -> int:
                       one_line(exc))
         store.close()
         sock.close()
+        if exported is not None:  # every worker has ended: every record is queued
+            print(f"harness-lab serve: {exported.close().describe(exported.target)}",
+                  flush=True)
     print(f"harness-lab serve: stopped after {driver.finished} run(s)"
           + (f"; {server.cancelled} cancelled at shutdown" if server.cancelled else ""),
           flush=True)
@@ -267,6 +282,10 @@ def register(sub: Any) -> None:
     p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="close a connection whose request headers are not complete this long "
                         "after it opened or its previous response ended")
+    p.add_argument("--otlp", metavar="URL",
+                   help="also send each run, as it finishes, as an OpenTelemetry trace to this "
+                        "OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318), from a thread of its "
+                        "own; needs the otel extra (docs/otel.md)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="the HTTP server's log level")

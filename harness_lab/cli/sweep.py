@@ -10,7 +10,15 @@ from typing import Any
 
 import yaml
 
-from harness_lab.cli.common import EXIT_USAGE, add_command, fail, format_rows, out_problem
+from harness_lab.cli.common import (
+    EXIT_USAGE,
+    add_command,
+    fail,
+    format_rows,
+    otlp_option,
+    otlp_send,
+    out_problem,
+)
 
 __all__ = ["register"]
 
@@ -52,6 +60,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness_lab.sweep.engine import Sweep
     from harness_lab.terminal.progress import progress_wanted
 
+    otlp = otlp_option("sweep", args.otlp)
+    if isinstance(otlp, int):
+        return otlp
     try:
         sweep = Sweep.from_file(args.file, samples=args.samples, seed=args.seed,
                                 workers=args.workers, check_invariants=not args.no_invariants,
@@ -70,7 +81,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         if args.compare is not None or args.against is not None:
             return _compare(args, sweep)
-        return _sweep(args, sweep)
+        return _sweep(args, sweep, otlp)
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
@@ -101,6 +112,11 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
     columns = [c for c in OUTCOME_COLUMNS if c not in ("grid", "sample")]
     if args.column not in columns:
         return f"--column {args.column!r} is not an outcome column; choose from {columns}"
+    if args.otlp and (args.load or args.compare is not None or args.against is not None):
+        return "--otlp sends the runs a sweep keeps; --compare and --load keep none"
+    if args.otlp and not args.keep_every:
+        return ("--otlp sends the runs the sweep keeps whole: give --keep-every K too (every "
+                "K-th sample of each grid point)")
     if args.plot and not args.value:
         return "--plot needs --value, the outcome value to plot (e.g. --value TIMED_OUT)"
     if args.plot and not sweep.axes():
@@ -141,12 +157,15 @@ def _output_problem(flag: str, path: str) -> str | None:
     return None
 
 
-def _sweep(args: argparse.Namespace, sweep: Any) -> int:
+def _sweep(args: argparse.Namespace, sweep: Any, otlp: str | None) -> int:
+    import time
+
     from harness_lab.logs.sweep_log import log_sweep, sweep_log
 
     log = sweep_log(args)
     if isinstance(log, int):
         return log
+    started_at = time.time()
     result = sweep.run()
     written = _write_outputs(args, result)
     log_sweep(log, args, result)
@@ -163,9 +182,20 @@ def _sweep(args: argparse.Namespace, sweep: Any) -> int:
     for failure in result.failures[:5]:
         print(f"failure: {failure}", file=sys.stderr)
     incomplete = _incomplete(args, result)
+    exported = _export_kept(result, otlp, started_at) if otlp else 0
     if result.interrupted:
         return 130
-    return 1 if incomplete or not written else 0
+    return 1 if incomplete or not written or exported else 0
+
+
+def _export_kept(result: Any, url: str, epoch: float) -> int:
+    """Send the runs the sweep kept whole (``--keep-every``; a kept sample that crashed has
+    no record) to ``url``, one trace each, virtual second 0 of each at ``epoch``."""
+    from harness_lab.logs.codec import record_from_data
+
+    runs = [(result.scenario, record_from_data(kept)) for kept in result.kept
+            if "trace" in kept]
+    return otlp_send("sweep", runs, url, epoch)
 
 
 def _incomplete(args: argparse.Namespace, result: Any) -> bool:
@@ -308,6 +338,10 @@ def register(sub: Any) -> None:
     p.add_argument("--keep-every", type=int, default=0,
                    help="also keep the full record of every K-th sample")
     p.add_argument("--records-out", help="write the kept failures and records to this JSON")
+    p.add_argument("--otlp", metavar="URL",
+                   help="also send the records --keep-every keeps (never every run) as "
+                        "OpenTelemetry traces to this OTLP/HTTP endpoint (e.g. "
+                        "http://127.0.0.1:4318); needs the otel extra (docs/otel.md)")
     from harness_lab.logs.options import add_log_options
 
     add_log_options(p)

@@ -203,17 +203,22 @@ class LiveDriver:
 
     ``workers`` bounds the runs in flight; further requests wait for a worker (their
     deadline starts when they do). ``keep`` finished runs stay answerable by id (records,
-    cancels) before the oldest are forgotten; the store keeps every run.
+    cancels) before the oldest are forgotten; the store keeps every run. ``on_record`` is
+    handed each finished run's record on its worker thread, once its stream has ended (it
+    must return at once: ``serve --otlp`` queues it for export); whatever it raises is
+    logged, and the run is not affected.
     """
 
     def __init__(self, source: RunSource, store: RunStore, clock: WallClock, *,
-                 workers: int = 256, keep: int = 10_000) -> None:
+                 workers: int = 256, keep: int = 10_000,
+                 on_record: Callable[[RunRecord], object] | None = None) -> None:
         if workers < 1:
             raise ValueError(f"LiveDriver: workers must be >= 1, got {workers}")
         self.source = source
         self.store = store
         self.clock = clock
         self.keep = keep
+        self.on_record = on_record
         self._pool = _Workers(workers, self._run)
         self._slots: OrderedDict[str, LiveSlot] = OrderedDict()
         self._lock = threading.Lock()
@@ -332,6 +337,11 @@ class LiveDriver:
                 self.active -= 1
                 self.finished += 1
                 self._forget_old()
+        if slot.record is not None and self.on_record is not None:
+            try:
+                self.on_record(slot.record)
+            except Exception:  # the run is over and stored: what comes after costs it nothing
+                _log.exception("run %s: handing its record on failed", slot.run_id)
 
     def _play(self, slot: LiveSlot) -> RunRecord:
         """Play the slot's request on this worker thread; its record.

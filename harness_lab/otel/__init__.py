@@ -5,8 +5,12 @@ an OTLP endpoint or to an OpenTelemetry span exporter; :func:`plan_run` is the s
 one record as plain values, without OpenTelemetry. ``docs/otel.md`` draws the tree, lists
 the attributes and states where virtual time lands on the time line (:func:`epoch_of`).
 
-Nothing here is imported unless asked for, and only :mod:`harness_lab.otel.export` and
-:mod:`harness_lab.otel.spans` import the OpenTelemetry SDK (the ``otel`` extra).
+:class:`BackgroundExport` sends runs as they finish, from a thread of its own (``serve``,
+the pytest plugin).
+
+Nothing here is imported unless asked for, and only :mod:`harness_lab.otel.export`,
+:mod:`harness_lab.otel.background` and :mod:`harness_lab.otel.spans` import the
+OpenTelemetry SDK (the ``otel`` extra).
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from typing import TYPE_CHECKING
 from harness_lab.lazy import on_first_use
 
 if TYPE_CHECKING:
+    from harness_lab.otel.background import BackgroundExport, BackgroundSummary
     from harness_lab.otel.clock import DEFAULT_EPOCH, epoch_of
     from harness_lab.otel.endpoint import endpoint_problem, traces_url
     from harness_lab.otel.export import ExportSummary, OtlpExportError, export_records
     from harness_lab.otel.plan import PlannedEvent, PlannedSpan, plan_run
 
 _EXPORTS = {
+    "BackgroundExport": "harness_lab.otel.background",
+    "BackgroundSummary": "harness_lab.otel.background",
     "DEFAULT_EPOCH": "harness_lab.otel.clock", "ExportSummary": "harness_lab.otel.export",
     "OtlpExportError": "harness_lab.otel.export", "PlannedEvent": "harness_lab.otel.plan",
     "PlannedSpan": "harness_lab.otel.plan", "endpoint_problem": "harness_lab.otel.endpoint",
@@ -29,8 +36,9 @@ _EXPORTS = {
     "plan_run": "harness_lab.otel.plan", "traces_url": "harness_lab.otel.endpoint",
 }
 
-__all__ = ["DEFAULT_EPOCH", "ExportSummary", "OtlpExportError", "PlannedEvent", "PlannedSpan",
-           "endpoint_problem", "epoch_of", "export_records", "plan_run", "traces_url"]
+__all__ = ["BackgroundExport", "BackgroundSummary", "DEFAULT_EPOCH", "ExportSummary",
+           "OtlpExportError", "PlannedEvent", "PlannedSpan", "endpoint_problem", "epoch_of",
+           "export_records", "plan_run", "traces_url"]
 
 
 __getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

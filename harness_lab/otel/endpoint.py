@@ -3,10 +3,11 @@ the traces path when it has none (as ``OTEL_EXPORTER_OTLP_ENDPOINT`` is)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["TRACES_PATH", "endpoint_problem", "traces_url"]
+__all__ = ["TRACES_PATH", "checked_endpoint", "endpoint_problem", "traces_url"]
 
 TRACES_PATH: Final = "/v1/traces"
 """Where an OTLP/HTTP receiver takes spans."""
@@ -32,3 +33,15 @@ def traces_url(url: str) -> str:
     if parts.path in ("", "/"):
         return urlunsplit(parts._replace(path=TRACES_PATH))
     return url
+
+
+def checked_endpoint(url: str) -> str:
+    """The traces URL of a command's ``--otlp url``, checked before anything runs: ValueError
+    naming what is wrong with it (:func:`endpoint_problem`), ModuleNotFoundError when the
+    ``otel`` extra is not installed (the export's module is imported here, so a command that
+    runs for hours does not find out at its end)."""
+    problem = endpoint_problem(url)
+    if problem is not None:
+        raise ValueError(problem)
+    importlib.import_module("harness_lab.otel.export")
+    return traces_url(url)

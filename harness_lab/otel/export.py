@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from harness_lab.record import RunRecord
 
-__all__ = ["BATCH_SPANS", "SERVICE_NAME", "ExportSummary", "OtlpExportError", "export_records"]
+__all__ = ["BATCH_SPANS", "SERVICE_NAME", "ExportSummary", "OtlpExportError", "export_records",
+           "export_runs", "otlp_exporter"]
 
 SERVICE_NAME = "harness_lab"
 """The resource's ``service.name``, unless ``OTEL_SERVICE_NAME`` names another."""
@@ -70,35 +71,45 @@ def export_records(records: Iterable[RunRecord], *, endpoint: str | None = None,
     scenario each played. Raise :class:`OtlpExportError` when a batch cannot be sent.
     """
     owned = exporter is None
-    target = endpoint or "the OTLP default endpoint"
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        exporter = OTLPSpanExporter(endpoint=endpoint)
-    else:
-        target = type(exporter).__name__
+        exporter = otlp_exporter(endpoint)
+    target = (endpoint or "the OTLP default endpoint") if owned else type(exporter).__name__
+    names: Iterable[str | None] = scenarios if scenarios is not None else _nones()
+    runs = ((record, scenario, epoch)
+            for record, scenario in zip(records, names, strict=scenarios is not None))
     try:
-        return _export(records, exporter, target, epoch, scenarios)
+        return export_runs(runs, exporter, target)
     finally:
         if owned:
             exporter.shutdown()
 
 
-def _export(records: Iterable[RunRecord], exporter: SpanExporter, target: str,
-            epoch: float | None, scenarios: Sequence[str | None] | None) -> ExportSummary:
+def otlp_exporter(endpoint: str | None) -> SpanExporter:
+    """The OTLP/HTTP (protobuf) span exporter for ``endpoint`` (None: the exporter's own
+    default, ``OTEL_EXPORTER_OTLP_*`` variables first)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint)
+
+
+def export_runs(runs: Iterable[tuple[RunRecord, str | None, float | None]],
+                exporter: SpanExporter, target: str) -> ExportSummary:
+    """Send the spans of each ``(record, scenario, epoch)`` to ``exporter`` (left open), in
+    batches of at most :data:`BATCH_SPANS`; ``target`` names it in an
+    :class:`OtlpExportError`. The rules of :func:`export_records`, each run with its own
+    scenario name and epoch."""
     ids, collector = PlannedIds(), Collector()
     provider = TracerProvider(sampler=ALWAYS_ON, resource=_resource(), id_generator=ids,
                               shutdown_on_exit=False)
     provider.add_span_processor(collector)
     tracer = provider.get_tracer("harness_lab.otel", __version__)
-    names: Iterable[str | None] = scenarios if scenarios is not None else _nones()
-    runs = spans = batches = 0
+    count = spans = batches = 0
     try:
-        for record, scenario in zip(records, names, strict=scenarios is not None):
+        for record, scenario, epoch in runs:
             at = epoch_of(record, epoch)
             ids.start_run(run_seed(record, nanoseconds(at, 0.0), scenario))
             emit_run(tracer, plan_run(record, scenario), at)
-            runs += 1
+            count += 1
             if len(collector.spans) >= BATCH_SPANS:
                 spans += _send(exporter, collector.take(), target, spans)
                 batches += 1
@@ -107,7 +118,7 @@ def _export(records: Iterable[RunRecord], exporter: SpanExporter, target: str,
             batches += 1
     finally:
         provider.shutdown()
-    return ExportSummary(runs, spans, batches)
+    return ExportSummary(count, spans, batches)
 
 
 def _send(exporter: SpanExporter, batch: list[ReadableSpan], target: str, sent: int) -> int:

@@ -21,6 +21,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from harness_lab.otel import export_records
 from harness_lab.record import RunRecord
 from harness_lab.runner.run import run_paths
+from tests.otel.phoenix import phoenix
+
+__all__ = ["phoenix"]  # the fixture, for the tests of this directory
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness_lab.otel import endpoint_problem, traces_url
+from harness_lab.otel.endpoint import checked_endpoint
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:4318/v1/traces", "https://otel.example"])
@@ -27,3 +28,10 @@ def test_a_url_without_a_path_gets_the_traces_path_and_one_with_a_path_keeps_it(
     assert traces_url("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
     assert traces_url("http://127.0.0.1:4318/") == "http://127.0.0.1:4318/v1/traces"
     assert traces_url("http://collector/otlp/v1/traces") == "http://collector/otlp/v1/traces"
+
+
+def test_a_checked_endpoint_is_its_traces_url_and_a_bad_one_raises_naming_the_problem() -> None:
+    assert checked_endpoint("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
+    assert checked_endpoint("https://otel.example/x/traces") == "https://otel.example/x/traces"
+    with pytest.raises(ValueError, match="^'ftp://h' is not an http:// or https:// URL"):
+        checked_endpoint("ftp://h")
