@@ -43,7 +43,6 @@ from harness_lab.ports import (
 )
 from harness_lab.states import (
     DiagnosisStopReason,
-    EvidenceStatus,
     InformationGain,
     InvocationStatus,
     PreflightReason,
@@ -258,7 +257,7 @@ class DiagnosisAgent:
         self._awaiting_report = False
         for obs in self._pending:
             if obs.needs_assessment and report.assessment is not None and obs.invocation_id:
-                self._gain(obs.invocation_id, report.assessment, "agent")
+                self._gain(obs.invocation_id, report.assessment)
         self._pending.clear()
 
     def _observe(self, obs: Observation) -> None:
@@ -268,14 +267,12 @@ class DiagnosisAgent:
             self._pending.append(obs)
         elif (obs.status is InvocationStatus.READY and obs.invocation_id is not None):
             # NO_EVIDENCE, or an exact duplicate tool_name + normalized_scope (doc §8.2)
-            reason = ("no_evidence" if obs.evidence_status is EvidenceStatus.NO_EVIDENCE
-                      else "duplicate")
-            self._gain(obs.invocation_id, InformationGain.NO_GAIN, reason)
+            self._gain(obs.invocation_id, InformationGain.NO_GAIN)
         elif (obs.status is InvocationStatus.ERROR
               and Defect.ERROR_RESETS_NO_GAIN in self.ctx.config.defects):
             self.collection.no_gain_streak = 0  # seeded: a failure breaks the streak
 
-    def _gain(self, invocation_id: str, gain: InformationGain, source: str) -> None:
+    def _gain(self, invocation_id: str, gain: InformationGain) -> None:
         self.boundary.set_gain(invocation_id, gain)
         if self.collection.record_gain(gain):
             self._collection_stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Protocol
 
 from harness_lab.tools.records import CanonicalInvocation
@@ -23,25 +22,13 @@ class Ledger(Protocol):
 
 
 class InvocationLedger:
-    """Holds canonical records; may refuse a begin or a completion (store faults).
-
-    ``refuse_begin`` and ``refuse_complete`` hold 1-based ordinals of the begins and
-    completions to refuse, counted across the ledger's life.
-    """
-
-    def __init__(self, refuse_begin: Iterable[int] = (), refuse_complete: Iterable[int] = ()
-                 ) -> None:
-        self.refuse_begin = set(refuse_begin)
-        self.refuse_complete = set(refuse_complete)
-        self._begins = 0
-        self._completes = 0
+    """Keeps every canonical record it is given. A store that refuses one is injected around
+    the ledger, as the run's other faults are (``harness_lab.application.intercept``)."""
 
     def begin(self, record: CanonicalInvocation) -> bool:
-        """Accept a new PROJECTING record, or refuse it."""
-        self._begins += 1
-        return self._begins not in self.refuse_begin
+        """Accept a new PROJECTING record."""
+        return True
 
     def complete(self, record: CanonicalInvocation) -> bool:
-        """Accept a finished record, or refuse to store it."""
-        self._completes += 1
-        return self._completes not in self.refuse_complete
+        """Accept a finished record."""
+        return True

@@ -75,9 +75,19 @@ def test_an_invalid_request_is_rejected_before_any_canonical_record():
     assert out["obs"].invocation_id is None
 
 
+class RefusingLedger:
+    """A canonical store that refuses to begin any record."""
+
+    def begin(self, record):
+        return False
+
+    def complete(self, record):
+        return True
+
+
 def test_a_store_that_refuses_begin_leaves_no_canonical_record():
     _, b, _ = run_one(LogTool([]), ToolCallRequest("logs", {"service": "a"}),
-                      ledger=InvocationLedger(refuse_begin=[1]))
+                      ledger=RefusingLedger())
     assert b.records == [] and b.rejections[0].reason is PreflightReason.STORE
 
 
