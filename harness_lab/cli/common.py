@@ -78,9 +78,10 @@ _OUT = ("usage error: a missing path, an unknown matrix variant, or an --out tha
 COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "run": {0: "every expectation and invariant held",
             1: "one did not, or a scenario errored or could not be loaded, or the runs "
-               "could not be sent to --otlp",
+               "could not be sent to --otlp or written to --otlp-file",
             2: f"{_OUT}; or a --log-dir where no run log can be written, or an --otlp "
-               "URL that is not http(s) or a missing otel extra", 5: _NOTHING,
+               "URL that is not http(s) or a missing otel extra, or an --otlp-file as "
+               "--out", 5: _NOTHING,
             EXIT_BROKEN_PIPE: _PIPE},
     "validate": {0: "every file is valid",
                  2: "a file is malformed (each problem is named by file, line and field); "

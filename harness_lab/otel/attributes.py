@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from harness_lab.record import RunRecord
     from harness_lab.sse import SseEvent
     from harness_lab.tools.records import CanonicalInvocation
+    from harness_lab.trace import TraceEvent
 
 __all__ = ["NAMESPACE", "SSE_FIELDS", "AttributeValue", "Attributes", "attribute", "attributes",
-           "detail_attributes", "invocation_attributes", "run_attributes", "sse_attributes"]
+           "detail_attributes", "invocation_attributes", "result_attributes", "run_attributes",
+           "sse_attributes", "trace_event_attributes"]
 
 Scalar: TypeAlias = str | bool | int | float
 AttributeValue: TypeAlias = Scalar | tuple[str, ...] | tuple[bool, ...] | tuple[int, ...] | \
@@ -30,9 +32,11 @@ NAMESPACE: Final = "harness_lab"
 """The prefix of every attribute the GenAI conventions do not define."""
 
 SSE_FIELDS: Final = {"status": "status", "outcome": "outcome", "code": "code",
-                     "contentType": "content_type", "fallbackType": "fallback_type"}
-"""The fields of an SSE event's data an event carries (protocol fields, never the
-report's text, which like every message content is left out), with their attribute names."""
+                     "contentType": "content_type", "fallbackType": "fallback_type",
+                     "sessionId": "session_id", "runId": "run_id"}
+"""The fields of an SSE event's data an event carries (protocol fields and the identity a
+result names, never the report's text, which like every message content is left out), with
+their attribute names."""
 
 
 _SECONDS: Final = ("started_at", "finished_at", "duration_s")
@@ -71,6 +75,38 @@ def detail_attributes(detail: Mapping[str, Any]) -> Attributes:
     return attributes((f"{NAMESPACE}.detail.{key}", value) for key, value in detail.items())
 
 
+def trace_event_attributes(e: TraceEvent) -> Attributes:
+    """A trace event's span-event attributes: its sequence number, status and phase, and its
+    detail (the event's type is the span event's name)."""
+    return attributes([(f"{NAMESPACE}.trace.seq", e.seq),
+                       (f"{NAMESPACE}.trace.status", e.status.value),
+                       (f"{NAMESPACE}.trace.phase", e.phase.value)]) | detail_attributes(e.detail)
+
+
+def result_attributes(record: RunRecord) -> Attributes:
+    """The shape of what the run published or failed with, never its text: the content
+    type, the fallback type, whether it holds a conclusion, the invocations its evidence
+    names and those its findings and facts cite; and whether the stored row holds a
+    published result. The audit of a trace checks the invariants that read them."""
+    result = record.content if record.content is not None else record.failure
+    prefix = f"{NAMESPACE}.result"
+    pairs: list[tuple[str, Any]] = [
+        (f"{NAMESPACE}.published_result",
+         (record.stored_row or {}).get("published_result") is not None)]
+    if isinstance(result, Mapping):
+        cited = [c for fact in [*result.get("findings", ()), *result.get("facts", ())]
+                 if isinstance(fact, Mapping) for c in fact.get("citations", ())]
+        pairs += [(f"{prefix}.content_type", result.get("contentType")),
+                  (f"{prefix}.fallback_type", result.get("fallbackType")),
+                  (f"{prefix}.conclusion", "conclusion" in result),
+                  (f"{prefix}.evidence", tuple(ref.get("invocation_id")
+                                               for ref in result.get("evidence", ())
+                                               if isinstance(ref, Mapping)
+                                               and isinstance(ref.get("invocation_id"), str))),
+                  (f"{prefix}.citations", tuple(c for c in cited if isinstance(c, str)))]
+    return attributes(pairs)
+
+
 def run_attributes(record: RunRecord, scenario: str | None = None) -> Attributes:
     """The root span's attributes: every state axis, count, usage figure and time of the
     record's summary row (``harness_lab.COLUMN``), what the summary row leaves out, and the
@@ -89,7 +125,7 @@ def run_attributes(record: RunRecord, scenario: str | None = None) -> Attributes
         (f"{NAMESPACE}.draft_error", record.draft_error),
         ("gen_ai.conversation.id", record.session_id),
     ]
-    return attributes(pairs)
+    return attributes(pairs) | result_attributes(record)
 
 
 def invocation_attributes(invocation: CanonicalInvocation) -> Attributes:
