@@ -114,22 +114,27 @@ def _number(value: Any) -> float:
     return number
 
 
-def _count(value: Any) -> int:
-    """A stored count or sequence number as a 64-bit integer (ValueError otherwise)."""
+_WIDE = 1 << 127
+
+
+def _count(value: Any, *, wide: bool = False) -> int:
+    """A stored count or sequence number as a 64-bit integer, or 128-bit with ``wide`` (a
+    run's usage, which sums 64-bit counts); ValueError otherwise."""
     if type(value) is int and INT_MIN <= value <= INT_MAX:
         return value
     text = value.strip() if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
         count = value
-    elif text is not None and text.lstrip("-").isdigit() and len(text) <= 20:
+    elif text is not None and text.lstrip("-").isdigit() and len(text) <= (40 if wide else 20):
         count = int(text)
     else:
         number = _number(value)
         if number != int(number):
             raise ValueError(f"{value!r} is not a whole number")
         count = int(number)
-    if not INT_MIN <= count <= INT_MAX:
-        raise ValueError(f"{str(value)[:40]!r} is not a 64-bit integer")
+    low, high = (-_WIDE, _WIDE - 1) if wide else (INT_MIN, INT_MAX)
+    if not low <= count <= high:
+        raise ValueError(f"{str(value)[:40]!r} is not a {128 if wide else 64}-bit integer")
     return count
 
 
@@ -224,8 +229,9 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         sse_state=SseState.DISCONNECTED if disconnected else SseState.TERMINAL,
         collection_state=None, stop_reason=None, semantic_verdict=None, statuses=(),
         usage=Usage(_count(row.get("agent_steps") or 0), _count(row.get("tool_calls") or 0),
-                    _count(row.get("total_tokens") or 0), 0, _count(row.get("input_tokens") or 0),
-                    _count(row.get("output_tokens") or 0)),
+                    _count(row.get("total_tokens") or 0, wide=True), 0,
+                    _count(row.get("input_tokens") or 0, wide=True),
+                    _count(row.get("output_tokens") or 0, wide=True)),
         headroom={}, started_at=_number(row.get("created_at") or 0.0),
         finished_at=_number(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
         agent_steps=_count(row.get("agent_steps") or 0), content=answer if published else None,

@@ -1,9 +1,10 @@
 """Span and event attributes from a record's parts: the GenAI semantic conventions' names
 where they define one, the harness's own under the ``harness_lab.`` namespace.
 
-An OpenTelemetry attribute holds a string, a boolean, a number or a list of one of those;
-:func:`attribute` turns any other JSON-ready value (a mapping, a mixed list) into JSON text
-and drops ``None``, so every part of a record can be carried as it is.
+An OpenTelemetry attribute holds a string, a boolean, a number (an integer of 64 bits) or a
+list of one of those; :func:`attribute` turns any other JSON-ready value (a mapping, a mixed
+list) into JSON text, a wider integer into its digits, and drops ``None``, so every part of
+a record can be carried as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from harness_lab.bounds import INT_MAX, INT_MIN
 
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
@@ -48,12 +51,16 @@ def attribute(value: Any) -> AttributeValue | None:
         return None
     if isinstance(value, Enum):
         return attribute(value.value)
+    if isinstance(value, int) and not isinstance(value, bool) and not (
+            INT_MIN <= value <= INT_MAX):
+        return str(value)  # OTLP's intValue is 64-bit; a run's usage may sum past it
     if isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, Sequence):
         items = [v.value if isinstance(v, Enum) else v for v in value]
         kinds = {type(v) for v in items}
-        if len(kinds) == 1 and kinds <= {str, bool, int, float}:
+        if len(kinds) == 1 and kinds <= {str, bool, int, float} and (
+                kinds != {int} or INT_MIN <= min(items) <= max(items) <= INT_MAX):
             return tuple(items)
         if not items:
             return ()
