@@ -173,6 +173,12 @@ class _Span:
     events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     error: str | None = None
 
+    def same(self, other: _Span) -> bool:
+        """True when ``other`` is this span again, wherever it was read."""
+        return (self.parent, self.name, self.start, self.end, self.attributes, self.events,
+                self.error) == (other.parent, other.name, other.start, other.end,
+                                other.attributes, other.events, other.error)
+
 
 class _Reader:
     """Reads the spans of one file, trace by trace."""
@@ -239,9 +245,12 @@ class _Reader:
         if status.get("code") in (2, "STATUS_CODE_ERROR"):
             span.error = str(status.get("message") or "")
         spans = self.traces.setdefault(trace, {})
-        if span_id in spans:
-            raise SourceError(f"{self.path}:{where}.spanId: span {span_id} appears twice in "
-                              f"trace {trace} (first at {spans[span_id].where})")
+        first = spans.get(span_id)
+        if first is not None:
+            if first.same(span):  # sent again (delivery is at least once): one span
+                return
+            raise SourceError(f"{self.path}:{where}.spanId: span {span_id} of trace {trace} "
+                              f"appears twice, differently (first at {first.where})")
         if len(spans) >= MAX_TRACE_SPANS:
             raise SourceError(f"{self.path}:{where}: trace {trace} holds more than "
                               f"{MAX_TRACE_SPANS:,} spans, more than this toolkit reads")

@@ -388,12 +388,18 @@ def _table_rows(lines: Sequence[str]) -> list[tuple[str, int]]:
 
 
 def read_mapping(path: str | None) -> dict[str, Any] | None:
-    """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
+    """The ``--mapping`` file's object, JSON or (``.yaml``, ``.yml``) YAML, read within the
+    bounded readers' limits (None without one); ValueError when it is not one."""
     if path is None:
         return None
-    from harness_lab.bounded_json import parse_json
+    if path.endswith((".yaml", ".yml")):
+        from harness_lab.scenarios.safe_yaml import load_yaml
 
-    data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
+        _, data = load_yaml(Path(path), "a mapping file")
+    else:
+        from harness_lab.bounded_json import parse_json
+
+        data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: the mapping is not a JSON object")
+        raise ValueError(f"{path}: the mapping is not an object")
     return data
