@@ -80,8 +80,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
             1: "one did not, or a scenario errored or could not be loaded, or the runs "
                "could not be sent to --otlp or written to --otlp-file",
             2: f"{_OUT}; or a --log-dir where no run log can be written, or an --otlp "
-               "URL that is not http(s) or a missing otel extra, or an --otlp-file as "
-               "--out", 5: _NOTHING,
+               "URL that is not http(s) or a missing otel extra, or an --otlp-file that "
+               "cannot be written as --out cannot", 5: _NOTHING,
             EXIT_BROKEN_PIPE: _PIPE},
     "validate": {0: "every file is valid",
                  2: "a file is malformed (each problem is named by file, line and field); "
@@ -115,7 +115,7 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "audit": {0: "every run holds every invariant it could be checked on",
               1: "a run broke an invariant, or a run's rows could not be read",
               2: "usage error: a source that cannot be read or holds no run (unless "
-                 "--allow-empty), or a mapping file that is not JSON"},
+                 "--allow-empty), or a mapping file that is not JSON or YAML"},
     "calibrate": {0: "the block was written",
                   2: "the source cannot be read or holds no finished run"},
     "serve": {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
