@@ -16,6 +16,7 @@ more than :data:`MAX_TRACE_SPANS` spans is refused naming the file, the line and
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -23,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from harness_lab.audit.rebuild import parse_line
 from harness_lab.audit.sources import RunRows, SourceError, json_lines
-from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError, parse_json
+from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import INT_MAX, INT_MIN
 from harness_lab.otel.attributes import NAMESPACE, SSE_FIELDS
 from harness_lab.otel.plan import ROOT_NAME
@@ -137,6 +139,11 @@ class _Names:
     events: dict[str, str]
     attributes: dict[str, str]
     detail: str  # their prefix of a trace event's detail
+
+    @property
+    def ours(self) -> bool:
+        """True when every attribute has our name."""
+        return not self.attributes and self.detail == TRACE_ATTRIBUTES["detail"]
 
     @classmethod
     def of(cls, mapping: Mapping[str, Any] | None) -> _Names:
@@ -259,18 +266,29 @@ class _Reader:
     def attributes(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         """The ``attributes`` of a span or event, by our names."""
         found: dict[str, Any] = {}
-        for n, item in enumerate(self.items(data, "attributes", f"{where}.")):
-            at = f"{where}.attributes[{n}]"
-            if not isinstance(item, dict) or not isinstance(item.get("key"), str):
-                raise SourceError(f"{self.path}:{at}: not a key and value")
-            value = _any(self, item.get("value", {}), f"{at}.value")
+        rename = None if self.names.ours else self.names.attribute
+        items = data.get("attributes")
+        if items is None:
+            return found
+        if type(items) is not list:
+            raise SourceError(f"{self.path}:{where}.attributes: not a list")
+        for n, item in enumerate(items):
+            key = item.get("key") if type(item) is dict else None
+            if type(key) is not str:
+                raise SourceError(f"{self.path}:{where}.attributes[{n}]: not a key and value")
+            given = item.get("value", {})
+            text = given.get("stringValue") if type(given) is dict and len(given) == 1 else None
+            value = text if type(text) is str else _any(
+                self, given, f"{where}.attributes[{n}].value")
             if value is not None:
-                found[self.names.attribute(item["key"])] = value
+                found[key if rename is None else rename(key)] = value
         return found
 
     def runs(self) -> Iterator[RunRows]:
-        """Each run span's rows, trace by trace, in the order the traces first appear."""
-        for trace, spans in self.traces.items():
+        """Each run span's rows, trace by trace, in the order the traces first appear; a
+        trace's spans are let go once its rows are made."""
+        for trace in list(self.traces):
+            spans = self.traces.pop(trace)
             _check_parents(self.path, trace, spans)
             owner = _owners(spans, self.names.run_span)
             for span_id, span in spans.items():
@@ -474,12 +492,23 @@ def read_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None) -> lis
     :class:`SourceError` naming the file, line and field of anything OTLP does not allow."""
     where = Path(path)
     reader = _Reader(where, _Names.of(mapping))
+    collecting = gc.isenabled()
+    gc.disable()  # the spans form no cycle; collecting as they pile up costs a quarter
+    try:
+        return _read(where, reader)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(where: Path, reader: _Reader) -> list[RunRows]:
+    """The runs of the file ``where``, one request a line or one in all."""
     lines = json_lines(where)
     first = next(lines, None)
     if first is None:
         return []
     try:
-        data = parse_json(first[1], source=str(where), line=first[0])
+        data = parse_line(first[1], source=str(where), line=first[0])
     except JsonInputError as exc:
         if not exc.message.startswith("not JSON"):
             raise SourceError(str(exc)) from None
@@ -488,7 +517,7 @@ def read_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None) -> lis
         reader.request(data, first[0])
         for number, text in lines:
             try:
-                reader.request(parse_json(text, source=str(where), line=number), number)
+                reader.request(parse_line(text, source=str(where), line=number), number)
             except JsonInputError as exc:
                 raise SourceError(str(exc)) from None
     return list(reader.runs())
@@ -508,6 +537,6 @@ def _document(path: Path) -> Any:
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return parse_json(text, source=str(path))
+        return parse_line(text, source=str(path))
     except JsonInputError as exc:
         raise SourceError(str(exc)) from None

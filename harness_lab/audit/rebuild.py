@@ -39,7 +39,7 @@ from harness_lab.states import (
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-__all__ = ["SSE_RULES", "Incomplete", "rebuild"]
+__all__ = ["SSE_RULES", "Incomplete", "parse_line", "rebuild"]
 
 SSE_RULES = ("sse_protocol", "late_content_refused")
 """The invariants that read SSE events: not checked on a source without them."""
@@ -80,6 +80,21 @@ def _within_bounds(value: Any, depth: int = 1) -> bool:
 _scan: Callable[[str, int], tuple[Any, int]]
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _VALUE_STARTS = frozenset('{["-0123456789tfn')  # a value's first character (no whitespace)
+
+
+def parse_line(text: str, *, source: str, line: int | None = None) -> Any:
+    """:func:`~harness_lab.bounded_json.parse_json`'s value of ``text`` (a line of a source),
+    parsed by the C parser first: the bounded reader, which decides every refusal and its
+    message, reads it again only when that fails or the value is beyond its bounds."""
+    if len(text) <= MAX_JSON_BYTES:
+        try:
+            fast = json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if _within_bounds(fast):
+                return fast
+    return parse_json(text, source=source, line=line)
 
 
 def _json(value: Any) -> Any:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError, parse_json
+from harness_lab.audit.rebuild import parse_line
+from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
 
@@ -107,7 +108,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     orphans: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for number, text in json_lines(path):
         try:
-            line = parse_json(text, source=str(path), line=number)
+            line = parse_line(text, source=str(path), line=number)
         except JsonInputError as exc:
             raise SourceError(str(exc)) from None
         if not isinstance(line, dict) or line.get("table") not in TABLES:
