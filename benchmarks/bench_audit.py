@@ -17,7 +17,8 @@ resident memory of this process and of its workers, and the load average.
 With ``--otlp N`` the source is OTLP JSON instead: the scenario library's runs written N times
 by ``write_otlp_json``, each copy under other scenario names (so its traces are other traces),
 and audited as ``harness-lab audit FILE.otlp.jsonl`` does; printed: the file's size, the
-time to read it into rows and the whole audit's, runs per second and peak RSS.
+time to read and check its spans (before the first run is rebuilt) and the whole audit's,
+runs per second and peak RSS.
 """
 
 from __future__ import annotations
@@ -115,9 +116,9 @@ def bench_otlp(copies: int, workers: int | None) -> None:
     own, children = peak_rss_mib()
     print(f"wrote {written.runs:,} runs ({written.spans:,} spans, {size / 2**20:.1f} MiB) "
           f"as OTLP JSON in {wrote:.1f} s")
-    print(f"audited {counts['runs']:,} runs in {wall:.1f} s ({read:.1f} s reading the file "
-          f"into rows): {counts['runs'] / wall:,.0f} runs/s; {counts['checked']:,} checked, "
-          f"{counts['runs with violations']:,} with violations")
+    print(f"audited {counts['runs']:,} runs in {wall:.1f} s ({read:.1f} s reading its spans "
+          f"before the first run): {counts['runs'] / wall:,.0f} runs/s; "
+          f"{counts['checked']:,} checked, {counts['runs with violations']:,} with violations")
     print(f"peak RSS {own:.0f} MiB here, {children:.0f} MiB the largest worker; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -88,7 +88,7 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     reading, ``mapping`` naming a database's or a trace's names for ours; ``count`` asks a
     database for its number of runs first. Raise
     :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
-    from harness_lab.audit.otlp import is_otlp_file, read_otlp
+    from harness_lab.audit.otlp import is_otlp_file, iter_otlp
     from harness_lab.audit.sources import (
         SourceError,
         count_sql,
@@ -110,9 +110,8 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     if is_log_file(path):
         return Source(None, records_of_log(path), False)
     if is_otlp_file(path):
-        traced = read_otlp(path, mapping)
-        return Source(len(traced), ((str(rows.row["run_id"]), None, rows) for rows in traced),
-                      True)
+        total, traced = iter_otlp(path, mapping)
+        return Source(total, ((str(rows.row["run_id"]), None, rows) for rows in traced), True)
     runs = read_export(path)
     return Source(len(runs), ((k, None, v) for k, v in runs.items()), True)
 

@@ -34,7 +34,7 @@ from harness_lab.states import SseEventKind, TraceEventType
 
 __all__ = ["EVENT_NAMES", "INVOCATION_ATTRIBUTES", "MAX_TRACE_SPANS", "OTLP_SUFFIXES",
            "RESULT_ATTRIBUTES", "ROW_ATTRIBUTES", "SSE_ATTRIBUTES", "TRACE_ATTRIBUTES",
-           "check_otlp_mapping", "is_otlp_file", "read_otlp"]
+           "check_otlp_mapping", "is_otlp_file", "iter_otlp", "read_otlp"]
 
 MAX_TRACE_SPANS: Final = 100_000
 """Spans one trace may hold (a run of the scenario library has a few dozen)."""
@@ -86,6 +86,11 @@ _KNOWN_ATTRIBUTES: Final = frozenset(
     [*ROW_ATTRIBUTES.values(), *RESULT_ATTRIBUTES.values(), *TRACE_ATTRIBUTES.values(),
      *INVOCATION_ATTRIBUTES.values(), *SSE_ATTRIBUTES.values()])
 _SSE_NAMES: Final = {f"sse.{k.value}": k.value for k in SseEventKind}
+_SPAN_KEYS: Final = frozenset(INVOCATION_ATTRIBUTES.values())
+_RUN_KEYS: Final = _SPAN_KEYS | frozenset([*ROW_ATTRIBUTES.values(), *RESULT_ATTRIBUTES.values()])
+_TRACE_KEYS: Final = frozenset(TRACE_ATTRIBUTES.values())
+_SSE_KEYS: Final = frozenset(SSE_ATTRIBUTES.values())
+_DETAIL: Final = TRACE_ATTRIBUTES["detail"]
 _HEAD_BYTES: Final = 64 * 1024
 _OTLP_START: Final = re.compile(rb'\A\s*\{\s*"resourceSpans"\s*:')
 _HEX: Final = re.compile(r"\A[0-9a-fA-F]+\Z")
@@ -194,6 +199,7 @@ class _Reader:
         self.path = path
         self.names = names
         self.traces: dict[str, dict[str, _Span]] = {}
+        self.owners: dict[str, dict[str, str | None]] = {}
 
     def request(self, data: Any, line: int | None) -> None:
         """Take the spans of one ``ExportTraceServiceRequest``."""
@@ -234,8 +240,9 @@ class _Reader:
         if end < start:
             raise SourceError(f"{self.path}:{where}.endTimeUnixNano: {end} is before the "
                               f"span's start {start}")
-        span = _Span(where, span_id, parent, name, start, end,
-                     self.attributes(data, where))
+        keep = _RUN_KEYS if name == self.names.run_span else _SPAN_KEYS
+        span = _Span(where, span_id, parent, name, start, end, {
+            k: v for k, v in self.attributes(data, where).items() if k in keep})
         for n, event in enumerate(self.items(data, "events", f"{where}.")):
             at = f"{where}.events[{n}]"
             if not isinstance(event, dict):
@@ -243,9 +250,15 @@ class _Reader:
             event_name = event.get("name", "")
             if not isinstance(event_name, str):
                 raise SourceError(f"{self.path}:{at}.name: not a string")
-            span.events.append((self.names.events.get(event_name, event_name),
-                                _nanos(self, event.get("timeUnixNano", "0"),
-                                       f"{at}.timeUnixNano"), self.attributes(event, at)))
+            ours = self.names.events.get(event_name, event_name)
+            time = _nanos(self, event.get("timeUnixNano", "0"), f"{at}.timeUnixNano")
+            attrs = self.attributes(event, at)
+            if TRACE_ATTRIBUTES["seq"] in attrs:  # only what the rows are made of is kept
+                span.events.append((ours, time, {k: v for k, v in attrs.items()
+                                                 if k in _TRACE_KEYS or k.startswith(_DETAIL)}))
+            elif ours in _SSE_NAMES:
+                span.events.append((ours, time, {k: v for k, v in attrs.items()
+                                                 if k in _SSE_KEYS}))
         status = data.get("status") or {}
         if not isinstance(status, dict):
             raise SourceError(f"{self.path}:{where}.status: not an object")
@@ -284,13 +297,20 @@ class _Reader:
                 found[key if rename is None else rename(key)] = value
         return found
 
-    def runs(self) -> Iterator[RunRows]:
-        """Each run span's rows, trace by trace, in the order the traces first appear; a
-        trace's spans are let go once its rows are made."""
-        for trace in list(self.traces):
-            spans = self.traces.pop(trace)
+    def checked(self) -> int:
+        """Check every trace's parents and find its runs; how many runs there are."""
+        for trace, spans in self.traces.items():
             _check_parents(self.path, trace, spans)
             owner = _owners(spans, self.names.run_span)
+            self.owners[trace] = owner
+        return sum(1 for owner in self.owners.values() for span, run in owner.items()
+                   if span == run)
+
+    def runs(self) -> Iterator[RunRows]:
+        """Each run span's rows (once :meth:`checked`), trace by trace, in the order the
+        traces first appear; a trace's spans are let go once its rows are made."""
+        for trace in list(self.traces):
+            spans, owner = self.traces.pop(trace), self.owners.pop(trace)
             for span_id, span in spans.items():
                 if owner.get(span_id) == span_id:
                     members = [s for sid, s in spans.items() if owner.get(sid) == span_id]
@@ -490,37 +510,44 @@ def read_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None) -> lis
     """The runs of an OTLP JSON file, each run span's rows in the order the traces first
     appear; ``mapping`` (:func:`check_otlp_mapping`) names another harness's names. Raise
     :class:`SourceError` naming the file, line and field of anything OTLP does not allow."""
+    return list(iter_otlp(path, mapping)[1])
+
+
+def iter_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None
+              ) -> tuple[int, Iterator[RunRows]]:
+    """How many runs an OTLP JSON file holds, and their rows as :func:`read_otlp` gives them,
+    each made when it is reached (the spans are read and checked before this returns)."""
     where = Path(path)
     reader = _Reader(where, _Names.of(mapping))
     collecting = gc.isenabled()
     gc.disable()  # the spans form no cycle; collecting as they pile up costs a quarter
     try:
-        return _read(where, reader)
+        _read(where, reader)
+        return reader.checked(), reader.runs()
     finally:
         if collecting:
             gc.enable()
 
 
-def _read(where: Path, reader: _Reader) -> list[RunRows]:
-    """The runs of the file ``where``, one request a line or one in all."""
+def _read(where: Path, reader: _Reader) -> None:
+    """Read the spans of the file ``where``: one request a line, or one in all."""
     lines = json_lines(where)
     first = next(lines, None)
     if first is None:
-        return []
+        return
     try:
         data = parse_line(first[1], source=str(where), line=first[0])
     except JsonInputError as exc:
         if not exc.message.startswith("not JSON"):
             raise SourceError(str(exc)) from None
         reader.request(_document(where), None)  # one request spread over lines
-    else:
-        reader.request(data, first[0])
-        for number, text in lines:
-            try:
-                reader.request(parse_line(text, source=str(where), line=number), number)
-            except JsonInputError as exc:
-                raise SourceError(str(exc)) from None
-    return list(reader.runs())
+        return
+    reader.request(data, first[0])
+    for number, text in lines:
+        try:
+            reader.request(parse_line(text, source=str(where), line=number), number)
+        except JsonInputError as exc:
+            raise SourceError(str(exc)) from None
 
 
 def _document(path: Path) -> Any:
