@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from harness_lab.cli import main
 from harness_lab.otel import write_otlp_json
 from harness_lab.otel.otlp_json import otlp_request
 from harness_lab.record import RunRecord
-from tests.cli.conftest import run_cli
+from tests.cli.conftest import ROOT, run_cli
 from tests.otel.conftest import EPOCH_NS, SCENARIOS, at, export, played
 
 GUARDS_PASS = "outcomes/conclusion-guards-pass.yaml"
@@ -167,3 +169,15 @@ def test_run_says_a_failed_write_and_exits_1(tmp_path: Path, monkeypatch: pytest
     assert capsys.readouterr().err.endswith(
         f"harness-lab run: --otlp-file {path}: cannot write: No space left on device\n")
     assert not path.exists()
+
+
+def test_run_writes_the_otlp_file_without_the_otel_extra(tmp_path: Path) -> None:
+    path = tmp_path / "runs.otlp.jsonl"
+    code = ("import sys; sys.modules['opentelemetry'] = None\n"
+            "from harness_lab.cli import main\n"
+            f"raise SystemExit(main(['run', {str(SCENARIOS / GUARDS_PASS)!r}, '-q', "
+            f"'--no-log', '--otlp-file', {str(path)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len(_spans(json.loads(path.read_text(encoding="utf-8")))) == 11
