@@ -181,3 +181,18 @@ def test_run_writes_the_otlp_file_without_the_otel_extra(tmp_path: Path) -> None
                           timeout=120, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert len(_spans(json.loads(path.read_text(encoding="utf-8")))) == 11
+
+
+def test_every_field_is_one_the_otlp_protobuf_schema_knows_by_its_json_name() -> None:
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = otlp_request(_record(FAILING_TOOL))
+    parsed = json_format.ParseDict(request, ExportTraceServiceRequest())  # unknown: an error
+    spans = parsed.resource_spans[0].scope_spans[0].spans
+    assert len(spans) == len(_spans(request))
+    assert all(s.end_time_unix_nano >= s.start_time_unix_nano > 0 for s in spans)
+    assert {s.kind for s in spans} == {1, 3}
+    assert any(s.status.code == 2 for s in spans)
