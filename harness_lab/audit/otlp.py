@@ -152,6 +152,7 @@ class _Names:
 
     @classmethod
     def of(cls, mapping: Mapping[str, Any] | None) -> _Names:
+        """The names of ``mapping`` (checked; None: ours)."""
         given = mapping or {}
         check_otlp_mapping(given)
         attributes = dict(given.get("attributes", {}))

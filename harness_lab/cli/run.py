@@ -29,7 +29,6 @@ from harness_lab.cli.common import (
 from harness_lab.terminal.console import cut, width_of
 
 if TYPE_CHECKING:
-    from harness_lab.record import RunRecord
     from harness_lab.runner.results import ResultSet
     from harness_lab.runner.run import ScenarioResult
     from harness_lab.sse import SseEvent
@@ -105,18 +104,13 @@ def _otlp_target(url: str) -> str | int:
     return traces_url(url)
 
 
-def _runs_of(results: ResultSet) -> list[tuple[str, RunRecord]]:
-    """(scenario, record) of every run of ``results``, earlier turns first."""
-    return [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
-            if rec is not None]
-
-
 def _write_otlp_file(results: ResultSet, path: str, epoch: float) -> int:
     """Write every run of ``results`` to ``path`` as OTLP JSON, virtual second 0 placed at
     ``epoch``; 0, or :data:`EXIT_FAILED` (said) when the file could not be written."""
     from harness_lab.otel.otlp_json import write_otlp_json
 
-    pairs = _runs_of(results)
+    pairs = [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
+             if rec is not None]
     try:
         written = write_otlp_json([rec for _, rec in pairs], path, epoch=epoch,
                                   scenarios=[name for name, _ in pairs])
@@ -133,7 +127,8 @@ def _export_otlp(results: ResultSet, url: str, epoch: float) -> int:
     placed at ``epoch``; 0, or :data:`EXIT_FAILED` (said) when they could not be sent."""
     from harness_lab.otel.export import OtlpExportError, export_records
 
-    pairs = _runs_of(results)
+    pairs = [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
+             if rec is not None]
     try:
         sent = export_records([rec for _, rec in pairs], endpoint=url, epoch=epoch,
                               scenarios=[name for name, _ in pairs])
