@@ -161,8 +161,9 @@ def counted(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]:
 
 def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
           workers: int | None = 1) -> AuditReport:
-    """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
-    raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
+    """Audit every run of ``source`` (a run log, a JSON Lines export, OTLP JSON, or a database
+    URL; ``mapping`` as for :func:`open_source`); raise
+    :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
     ``workers`` as for :func:`audit_runs` (None: by the source's size)."""
     opened = open_source(source, mapping, count=workers is None)
     return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))
