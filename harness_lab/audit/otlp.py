@@ -260,7 +260,8 @@ class _Reader:
             elif ours in _SSE_NAMES:
                 span.events.append((ours, time, {k: v for k, v in attrs.items()
                                                  if k in _SSE_KEYS}))
-        status = data.get("status") or {}
+        status = data.get("status")
+        status = {} if status is None else status
         if not isinstance(status, dict):
             raise SourceError(f"{self.path}:{where}.status: not an object")
         if status.get("code") in (2, "STATUS_CODE_ERROR"):
@@ -369,8 +370,8 @@ def _any(reader: _Reader, value: Any, where: str) -> Any:
             isinstance(p, dict) and isinstance(p.get("key"), str) for p in items):
         return {p["key"]: _any(reader, p.get("value", {}), f"{where}.kvlistValue.values[{n}]")
                 for n, p in enumerate(items)}
-    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a "
-                      f"{kind[:-5]} value")
+    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a valid "
+                      f"{kind}")
 
 
 def _int(reader: _Reader, value: Any, where: str) -> int:

@@ -67,6 +67,15 @@ def _cycle() -> str:
                     _span("2222222222222222", parent=CHILD))
 
 
+def _double_in_words() -> str:
+    return _request(_span(attributes=[{"key": "harness_lab.duration_s",
+                                       "value": {"doubleValue": "six"}}]))
+
+
+def _status_a_list() -> str:
+    return _request(_span(status=[]))
+
+
 def _deep() -> str:
     return '{"resourceSpans": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
@@ -88,6 +97,9 @@ HOSTILE: list[tuple[str, Callable[[], str], str]] = [
                         f"trace {TRACE}"),
     ("cycle", _cycle, rf"2: {AT}\[[12]\]\.parentSpanId: span \w+ of trace {TRACE} is its "
                       r"own ancestor \(a cycle of parents\)"),
+    ("double-in-words", _double_in_words,
+     rf"2: {AT}\[0\]\.attributes\[0\]\.value\.doubleValue: 'six' is not a valid doubleValue"),
+    ("status-a-list", _status_a_list, rf"2: {AT}\[0\]\.status: not an object"),
     ("deep", _deep, "2: nested 100001 levels deep, more than the 64"),
     ("5000-digits", _number_of_5000_digits, "2: an integer of 5000 digits"),
 ]
