@@ -6,8 +6,9 @@ A run is a span named ``harness_lab.run`` with every span under it. Its attribut
 ``diagnosis_run`` row, each span event carrying ``harness_lab.trace.seq`` is a trace event
 (named by its type), each span carrying ``harness_lab.invocation.id`` a tool invocation, and
 each ``sse.KIND`` event an SSE event: what :func:`harness_lab.otel.write_otlp_json` and the
-OTLP export write (``docs/otel.md`` tabulates it). A mapping (:func:`check_otlp_mapping`)
-names another harness's span, event and attribute names for ours.
+OTLP export write (``docs/otel.md`` tabulates it; :mod:`harness_lab.audit.otlp_rows` makes
+the rows). A mapping (:mod:`harness_lab.audit.otlp_names`) names another harness's span,
+event and attribute names for ours.
 
 Every line goes through the bounded JSON reader; a span whose ids, times or values are not
 what OTLP allows, whose parent is not in its trace, whose parents form a cycle, or a trace of
@@ -20,77 +21,32 @@ import gc
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from harness_lab.audit.otlp_names import (
+    DETAIL,
+    RUN_KEYS,
+    SPAN_KEYS,
+    SSE_KEYS,
+    SSE_NAMES,
+    TRACE_ATTRIBUTES,
+    TRACE_KEYS,
+    OtlpNames,
+)
+from harness_lab.audit.otlp_rows import TracedSpan, check_parents, owners, run_rows
 from harness_lab.audit.rebuild import parse_line
 from harness_lab.audit.sources import RunRows, SourceError, json_lines
 from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import INT_MAX, INT_MIN
-from harness_lab.otel.attributes import NAMESPACE, SSE_FIELDS
-from harness_lab.otel.plan import ROOT_NAME
-from harness_lab.states import SseEventKind, TraceEventType
 
-__all__ = ["EVENT_NAMES", "INVOCATION_ATTRIBUTES", "MAX_TRACE_SPANS", "OTLP_SUFFIXES",
-           "RESULT_ATTRIBUTES", "ROW_ATTRIBUTES", "SSE_ATTRIBUTES", "TRACE_ATTRIBUTES",
-           "check_otlp_mapping", "is_otlp_file", "iter_otlp", "read_otlp"]
+__all__ = ["MAX_TRACE_SPANS", "OTLP_SUFFIXES", "is_otlp_file", "iter_otlp", "read_otlp"]
 
 MAX_TRACE_SPANS: Final = 100_000
 """Spans one trace may hold (a run of the scenario library has a few dozen)."""
 OTLP_SUFFIXES: Final = (".otlp.json", ".otlp.jsonl", ".otlp")
 """File names read as OTLP JSON whatever they hold (others are told by their first bytes)."""
 
-ROW_ATTRIBUTES: Final = {
-    "run_id": f"{NAMESPACE}.run_id", "session_id": f"{NAMESPACE}.session_id",
-    "intent": f"{NAMESPACE}.intent", "status": f"{NAMESPACE}.db_status",
-    "termination_state": f"{NAMESPACE}.run_state",
-    "termination_reason": f"{NAMESPACE}.termination_reason",
-    "release_outcome": f"{NAMESPACE}.release_outcome",
-    "fallback_type": f"{NAMESPACE}.fallback_type",
-    "agent_steps": f"{NAMESPACE}.agent_steps", "tool_calls": f"{NAMESPACE}.tool_calls",
-    "total_tokens": f"{NAMESPACE}.tokens", "input_tokens": f"{NAMESPACE}.input_tokens",
-    "output_tokens": f"{NAMESPACE}.output_tokens", "created_at": f"{NAMESPACE}.started_at",
-    "finished_at": f"{NAMESPACE}.finished_at"}
-"""``diagnosis_run`` columns and the run span's attributes they are read from."""
-RESULT_ATTRIBUTES: Final = {
-    "contentType": f"{NAMESPACE}.result.content_type",
-    "fallbackType": f"{NAMESPACE}.result.fallback_type",
-    "conclusion": f"{NAMESPACE}.result.conclusion", "evidence": f"{NAMESPACE}.result.evidence",
-    "citations": f"{NAMESPACE}.result.citations",
-    "published_result": f"{NAMESPACE}.published_result"}
-"""The published result's shape (never its text), on the run span."""
-TRACE_ATTRIBUTES: Final = {
-    "seq": f"{NAMESPACE}.trace.seq", "status": f"{NAMESPACE}.trace.status",
-    "phase": f"{NAMESPACE}.trace.phase", "detail": f"{NAMESPACE}.detail."}
-"""``trace_event`` columns and the span event attributes they are read from (``detail``: every
-attribute under the prefix)."""
-INVOCATION_ATTRIBUTES: Final = {
-    "invocation_id": f"{NAMESPACE}.invocation.id", "tool": "gen_ai.tool.name",
-    "normalized_scope": f"{NAMESPACE}.invocation.scope",
-    "status": f"{NAMESPACE}.invocation.status",
-    "evidence_status": f"{NAMESPACE}.invocation.evidence_status",
-    "error_code": f"{NAMESPACE}.invocation.error_code",
-    "items": f"{NAMESPACE}.invocation.items", "size_bytes": f"{NAMESPACE}.invocation.bytes",
-    "information_gain": f"{NAMESPACE}.invocation.information_gain",
-    "call_id": "gen_ai.tool.call.id", "unfinished": f"{NAMESPACE}.unfinished"}
-"""``tool_invocation`` columns and the tool span's attributes they are read from."""
-SSE_ATTRIBUTES: Final = {"seq": f"{NAMESPACE}.sse.seq"} | {
-    data: f"{NAMESPACE}.sse.{name}" for data, name in SSE_FIELDS.items()}
-"""An SSE event's ``seq`` and data fields and the span event attributes they are read from."""
-EVENT_NAMES: Final = tuple(t.value for t in TraceEventType) + tuple(
-    f"sse.{k.value}" for k in SseEventKind)
-"""The span event names a mapping may rename: the trace event types and the SSE events."""
-
-_KNOWN_ATTRIBUTES: Final = frozenset(
-    [*ROW_ATTRIBUTES.values(), *RESULT_ATTRIBUTES.values(), *TRACE_ATTRIBUTES.values(),
-     *INVOCATION_ATTRIBUTES.values(), *SSE_ATTRIBUTES.values()])
-_SSE_NAMES: Final = {f"sse.{k.value}": k.value for k in SseEventKind}
-_SPAN_KEYS: Final = frozenset(INVOCATION_ATTRIBUTES.values())
-_RUN_KEYS: Final = _SPAN_KEYS | frozenset([*ROW_ATTRIBUTES.values(), *RESULT_ATTRIBUTES.values()])
-_TRACE_KEYS: Final = frozenset(TRACE_ATTRIBUTES.values())
-_SSE_KEYS: Final = frozenset(SSE_ATTRIBUTES.values())
-_DETAIL: Final = TRACE_ATTRIBUTES["detail"]
 _HEAD_BYTES: Final = 64 * 1024
 _OTLP_START: Final = re.compile(rb'\A\s*\{\s*"resourceSpans"\s*:')
 _HEX: Final = re.compile(r"\A[0-9a-fA-F]+\Z")
@@ -113,93 +69,13 @@ def is_otlp_file(path: str | Path) -> bool:
     return _OTLP_START.match(head) is not None
 
 
-def check_otlp_mapping(mapping: Mapping[str, Any]) -> None:
-    """Raise :class:`SourceError` naming what is wrong with an OTLP mapping:
-    ``{"run_span": NAME, "events": {OURS: THEIRS}, "attributes": {OURS: THEIRS}}``, ours
-    being names this reader knows (``harness_lab.detail.`` maps a prefix)."""
-    if not isinstance(mapping, Mapping):
-        raise SourceError("the mapping must be an object")
-    for key in mapping:
-        if key not in ("run_span", "events", "attributes"):
-            raise SourceError(f"mapping: unknown key {key!r} (run_span, events, attributes)")
-    if not isinstance(mapping.get("run_span", ROOT_NAME), str):
-        raise SourceError("mapping.run_span: the name of the run's span (a string)")
-    for section, known in (("events", EVENT_NAMES), ("attributes", _KNOWN_ATTRIBUTES)):
-        names = mapping.get(section, {})
-        if not isinstance(names, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
-            raise SourceError(f"mapping.{section}: an object of names, ours to theirs "
-                              "(strings)")
-        for ours in names:
-            if ours not in known:
-                raise SourceError(f"mapping.{section}: unknown name {ours!r} (docs/otel.md "
-                                  "lists the names read)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Names:
-    """A mapping turned around: their names to ours."""
-
-    run_span: str
-    events: dict[str, str]
-    attributes: dict[str, str]
-    detail: str  # their prefix of a trace event's detail
-
-    @property
-    def ours(self) -> bool:
-        """True when every attribute has our name."""
-        return not self.attributes and self.detail == TRACE_ATTRIBUTES["detail"]
-
-    @classmethod
-    def of(cls, mapping: Mapping[str, Any] | None) -> _Names:
-        """The names of ``mapping`` (checked; None: ours)."""
-        given = mapping or {}
-        check_otlp_mapping(given)
-        attributes = dict(given.get("attributes", {}))
-        detail = attributes.pop(TRACE_ATTRIBUTES["detail"], TRACE_ATTRIBUTES["detail"])
-        return cls(str(given.get("run_span", ROOT_NAME)),
-                   {theirs: ours for ours, theirs in given.get("events", {}).items()},
-                   {theirs: ours for ours, theirs in attributes.items()}, detail)
-
-    def attribute(self, key: str) -> str:
-        """Our name of their attribute ``key``."""
-        ours = self.attributes.get(key)
-        if ours is not None:
-            return ours
-        if self.detail != TRACE_ATTRIBUTES["detail"] and key.startswith(self.detail):
-            return TRACE_ATTRIBUTES["detail"] + key[len(self.detail):]
-        return key
-
-
-@dataclass(slots=True)
-class _Span:
-    """One span as read: where it was, its ids, times in Unix nanoseconds, attributes and
-    events under our names, and its status message when its status is ERROR."""
-
-    where: str
-    span_id: str
-    parent: str | None
-    name: str
-    start: int
-    end: int
-    attributes: dict[str, Any]
-    events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
-    error: str | None = None
-
-    def same(self, other: _Span) -> bool:
-        """True when ``other`` is this span again, wherever it was read."""
-        return (self.parent, self.name, self.start, self.end, self.attributes, self.events,
-                self.error) == (other.parent, other.name, other.start, other.end,
-                                other.attributes, other.events, other.error)
-
-
 class _Reader:
     """Reads the spans of one file, trace by trace."""
 
-    def __init__(self, path: Path, names: _Names) -> None:
+    def __init__(self, path: Path, names: OtlpNames) -> None:
         self.path = path
         self.names = names
-        self.traces: dict[str, dict[str, _Span]] = {}
+        self.traces: dict[str, dict[str, TracedSpan]] = {}
         self.owners: dict[str, dict[str, str | None]] = {}
 
     def request(self, data: Any, line: int | None) -> None:
@@ -241,8 +117,8 @@ class _Reader:
         if end < start:
             raise SourceError(f"{self.path}:{where}.endTimeUnixNano: {end} is before the "
                               f"span's start {start}")
-        keep = _RUN_KEYS if name == self.names.run_span else _SPAN_KEYS
-        span = _Span(where, span_id, parent, name, start, end, {
+        keep = RUN_KEYS if name == self.names.run_span else SPAN_KEYS
+        span = TracedSpan(where, span_id, parent, name, start, end, {
             k: v for k, v in self.attributes(data, where).items() if k in keep})
         for n, event in enumerate(self.items(data, "events", f"{where}.")):
             at = f"{where}.events[{n}]"
@@ -256,10 +132,10 @@ class _Reader:
             attrs = self.attributes(event, at)
             if TRACE_ATTRIBUTES["seq"] in attrs:  # only what the rows are made of is kept
                 span.events.append((ours, time, {k: v for k, v in attrs.items()
-                                                 if k in _TRACE_KEYS or k.startswith(_DETAIL)}))
-            elif ours in _SSE_NAMES:
+                                                 if k in TRACE_KEYS or k.startswith(DETAIL)}))
+            elif ours in SSE_NAMES:
                 span.events.append((ours, time, {k: v for k, v in attrs.items()
-                                                 if k in _SSE_KEYS}))
+                                                 if k in SSE_KEYS}))
         status = data.get("status")
         status = {} if status is None else status
         if not isinstance(status, dict):
@@ -302,8 +178,8 @@ class _Reader:
     def checked(self) -> int:
         """Check every trace's parents and find its runs; how many runs there are."""
         for trace, spans in self.traces.items():
-            _check_parents(self.path, trace, spans)
-            owner = _owners(spans, self.names.run_span)
+            check_parents(self.path, trace, spans)
+            owner = owners(spans, self.names.run_span)
             self.owners[trace] = owner
         return sum(1 for owner in self.owners.values() for span, run in owner.items()
                    if span == run)
@@ -316,7 +192,7 @@ class _Reader:
             for span_id, span in spans.items():
                 if owner.get(span_id) == span_id:
                     members = [s for sid, s in spans.items() if owner.get(sid) == span_id]
-                    yield _rows(trace, span, members)
+                    yield run_rows(trace, span, members)
 
 
 def _hex(reader: _Reader, value: Any, digits: int, where: str) -> str:
@@ -390,128 +266,11 @@ def _int(reader: _Reader, value: Any, where: str) -> int:
     return number
 
 
-def _check_parents(path: Path, trace: str, spans: dict[str, _Span]) -> None:
-    """Refuse a span whose parent is not in its trace, and parents that form a cycle."""
-    reaches_root: set[str] = set()
-    for span_id in spans:
-        chain: list[str] = []
-        seen: set[str] = set()
-        current = span_id
-        while current not in reaches_root:
-            span = spans[current]
-            if current in seen:
-                raise SourceError(f"{path}:{span.where}.parentSpanId: span {current} of trace "
-                                  f"{trace} is its own ancestor (a cycle of parents)")
-            seen.add(current)
-            chain.append(current)
-            if span.parent is None:
-                break
-            if span.parent not in spans:
-                raise SourceError(f"{path}:{span.where}.parentSpanId: {span.parent} is not a "
-                                  f"span of trace {trace}")
-            current = span.parent
-        reaches_root.update(chain)
-
-
-def _owners(spans: dict[str, _Span], run_span: str) -> dict[str, str | None]:
-    """Each span's nearest run span (itself for a run span; None outside every run)."""
-    owner: dict[str, str | None] = {}
-    for span_id in spans:
-        chain: list[str] = []
-        current: str | None = span_id
-        while current is not None and current not in owner:
-            span = spans[current]
-            if span.name == run_span:
-                owner[current] = current
-                break
-            chain.append(current)
-            current = span.parent
-        found = owner[current] if current is not None else None
-        for member in chain:
-            owner[member] = found
-    return owner
-
-
-def _rows(trace: str, run: _Span, members: list[_Span]) -> RunRows:
-    """The rows of one run: its span, and every span under it."""
-    attrs = run.attributes
-    started = attrs.get(ROW_ATTRIBUTES["created_at"])
-    origin = run.start - (round(started * 1_000_000_000) if type(started) is float else 0)
-
-    def seconds(ns: int) -> float:
-        return (ns - origin) / 1_000_000_000
-
-    row = {column: attrs[key] for column, key in ROW_ATTRIBUTES.items() if key in attrs}
-    row.setdefault("run_id", trace)
-    row.setdefault("created_at", seconds(run.start))
-    row.setdefault("finished_at", seconds(run.end))
-    run_id = row["run_id"] = str(row["run_id"])
-    result = _result(attrs)
-    row["answer_json"] = result
-    row["published_result"] = result if attrs.get(RESULT_ATTRIBUTES["published_result"]) \
-        else None
-    rows = RunRows(row)
-    detail = TRACE_ATTRIBUTES["detail"]
-    for span in members:
-        for name, at, event in span.events:
-            if TRACE_ATTRIBUTES["seq"] in event:
-                rows.trace.append(
-                    {"run_id": run_id, "seq": event[TRACE_ATTRIBUTES["seq"]], "t": seconds(at),
-                     "type": name} | {column: event[key] for column, key in
-                                      TRACE_ATTRIBUTES.items() if key in event and key != detail}
-                    | {"detail": {k[len(detail):]: v for k, v in event.items()
-                                  if k.startswith(detail)}})
-            elif name in _SSE_NAMES:
-                if rows.sse is None:
-                    rows.sse = []
-                rows.sse.append({"run_id": run_id, "seq": event.get(SSE_ATTRIBUTES["seq"]),
-                                 "t": seconds(at), "kind": _SSE_NAMES[name],
-                                 "data": {data: event[key] for data, key in
-                                          SSE_ATTRIBUTES.items()
-                                          if key in event and data != "seq"}})
-        if INVOCATION_ATTRIBUTES["invocation_id"] in span.attributes:
-            rows.invocations.append(_invocation(run_id, len(rows.invocations), span,
-                                                seconds(span.start), seconds(span.end)))
-    return rows
-
-
-def _result(attrs: dict[str, Any]) -> dict[str, Any] | None:
-    """The published result's shape, as the result object the invariants read (None: the
-    run span says nothing of one)."""
-    if not any(attrs.get(key) is not None for name, key in RESULT_ATTRIBUTES.items()
-               if name != "published_result"):
-        return None
-    result: dict[str, Any] = {
-        name: attrs[RESULT_ATTRIBUTES[name]] for name in ("contentType", "fallbackType")
-        if RESULT_ATTRIBUTES[name] in attrs}
-    if attrs.get(RESULT_ATTRIBUTES["conclusion"]):
-        result["conclusion"] = ""  # that there is one; its text is not exported
-    result["evidence"] = [{"invocation_id": i}
-                          for i in _listed(attrs.get(RESULT_ATTRIBUTES["evidence"]))]
-    result["findings"] = [{"citations": _listed(attrs.get(RESULT_ATTRIBUTES["citations"]))}]
-    return result
-
-
-def _listed(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
-
-
-def _invocation(run_id: str, seq: int, span: _Span, start: float, end: float
-                ) -> dict[str, Any]:
-    """A tool span as its ``tool_invocation`` row (the order of the spans is the seq)."""
-    attrs = span.attributes
-    row = {column: attrs.get(key) for column, key in INVOCATION_ATTRIBUTES.items()}
-    unfinished = row.pop("unfinished")
-    return row | {"run_id": run_id, "seq": seq, "error": span.error, "started_at": start,
-                  "finished_at": None if unfinished else end}
-
-
 def read_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None) -> list[RunRows]:
     """The runs of an OTLP JSON file, each run span's rows in the order the traces first
-    appear; ``mapping`` (:func:`check_otlp_mapping`) names another harness's names. Raise
-    :class:`SourceError` naming the file, line and field of anything OTLP does not allow."""
+    appear; ``mapping`` (:func:`~harness_lab.audit.otlp_names.check_otlp_mapping`) names
+    another harness's names. Raise :class:`SourceError` naming the file, line and field of
+    anything OTLP does not allow."""
     return list(iter_otlp(path, mapping)[1])
 
 
@@ -520,7 +279,7 @@ def iter_otlp(path: str | Path, mapping: Mapping[str, Any] | None = None
     """How many runs an OTLP JSON file holds, and their rows as :func:`read_otlp` gives them,
     each made when it is reached (the spans are read and checked before this returns)."""
     where = Path(path)
-    reader = _Reader(where, _Names.of(mapping))
+    reader = _Reader(where, OtlpNames.of(mapping))
     collecting = gc.isenabled()
     gc.disable()  # the spans form no cycle; collecting as they pile up costs a quarter
     try:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness_lab.audit import audit
-from harness_lab.audit.otlp import check_otlp_mapping, is_otlp_file
+from harness_lab.audit.otlp import is_otlp_file
 from harness_lab.audit.sources import SourceError
 from harness_lab.cli import main
 from harness_lab.logs.writer import LogWriter
@@ -224,19 +224,6 @@ def test_another_harness_s_names_are_read_through_a_yaml_mapping(
     assert f"{len(outcomes)} run(s): {len(outcomes)} checked" in capsys.readouterr().out
     assert main(["audit", str(path)]) == 2  # without the mapping no span is a run
     assert "holds no run to audit" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize(("mapping", "problem"), [
-    ({"spans": {}}, "mapping: unknown key 'spans'"),
-    ({"run_span": 3}, "mapping.run_span: the name of the run's span"),
-    ({"events": {"RUN_DONE": "x"}}, "mapping.events: unknown name 'RUN_DONE'"),
-    ({"attributes": {"harness_lab.run": "x"}}, "mapping.attributes: unknown name"),
-    ({"attributes": {"harness_lab.run_id": 1}}, "mapping.attributes: an object of names"),
-])
-def test_a_wrong_mapping_is_refused_naming_its_part(mapping: dict[str, Any],
-                                                     problem: str) -> None:
-    with pytest.raises(SourceError, match=f"^{problem}"):
-        check_otlp_mapping(mapping)
 
 
 def test_one_request_as_a_pretty_printed_document_is_read(
