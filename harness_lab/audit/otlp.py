@@ -43,7 +43,7 @@ from harness_lab.bounds import INT_MAX, INT_MIN
 __all__ = ["MAX_TRACE_SPANS", "OTLP_SUFFIXES", "is_otlp_file", "iter_otlp", "read_otlp"]
 
 MAX_TRACE_SPANS: Final = 100_000
-"""Spans one trace may hold (a run of the scenario library has a few dozen)."""
+"""Spans one trace may hold (a run of the scenario library has 15 at most)."""
 OTLP_SUFFIXES: Final = (".otlp.json", ".otlp.jsonl", ".otlp")
 """File names read as OTLP JSON whatever they hold (others are told by their first bytes)."""
 
