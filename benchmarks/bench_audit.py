@@ -3,6 +3,7 @@
     python benchmarks/bench_audit.py                        # 1,000,000 runs
     python benchmarks/bench_audit.py --runs 20000 --db /tmp/runs.db
     python benchmarks/bench_audit.py --runs 100000 --profile /tmp/audit.prof
+    python benchmarks/bench_audit.py --otlp 10               # the library x10 as OTLP JSON
 
 A seed of 1,000 real runs is made once by ``harness-lab sweep --persist`` of the deadline
 sweep (four grid points, lognormal latencies, tool errors, guard outages and disconnects) into
@@ -12,6 +13,12 @@ million runs), kept at ``--db`` between invocations. ``audit`` then reads the th
 rebuilds every run and checks every invariant that needs no SSE event, in this process and its
 workers. Printed: the audit's wall time, runs and rows per second, CPU seconds, the peak
 resident memory of this process and of its workers, and the load average.
+
+With ``--otlp N`` the source is OTLP JSON instead: the scenario library's runs written N times
+by ``write_otlp_json``, each copy under other scenario names (so its traces are other traces),
+and audited as ``harness-lab audit FILE.otlp.jsonl`` does; printed: the file's size, the
+time to read and check its spans (before the first run is rebuilt) and the whole audit's,
+runs per second and peak RSS.
 """
 
 from __future__ import annotations
@@ -78,6 +85,44 @@ def peak_rss_mib() -> tuple[float, float]:
     return own, children
 
 
+def bench_otlp(copies: int, workers: int | None) -> None:
+    """Write the library's runs ``copies`` times as OTLP JSON, audit the file, print the
+    figures."""
+    import tempfile
+
+    from harness_lab.audit import audit_runs, open_source
+    from harness_lab.audit.tally import AuditTally
+    from harness_lab.otel import write_otlp_json
+    from harness_lab.runner.run import run_paths
+
+    pairs = [(r.scenario, rec) for r in run_paths([str(ROOT / "scenarios")])
+             for rec in (*r.turns, r.record) if rec is not None]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "library.otlp.jsonl"
+        began = time.perf_counter()
+        written = write_otlp_json(  # each copy's scenario is named apart: other traces
+            (rec for _ in range(copies) for _, rec in pairs), path,
+            scenarios=[f"{name}#{k}" for k in range(copies) for name, _ in pairs])
+        wrote = time.perf_counter() - began
+        size = path.stat().st_size
+        began = time.perf_counter()
+        source = open_source(path)
+        read = time.perf_counter() - began
+        tally = AuditTally()
+        for run in audit_runs(source, workers=workers):
+            tally.add(run)
+        wall = time.perf_counter() - began
+    counts = tally.counts()
+    own, children = peak_rss_mib()
+    print(f"wrote {written.runs:,} runs ({written.spans:,} spans, {size / 2**20:.1f} MiB) "
+          f"as OTLP JSON in {wrote:.1f} s")
+    print(f"audited {counts['runs']:,} runs in {wall:.1f} s ({read:.1f} s reading its spans "
+          f"before the first run): {counts['runs'] / wall:,.0f} runs/s; "
+          f"{counts['checked']:,} checked, {counts['runs with violations']:,} with violations")
+    print(f"peak RSS {own:.0f} MiB here, {children:.0f} MiB the largest worker; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -86,7 +131,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     parser.add_argument("--profile", metavar="FILE",
                         help="run the audit under cProfile and write its statistics here")
+    parser.add_argument("--otlp", type=int, metavar="N",
+                        help="audit the scenario library's runs written N times as OTLP JSON "
+                             "instead")
     args = parser.parse_args()
+    if args.otlp:
+        bench_otlp(args.otlp, args.workers)
+        return
     db = Path(args.db)
     if not db.exists():
         seed = db.with_name(f"{db.stem}.seed.db")

@@ -1,11 +1,12 @@
 """audit(): check runs the toolkit did not produce against the lifecycle invariants.
 
 A source is a run log, a JSON Lines export of ``diagnosis_run`` / ``trace_event`` /
-``tool_invocation`` / ``sse_event`` rows, or a SQLAlchemy database URL (with a column
-mapping for another harness's schema). Each run is rebuilt as a RunRecord and checked by the
-same rules as a live run (:mod:`harness_lab.invariant_rules`: doc §16 and the §10/§12.2
-mappings); a run still RUNNING without RUN_FINISHED is *incomplete*, not a violation, and
-the SSE rules are left out for a run whose source holds no SSE events.
+``tool_invocation`` / ``sse_event`` rows, OTLP JSON traces (:mod:`harness_lab.audit.otlp`),
+or a SQLAlchemy database URL (with a mapping of another harness's names for both). Each
+run is rebuilt as a RunRecord and checked by the same rules as a live run
+(:mod:`harness_lab.invariant_rules`: doc §16 and the §10/§12.2 mappings); a run still
+RUNNING without RUN_FINISHED is *incomplete*, not a violation, and the SSE rules are left
+out for a run whose source holds no SSE events.
 
 A large source is audited as a stream (:func:`audit_runs`, summed by
 :class:`~harness_lab.audit.tally.AuditTally`), its runs rebuilt and checked across worker
@@ -83,9 +84,11 @@ class Source(NamedTuple):
 
 def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
                 count: bool = False) -> Source:
-    """``source`` (a run log, a JSON Lines export, or a database URL) opened for reading;
-    ``count`` asks a database for its number of runs first. Raise
+    """``source`` (a run log, a JSON Lines export, OTLP JSON, or a database URL) opened for
+    reading, ``mapping`` naming a database's or a trace's names for ours; ``count`` asks a
+    database for its number of runs first. Raise
     :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
+    from harness_lab.audit.otlp import is_otlp_file, iter_otlp
     from harness_lab.audit.sources import (
         SourceError,
         count_sql,
@@ -102,10 +105,13 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
                               for rows in iter_sql(text, mapping)), True, (text, mapping))
     path = Path(text)
     if not path.is_file():
-        raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export or a "
-                          "database URL such as sqlite:///runs.db)")
+        raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export, OTLP "
+                          "JSON or a database URL such as sqlite:///runs.db)")
     if is_log_file(path):
         return Source(None, records_of_log(path), False)
+    if is_otlp_file(path):
+        total, traced = iter_otlp(path, mapping)
+        return Source(total, ((str(rows.row["run_id"]), None, rows) for rows in traced), True)
     runs = read_export(path)
     return Source(len(runs), ((k, None, v) for k, v in runs.items()), True)
 
@@ -155,8 +161,9 @@ def counted(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]:
 
 def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
           workers: int | None = 1) -> AuditReport:
-    """Audit every run of ``source`` (a run log, a JSON Lines export, or a database URL);
-    raise :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
+    """Audit every run of ``source`` (a run log, a JSON Lines export, OTLP JSON, or a database
+    URL; ``mapping`` as for :func:`open_source`); raise
+    :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
     ``workers`` as for :func:`audit_runs` (None: by the source's size)."""
     opened = open_source(source, mapping, count=workers is None)
     return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))

@@ -39,7 +39,7 @@ from harness_lab.states import (
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-__all__ = ["SSE_RULES", "Incomplete", "rebuild"]
+__all__ = ["SSE_RULES", "Incomplete", "parse_line", "rebuild"]
 
 SSE_RULES = ("sse_protocol", "late_content_refused")
 """The invariants that read SSE events: not checked on a source without them."""
@@ -82,6 +82,21 @@ _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _VALUE_STARTS = frozenset('{["-0123456789tfn')  # a value's first character (no whitespace)
 
 
+def parse_line(text: str, *, source: str, line: int | None = None) -> Any:
+    """:func:`~harness_lab.bounded_json.parse_json`'s value of ``text`` (a line of a source),
+    parsed by the C parser first: the bounded reader, which decides every refusal and its
+    message, reads it again only when that fails or the value is beyond its bounds."""
+    if len(text) <= MAX_JSON_BYTES:
+        try:
+            fast = json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if _within_bounds(fast):
+                return fast
+    return parse_json(text, source=source, line=line)
+
+
 def _json(value: Any) -> Any:
     """A JSON text column's value (the bounded reader's; plain text is kept as it is).
 
@@ -114,22 +129,27 @@ def _number(value: Any) -> float:
     return number
 
 
-def _count(value: Any) -> int:
-    """A stored count or sequence number as a 64-bit integer (ValueError otherwise)."""
+_WIDE = 1 << 127
+
+
+def _count(value: Any, *, wide: bool = False) -> int:
+    """A stored count or sequence number as a 64-bit integer, or 128-bit with ``wide`` (a
+    run's usage, which sums 64-bit counts); ValueError otherwise."""
     if type(value) is int and INT_MIN <= value <= INT_MAX:
         return value
     text = value.strip() if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
         count = value
-    elif text is not None and text.lstrip("-").isdigit() and len(text) <= 20:
+    elif text is not None and text.lstrip("-").isdigit() and len(text) <= (40 if wide else 20):
         count = int(text)
     else:
         number = _number(value)
         if number != int(number):
             raise ValueError(f"{value!r} is not a whole number")
         count = int(number)
-    if not INT_MIN <= count <= INT_MAX:
-        raise ValueError(f"{str(value)[:40]!r} is not a 64-bit integer")
+    low, high = (-_WIDE, _WIDE - 1) if wide else (INT_MIN, INT_MAX)
+    if not low <= count <= high:
+        raise ValueError(f"{str(value)[:40]!r} is not a {128 if wide else 64}-bit integer")
     return count
 
 
@@ -224,8 +244,9 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         sse_state=SseState.DISCONNECTED if disconnected else SseState.TERMINAL,
         collection_state=None, stop_reason=None, semantic_verdict=None, statuses=(),
         usage=Usage(_count(row.get("agent_steps") or 0), _count(row.get("tool_calls") or 0),
-                    _count(row.get("total_tokens") or 0), 0, _count(row.get("input_tokens") or 0),
-                    _count(row.get("output_tokens") or 0)),
+                    _count(row.get("total_tokens") or 0, wide=True), 0,
+                    _count(row.get("input_tokens") or 0, wide=True),
+                    _count(row.get("output_tokens") or 0, wide=True)),
         headroom={}, started_at=_number(row.get("created_at") or 0.0),
         finished_at=_number(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
         agent_steps=_count(row.get("agent_steps") or 0), content=answer if published else None,

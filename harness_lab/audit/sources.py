@@ -1,4 +1,5 @@
-"""Where audited runs come from: a run log, a JSON Lines export of rows, or a SQL database.
+"""Where audited runs come from: a run log, a JSON Lines export of rows, or a SQL database
+(OTLP JSON traces: :mod:`harness_lab.audit.otlp`).
 
 Each source yields :class:`RunRows`: one run's ``diagnosis_run`` row, its trace and tool
 invocation rows, and its SSE events when the source has them (None: not recorded). The
@@ -13,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_lab.bounded_json import JsonInputError, parse_json
+from harness_lab.audit.rebuild import parse_line
+from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
            "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
-           "iter_sql", "read_engine", "read_export", "records_of_log"]
+           "iter_sql", "json_lines", "read_engine", "read_export", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -76,6 +78,26 @@ def export_lines(record: RunRecord) -> list[dict[str, Any]]:
     return lines
 
 
+def json_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line of a JSON Lines file, each read within
+    :data:`~harness_lab.bounded_json.MAX_JSON_BYTES` characters, so a line of gigabytes is
+    refused having read no more than that; SourceError for a line beyond it, a file that is
+    not UTF-8 or cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, text in enumerate(iter(lambda: f.readline(MAX_JSON_BYTES + 1), ""), 1):
+                if len(text) > MAX_JSON_BYTES:
+                    raise SourceError(f"{path}:{number}: a line longer than "
+                                      f"{MAX_JSON_BYTES:,} characters, more than this "
+                                      "toolkit reads")
+                if text.strip():
+                    yield number, text
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
 def read_export(path: str | Path) -> dict[str, RunRows]:
     """The runs of a JSON Lines export, by run id, in the order their rows first appear.
 
@@ -84,33 +106,24 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     """
     runs: dict[str, RunRows] = {}
     orphans: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                try:
-                    line = parse_json(text, source=str(path), line=number)
-                except JsonInputError as exc:
-                    raise SourceError(str(exc)) from None
-                if not isinstance(line, dict) or line.get("table") not in TABLES:
-                    raise SourceError(f"{path}:{number}: not an export line (an object with "
-                                      f"'table' one of {', '.join(TABLES)})")
-                table = line.pop("table")
-                run_id = line.get("run_id")
-                if not isinstance(run_id, str):
-                    raise SourceError(f"{path}:{number}: {table} line without a run_id")
-                if table == "diagnosis_run":
-                    if run_id in runs:
-                        raise SourceError(f"{path}:{number}: a second diagnosis_run row for "
-                                          f"{run_id}")
-                    runs[run_id] = RunRows(line)
-                else:
-                    orphans[run_id].append((table, line))
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    for number, text in json_lines(path):
+        try:
+            line = parse_line(text, source=str(path), line=number)
+        except JsonInputError as exc:
+            raise SourceError(str(exc)) from None
+        if not isinstance(line, dict) or line.get("table") not in TABLES:
+            raise SourceError(f"{path}:{number}: not an export line (an object with "
+                              f"'table' one of {', '.join(TABLES)})")
+        table = line.pop("table")
+        run_id = line.get("run_id")
+        if not isinstance(run_id, str):
+            raise SourceError(f"{path}:{number}: {table} line without a run_id")
+        if table == "diagnosis_run":
+            if run_id in runs:
+                raise SourceError(f"{path}:{number}: a second diagnosis_run row for {run_id}")
+            runs[run_id] = RunRows(line)
+        else:
+            orphans[run_id].append((table, line))
     for run_id, rows in orphans.items():
         run = runs.get(run_id)
         if run is None:

@@ -1,6 +1,6 @@
 """Rebuild each run of SOURCE from its diagnosis_run row, trace events, tool invocations (and SSE
 events when the source has them) and check every lifecycle invariant and the §10/§12.2 mappings
-on it (docs/logs.md)."""
+on it (docs/logs.md; OTLP JSON traces: docs/otel.md)."""
 
 from __future__ import annotations
 
@@ -97,10 +97,12 @@ def register(sub: Any) -> None:
     """Add ``harness-lab audit``."""
     p = add_command(sub, "audit", __doc__, func=_cmd_audit)
     p.add_argument("source", metavar="SOURCE",
-                   help="a run log, a JSON Lines export of rows, or a database URL "
+                   help="a run log, a JSON Lines export of rows, OTLP JSON traces (the "
+                        "Collector file exporter's format), or a database URL "
                         "(sqlite:///runs.db, postgresql://...)")
-    p.add_argument("--mapping", metavar="JSON",
-                   help="a JSON file naming the database's table and columns for ours")
+    p.add_argument("--mapping", metavar="FILE",
+                   help="a JSON or YAML file naming the database's table and columns, or the "
+                        "traces' span, event and attribute names, for ours")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text for people, json for tools")
     p.add_argument("--allow-empty", action="store_true",

@@ -1,6 +1,6 @@
 """Fit the latency of each call kind, the tool and provider error rates and the disconnect and
-cancel instants of the finished runs of SOURCE (a run log, a JSON Lines export, a database URL)
-and print them as a sweep: block (docs/logs.md)."""
+cancel instants of the finished runs of SOURCE (a run log, a JSON Lines export, OTLP JSON, a
+database URL) and print them as a sweep: block (docs/logs.md)."""
 
 from __future__ import annotations
 
@@ -41,9 +41,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``harness-lab calibrate``."""
     p = add_command(sub, "calibrate", __doc__, func=_cmd_calibrate)
-    p.add_argument("source", metavar="SOURCE", help="a run log, an export or a database URL")
+    p.add_argument("source", metavar="SOURCE",
+                   help="a run log, an export, OTLP JSON or a database URL")
     p.add_argument("--fit", choices=("lognormal", "empirical"), default="lognormal",
                    help="latencies as a lognormal or as 21 empirical quantiles")
-    p.add_argument("--mapping", metavar="JSON", help="the database's names (as for audit)")
+    p.add_argument("--mapping", metavar="FILE",
+                   help="the database's or the traces' names (as for audit)")
     p.add_argument("--out", help="write the block to this YAML file")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -79,9 +79,10 @@ _OUT = ("usage error: a missing path, an unknown matrix variant, or an --out tha
 COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "run": {0: "every expectation and invariant held",
             1: "one did not, or a scenario errored or could not be loaded, or the runs "
-               "could not be sent to --otlp",
+               "could not be sent to --otlp or written to --otlp-file",
             2: f"{_OUT}; or a --log-dir where no run log can be written, or an --otlp "
-               "URL that is not http(s) or a missing otel extra", 5: _NOTHING,
+               "URL that is not http(s) or a missing otel extra, or an --otlp-file that "
+               "cannot be written as --out cannot", 5: _NOTHING,
             EXIT_BROKEN_PIPE: _PIPE},
     "validate": {0: "every file is valid",
                  2: "a file is malformed (each problem is named by file, line and field); "
@@ -115,7 +116,7 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "audit": {0: "every run holds every invariant it could be checked on",
               1: "a run broke an invariant, or a run's rows could not be read",
               2: "usage error: a source that cannot be read or holds no run (unless "
-                 "--allow-empty), or a mapping file that is not JSON"},
+                 "--allow-empty), or a mapping file that is not JSON or YAML"},
     "calibrate": {0: "the block was written",
                   2: "the source cannot be read or holds no finished run"},
     "serve": {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
@@ -419,12 +420,18 @@ def _table_rows(lines: Sequence[str]) -> list[tuple[str, int]]:
 
 
 def read_mapping(path: str | None) -> dict[str, Any] | None:
-    """The ``--mapping`` JSON file's object (None without one); ValueError when it is not."""
+    """The ``--mapping`` file's object, JSON or (``.yaml``, ``.yml``) YAML, read within the
+    bounded readers' limits (None without one); ValueError when it is not one."""
     if path is None:
         return None
-    from harness_lab.bounded_json import parse_json
+    if path.endswith((".yaml", ".yml")):
+        from harness_lab.scenarios.safe_yaml import load_yaml
 
-    data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
+        _, data = load_yaml(Path(path), "a mapping file")
+    else:
+        from harness_lab.bounded_json import parse_json
+
+        data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: the mapping is not a JSON object")
+        raise ValueError(f"{path}: the mapping is not an object")
     return data

@@ -23,6 +23,7 @@ from harness_lab.cli.common import (
     no_scenarios_message,
     otlp_option,
     otlp_send,
+    out_problem,
     output_format,
     selected_results,
     usage_problem,
@@ -30,6 +31,7 @@ from harness_lab.cli.common import (
 from harness_lab.terminal.console import cut, width_of
 
 if TYPE_CHECKING:
+    from harness_lab.record import RunRecord
     from harness_lab.runner.results import ResultSet
     from harness_lab.runner.run import ScenarioResult
     from harness_lab.sse import SseEvent
@@ -54,6 +56,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     otlp = otlp_option("run", args.otlp)
     if isinstance(otlp, int):
         return otlp
+    if args.otlp_file and (problem := out_problem("--otlp-file", args.otlp_file)):
+        return fail("run", problem)
     log = run_log("run", args)
     if isinstance(log, int):
         return log
@@ -84,14 +88,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _annotate(results, data_on_stdout=fmt != "table" and (not args.out or bool(written)))
     exported = _export_otlp(results, otlp, started_at.timestamp()) if otlp else 0
+    if args.otlp_file:
+        exported = _write_otlp_file(results, args.otlp_file, started_at.timestamp()) or exported
     return written or exported or (EXIT_FAILED if not results.ok else 0)
+
+
+def _runs_of(results: ResultSet) -> list[tuple[str | None, RunRecord]]:
+    """Every run of ``results`` with its scenario's name, earlier turns included."""
+    return [(r.scenario, rec) for r in results for rec in (*r.turns, r.record)
+            if rec is not None]
+
+
+def _write_otlp_file(results: ResultSet, path: str, epoch: float) -> int:
+    """Write every run of ``results`` to ``path`` as OTLP JSON, virtual second 0 placed at
+    ``epoch``; 0, or :data:`EXIT_FAILED` (said) when the file could not be written."""
+    from harness_lab.otel.otlp_json import write_otlp_json
+
+    pairs = _runs_of(results)
+    try:
+        written = write_otlp_json([rec for _, rec in pairs], path, epoch=epoch,
+                                  scenarios=[name for name, _ in pairs])
+    except OSError as exc:
+        return fail("run", f"--otlp-file {path}: cannot write: {exc.strerror or exc}",
+                    EXIT_FAILED)
+    print(f"otlp: {written.spans:,} span(s) of {written.runs:,} run(s) written to {path}",
+          file=sys.stderr)
+    return 0
 
 
 def _export_otlp(results: ResultSet, url: str, epoch: float) -> int:
     """Send every run of ``results`` (earlier turns included) to ``url``, virtual second 0
     placed at ``epoch``; 0, or :data:`EXIT_FAILED` (said) when they could not be sent."""
-    return otlp_send("run", [(r.scenario, rec) for r in results
-                             for rec in (*r.turns, r.record) if rec is not None], url, epoch)
+    return otlp_send("run", _runs_of(results), url, epoch)
 
 
 
@@ -308,6 +336,10 @@ def register(sub: Any) -> None:
                      help="also send every run as an OpenTelemetry trace to this OTLP/HTTP "
                           "endpoint (e.g. http://127.0.0.1:4318; needs the otel extra; "
                           "docs/otel.md)")
+    run.add_argument("--otlp-file", metavar="PATH",
+                     help="also write every run as OTLP JSON to this file, the OpenTelemetry "
+                          "Collector file exporter's format, one trace per line (no extra "
+                          "needed; harness-lab audit reads it back; docs/otel.md)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="list every mismatch and broken invariant under each failure")

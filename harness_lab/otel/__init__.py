@@ -1,9 +1,11 @@
 """OpenTelemetry export of finished runs: one OTLP trace per run.
 
 :func:`export_records` sends any records (simulated, reopened from a log, served live) to
-an OTLP endpoint or to an OpenTelemetry span exporter; :func:`plan_run` is the span tree of
-one record as plain values, without OpenTelemetry. ``docs/otel.md`` draws the tree, lists
-the attributes and states where virtual time lands on the time line (:func:`epoch_of`).
+an OTLP endpoint or to an OpenTelemetry span exporter; :func:`write_otlp_json` writes them
+as OTLP JSON (the Collector file exporter's format) without the SDK; :func:`plan_run` is the
+span tree of one record as plain values, without OpenTelemetry. ``docs/otel.md`` draws the
+tree, lists the attributes and states where virtual time lands on the time line
+(:func:`epoch_of`).
 
 :class:`BackgroundExport` sends runs as they finish, from a thread of its own (``serve``,
 the pytest plugin).
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from harness_lab.otel.clock import DEFAULT_EPOCH, epoch_of
     from harness_lab.otel.endpoint import endpoint_problem, traces_url
     from harness_lab.otel.export import ExportSummary, OtlpExportError, export_records
+    from harness_lab.otel.otlp_json import WrittenOtlp, write_otlp_json
     from harness_lab.otel.plan import PlannedEvent, PlannedSpan, plan_run
 
 _EXPORTS = {
@@ -34,11 +37,12 @@ _EXPORTS = {
     "PlannedSpan": "harness_lab.otel.plan", "endpoint_problem": "harness_lab.otel.endpoint",
     "epoch_of": "harness_lab.otel.clock", "export_records": "harness_lab.otel.export",
     "plan_run": "harness_lab.otel.plan", "traces_url": "harness_lab.otel.endpoint",
+    "WrittenOtlp": "harness_lab.otel.otlp_json", "write_otlp_json": "harness_lab.otel.otlp_json",
 }
 
 __all__ = ["BackgroundExport", "BackgroundSummary", "DEFAULT_EPOCH", "ExportSummary",
-           "OtlpExportError", "PlannedEvent", "PlannedSpan", "endpoint_problem", "epoch_of",
-           "export_records", "plan_run", "traces_url"]
+           "OtlpExportError", "PlannedEvent", "PlannedSpan", "WrittenOtlp", "endpoint_problem",
+           "epoch_of", "export_records", "plan_run", "traces_url", "write_otlp_json"]
 
 
 __getattr__, __dir__ = on_first_use(__name__, globals(), _EXPORTS)

@@ -15,6 +15,8 @@ opened and closed by trace events (docs/otel.md draws the tree):
 
 The model steps and tools hang under one ``invoke_agent`` span; every other span, the SSE
 events, the terminations and the events of other parties hang under the run's root span.
+Each trace event is also an event of the span it opened, closed or belongs to, named by its
+type, so the trace can be read back event by event (``harness-lab audit`` of OTLP JSON).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from harness_lab.otel.attributes import (
     invocation_attributes,
     run_attributes,
     sse_attributes,
+    trace_event_attributes,
 )
 from harness_lab.states import SseState, TraceEventStatus, TraceEventType, TracePhase
 
@@ -116,10 +119,16 @@ class _Open:
     error: str | None = None
     seqs: list[int] = field(default_factory=list)
 
+    def take(self, e: TraceEvent) -> None:
+        """Keep ``e`` as one of this span's trace events: its sequence number, and a span
+        event named by its type (what an audit of the trace reads back)."""
+        self.seqs.append(e.seq)
+        self.events.append(_trace_event(e))
+
     def close(self, e: TraceEvent, error_type: str | None = None) -> None:
         """End at ``e``, taking its detail, its sequence number and its status."""
         self.end = e.t
-        self.seqs.append(e.seq)
+        self.take(e)
         self.attributes.update(detail_attributes(e.detail))
         self.attributes[f"{NAMESPACE}.trace.status"] = e.status.value
         if e.status is TraceEventStatus.DISCARDED:
@@ -150,6 +159,11 @@ class _Open:
                            self.error)
 
 
+def _trace_event(e: TraceEvent) -> PlannedEvent:
+    """A trace event as a span event: named by its type, at its instant."""
+    return PlannedEvent(e.type.value, e.t, trace_event_attributes(e))
+
+
 class _Builder:
     """Walks one record's trace once, opening and closing spans."""
 
@@ -177,7 +191,7 @@ class _Builder:
         if e.phase not in _AGENT_PHASES and e.type not in _OTHER_PARTIES:
             self.agent_done = self.agent_done or self.agent is not None
         if e.type in (T.RUN_STARTED, T.RUN_FINISHED):
-            self.root.seqs.append(e.seq)
+            self.root.take(e)
             if e.type is T.RUN_FINISHED:
                 self.finish(e)
         elif e.type in _CLOSERS and (e.type is not T.EVIDENCE_REPAIR
@@ -188,7 +202,7 @@ class _Builder:
             span.close(e)
         elif e.type in _OPENED_CALLS:
             span = self.call(e, *_OPENED_CALLS[e.type], self.root)
-            span.seqs.append(e.seq)
+            span.take(e)
             span.attributes.update(detail_attributes(e.detail))
             self.open[e.type] = span
         elif e.type in _ENDED_CALLS:
@@ -206,9 +220,7 @@ class _Builder:
             self.root.children.append(span)
         else:  # an instant of the agent's or of another party: an event
             parent = self.root if e.type in _OTHER_PARTIES else self.agent_parent(e.t)
-            parent.events.append(PlannedEvent(e.type.value, e.t, attributes(
-                [(f"{NAMESPACE}.trace.seq", e.seq),
-                 (f"{NAMESPACE}.trace.status", e.status.value)]) | detail_attributes(e.detail)))
+            parent.events.append(_trace_event(e))
 
     def call(self, e: TraceEvent, name: str, operation: str, kind: str, parent: _Open,
              start: float | None = None) -> _Open:
@@ -235,7 +247,7 @@ class _Builder:
             invocation_attributes(inv) if inv is not None else attributes(
                 [("gen_ai.operation.name", "execute_tool"),
                  ("gen_ai.tool.name", e.detail.get("tool"))])))
-        span.seqs.append(e.seq)
+        span.take(e)
         self.agent_parent(e.t).children.append(span)
         self.open[e.detail.get("invocation_id")] = span
 
@@ -247,7 +259,7 @@ class _Builder:
             tool = f"execute_tool {e.detail.get('name')}"
             found = next((s for s in reversed(self.open.values()) if s.name == tool), None)
             if found is not None:
-                found.seqs.append(e.seq)
+                found.take(e)
                 found.discard(e)
                 return
         span = self.open.pop(key, None)

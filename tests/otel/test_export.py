@@ -183,8 +183,9 @@ def test_a_cancel_that_lost_to_an_earlier_one_is_an_event_after_the_termination(
     spans = spans_of(REASON_WINS)
     root = only(spans, "harness_lab.run")
     events = [(e.name, e.timestamp) for e in root.events if not e.name.startswith("sse.")]
-    assert events == [("termination", at("3.0")), ("TERMINATION_REJECTED", at("4.0")),
-                      ("RUN_CANCELLED", at("10.2"))]
+    assert events == [("RUN_STARTED", at("0")), ("termination", at("3.0")),
+                      ("TERMINATION_REJECTED", at("4.0")), ("RUN_CANCELLED", at("10.2")),
+                      ("RUN_FINISHED", at("10.2"))]
     termination, rejected = [
         e for e in root.events if e.name in ("termination", "TERMINATION_REJECTED")]
     assert (termination.attributes["harness_lab.termination.state"],
