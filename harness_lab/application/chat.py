@@ -18,7 +18,6 @@ import simpy
 from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.application.parts import RunParts
-from harness_lab.bounds import INT_MAX
 from harness_lab.config import UserCancelNotice
 from harness_lab.core.budget import Usage
 from harness_lab.core.context import RunContext
@@ -349,11 +348,9 @@ class ChatApplication:
                 and outcome is ReleaseOutcome.FALLBACK))
         records = live.boundary.records if live.boundary is not None else []
         answer = None if body is None else _ANSWER_JSON(body)
-        tokens: tuple[int | None, int | None, int | None] = (
-            usage.input_tokens, usage.output_tokens, usage.tokens)
-        if not usage.tokens <= INT_MAX:  # the run failed for it: the column stays empty
-            tokens = (storable_int(usage.input_tokens), storable_int(usage.output_tokens),
-                      storable_int(usage.tokens))
+        # a count no store holds (the run failed for it) leaves its column empty
+        tokens = (storable_int(usage.input_tokens), storable_int(usage.output_tokens),
+                  storable_int(usage.tokens))
         completion = RunCompletion(
             run_id=live.run_id, status=(
                 stored_status_of_run_state(term.state)  # seeded: the RunState's status
@@ -465,10 +462,6 @@ def _unstorable(usage: Usage, published: Published) -> str | None:
     """Why the run's completion could not be stored (see ``store.errors.unstorable``)."""
     decision = published.decision
     conclusion = decision.conclusion if decision is not None else None
-    if (usage.tokens <= INT_MAX and usage.input_tokens <= INT_MAX
-            and usage.output_tokens <= INT_MAX
-            and (conclusion is None or conclusion.isascii())):
-        return None  # the common case, decided without building a mapping
     return unstorable({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                        "total_tokens": usage.tokens, "conclusion": conclusion})
 
