@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CANONICAL = "benchmarks/canonical.yaml"
 
 
-class _Receiver(BaseHTTPRequestHandler):
+class Receiver(BaseHTTPRequestHandler):
     """Takes every OTLP/HTTP request and answers 200."""
 
     received = 0
@@ -69,7 +69,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--baseline", type=Path, help="another checkout, run on the pure core")
     args = p.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
     pure = args.baseline is not None
@@ -92,7 +92,7 @@ def main() -> None:
     for name, seconds in best.items():
         print(f"  {name:<9} {seconds:6.2f} s  {args.samples / seconds:8,.0f} runs/s  "
               f"{100 * (seconds / off - 1):+6.1f} % against off")
-    print(f"  the receiver took {_Receiver.received / 2**20:.1f} MiB of OTLP over "
+    print(f"  the receiver took {Receiver.received / 2**20:.1f} MiB of OTLP over "
           f"{args.repeat} 'on' sweep(s)")
 
 
