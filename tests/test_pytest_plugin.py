@@ -77,24 +77,24 @@ def test_a_state_the_run_does_not_have_reads_none_as_in_scenario_files(
                                  "fallback_type=none db_status=FAILED"])
     result.stdout.no_fnmatch_line("*=None*")
 
-def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
+def _smoke_and_slow(pytester: pytest.Pytester) -> None:
+    """``scenarios/`` holding ``good`` tagged smoke and ``other`` tagged slow."""
     pytester.mkdir("scenarios")
     scenarios = pytester.path.joinpath("scenarios")
     scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
     scenarios.joinpath("other.yaml").write_text(
         GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
         encoding="utf-8")
+
+
+def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
+    _smoke_and_slow(pytester)
     result = pytester.runpytest("scenarios", "-m", "smoke")
     result.assert_outcomes(passed=1, deselected=1)
 
 
 def test_the_scenario_tag_option_selects_by_tag(pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    scenarios = pytester.path.joinpath("scenarios")
-    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
-    scenarios.joinpath("other.yaml").write_text(
-        GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
-        encoding="utf-8")
+    _smoke_and_slow(pytester)
     result = pytester.runpytest("scenarios",
                                 "--scenario-tag", "slow")
     result.assert_outcomes(passed=1)

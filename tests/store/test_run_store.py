@@ -373,20 +373,15 @@ def test_previous_turn_is_read_from_a_published_diagnosis_success(store: Store) 
         "r1", "why is checkout slow?", "conclusion of r1", {"run": "r1"})
 
 
-def test_previous_turn_is_the_latest_published_diagnosis(store: Store) -> None:
+@pytest.mark.parametrize(("later", "previous_run"), [(published, "r2"), (fallback, "r1")],
+                         ids=["a later diagnosis", "a later fallback"])
+def test_previous_turn_is_the_latest_published_diagnosis_never_a_fallback(
+        store: Store, later: Any, previous_run: str) -> None:
     published(store, "r1", at=1.0)
-    published(store, "r2", at=2.0)
+    later(store, "r2", at=2.0)
     previous = store.read_session("s1", 5).previous_turn
     assert previous is not None
-    assert previous.run_id == "r2"
-
-
-def test_a_fallback_never_becomes_the_previous_turn(store: Store) -> None:
-    published(store, "r1", at=1.0)
-    fallback(store, "r2", at=2.0)
-    previous = store.read_session("s1", 5).previous_turn
-    assert previous is not None
-    assert previous.run_id == "r1"
+    assert previous.run_id == previous_run
 
 
 def test_a_session_with_only_a_fallback_has_no_previous_turn(store: Store) -> None:
