@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from harness_lab.application.components import Components
+from harness_lab.cli import main
 from harness_lab.config import HarnessConfig
 from harness_lab.fakes import (
     Evidence,
@@ -114,6 +115,17 @@ def make_harness() -> Any:
 
 LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
 """The scenario library of the repository."""
+
+OUTCOMES = LIBRARY / "outcomes"
+"""The scenarios of the outcome table, one a row."""
+
+
+def outcomes_log(directory: Path) -> Path:
+    """The run log ``harness-lab run`` writes to ``directory`` for :data:`OUTCOMES`."""
+    assert main(["run", str(OUTCOMES), "-q", "--format", "csv", "--log-dir",
+                 str(directory)]) == 0
+    (path,) = directory.glob("*.jsonl")
+    return path
 
 
 @pytest.fixture(scope="session")
