@@ -30,12 +30,17 @@ def test_a_passing_scenario_is_a_passing_item(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=1)
 
 
-def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
-        pytester: pytest.Pytester) -> None:
+def _run_wrong(pytester: pytest.Pytester) -> pytest.RunResult:
+    """pytest run on ``scenarios/wrong.yaml``: GOOD expecting a SUCCESS it does not get."""
     pytester.mkdir("scenarios")
     wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
     pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
-    result = pytester.runpytest("scenarios")
+    return pytester.runpytest("scenarios")
+
+
+def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
+        pytester: pytest.Pytester) -> None:
+    result = _run_wrong(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*release_outcome: expected SUCCESS, got FALLBACK*",
@@ -46,10 +51,7 @@ def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
 
 def test_a_failing_scenario_names_the_file_and_line_of_the_expectation_like_the_cli(
         pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
-    pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
-    result = pytester.runpytest("scenarios")
+    result = _run_wrong(pytester)
     result.stdout.fnmatch_lines([
         "scenario good (scenarios/wrong.yaml:7): a missing-context fallback",
         "  scenarios/wrong.yaml:7: release_outcome: expected SUCCESS, got FALLBACK*",
