@@ -220,20 +220,15 @@ def test_a_completion_with_status_running_is_refused(store: Store) -> None:
         store.complete(completion("r1", status="RUNNING"))
 
 
-def test_published_result_is_stored_exactly_as_given(store: Store) -> None:
+@pytest.mark.parametrize("published", ['{"b": 1,  "a": [2]}', None],
+                         ids=["a JSON object", "none"])
+def test_published_result_is_stored_exactly_as_given(store: Store,
+                                                     published: str | None) -> None:
     start(store, "r1")
-    store.complete(completion("r1", published_result='{"b": 1,  "a": [2]}'))
+    store.complete(completion("r1", published_result=published))
     row = store.get_run("r1")
     assert row is not None
-    assert row["published_result"] == '{"b": 1,  "a": [2]}'
-
-
-def test_a_completion_without_published_result_stores_none(store: Store) -> None:
-    start(store, "r1")
-    store.complete(completion("r1", published_result=None))
-    row = store.get_run("r1")
-    assert row is not None
-    assert row["published_result"] is None
+    assert row["published_result"] == published
 
 
 def test_a_published_result_that_is_not_a_json_object_is_refused(store: Store) -> None:
