@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from harness_lab.application.components import Components
+from harness_lab.cli import main
 from harness_lab.config import HarnessConfig
 from harness_lab.fakes import (
     Evidence,
@@ -45,17 +46,29 @@ def standard_tools(**overrides: Any) -> list[ScriptedTool]:
     return list(tools.values())
 
 
+def scripted_components(steps: Sequence[Any] = (), *, router: Any = "DIAGNOSIS",
+                        guard: Any = "SUPPORTED", repair: Sequence[Any] = (),
+                        responder: Any = None, retriever: Any = None, tools: Any = None,
+                        across_runs: bool = False) -> Components:
+    """Components on scripted fakes: the diagnosis model plays ``steps`` (through successive
+    runs when ``across_runs``, else from the top for each run), the router answers ``router``,
+    the guard ``guard``; the responder and the retriever give their defaults unless told,
+    and the tools are the standard ones unless given."""
+    return Components(
+        router=ScriptedRouter(router), model=ScriptedModel(steps, across_runs=across_runs),
+        guard=ScriptedSemanticGuard(guard), repair=ScriptedRepair(list(repair)),
+        responder=ScriptedResponder() if responder is None else ScriptedResponder(responder),
+        retriever=ScriptedRetriever(retriever),
+        tools=standard_tools() if tools is None else tools)
+
+
 def build(steps: Sequence[Any], *, tools: Sequence[ScriptedTool] | None = None,
           router: Any = "DIAGNOSIS", guard: Any = "SUPPORTED", repair: Sequence[Any] = (),
           config: HarnessConfig | None = None, across_runs: bool = False,
           **harness_kw: Any) -> Harness:
-    """A harness whose diagnosis model plays ``steps`` (through successive runs when
-    ``across_runs``, else from the top for each run)."""
-    components = Components(
-        router=ScriptedRouter(router), model=ScriptedModel(steps, across_runs=across_runs),
-        guard=ScriptedSemanticGuard(guard), repair=ScriptedRepair(list(repair)),
-        responder=ScriptedResponder(), retriever=ScriptedRetriever(),
-        tools=standard_tools() if tools is None else tools)
+    """A harness on :func:`scripted_components` whose diagnosis model plays ``steps``."""
+    components = scripted_components(steps, router=router, guard=guard, repair=repair,
+                                     tools=tools, across_runs=across_runs)
     return Harness(components, config, **harness_kw)
 
 
@@ -102,6 +115,17 @@ def make_harness() -> Any:
 
 LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
 """The scenario library of the repository."""
+
+OUTCOMES = LIBRARY / "outcomes"
+"""The scenarios of the outcome table, one a row."""
+
+
+def outcomes_log(directory: Path) -> Path:
+    """The run log ``harness-lab run`` writes to ``directory`` for :data:`OUTCOMES`."""
+    assert main(["run", str(OUTCOMES), "-q", "--format", "csv", "--log-dir",
+                 str(directory)]) == 0
+    (path,) = directory.glob("*.jsonl")
+    return path
 
 
 @pytest.fixture(scope="session")

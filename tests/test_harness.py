@@ -82,16 +82,21 @@ def test_a_draft_with_verified_findings_but_no_conclusion_is_insufficient_eviden
     assert check(r) == []
 
 
-def test_saturation_after_three_no_gain_results_releases_the_safe_progress() -> None:
+def saturated_run() -> Any:
+    """A run that gains one fact from logs, then gets no evidence from metrics three times."""
     tools = [ScriptedTool("logs", default=Evidence(({"line": "timeout"},))),
              ScriptedTool("metrics", default=NoEvidence())]
-    r = build([
+    return build([
         call_tool("logs", {"service": "checkout"}),
         call_tool("metrics", {"q": 1}, progress=progress("GAINED", facts=[("timeouts", [INV1])])),
         call_tool("metrics", {"q": 2}, progress=progress()),
         call_tool("metrics", {"q": 3}, progress=progress()),
         report(progress()),
     ], tools=tools).run("why is checkout slow?")
+
+
+def test_saturation_after_three_no_gain_results_releases_the_safe_progress() -> None:
+    r = saturated_run()
     assert outcome(r) == (RunState.SUCCESS, ReleaseOutcome.FALLBACK,
                           FallbackType.INSUFFICIENT_EVIDENCE, StoredRunStatus.SUCCESS)
     assert r.collection_state is CollectionState.SATURATED
@@ -304,15 +309,7 @@ def test_a_diagnosis_success_follows_the_success_timeline_of_the_document() -> N
 
 
 def test_an_insufficient_evidence_fallback_follows_the_fallback_timeline() -> None:
-    tools = [ScriptedTool("logs", default=Evidence(({"line": "timeout"},))),
-             ScriptedTool("metrics", default=NoEvidence())]
-    r = build([
-        call_tool("logs", {"service": "checkout"}),
-        call_tool("metrics", {"q": 1}, progress=progress("GAINED", facts=[("timeouts", [INV1])])),
-        call_tool("metrics", {"q": 2}, progress=progress()),
-        call_tool("metrics", {"q": 3}, progress=progress()),
-        report(progress()),
-    ], tools=tools).run("why is checkout slow?")
+    r = saturated_run()
     types = r.trace_types()
     assert types[:3] == ["RUN_STARTED", "ROUTING_ATTEMPT", "ROUTING_DECISION"]
     assert types[-4:] == ["AGENT_MODEL_STEP", "EVIDENCE_GUARD_INITIAL", "RELEASE_DECISION",

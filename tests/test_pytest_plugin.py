@@ -30,12 +30,17 @@ def test_a_passing_scenario_is_a_passing_item(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=1)
 
 
-def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
-        pytester: pytest.Pytester) -> None:
+def _run_wrong(pytester: pytest.Pytester) -> pytest.RunResult:
+    """pytest run on ``scenarios/wrong.yaml``: GOOD expecting a SUCCESS it does not get."""
     pytester.mkdir("scenarios")
     wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
     pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
-    result = pytester.runpytest("scenarios")
+    return pytester.runpytest("scenarios")
+
+
+def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
+        pytester: pytest.Pytester) -> None:
+    result = _run_wrong(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*release_outcome: expected SUCCESS, got FALLBACK*",
@@ -46,10 +51,7 @@ def test_a_failing_scenario_shows_expected_observed_and_the_timeline(
 
 def test_a_failing_scenario_names_the_file_and_line_of_the_expectation_like_the_cli(
         pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    wrong = GOOD.replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
-    pytester.path.joinpath("scenarios", "wrong.yaml").write_text(wrong, encoding="utf-8")
-    result = pytester.runpytest("scenarios")
+    result = _run_wrong(pytester)
     result.stdout.fnmatch_lines([
         "scenario good (scenarios/wrong.yaml:7): a missing-context fallback",
         "  scenarios/wrong.yaml:7: release_outcome: expected SUCCESS, got FALLBACK*",
@@ -77,24 +79,24 @@ def test_a_state_the_run_does_not_have_reads_none_as_in_scenario_files(
                                  "fallback_type=none db_status=FAILED"])
     result.stdout.no_fnmatch_line("*=None*")
 
-def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
+def _smoke_and_slow(pytester: pytest.Pytester) -> None:
+    """``scenarios/`` holding ``good`` tagged smoke and ``other`` tagged slow."""
     pytester.mkdir("scenarios")
     scenarios = pytester.path.joinpath("scenarios")
     scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
     scenarios.joinpath("other.yaml").write_text(
         GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
         encoding="utf-8")
+
+
+def test_tags_select_scenarios_with_dash_m(pytester: pytest.Pytester) -> None:
+    _smoke_and_slow(pytester)
     result = pytester.runpytest("scenarios", "-m", "smoke")
     result.assert_outcomes(passed=1, deselected=1)
 
 
 def test_the_scenario_tag_option_selects_by_tag(pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    scenarios = pytester.path.joinpath("scenarios")
-    scenarios.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
-    scenarios.joinpath("other.yaml").write_text(
-        GOOD.replace("name: good", "name: other").replace("[smoke]", "[slow]"),
-        encoding="utf-8")
+    _smoke_and_slow(pytester)
     result = pytester.runpytest("scenarios",
                                 "--scenario-tag", "slow")
     result.assert_outcomes(passed=1)

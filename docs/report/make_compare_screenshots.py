@@ -25,14 +25,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-ADDED = """\
-name: added-later
-description: a scenario only the second run has
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-"""
-
 
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
@@ -42,6 +34,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def change_library(lib: Path) -> None:
     """The changes between the two runs."""
+    from tests.report.test_compare import ADDED
+
     deadline = lib / "timeouts" / "deadline.yaml"
     deadline.write_text(deadline.read_text(encoding="utf-8") + "expect: {tool_calls: 3}\n",
                         encoding="utf-8")

@@ -205,13 +205,17 @@ def build_model(steps: Sequence[ModelStepSpec], name: str = "model") -> Scripted
     return ScriptedModel(cached[1], name=name)
 
 
+def _script(spec: Any, step_type: type, convert: Callable[[Any], Any]) -> Any:
+    """The script of a field written as a plain value, one step or a list of steps: steps
+    ``convert``ed, a plain value as it is."""
+    if isinstance(spec, list):
+        return [convert(s) for s in spec]
+    return convert(spec) if isinstance(spec, step_type) else spec
+
+
 def build_router(spec: RouterField, name: str = "router") -> ScriptedRouter:
     """A ScriptedRouter from an intent, a step or a list of steps."""
-    if isinstance(spec, list):
-        return ScriptedRouter([_route(s) for s in spec], name=name)
-    if isinstance(spec, RouteStepSpec):
-        return ScriptedRouter(_route(spec), name=name)
-    return ScriptedRouter(spec, name=name)
+    return ScriptedRouter(_script(spec, RouteStepSpec, _route), name=name)
 
 
 def _route(spec: RouteStepSpec) -> RouteReply | ProviderError:
@@ -223,11 +227,7 @@ def _route(spec: RouteStepSpec) -> RouteReply | ProviderError:
 
 def build_guard(spec: GuardField, name: str = "guard") -> ScriptedSemanticGuard:
     """A ScriptedSemanticGuard from a verdict, a step or a list of steps."""
-    if isinstance(spec, list):
-        return ScriptedSemanticGuard([_verdict(s) for s in spec], name=name)
-    if isinstance(spec, GuardStepSpec):
-        return ScriptedSemanticGuard(_verdict(spec), name=name)
-    return ScriptedSemanticGuard(spec, name=name)
+    return ScriptedSemanticGuard(_script(spec, GuardStepSpec, _verdict), name=name)
 
 
 def _verdict(spec: GuardStepSpec) -> GuardReply | ProviderError:

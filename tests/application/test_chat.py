@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from harness_lab.application.components import Components
 from harness_lab.config import HarnessConfig, Policy, UserCancelNotice
 from harness_lab.errors import ProviderError
-from harness_lab.fakes import (
-    ScriptedModel,
-    ScriptedRepair,
-    ScriptedResponder,
-    ScriptedRetriever,
-    ScriptedRouter,
-    ScriptedSemanticGuard,
-    call_tool,
-    invalid_json,
-    progress,
-    schema_invalid_draft,
-)
+from harness_lab.fakes import call_tool, invalid_json, progress, schema_invalid_draft
 from harness_lab.harness import Harness
 from harness_lab.invariants import check
 from harness_lab.ports import GuardReply
@@ -27,17 +15,14 @@ from harness_lab.states import (
     SseState,
     StoredRunStatus,
 )
-from tests.conftest import INV1, build, standard_tools
+from tests.conftest import INV1, build, scripted_components, standard_tools
 from tests.test_harness import SUCCESS_STEPS
 
 
 def chat_harness(router: object, responder: object = "Hello!",
                  retriever: object = ("runbook: restart the pool",)) -> Harness:
-    return Harness(Components(
-        router=ScriptedRouter(router), model=ScriptedModel([]),
-        guard=ScriptedSemanticGuard("SUPPORTED"), repair=ScriptedRepair([]),
-        responder=ScriptedResponder(responder), retriever=ScriptedRetriever(retriever),
-        tools=standard_tools()))
+    return Harness(scripted_components(router=router, responder=responder,
+                                       retriever=retriever))
 
 
 def test_a_system_chat_turn_is_one_controlled_answer() -> None:

@@ -7,17 +7,7 @@ from typing import Any
 
 from harness_lab.application.components import Components
 from harness_lab.application.intercept import compose, intercepted, intercepted_ledger
-from harness_lab.fakes import (
-    Evidence,
-    ScriptedModel,
-    ScriptedRepair,
-    ScriptedResponder,
-    ScriptedRetriever,
-    ScriptedRouter,
-    ScriptedSemanticGuard,
-    ScriptedTool,
-    draft,
-)
+from harness_lab.fakes import Evidence, ScriptedTool, draft
 from harness_lab.ports import (
     AgentRequest,
     AnswerRequest,
@@ -32,6 +22,7 @@ from harness_lab.ports import (
 from harness_lab.states import IntentType, InvocationStatus
 from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.tools.records import CanonicalInvocation
+from tests.conftest import scripted_components
 
 
 class Log:
@@ -76,10 +67,9 @@ class Refuses(Log):
 
 
 def components() -> Components:
-    return Components(router=ScriptedRouter("DIAGNOSIS"), model=ScriptedModel([draft("x")]),
-                      guard=ScriptedSemanticGuard("SUPPORTED"), repair=ScriptedRepair([draft("y")]),
-                      responder=ScriptedResponder("hi"), retriever=ScriptedRetriever("a page"),
-                      tools=[ScriptedTool("logs", default=Evidence(({"line": "t"},)))])
+    return scripted_components([draft("x")], repair=[draft("y")], responder="hi",
+                               retriever="a page",
+                               tools=[ScriptedTool("logs", default=Evidence(({"line": "t"},)))])
 
 
 def test_every_port_call_reaches_the_interceptor_with_its_kind_and_name() -> None:

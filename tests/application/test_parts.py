@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness_lab.application.components import Components
 from harness_lab.application.parts import RunParts
 from harness_lab.config import HarnessConfig
-from harness_lab.fakes import (
-    ScriptedModel,
-    ScriptedRepair,
-    ScriptedResponder,
-    ScriptedRetriever,
-    ScriptedRouter,
-    ScriptedSemanticGuard,
-    ScriptedTool,
-)
+from harness_lab.fakes import ScriptedTool
 from harness_lab.ports import CallKind, RouteRequest
 from harness_lab.tools.ledger import InvocationLedger
+from tests.conftest import scripted_components
 
 
 class Counting:
@@ -43,10 +35,7 @@ class Counting:
 
 
 def parts(**kw: Any) -> RunParts:
-    components = Components(router=ScriptedRouter("DIAGNOSIS"), model=ScriptedModel([]),
-                            guard=ScriptedSemanticGuard("SUPPORTED"), repair=ScriptedRepair([]),
-                            responder=ScriptedResponder(), retriever=ScriptedRetriever(),
-                            tools=[ScriptedTool("logs")])
+    components = scripted_components(tools=[ScriptedTool("logs")])
     return RunParts(components, HarnessConfig(), InvocationLedger(), **kw)
 
 

@@ -12,6 +12,7 @@ from harness_lab.audit.calibrate import QUANTILES, calibrate, fit_distribution, 
 from harness_lab.cli import main
 from harness_lab.logs import read_log
 from harness_lab.sweep.spec import SweepBlock
+from tests.scenarios import TWO_TOOL_MODEL
 
 KNOWN = """\
 name: known-latencies
@@ -19,16 +20,7 @@ description: Runs drawn from known distributions, to fit them back.
 tools:
   logs: {}
   metrics: {}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - tool: metrics
-    scope: {service: checkout}
-    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
-  - draft:
-      conclusion: pool exhausted
-      evidence: [{invocation_id: inv-1, claim: timeouts}]
-    progress: {assessment: GAINED}
+""" + TWO_TOOL_MODEL + """\
 config: {deadline_s: 1000}
 sweep:
   latency:

@@ -39,15 +39,22 @@ def _pairs(results: ResultSet) -> list[tuple[str, RunRecord]]:
             if rec is not None]
 
 
-def test_the_library_written_as_otlp_json_audits_as_its_log_does(
-        library: ResultSet, tmp_path: Path) -> None:
+def _traces_and_log(library: ResultSet, directory: Path) -> tuple[Path, Path]:
+    """The runs of ``library`` written to ``directory`` as an OTLP JSON file and as a run log."""
     pairs = _pairs(library)
-    written = write_otlp_json([rec for _, rec in pairs], tmp_path / "library.otlp.jsonl",
+    written = write_otlp_json([rec for _, rec in pairs], directory / "library.otlp.jsonl",
                               scenarios=[name for name, _ in pairs])
-    with LogWriter.open(tmp_path, "run") as writer:
+    with LogWriter.open(directory, "run") as writer:
         for result in library:
             writer.add(result)
-    traced, logged = audit(written.path), audit(writer.path)
+    return written.path, writer.path
+
+
+def test_the_library_written_as_otlp_json_audits_as_its_log_does(
+        library: ResultSet, tmp_path: Path) -> None:
+    traces, log = _traces_and_log(library, tmp_path)
+    traced, logged = audit(traces), audit(log)
+    pairs = _pairs(library)
     assert traced.ok and logged.ok
     assert [(r.state, r.violations) for r in traced.runs] == [("checked", ())] * len(pairs)
     assert traced.counts()["checked"] == logged.counts()["checked"] == len(pairs)
@@ -265,14 +272,8 @@ def test_calibrate_fits_the_same_latencies_and_error_rates_from_the_traces_as_fr
     from harness_lab.audit import finished_records
     from harness_lab.audit.calibrate import calibrate
 
-    pairs = _pairs(library)
-    written = write_otlp_json([rec for _, rec in pairs], tmp_path / "library.otlp.jsonl",
-                              scenarios=[name for name, _ in pairs])
-    with LogWriter.open(tmp_path, "run") as writer:
-        for result in library:
-            writer.add(result)
     traced, logged = (calibrate(finished_records(source))
-                      for source in (written.path, writer.path))
+                      for source in _traces_and_log(library, tmp_path))
     # a row source knows a termination by its RUN_FINISHED, not its instant and reason:
     # the disconnect and cancel fits are a log's alone
     assert traced["latency"] == logged["latency"]

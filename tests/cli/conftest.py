@@ -11,17 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.scenarios import MISSING_CONTEXT, WRONG_EXPECTATION
+
 ROOT = Path(__file__).resolve().parents[2]
 
-GOOD = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
-"""
-WRONG = GOOD.replace("name: good", "name: wrong").replace("FALLBACK,", "SUCCESS,")
+GOOD, WRONG = MISSING_CONTEXT, WRONG_EXPECTATION
 
 
 @pytest.fixture

@@ -8,17 +8,13 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-
-OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
+from tests.conftest import OUTCOMES, outcomes_log
 
 
 @pytest.fixture(scope="module")
 def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run log of the outcome-table scenarios, written by ``harness-lab run``."""
-    where = tmp_path_factory.mktemp("logs")
-    assert main(["run", str(OUTCOMES), "-q", "--format", "csv", "--log-dir", str(where)]) == 0
-    (path,) = where.glob("*.jsonl")
-    return path
+    return outcomes_log(tmp_path_factory.mktemp("logs"))
 
 
 def test_a_log_entry_is_explained_by_scenario_name(log: Path,

@@ -115,19 +115,21 @@ def test_a_cancel_before_the_deadline_wins_under_either_detection() -> None:
         assert ctx.state is RunState.CANCELLED, detection
 
 
+def aborted_late_answer(ctx: RunContext) -> Any:
+    """A process making a responder call that answers after 10 s, which the run aborts."""
+    def slow() -> AnswerReply:
+        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
+
+    with pytest.raises(RunAborted):
+        yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
+                                     TraceEventType.SYSTEM_RESPONSE, None)
+
+
 def test_without_a_cancel_the_boundary_after_the_call_finds_the_deadline() -> None:
     env = simpy.Environment()
     ctx = RunContext("run-1", "session-1", env, HarnessConfig(deadline_s=5.0))
 
-    def slow() -> AnswerReply:
-        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
-
-    def run() -> Any:
-        with pytest.raises(RunAborted):
-            yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
-                                         TraceEventType.SYSTEM_RESPONSE, None)
-
-    env.run(until=env.process(run()))
+    env.run(until=env.process(aborted_late_answer(ctx)))
     assert ctx.state is RunState.TIMED_OUT
     assert ctx.lifecycle.termination is not None and ctx.lifecycle.termination.at == 10.0
 
@@ -230,15 +232,7 @@ def test_on_an_environment_on_another_clock_the_deadline_fires_when_the_clock_ge
     ctx = RunContext("run-1", "session-1", env, INSTANT)
     seen: list[tuple[float, RunState]] = []
 
-    def slow() -> AnswerReply:
-        return AnswerReply("late", usage=TokenUsage(0, 0), latency_s=10.0)
-
-    def run() -> Any:
-        with pytest.raises(RunAborted):
-            yield from ctx.provider_call(CallKind.RESPONDER, "responder", slow,
-                                         TraceEventType.SYSTEM_RESPONSE, None)
-
-    env.process(run())
+    env.process(aborted_late_answer(ctx))
     while env.peek() != float("inf"):
         clock[0] = env.peek()  # as the wall clock reaches each event
         env.step()

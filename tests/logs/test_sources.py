@@ -9,17 +9,13 @@ import pytest
 
 from harness_lab.cli import main
 from harness_lab.logs.sources import is_log_file, read_logs
-
-OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
+from tests.conftest import OUTCOMES, outcomes_log
 
 
 @pytest.fixture(scope="module")
 def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A log of the outcome-table scenarios, written by ``harness-lab run``."""
-    where = tmp_path_factory.mktemp("logs")
-    assert main(["run", str(OUTCOMES), "-q", "--format", "csv", "--log-dir", str(where)]) == 0
-    (path,) = where.glob("*.jsonl")
-    return path
+    return outcomes_log(tmp_path_factory.mktemp("logs"))
 
 
 def test_a_log_is_recognised_by_its_header_line_and_a_scenario_is_not(log: Path) -> None:

@@ -5,6 +5,8 @@ receiver."""
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -21,6 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from harness_lab.otel import export_records
 from harness_lab.record import RunRecord
 from harness_lab.runner.run import run_paths
+from tests.cli.conftest import ROOT
 from tests.otel.phoenix import phoenix
 
 __all__ = ["phoenix"]  # the fixture, for the tests of this directory
@@ -29,6 +32,34 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 EPOCH_NS = int(datetime(2025, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000_000
 """The documented default epoch, 2025-01-01T00:00:00Z, in nanoseconds."""
+
+TREE = ["harness_lab.run",
+        "  routing",
+        "  invoke_agent diagnosis",
+        "    chat",
+        "    execute_tool logs",
+        "    chat",
+        "    execute_tool metrics",
+        "    chat",
+        "  evidence_guard",
+        "  semantic_guard",
+        "  release"]
+"""The span tree of ``conclusion-guards-pass`` (docs/otel.md), children in time order."""
+
+
+def modules_loaded_by(*args: str) -> subprocess.CompletedProcess[str]:
+    """``harness-lab ARGS`` run through ``main`` in a fresh interpreter, which then prints to
+    stderr ``loaded: [...]``: the modules of OpenTelemetry and of ``harness_lab.otel`` it
+    imported."""
+    code = ("import sys\n"
+            "from harness_lab.cli import main\n"
+            f"code = main({list(args)!r})\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry'\n"
+            "                or m.startswith('harness_lab.otel'))\n"
+            "print('loaded:', loaded, file=sys.stderr)\n"
+            "raise SystemExit(code)\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
 
 
 def at(seconds: str, epoch_ns: int = EPOCH_NS) -> int:

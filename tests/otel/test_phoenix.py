@@ -15,25 +15,12 @@ import pytest
 from benchmarks.bench_live_load import serving
 from tests.cli.conftest import run_cli
 from tests.live.test_server import chat
-from tests.otel.conftest import SCENARIOS
+from tests.otel.conftest import SCENARIOS, TREE
 from tests.otel.phoenix import PhoenixServer
 
 GUARDS_PASS = str(SCENARIOS / "outcomes" / "conclusion-guards-pass.yaml")
 
 pytestmark = pytest.mark.slow  # Phoenix takes some 20 s to start
-
-TREE = ["harness_lab.run",
-        "  routing",
-        "  invoke_agent diagnosis",
-        "    chat",
-        "    execute_tool logs",
-        "    chat",
-        "    execute_tool metrics",
-        "    chat",
-        "  evidence_guard",
-        "  semantic_guard",
-        "  release"]
-"""The span tree of ``conclusion-guards-pass`` (docs/otel.md), children in time order."""
 
 
 def outline(spans: Sequence[dict[str, Any]], parent: str | None = None,

@@ -8,30 +8,15 @@ import time
 import pytest
 
 from tests.otel.conftest import Receiver, string_attributes
+from tests.scenarios import good_and_wrong
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.slow  # each test runs a pytest session in a fresh interpreter
 
-GOOD = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK}
-"""
-BAD = GOOD.replace("name: good", "name: bad").replace("FALLBACK}", "SUCCESS}")
-
-
-def _scenarios(pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    pytester.path.joinpath("scenarios", "good.yaml").write_text(GOOD, encoding="utf-8")
-    pytester.path.joinpath("scenarios", "bad.yaml").write_text(BAD, encoding="utf-8")
-
 
 def test_each_scenario_item_s_run_is_sent_passed_or_failed(pytester: pytest.Pytester,
                                                             receiver: Receiver) -> None:
-    _scenarios(pytester)
+    good_and_wrong(pytester.path / "scenarios")
     before = time.time_ns()
     result = pytester.runpytest_subprocess("scenarios", "--no-scenario-log", "-p",
                                            "no:cacheprovider", "--scenario-otlp", receiver.url)
@@ -40,7 +25,7 @@ def test_each_scenario_item_s_run_is_sent_passed_or_failed(pytester: pytest.Pyte
     spans = [span for _, span in receiver.spans()]
     roots = [s for s in spans if not s.parent_span_id]
     assert sorted(string_attributes(r)["harness_lab.scenario"] for r in roots) == [
-        "bad", "good"]
+        "good", "wrong"]
     assert all(before <= r.start_time_unix_nano <= after for r in roots)  # when each ran
     result.stdout.fnmatch_lines([f"harness-lab otlp: {len(spans)} span(s) of 2 run(s) sent "
                                  f"to {receiver.url}/v1/traces"])
@@ -48,7 +33,7 @@ def test_each_scenario_item_s_run_is_sent_passed_or_failed(pytester: pytest.Pyte
 
 def test_under_xdist_each_worker_sends_its_items_and_the_summary_adds_them_up(
         pytester: pytest.Pytester, receiver: Receiver) -> None:
-    _scenarios(pytester)
+    good_and_wrong(pytester.path / "scenarios")
     result = pytester.runpytest_subprocess("scenarios", "--no-scenario-log", "-p",
                                            "no:cacheprovider", "-n", "2", "--dist", "load",
                                            "--scenario-otlp", receiver.url)
@@ -61,7 +46,7 @@ def test_under_xdist_each_worker_sends_its_items_and_the_summary_adds_them_up(
 
 def test_a_url_that_is_not_otlp_http_is_a_usage_error_before_any_test(
         pytester: pytest.Pytester) -> None:
-    _scenarios(pytester)
+    good_and_wrong(pytester.path / "scenarios")
     result = pytester.runpytest_subprocess("scenarios", "--no-scenario-log",
                                            "--scenario-otlp", "grpc://127.0.0.1:4317")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -9,7 +9,7 @@ import sys
 import time
 
 from tests.cli.conftest import ROOT, run_cli
-from tests.otel.conftest import SCENARIOS, Receiver, string_attributes
+from tests.otel.conftest import SCENARIOS, Receiver, modules_loaded_by, string_attributes
 
 GUARDS_PASS = str(SCENARIOS / "outcomes" / "conclusion-guards-pass.yaml")
 REASON_WINS = str(SCENARIOS / "late" / "first-reason-wins.yaml")  # three matrix variants
@@ -65,14 +65,6 @@ def test_run_with_otlp_but_without_the_otel_extra_names_the_extra_before_any_run
 
 
 def test_run_without_otlp_imports_nothing_of_opentelemetry() -> None:
-    code = ("import sys\n"
-            "from harness_lab.cli import main\n"
-            f"code = main(['run', {GUARDS_PASS!r}, '-q'])\n"
-            "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry'\n"
-            "                or m.startswith('harness_lab.otel'))\n"
-            "print('loaded:', loaded, file=sys.stderr)\n"
-            "raise SystemExit(code)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    done = modules_loaded_by("run", GUARDS_PASS, "-q")
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stderr

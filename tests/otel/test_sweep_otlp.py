@@ -4,11 +4,8 @@ before any sample runs; without the flag nothing of OpenTelemetry is imported.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from tests.cli.conftest import ROOT, run_cli
-from tests.otel.conftest import Receiver, string_attributes
+from tests.otel.conftest import Receiver, modules_loaded_by, string_attributes
 
 DEADLINE_SWEEP = str(ROOT / "scenarios" / "sweeps" / "deadline-sweep.yaml")  # 4 grid points
 
@@ -57,15 +54,7 @@ def test_sweep_says_so_and_exits_one_when_the_receiver_refuses_the_spans(
 
 
 def test_sweep_without_otlp_imports_nothing_of_opentelemetry() -> None:
-    code = ("import sys\n"
-            "from harness_lab.cli import main\n"
-            f"code = main(['sweep', {DEADLINE_SWEEP!r}, '--samples', '2', '--keep-every', "
-            "'1', '-q', '--no-log'])\n"
-            "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry'\n"
-            "                or m.startswith('harness_lab.otel'))\n"
-            "print('loaded:', loaded, file=sys.stderr)\n"
-            "raise SystemExit(code)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    done = modules_loaded_by("sweep", DEADLINE_SWEEP, "--samples", "2", "--keep-every", "1",
+                             "-q", "--no-log")
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stderr

@@ -20,13 +20,9 @@ from harness_lab.record import RunRecord
 from harness_lab.recorded import (
     HttpJsonTool,
     OpenAICompatibleClient,
-    OpenAIDiagnosisModel,
-    OpenAIRepair,
-    OpenAIResponder,
-    OpenAIRouter,
-    OpenAISemanticGuard,
     ToolSpec,
     cassette,
+    openai_providers,
 )
 from harness_lab.scripted import (
     ReferenceServer,
@@ -99,11 +95,8 @@ def build_harness(base_url: str, tool_url: str, *, api_key: str = API_KEY) -> Ha
     auth = {"Authorization": f"Bearer {api_key}"}
     tools = [HttpJsonTool(name, tool_url, path=f"/tools/{name}", required=("service",),
                           headers=auth, http_client=http) for name in ("logs", "metrics")]
-    components = Components(
-        router=OpenAIRouter(client), model=OpenAIDiagnosisModel(client, TOOL_SPECS),
-        guard=OpenAISemanticGuard(client), repair=OpenAIRepair(client),
-        responder=OpenAIResponder(client), retriever=ScriptedRetriever(),
-        tools={t.name: t for t in tools})
+    components = Components(**openai_providers(client, TOOL_SPECS),
+                            retriever=ScriptedRetriever(), tools={t.name: t for t in tools})
     return Harness(components, store=MemoryRunStore(), latency=FixedLatency())
 
 

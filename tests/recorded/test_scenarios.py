@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET_HEADER = re.compile(r"^\s*-?\s*['\"]?(authorization|api-key|x-api-key|cookie|set-cookie|"
                            r"openai-organization)['\"]?\s*:", re.IGNORECASE | re.MULTILINE)
 SECRET_VALUE = re.compile(r"sk-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._-]{8,}|org-[A-Za-z0-9]{8,}")
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Refuse every socket connection: replay must be fully offline."""
-    attempts: list[Any] = []
-
-    def refuse(self: socket.socket, address: Any) -> None:
-        attempts.append(address)
-        raise OSError(f"network blocked in tests: {address}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    return attempts
 
 
 def test_the_shipped_recorded_scenarios_replay_with_the_network_blocked(

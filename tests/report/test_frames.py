@@ -10,7 +10,7 @@ import pytest
 
 from harness_lab.config import HarnessConfig
 from harness_lab.core.budget import BudgetLimits
-from harness_lab.fakes import Evidence, ScriptedTool, call_tool, draft, progress
+from harness_lab.fakes import Evidence, ScriptedTool, call_tool, draft
 from harness_lab.record import RunRecord
 from harness_lab.report import (
     categorize,
@@ -26,20 +26,11 @@ from harness_lab.report import (
     trace_frame,
 )
 from harness_lab.store.sql import SqlRunStore
-from tests.conftest import INV1, INV2, build, standard_tools
+from tests.conftest import build, standard_tools
+from tests.test_harness import SUCCESS_STEPS
 
 LABELS = ["report", "missing context", "timeout", "disconnect"]
 """Scenario names of :func:`four_runs`, in run order."""
-
-SUCCESS_STEPS = [
-    call_tool("logs", {"service": "checkout"}),
-    call_tool("metrics", {"service": "checkout"},
-              progress=progress("GAINED", facts=[("timeouts in checkout logs", [INV1])])),
-    draft("the db connection pool is exhausted",
-          evidence=[(INV1, "timeouts in logs"), (INV2, "pool at 100%")],
-          progress=progress("GAINED")),
-]
-
 
 def four_harness(store: SqlRunStore) -> list[RunRecord]:
     """Four runs of one harness (5 s deadline) written to ``store``.

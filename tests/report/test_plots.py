@@ -16,18 +16,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation
 
-from harness_lab.application.components import Components
-from harness_lab.fakes import (
-    ScriptedModel,
-    ScriptedRepair,
-    ScriptedResponder,
-    ScriptedRetriever,
-    ScriptedRouter,
-    ScriptedSemanticGuard,
-    call_tool,
-    draft,
-    progress,
-)
+from harness_lab.fakes import call_tool, draft, progress
 from harness_lab.harness import Harness
 from harness_lab.report.figures import PlotAxes, axis_label
 from harness_lab.report.frames import runs_frame
@@ -41,7 +30,7 @@ from harness_lab.report.plots import (
 )
 from harness_lab.runner import run_paths
 from harness_lab.sweep.load import LoadPoint
-from tests.conftest import INV1, standard_tools
+from tests.conftest import INV1, scripted_components, standard_tools
 from tests.report.test_frames import LABELS, budget_run, four_runs
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -396,13 +385,9 @@ def test_a_tool_call_is_a_tool_span_from_its_start_to_its_result() -> None:
 
 
 def test_each_model_call_is_a_model_span() -> None:
-    components = Components(
-        router=ScriptedRouter("DIAGNOSIS"),
-        model=ScriptedModel([call_tool("logs", {"service": "checkout"}, latency_s=0.5),
-                             draft(findings=[("timeouts", [INV1])],
-                                   progress=progress("GAINED"), latency_s=0.25)]),
-        guard=ScriptedSemanticGuard("SUPPORTED"), repair=ScriptedRepair([]),
-        responder=ScriptedResponder(), retriever=ScriptedRetriever(),
+    components = scripted_components(
+        [call_tool("logs", {"service": "checkout"}, latency_s=0.5),
+         draft(findings=[("timeouts", [INV1])], progress=progress("GAINED"), latency_s=0.25)],
         tools={tool.name: tool for tool in standard_tools()})
     ax = run_timeline([Harness(components).run("why is checkout slow?")])
     xs = sorted((p.get_extents().x0, p.get_extents().x1)

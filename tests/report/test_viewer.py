@@ -12,6 +12,19 @@ from harness_lab.report.palette import VERDICT_COLORS, outcome_color
 from harness_lab.report.viewer import ReportContext, git_commit, viewer_html
 from harness_lab.runner import run_paths
 
+DEADLINE_RUN = """\
+latency: {router: 0.2, model: 1.0, tool: 2.0}
+config: {deadline_s: 4.0}
+tools: {logs: {}}
+model:
+  - tool: logs
+    scope: {service: checkout}
+  - draft:
+      findings: [{statement: "never accepted", citations: [inv-1]}]
+    progress: {assessment: GAINED}
+"""
+"""A run whose 4 s deadline passes during its second model step."""
+
 # A small library with known verdicts: two ok, three FAILED (on purpose), one ERROR.
 SCENARIOS: dict[str, str] = {
     "fallbacks/missing-context.yaml": """\
@@ -37,29 +50,12 @@ name: deadline-timeout-ok
 description: the deadline passes during the second model step
 tags: [timeout, demo]
 case: timeout_no_content
-latency: {router: 0.2, model: 1.0, tool: 2.0}
-config: {deadline_s: 4.0}
-tools: {logs: {}}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - draft:
-      findings: [{statement: "never accepted", citations: [inv-1]}]
-    progress: {assessment: GAINED}
-""",
+""" + DEADLINE_RUN,
     "timeouts/wrong-counts.yaml": """\
 name: wrong-counts-fails
 description: expects five tool calls where the run makes one
 tags: [timeout]
-latency: {router: 0.2, model: 1.0, tool: 2.0}
-config: {deadline_s: 4.0}
-tools: {logs: {}}
-model:
-  - tool: logs
-    scope: {service: checkout}
-  - draft:
-      findings: [{statement: "never accepted", citations: [inv-1]}]
-    progress: {assessment: GAINED}
+""" + DEADLINE_RUN + """\
 expect: {tool_calls: 5, run_state: TIMED_OUT}
 """,
     "timeouts/notice.yaml": """\

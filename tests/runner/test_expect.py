@@ -10,6 +10,7 @@ from harness_lab.runner import run_scenario
 from harness_lab.scenarios import load_text
 from harness_lab.scenarios.loader import ScenarioError
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
+from tests.scenarios import TWO_TOOL_MODEL
 
 FALLBACK = """\
 name: fallback
@@ -93,14 +94,12 @@ def test_an_invocation_state_that_differs_fails_naming_the_tool() -> None:
 
 def test_a_rejection_detail_that_differs_fails() -> None:
     text = BASE.replace("logs: {latency_s: 2.0}", "logs: {latency_s: 2.0, required: [host]}")
-    text = text.replace("""  - tool: metrics
+    text = text.replace(TWO_TOOL_MODEL, """\
+model:
+  - tool: logs
     scope: {service: checkout}
-    progress: {assessment: GAINED, facts: [{statement: timeouts, citations: [inv-1]}]}
-  - draft:
-      conclusion: pool exhausted
-      evidence: [{invocation_id: inv-1, claim: timeouts}]
-    progress: {assessment: GAINED}
-""", "  - draft: {missing_info: [host]}\n")
+  - draft: {missing_info: [host]}
+""")
     text += "expect:\n  rejections: [{reason: REQUEST, tool: metrics}]\n"
     assert mismatches(text) == ["rejections[REQUEST].tool: expected metrics, got logs"]
 

@@ -1,5 +1,31 @@
 """Tests of the scenario package, and the scenario text several of them start from."""
 
+from pathlib import Path
+
+MISSING_CONTEXT = """\
+name: good
+description: a missing-context fallback
+tools: {logs: {}}
+model:
+  - draft: {missing_info: [which service]}
+expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
+"""
+"""A scenario file that passes: the model asks which service, and the run falls back for the
+missing context, as it expects."""
+
+WRONG_EXPECTATION = (MISSING_CONTEXT.replace("name: good", "name: wrong")
+                     .replace("FALLBACK,", "SUCCESS,"))
+"""The same run named ``wrong`` and expected to succeed: a scenario file that fails."""
+
+
+def good_and_wrong(directory: Path) -> Path:
+    """``directory``, made if missing, holding ``good.yaml`` (:data:`MISSING_CONTEXT`) and
+    ``wrong.yaml`` (:data:`WRONG_EXPECTATION`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "good.yaml").write_text(MISSING_CONTEXT, encoding="utf-8")
+    (directory / "wrong.yaml").write_text(WRONG_EXPECTATION, encoding="utf-8")
+    return directory
+
 TWO_TOOL_MODEL = """\
 model:
   - tool: logs

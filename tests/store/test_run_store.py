@@ -220,20 +220,15 @@ def test_a_completion_with_status_running_is_refused(store: Store) -> None:
         store.complete(completion("r1", status="RUNNING"))
 
 
-def test_published_result_is_stored_exactly_as_given(store: Store) -> None:
+@pytest.mark.parametrize("published", ['{"b": 1,  "a": [2]}', None],
+                         ids=["a JSON object", "none"])
+def test_published_result_is_stored_exactly_as_given(store: Store,
+                                                     published: str | None) -> None:
     start(store, "r1")
-    store.complete(completion("r1", published_result='{"b": 1,  "a": [2]}'))
+    store.complete(completion("r1", published_result=published))
     row = store.get_run("r1")
     assert row is not None
-    assert row["published_result"] == '{"b": 1,  "a": [2]}'
-
-
-def test_a_completion_without_published_result_stores_none(store: Store) -> None:
-    start(store, "r1")
-    store.complete(completion("r1", published_result=None))
-    row = store.get_run("r1")
-    assert row is not None
-    assert row["published_result"] is None
+    assert row["published_result"] == published
 
 
 def test_a_published_result_that_is_not_a_json_object_is_refused(store: Store) -> None:
@@ -373,20 +368,15 @@ def test_previous_turn_is_read_from_a_published_diagnosis_success(store: Store) 
         "r1", "why is checkout slow?", "conclusion of r1", {"run": "r1"})
 
 
-def test_previous_turn_is_the_latest_published_diagnosis(store: Store) -> None:
+@pytest.mark.parametrize(("later", "previous_run"), [(published, "r2"), (fallback, "r1")],
+                         ids=["a later diagnosis", "a later fallback"])
+def test_previous_turn_is_the_latest_published_diagnosis_never_a_fallback(
+        store: Store, later: Any, previous_run: str) -> None:
     published(store, "r1", at=1.0)
-    published(store, "r2", at=2.0)
+    later(store, "r2", at=2.0)
     previous = store.read_session("s1", 5).previous_turn
     assert previous is not None
-    assert previous.run_id == "r2"
-
-
-def test_a_fallback_never_becomes_the_previous_turn(store: Store) -> None:
-    published(store, "r1", at=1.0)
-    fallback(store, "r2", at=2.0)
-    previous = store.read_session("s1", 5).previous_turn
-    assert previous is not None
-    assert previous.run_id == "r1"
+    assert previous.run_id == previous_run
 
 
 def test_a_session_with_only_a_fallback_has_no_previous_turn(store: Store) -> None:

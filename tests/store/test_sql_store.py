@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import pandas
 import pytest
@@ -20,30 +19,11 @@ from harness_lab.states import (
     TraceEventType,
     TracePhase,
 )
-from harness_lab.store import RunCompletion, RunStart, SqlRunStore, StoreError
+from harness_lab.store import RunStart, SqlRunStore, StoreError
 from harness_lab.store.sql import tool_invocation, trace_event
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
-
-
-def start(store: SqlRunStore, run_id: str, at: float = 0.0) -> None:
-    """Insert the RUNNING row of ``run_id`` in session ``s1``."""
-    started = TraceEvent(run_id, 0, at, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
-    store.insert_running(RunStart(run_id, "s1", "why is checkout slow?", at), started)
-
-
-def completion(run_id: str, **overrides: Any) -> RunCompletion:
-    """A SUCCESS completion of ``run_id`` with ``overrides`` applied."""
-    fields: dict[str, Any] = {
-        "run_id": run_id, "status": "SUCCESS", "release_outcome": "SUCCESS",
-        "fallback_type": None, "answer_json": '{"text": "ok"}', "conclusion": None,
-        "published_result": None, "termination_state": "SUCCESS", "termination_reason": None,
-        "duration_ms": 1500.0, "input_tokens": 100, "output_tokens": 20, "total_tokens": 120,
-        "agent_steps": 2, "tool_calls": 1, "finished_at": 1.5, "invocations": (), "trace": (),
-    }
-    fields.update(overrides)
-    return RunCompletion(**fields)
+from tests.store.test_run_store import completion, start
 
 
 def logs_invocation(run_id: str) -> CanonicalInvocation:

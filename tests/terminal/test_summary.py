@@ -9,16 +9,8 @@ import pytest
 
 from harness_lab.runner import run_paths
 from harness_lab.terminal.summary import print_summary, summary_lines
+from tests.scenarios import MISSING_CONTEXT as GOOD
 from tests.scenarios import TWO_TOOL_DIAGNOSIS
-
-GOOD = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
-"""
 
 
 def test_one_line_per_failure_with_file_line_and_first_difference(tmp_path: Path) -> None:
