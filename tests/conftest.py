@@ -29,6 +29,16 @@ from tests.postgres import postgres_server, postgres_url
 
 __all__ = ["postgres_server", "postgres_url"]  # the throwaway PostgreSQL server's fixtures
 
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own ``pytester``, whose sessions (in this process or another) load no
+    Arize Phoenix plugin, as pyproject's addopts keep it out of this one: arize-phoenix (the
+    test extra's, for tests/otel/test_phoenix.py) registers a plugin that takes some 20 s to
+    import and cannot be imported twice in one process."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:phoenix")
+    return pytester
+
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
 
 
