@@ -126,12 +126,11 @@ def _style(column: str) -> Any:
 
 
 def _note(left: Any) -> None:
-    """One line on standard error for a file or scenario that could not be explored."""
-    from harness_lab.terminal.console import cut, width_of
-
+    """One line on standard error for a file or scenario that could not be explored, whole:
+    cut to the terminal's width, a long path would leave no room for the reason."""
     what = left.path if left.scenario is None else f"{left.path} [{left.scenario}]"
-    line = f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}"
-    print(cut(line, width_of(sys.stderr)), file=sys.stderr)
+    print(f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}",
+          file=sys.stderr)
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:

@@ -63,7 +63,9 @@ def test_a_directory_of_logs_names_a_log_to_give(log: Path,
                                        f"it holds run logs: name one, e.g. {log}#SCENARIO\n")
 
 
-def test_a_matrix_variant_is_explained_alone(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_matrix_variant_is_explained_alone(capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the answer's lines whole, whatever the caller's width
     policy = OUTCOMES.parent / "policy" / "user-cancel-notice.yaml"
     assert main(["explain", f"{policy}[silent]", "--question", "sse_done"]) == 0
     out = capsys.readouterr().out

@@ -266,7 +266,8 @@ def test_run_draws_a_progress_bar_counting_runs_on_a_terminal_only(library: Path
 ])
 def test_out_picks_its_format_from_the_extension_and_the_summary_still_shows(
         library: Path, tmp_path: Path, suffix: str, check: Any,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the summary line whole, whatever the caller's width
     (library / "wrong.yaml").write_text(WRONG, encoding="utf-8")
     out = tmp_path / f"rows{suffix}"
     assert main(["run", str(library), "--out", str(out)]) == 1
@@ -412,7 +413,9 @@ def test_without_github_actions_there_is_no_annotation(
 
 
 def test_a_scenario_file_that_links_to_itself_is_an_error_row_naming_it_not_a_traceback(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the summary line whole, whatever the caller's width
     (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
     (tmp_path / "self.yaml").symlink_to("self.yaml")
     assert main(["run", str(tmp_path), "--log-dir", str(tmp_path / "logs")]) == 1
