@@ -86,9 +86,10 @@ LAYER_OF_FIXTURE = {"browser": "browser", "postgres_url": "postgres",
                     "postgres_server": "postgres"}
 """A test that uses one of these fixtures, itself or through another, is in its layer."""
 
-OUTSIDE_THE_QUICK_LAYER = ("browser", "postgres", "notebook")
-"""Layers whose tests are ``slow`` too: each starts a program besides Python (a browser, a
-database server, a notebook kernel), one a developer may not have installed."""
+OUTSIDE_THE_QUICK_LAYER = ("browser", "postgres", "notebook", "live")
+"""Layers whose tests are ``slow`` too: each starts a program besides the test's Python (a
+browser, a database server, a notebook kernel, a served harness on a socket), one a developer
+may not have installed or that takes seconds to start and stop."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the markers

@@ -139,5 +139,5 @@ def test_a_tests_fixtures_and_markers_put_it_in_its_layers(layered: pytest.Pytes
         "test_of_a_page": {"browser", "slow"},
         "test_on_postgresql": {"postgres", "slow"},
         "test_of_a_notebook": {"notebook", "slow"},
-        "test_of_serve": {"live"},
+        "test_of_serve": {"live", "slow"},
     }

@@ -149,6 +149,7 @@ def _outcomes_in(env: dict[str, str], *args: str) -> str:
 
 
 @compiled_only
+@pytest.mark.slow  # the whole library, or a sweep, in two processes
 def test_the_compiled_and_the_pure_core_give_the_same_scenario_table() -> None:
     args = ("run", "scenarios", "--format", "csv")
     compiled = _outcomes_in(dict(os.environ), *args)
@@ -158,6 +159,7 @@ def test_the_compiled_and_the_pure_core_give_the_same_scenario_table() -> None:
 
 
 @compiled_only
+@pytest.mark.slow  # the whole library, or a sweep, in two processes
 def test_the_compiled_and_the_pure_core_give_the_same_stochastic_samples(tmp_path: Path) -> None:
     rows = []
     for name, env in (("compiled", dict(os.environ)), ("pure", {**os.environ, PURE_ENV: "1"})):
@@ -170,6 +172,7 @@ def test_the_compiled_and_the_pure_core_give_the_same_stochastic_samples(tmp_pat
 
 
 @compiled_only
+@pytest.mark.slow  # the whole library, or a sweep, in two processes
 def test_the_compiled_and_the_pure_core_give_the_same_load_curves() -> None:
     args = ("sweep", "scenarios/sweeps/deadline-sweep.yaml", "--samples", "50", "--seed", "7",
             "--load", "--format", "csv")

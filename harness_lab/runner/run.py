@@ -47,6 +47,7 @@ from harness_lab.scripted.build import (
 from harness_lab.scripted.inject import FaultPlan
 from harness_lab.sse import SseEvent
 from harness_lab.store.base import RunStore
+from harness_lab.store.memory import MemoryRunStore
 from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.trace import TraceEvent
 
@@ -143,7 +144,10 @@ def expectations(scenario: Scenario) -> Expect:
 
 
 class ScenarioRun:
-    """One scenario being run; keeps the harness for inspection (``show``, notebooks)."""
+    """One scenario being run; keeps the harness for inspection (``show``, notebooks).
+
+    Each play of it stores its runs in ``store``, or in a fresh in-memory store when none is
+    given (a database's rows, refusals and previous turns, without a database)."""
 
     def __init__(self, loaded: LoadedScenario | Scenario, *, store: RunStore | None = None,
                  hook: Callable[[Harness], None] | None = None, record_mode: str = "none",
@@ -202,7 +206,10 @@ class ScenarioRun:
         first = self._components(None, tools)
         latency = ScenarioLatency.from_spec(sc.latency)
         ledger = InvocationLedger()  # the session's turns and the run share one ledger
-        self.harness = harness = Harness(first, config, store=self.store, latency=latency,
+        # the in-memory store keeps the SQL store's rows and refusals (tests/store holds
+        # them equal) at a tenth of a database's cost a scenario; pass a store for a database
+        store = self.store if self.store is not None else MemoryRunStore()
+        self.harness = harness = Harness(first, config, store=store, latency=latency,
                                          ledger=ledger)
         if self.hook is not None:
             self.hook(harness)

@@ -150,6 +150,7 @@ def test_a_line_of_two_gibibytes_is_refused_reading_64_mib_of_it(tmp_path: Path)
     assert rss_kib < 512 * 1024
 
 
+@pytest.mark.slow  # writes and reads a 200 MiB file
 def test_a_trace_of_a_million_spans_is_refused_past_the_limit(tmp_path: Path) -> None:
     path = tmp_path / "million.otlp.jsonl"
     per_line = 10_000

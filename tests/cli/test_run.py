@@ -250,6 +250,7 @@ def test_run_is_coloured_only_when_asked_or_on_a_terminal(library: Path) -> None
                                env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
 
 
+@pytest.mark.slow  # the library on a pseudo-terminal
 def test_run_draws_a_progress_bar_counting_runs_on_a_terminal_only(library: Path) -> None:
     (library / "matrix.yaml").write_text(MATRIX, encoding="utf-8")
     drawn = on_a_terminal("run", str(library))

@@ -266,6 +266,7 @@ def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
         ("SUCCESS", "10"), ("FALLBACK", "0"), ("FAILED", "0"), ("CANCELLED", "0")]
 
 
+@pytest.mark.slow  # two sweeps on a pseudo-terminal
 def test_sweep_draws_progress_on_a_terminal_unless_quiet() -> None:
     canonical = str(ROOT / "benchmarks" / "canonical.yaml")
     assert "sweep chunks" in on_a_terminal("sweep", canonical, "--samples", "400")

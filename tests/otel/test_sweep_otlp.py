@@ -4,8 +4,12 @@ before any sample runs; without the flag nothing of OpenTelemetry is imported.""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cli.conftest import ROOT, run_cli
 from tests.otel.conftest import Receiver, modules_loaded_by, string_attributes
+
+pytestmark = pytest.mark.slow  # each test runs a sweep in a process of its own
 
 DEADLINE_SWEEP = str(ROOT / "scenarios" / "sweeps" / "deadline-sweep.yaml")  # 4 grid points
 

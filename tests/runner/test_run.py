@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness_lab.runner import run_paths, run_scenario
 from harness_lab.scenarios import load_text
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
@@ -189,3 +191,19 @@ def test_an_earlier_turn_expected_to_crash_that_does_not_fails_naming_the_turn()
         "turns.0.crashed: expected true, got false")
 
 
+
+
+@pytest.mark.slow  # the library twice, once on a database
+def test_the_library_on_a_database_gives_the_records_of_the_default_in_memory_store() -> None:
+    from harness_lab.explore.seeded import load_library
+    from harness_lab.store.sql import SqlRunStore
+
+    library = load_library()
+    assert len(library) > 150
+    for item in library:
+        on_database = run_scenario(item, store=SqlRunStore("sqlite://"))
+        in_memory = run_scenario(item)
+        assert on_database.ok and in_memory.ok, item.scenario.name
+        assert [t.to_dict() for t in on_database.turns] == [
+            t.to_dict() for t in in_memory.turns], item.scenario.name
+        assert on_database.stored_row == in_memory.stored_row, item.scenario.name
