@@ -2,6 +2,10 @@
 
 from pathlib import Path
 
+import pytest
+
+from harness_lab.scenarios import ScenarioError, load_text
+
 
 def missing_context(name: str, description: str = "a missing-context fallback", *,
                     header: str = "", rest: str = "") -> str:
@@ -52,3 +56,10 @@ tools:
   metrics: {latency_s: 1.0}
 """ + TWO_TOOL_MODEL
 """A scenario file: two tools, a verified fact and a conclusion that passes both guards."""
+
+
+def problems_of(text: str, path: str = "m.yaml") -> list[str]:
+    """The problems loading ``text`` as the file ``path`` is refused with, each as printed."""
+    with pytest.raises(ScenarioError) as info:
+        load_text(text, path)
+    return [str(p) for p in info.value.problems]
