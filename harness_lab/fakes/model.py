@@ -28,9 +28,9 @@ from harness_lab.ports import (
 from harness_lab.states import InformationGain
 
 __all__ = ["INVOCATION_REF", "CallbackModel", "EvidenceItem", "FactItem", "Script",
-           "ScriptedModel", "Step", "cites_relative", "expand_ids",
-           "call_tool", "draft", "empty_reply", "fresh_error", "invalid_json", "play_step",
-           "progress", "provider_error", "report", "schema_invalid_draft", "with_defaults"]
+           "ScriptedModel", "Step", "call_tool", "cites_relative", "draft", "empty_reply",
+           "expand_ids", "fresh_error", "invalid_json", "play_step", "progress",
+           "provider_error", "report", "schema_invalid_draft", "with_defaults"]
 
 T = TypeVar("T")
 Q = TypeVar("Q")
