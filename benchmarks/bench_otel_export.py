@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import tempfile
 import threading
-import time
-from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from bench_otel_sweep import Receiver  # the sibling script: this directory is on the path
+from bench_otel_sweep import Receiver  # sibling modules: this directory is on the path
+from timing import best
 
 from harness_lab.otel import export_records, plan_run, write_otlp_json
 from harness_lab.otel.ids import run_seed
@@ -33,16 +32,6 @@ def library_records() -> list[tuple[str, RunRecord]]:
     """(scenario, record) of every run the library makes."""
     return [(r.scenario, rec) for r in run_paths([str(ROOT / "scenarios")])
             for rec in (*r.turns, r.record) if rec is not None]
-
-
-def best(repeat: int, work: Callable[[], object]) -> float:
-    """The fastest of ``repeat`` timed calls of ``work``, in seconds."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def main() -> None:

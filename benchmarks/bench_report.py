@@ -20,20 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from timing import best  # a sibling module: this directory is on the path
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def best(repeat: int, work: Callable[[], object]) -> float:
-    """The fastest of ``repeat`` timings of ``work()``, in seconds."""
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - began)
-    return min(times)
 
 
 def command_seconds(paths: list[str], out: Path, repeat: int) -> tuple[float, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import harness_lab.store.sql  # noqa: F401  (see below)
+from tests.scenarios import missing_context
 from tests.scenarios.hostile import write
 
 pytest_plugins = ["pytester"]
@@ -12,15 +13,8 @@ pytest_plugins = ["pytester"]
 # a run imports the SQL store (SQLAlchemy) lazily, and SQLAlchemy imported twice in one process
 # breaks. Importing it here first keeps one copy for every inner run.
 
-GOOD = """\
-name: good
-description: a missing-context fallback
-tags: [smoke]
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK}
-"""
+GOOD = missing_context("good", header="tags: [smoke]\n",
+                       rest="expect: {release_outcome: FALLBACK}\n")
 
 
 def test_a_passing_scenario_is_a_passing_item(pytester: pytest.Pytester) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +52,7 @@ def _log(directory: str) -> str:
 
 def main() -> None:
     """Write the compared report and its screenshots to docs/report/*.png."""
-    from make_screenshots import _driver
+    from make_screenshots import browsing, scroll_to, shoot
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -69,25 +68,13 @@ def main() -> None:
         cli(["run", "lib", "--log-dir", "after"])
         old, new = _log("before"), _log("after")
         cli(["report", new, "--compare", old, "--out", "compared.html"])
-        driver = _driver(1000)
-        try:
-            driver.get((work / "compared.html").as_uri())  # type: ignore[attr-defined]
-            time.sleep(0.3)
-            driver.save_screenshot(str(HERE / "compare_top.png"))  # type: ignore[attr-defined]
-            Select(driver.find_element(  # type: ignore[attr-defined]
-                By.CSS_SELECTOR, 'select[data-filter="change"]')).select_by_value("regression")
-            row = driver.find_element(  # type: ignore[attr-defined]
-                By.CSS_SELECTOR, 'tr.run[data-k-name="wrong-case-fails"]')
-            row.click()
-            filters = driver.find_element(By.ID, "filters")  # type: ignore[attr-defined]
-            driver.execute_script(  # type: ignore[attr-defined]
-                "arguments[0].scrollIntoView({block: 'start'});", filters)
-            time.sleep(0.3)
-            driver.save_screenshot(str(HERE / "compare_drill_down.png"))  # type: ignore[attr-defined]
-        finally:
-            driver.quit()  # type: ignore[attr-defined]
-    for name in ("compare_top", "compare_drill_down"):
-        print(f"wrote docs/report/{name}.png")
+        with browsing(work / "compared.html") as driver:
+            shoot(driver, "compare_top")
+            Select(driver.find_element(By.CSS_SELECTOR, 'select[data-filter="change"]')
+                   ).select_by_value("regression")
+            driver.find_element(By.CSS_SELECTOR, 'tr.run[data-k-name="wrong-case-fails"]').click()
+            scroll_to(driver, driver.find_element(By.ID, "filters"))
+            shoot(driver, "compare_drill_down")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -26,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 WIDTH = 1400
 
 
-def _driver(height: int) -> object:
+def _driver(height: int) -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -40,6 +43,30 @@ def _driver(height: int) -> object:
     driver = shutil.which("chromedriver")
     service = Service(driver) if driver else Service()
     return webdriver.Chrome(service=service, options=options)
+
+
+@contextmanager
+def browsing(page: Path, height: int = 1000) -> Iterator[Any]:
+    """A headless Chromium ``WIDTH`` by ``height`` pixels showing ``page``; quit on leaving."""
+    driver = _driver(height)
+    try:
+        driver.get(page.as_uri())
+        yield driver
+    finally:
+        driver.quit()
+
+
+def scroll_to(driver: Any, element: Any, below: int = 0) -> None:
+    """Scroll so that ``element`` stands at the top of the window, ``below`` pixels down."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'}); "
+                          "window.scrollBy(0, -arguments[1]);", element, below)
+
+
+def shoot(driver: Any, name: str) -> None:
+    """Let the page settle, then save the window as docs/report/NAME.png."""
+    time.sleep(0.3)
+    driver.save_screenshot(str(HERE / f"{name}.png"))
+    print(f"wrote docs/report/{name}.png")
 
 
 def main() -> None:
@@ -56,28 +83,14 @@ def main() -> None:
         write_library(work / "demo-failures")
         os.chdir(work)  # so the header shows the short paths a user would type
         cli(["report", "scenarios", "demo-failures", "--out", "report.html"])
-        out = work / "report.html"
-        driver = _driver(1000)
-        try:
-            driver.get(out.as_uri())  # type: ignore[attr-defined]
-            time.sleep(0.3)
-            driver.save_screenshot(str(HERE / "viewer_top.png"))  # type: ignore[attr-defined]
-            row = driver.find_element(  # type: ignore[attr-defined]
-                By.CSS_SELECTOR, 'tr.run[data-k-name="wrong-counts-fails"]')
+        with browsing(work / "report.html") as driver:
+            shoot(driver, "viewer_top")
+            row = driver.find_element(By.CSS_SELECTOR, 'tr.run[data-k-name="wrong-counts-fails"]')
             row.click()
-            driver.execute_script(  # type: ignore[attr-defined]
-                "arguments[0].scrollIntoView({block: 'start'}); window.scrollBy(0, -110);", row)
-            time.sleep(0.3)
-            driver.save_screenshot(str(HERE / "viewer_drill_down.png"))  # type: ignore[attr-defined]
-            table = driver.find_element(By.ID, "outcome-table")  # type: ignore[attr-defined]
-            driver.execute_script(  # type: ignore[attr-defined]
-                "arguments[0].scrollIntoView({block: 'start'});", table)
-            time.sleep(0.3)
-            driver.save_screenshot(str(HERE / "viewer_outcome_table.png"))  # type: ignore[attr-defined]
-        finally:
-            driver.quit()  # type: ignore[attr-defined]
-    for name in ("viewer_top", "viewer_drill_down", "viewer_outcome_table"):
-        print(f"wrote docs/report/{name}.png")
+            scroll_to(driver, row, below=110)
+            shoot(driver, "viewer_drill_down")
+            scroll_to(driver, driver.find_element(By.ID, "outcome-table"))
+            shoot(driver, "viewer_outcome_table")
 
 
 if __name__ == "__main__":

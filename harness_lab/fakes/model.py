@@ -28,9 +28,9 @@ from harness_lab.ports import (
 from harness_lab.states import InformationGain
 
 __all__ = ["INVOCATION_REF", "CallbackModel", "EvidenceItem", "FactItem", "Script",
-           "ScriptedModel", "Step", "expand_ids",
-           "call_tool", "draft", "empty_reply", "fresh_error", "invalid_json", "play_step",
-           "progress", "provider_error", "report", "schema_invalid_draft", "with_defaults"]
+           "ScriptedModel", "Step", "call_tool", "cites_relative", "draft", "empty_reply",
+           "expand_ids", "fresh_error", "invalid_json", "play_step", "progress",
+           "provider_error", "report", "schema_invalid_draft", "with_defaults"]
 
 T = TypeVar("T")
 Q = TypeVar("Q")
@@ -152,6 +152,17 @@ def expand_ids(value: Any, run_id: str) -> Any:
     return value
 
 
+def cites_relative(value: Any) -> bool:
+    """True when ``inv-N`` strings stand anywhere in JSON data (``expand_ids`` would change it)."""
+    if isinstance(value, str):
+        return INVOCATION_REF.match(value) is not None
+    if isinstance(value, list):
+        return any(cites_relative(v) for v in value)
+    if isinstance(value, dict):
+        return any(cites_relative(v) for v in value.values())
+    return False
+
+
 class Scripted(Generic[Q, S]):
     """Shared state of the scripted fakes: name, defaults, script and recorded requests.
 
@@ -215,19 +226,9 @@ class ScriptedModel(Scripted[AgentRequest, Step]):
         """Record ``request`` and play the next step (ScriptExhausted after the last); the
         run-relative ids a step cites (``inv-1``) become the run's own (``run-000002-inv-1``)."""
         reply = self._play(request, ModelReply)
-        if reply.payload is None or not _cites_relative(reply.payload):
+        if reply.payload is None or not cites_relative(reply.payload):
             return reply
         return dataclasses.replace(reply, payload=expand_ids(reply.payload, request.run_id))
-
-
-def _cites_relative(value: Any) -> bool:
-    if isinstance(value, str):
-        return INVOCATION_REF.match(value) is not None
-    if isinstance(value, list):
-        return any(_cites_relative(v) for v in value)
-    if isinstance(value, dict):
-        return any(_cites_relative(v) for v in value.values())
-    return False
 
 
 class CallbackModel:

@@ -23,7 +23,7 @@ from harness_lab.fakes import (
     ToolFailure,
     Unprojectable,
 )
-from harness_lab.fakes.model import INVOCATION_REF, expand_ids
+from harness_lab.fakes.model import cites_relative, expand_ids
 from harness_lab.fakes.tools import ToolBehaviour
 from harness_lab.frozen import value_class
 from harness_lab.ports import (
@@ -57,21 +57,11 @@ from harness_lab.states import SemanticVerdict
 __all__ = ["ScenarioLatency", "build_config", "build_guard", "build_model", "build_repair",
            "build_router", "build_tools", "model_reply"]
 
-_INV = INVOCATION_REF
 _NO_USAGE = TokenUsage()
 
 
 def _has_refs(spec: ModelStepSpec) -> bool:
-    def walk(value: Any) -> bool:
-        if isinstance(value, str):
-            return _INV.match(value) is not None
-        if isinstance(value, list):
-            return any(walk(v) for v in value)
-        if isinstance(value, dict):
-            return any(walk(v) for v in value.values())
-        return False
-
-    return walk(spec.model_dump(mode="json"))
+    return cites_relative(spec.model_dump(mode="json"))
 
 
 def _usage(spec: UsageSpec | None) -> TokenUsage:

@@ -15,6 +15,7 @@ from harness_lab.cli import main
 from harness_lab.cli.record import reference_server
 from harness_lab.runner import run_paths
 from tests.recorded.conftest import _no_proxies  # noqa: F401 - applies here too
+from tests.scenarios import missing_context
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "cassettes" / "reference" / "diagnosis-success.yaml"
@@ -215,8 +216,7 @@ def test_a_cassette_whose_directory_is_a_file_is_exit_2_before_any_request(
 def test_a_scenario_that_is_not_recorded_is_one_line_and_exit_2(
         library: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plain = library / "scenarios" / "plain.yaml"
-    plain.write_text("name: plain\ndescription: scripted\ntools: {logs: {}}\nmodel:\n"
-                     "  - draft: {missing_info: [which service]}\n", encoding="utf-8")
+    plain.write_text(missing_context("plain", "scripted"), encoding="utf-8")
     code = main(["record", "scenarios/plain.yaml", "--reference", str(REFERENCE)])
     err = capsys.readouterr().err
     assert code == 2

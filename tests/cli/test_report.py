@@ -9,15 +9,9 @@ import pytest
 
 from harness_lab.cli import main
 from tests.cli.conftest import on_a_terminal
+from tests.scenarios import missing_context
 
-GOOD = """\
-name: good-report
-description: a missing-context fallback
-case: missing_context
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-"""
+GOOD = missing_context("good-report", header="case: missing_context\n")
 
 
 def test_the_report_command_writes_the_viewer_with_a_timeline_per_run(tmp_path: Path) -> None:

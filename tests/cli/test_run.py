@@ -12,6 +12,7 @@ import pytest
 
 from harness_lab.cli import main
 from tests.cli.conftest import GOOD, ROOT, WRONG, on_a_terminal, run_cli
+from tests.scenarios import missing_context
 
 
 def test_run_prints_one_row_per_scenario_and_exits_zero(library: Path,
@@ -185,25 +186,16 @@ def test_a_tag_that_selects_no_scenario_exits_five(library: Path,
     assert "no scenario selected" in capsys.readouterr().err
 
 
-MATRIX = """\
-name: a-scenario-whose-matrix-variants-have-long-names
-description: a matrix of two axes
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
+MATRIX = missing_context("a-scenario-whose-matrix-variants-have-long-names",
+                         "a matrix of two axes", rest="""\
 expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
 matrix:
   config.deadline_s: [60.0, 61.0]
   config.no_gain_threshold: [2, 3]
-"""
+""")
 
 
-LISTED = """\
-name: listed
-description: a matrix list
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
+LISTED = missing_context("listed", "a matrix list", rest="""\
 expect: {release_outcome: FALLBACK}
 matrix:
   - name: quick
@@ -211,7 +203,7 @@ matrix:
   - name: wrong
     set: {config.deadline_s: 6.0}
     expect: {release_outcome: SUCCESS}
-"""
+""")
 
 
 def test_every_line_of_run_fits_a_hundred_columns_with_every_state_whole(

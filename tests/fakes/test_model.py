@@ -17,6 +17,7 @@ from harness_lab.fakes import (
     report,
     schema_invalid_draft,
 )
+from harness_lab.fakes.model import cites_relative
 from harness_lab.ports import AgentRequest, ModelReply, TokenUsage, ToolCallRequest
 from harness_lab.states import InformationGain
 
@@ -330,3 +331,10 @@ def test_run_relative_invocation_ids_become_the_runs_own() -> None:
     assert reply.payload is not None
     assert reply.payload["draft"]["evidence"] == [
         {"invocation_id": "run-000007-inv-2", "claim": "timeouts"}]
+
+
+def test_an_inv_id_is_found_at_any_depth_of_json_data_and_only_as_a_whole_string() -> None:
+    assert cites_relative({"evidence": [{"invocation_id": "inv-2", "claim": "x"}]}) is True
+    assert cites_relative(["inv-1"]) is True
+    assert cites_relative({"evidence": [{"invocation_id": "run-1-inv-2"}], "n": 3}) is False
+    assert cites_relative("the inv-1 call") is False

@@ -29,17 +29,12 @@ from harness_lab.report.viewer import viewer_html
 from harness_lab.runner import run_paths
 from harness_lab.runner.run import ScenarioResult
 from tests.report.test_viewer import rows_of, write_library
+from tests.scenarios import missing_context
 
 CHANGED = "deadline-timeout-ok"
 """The scenario whose expectation the second run changes (it fails then)."""
 EDITED = "timeouts/deadline.yaml"
-ADDED = """\
-name: added-later
-description: a scenario only the second run has
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-"""
+ADDED = missing_context("added-later", "a scenario only the second run has")
 
 
 def write_log(root: Path, where: Path) -> Path:

@@ -7,17 +7,10 @@ from pathlib import Path
 from harness_lab.report.run_html import result_location, result_sections
 from harness_lab.runner import run_paths
 from harness_lab.runner.run import ScenarioResult
+from tests.scenarios import missing_context
 
-WRONG = """\
-name: wrong
-description: expects a report where the model asks for context
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect:
-  run_state: SUCCESS
-  release_outcome: SUCCESS
-"""
+WRONG = missing_context("wrong", "expects a report where the model asks for context",
+                        rest="expect:\n  run_state: SUCCESS\n  release_outcome: SUCCESS\n")
 
 
 def wrong_result(tmp_path: Path) -> tuple[ScenarioResult, str]:

@@ -11,6 +11,7 @@ import pytest
 from harness_lab.report.palette import VERDICT_COLORS, outcome_color
 from harness_lab.report.viewer import ReportContext, git_commit, viewer_html
 from harness_lab.runner import run_paths
+from tests.scenarios import missing_context
 
 DEADLINE_RUN = """\
 latency: {router: 0.2, model: 1.0, tool: 2.0}
@@ -27,24 +28,14 @@ model:
 
 # A small library with known verdicts: two ok, three FAILED (on purpose), one ERROR.
 SCENARIOS: dict[str, str] = {
-    "fallbacks/missing-context.yaml": """\
-name: missing-context-ok
-description: a missing-context fallback that ends as its outcome-table row says
-tags: [fallback, demo]
-case: missing_context
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-""",
-    "fallbacks/wrong-case.yaml": """\
-name: wrong-case-fails
-description: claims the semantic_unsupported row but ends MISSING_REQUIRED_CONTEXT
-tags: [fallback]
-case: semantic_unsupported
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-""",
+    "fallbacks/missing-context.yaml": missing_context(
+        "missing-context-ok",
+        "a missing-context fallback that ends as its outcome-table row says",
+        header="tags: [fallback, demo]\ncase: missing_context\n"),
+    "fallbacks/wrong-case.yaml": missing_context(
+        "wrong-case-fails",
+        "claims the semantic_unsupported row but ends MISSING_REQUIRED_CONTEXT",
+        header="tags: [fallback]\ncase: semantic_unsupported\n"),
     "timeouts/deadline.yaml": """\
 name: deadline-timeout-ok
 description: the deadline passes during the second model step

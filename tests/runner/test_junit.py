@@ -14,19 +14,12 @@ from lxml import etree
 
 from harness_lab.runner import ScenarioResult, run_paths
 from harness_lab.runner.junit import junit_xml
+from tests.scenarios import missing_context
 
 SCHEMA = etree.XMLSchema(etree.parse(str(Path(__file__).with_name("junit-10.xsd"))))
 
-GOOD = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect:
-  release_outcome: FALLBACK
-  fallback_type: MISSING_REQUIRED_CONTEXT
-"""
+GOOD = missing_context("good", rest="expect:\n  release_outcome: FALLBACK\n"
+                                    "  fallback_type: MISSING_REQUIRED_CONTEXT\n")
 WRONG = (GOOD.replace("name: good", "name: wrong")
          .replace("release_outcome: FALLBACK", "release_outcome: SUCCESS")
          + "  tool_calls: 2\n")

@@ -8,15 +8,9 @@ from harness_lab.report.frames import runs_frame
 from harness_lab.report.mapping import mapping_table
 from harness_lab.report.notebook import results_html
 from harness_lab.runner import run_paths
+from tests.scenarios import missing_context
 
-GOOD = """\
-name: rs-good
-description: a missing-context fallback
-case: missing_context
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-"""
+GOOD = missing_context("rs-good", header="case: missing_context\n")
 
 
 def test_a_result_set_shows_as_an_html_table_counting_ok_runs(tmp_path: Path) -> None:

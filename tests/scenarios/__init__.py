@@ -2,14 +2,22 @@
 
 from pathlib import Path
 
-MISSING_CONTEXT = """\
-name: good
-description: a missing-context fallback
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
-expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}
-"""
+import pytest
+
+from harness_lab.scenarios import ScenarioError, load_text
+
+
+def missing_context(name: str, description: str = "a missing-context fallback", *,
+                    header: str = "", rest: str = "") -> str:
+    """A scenario file whose model asks which service, so that the run falls back for the
+    missing context: ``name`` and ``description``, then the ``header`` lines (``tags:``,
+    ``case:``), one tool and the model, then the ``rest`` (``expect:``, ``matrix:``)."""
+    return (f"name: {name}\ndescription: {description}\n{header}"
+            "tools: {logs: {}}\nmodel:\n  - draft: {missing_info: [which service]}\n" + rest)
+
+
+MISSING_CONTEXT = missing_context(
+    "good", rest="expect: {release_outcome: FALLBACK, fallback_type: MISSING_REQUIRED_CONTEXT}\n")
 """A scenario file that passes: the model asks which service, and the run falls back for the
 missing context, as it expects."""
 
@@ -48,3 +56,10 @@ tools:
   metrics: {latency_s: 1.0}
 """ + TWO_TOOL_MODEL
 """A scenario file: two tools, a verified fact and a conclusion that passes both guards."""
+
+
+def problems_of(text: str, path: str = "m.yaml") -> list[str]:
+    """The problems loading ``text`` as the file ``path`` is refused with, each as printed."""
+    with pytest.raises(ScenarioError) as info:
+        load_text(text, path)
+    return [str(p) for p in info.value.problems]

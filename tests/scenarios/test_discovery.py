@@ -9,19 +9,15 @@ import pytest
 from harness_lab import scenarios
 from harness_lab.scenarios.discovery import SelectionError, Selector, discover, select
 from harness_lab.scenarios.loader import load_text
+from tests.scenarios import missing_context
 
-LISTED = """\
-name: listed
-description: a matrix list
-tools: {logs: {}}
-model:
-  - draft: {missing_info: [which service]}
+LISTED = missing_context("listed", "a matrix list", rest="""\
 matrix:
   - name: quick
     set: {config.deadline_s: 5.0}
   - name: slow
     set: {config.deadline_s: 50.0}
-"""
+""")
 
 
 def test_a_bracketed_suffix_selects_a_variant_unless_the_path_exists_as_written(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.scenarios import ScenarioError, load_file, load_text
+from tests.scenarios import problems_of
 
 GOOD = """\
 name: ok
@@ -21,12 +22,6 @@ model:
 """
 
 
-def problems_of(text: str) -> list[str]:
-    with pytest.raises(ScenarioError) as info:
-        load_text(text, "bad.yaml")
-    return [str(p) for p in info.value.problems]
-
-
 def test_a_valid_file_loads_one_scenario() -> None:
     [loaded] = load_text(GOOD, "good.yaml")
     assert loaded.scenario.name == "ok"
@@ -35,41 +30,41 @@ def test_a_valid_file_loads_one_scenario() -> None:
 
 def test_malformed_yaml_names_the_file_and_line() -> None:
     assert problems_of("name: x\ndescription: [unclosed\n") == [
-        "bad.yaml:3: <document>: malformed YAML: did not find expected ',' or ']'"]
+        "m.yaml:3: <document>: malformed YAML: did not find expected ',' or ']'"]
 
 
 def test_an_unknown_key_names_its_field_path_and_line() -> None:
     text = GOOD.replace("  - tool: logs\n", "  - tool: logs\n    scop: {}\n")
-    assert problems_of(text) == ["bad.yaml:7: model.0.scop: unknown key; did you mean 'scope'?"]
+    assert problems_of(text) == ["m.yaml:7: model.0.scop: unknown key; did you mean 'scope'?"]
 
 
 def test_a_wrong_type_names_its_field() -> None:
     text = GOOD + "config:\n  deadline_s: soon\n"
     assert problems_of(text) == [
-        "bad.yaml:11: config.deadline_s: Input should be a valid number, "
+        "m.yaml:11: config.deadline_s: Input should be a valid number, "
         "unable to parse string as a number"]
 
 
 def test_an_unknown_enum_value_lists_the_allowed_values() -> None:
     text = GOOD + "expect:\n  run_state: DONE\n"
     [message] = problems_of(text)
-    assert message.startswith("bad.yaml:11: expect.run_state: Input should be 'RUNNING', ")
+    assert message.startswith("m.yaml:11: expect.run_state: Input should be 'RUNNING', ")
 
 
 def test_an_unknown_tool_name_in_a_model_step_is_refused() -> None:
     text = GOOD.replace("  - tool: logs\n", "  - tool: metrics\n")
     assert problems_of(text) == [
-        "bad.yaml:6: model.0.tool: unknown tool 'metrics'; the scenario's tools are ['logs']"]
+        "m.yaml:6: model.0.tool: unknown tool 'metrics'; the scenario's tools are ['logs']"]
 
 
 def test_a_missing_required_field_is_named() -> None:
-    assert problems_of("name: x\n") == ["bad.yaml:1: description: required field is missing"]
+    assert problems_of("name: x\n") == ["m.yaml:1: description: required field is missing"]
 
 
 def test_an_unknown_fault_kind_is_refused() -> None:
     text = GOOD + "faults:\n  - kind: meteor\n"
     [message] = problems_of(text)
-    assert message.startswith("bad.yaml:11: faults.0")
+    assert message.startswith("m.yaml:11: faults.0")
     assert "meteor" in message
 
 
@@ -77,7 +72,7 @@ def test_a_step_with_two_actions_is_refused() -> None:
     text = GOOD.replace("  - draft: {missing_info: ['which region']}\n",
                         "  - draft: {missing_info: ['which region']}\n    empty: true\n")
     [message] = problems_of(text)
-    assert message.startswith("bad.yaml:8: model.1: Value error, a model step needs exactly one")
+    assert message.startswith("m.yaml:8: model.1: Value error, a model step needs exactly one")
 
 
 def test_a_tool_request_with_a_draft_loads_as_one_reply_carrying_both() -> None:
@@ -92,7 +87,7 @@ def test_an_unknown_key_in_a_matrix_variant_names_the_variant_field_alone() -> N
     text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
                    "    expect: {tool_cals: 1}\n")
     assert problems_of(text) == [
-        "bad.yaml:13: matrix.0.expect.tool_cals: unknown key; did you mean 'tool_calls'?"]
+        "m.yaml:13: matrix.0.expect.tool_cals: unknown key; did you mean 'tool_calls'?"]
 
 
 def test_a_matrix_list_expands_into_named_variants() -> None:
@@ -127,4 +122,4 @@ def test_a_file_that_cannot_be_read_is_a_scenario_error(tmp_path: Path) -> None:
 def test_an_unknown_case_is_refused() -> None:
     text = GOOD + "case: happy_path\n"
     [message] = problems_of(text)
-    assert message.startswith("bad.yaml:10: case: unknown case 'happy_path'")
+    assert message.startswith("m.yaml:10: case: unknown case 'happy_path'")

@@ -13,7 +13,7 @@ from harness_lab.scenarios import ScenarioError, load_file, load_text
 from harness_lab.scenarios.discovery import discover
 from harness_lab.scenarios.loader import DuplicateKeyError, PathError, UniqueKeyLoader, set_path
 from harness_lab.scenarios.spec import Scenario
-from tests.scenarios import TWO_TOOL_DIAGNOSIS
+from tests.scenarios import TWO_TOOL_DIAGNOSIS, problems_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,12 +27,6 @@ model:
 """
 
 RECORDED = "recorded: {base_url: 'http://127.0.0.1:18765/v1'}\n"
-
-
-def problems_of(text: str, path: str = "m.yaml") -> list[str]:
-    with pytest.raises(ScenarioError) as info:
-        load_text(text, path)
-    return [str(p) for p in info.value.problems]
 
 
 # -- recorded components and cassettes ------------------------------------------------------------

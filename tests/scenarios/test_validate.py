@@ -7,18 +7,12 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.scenarios import ScenarioError, load_text
+from harness_lab.scenarios import load_text
 from harness_lab.scenarios.validate import validate_files
-from tests.scenarios import TWO_TOOL_DIAGNOSIS
+from tests.scenarios import TWO_TOOL_DIAGNOSIS, problems_of
 
 RECORDED = ("recorded: {base_url: 'http://127.0.0.1:18765/v1'}\n"
             "cassette: cassettes/missing.yaml\n")
-
-
-def problems_of(text: str) -> list[str]:
-    with pytest.raises(ScenarioError) as info:
-        load_text(text, "m.yaml")
-    return [str(p) for p in info.value.problems]
 
 
 def test_a_scenario_name_given_by_two_files_is_refused_at_the_second_files_name_line(

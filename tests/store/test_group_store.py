@@ -10,19 +10,13 @@ import pytest
 from sqlalchemy import insert
 
 from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
-from harness_lab.store import GroupCommitStore, RunCompletion, RunStart, SqlRunStore
+from harness_lab.store import GroupCommitStore, RunCompletion, SqlRunStore
 from harness_lab.store.sql import diagnosis_run
 from harness_lab.sweep.engine import Sweep
 from harness_lab.trace import TraceEvent
+from tests.store.test_run_store import start
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
-
-
-def start(store: GroupCommitStore | SqlRunStore, run_id: str, session: str = "s1") -> None:
-    """Insert the RUNNING row of ``run_id``."""
-    started = TraceEvent(run_id, 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
-    store.insert_running(RunStart(run_id, session, "why is checkout slow?", 0.0), started)
 
 
 def completion(run_id: str) -> RunCompletion:

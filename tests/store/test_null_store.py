@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
 from harness_lab.store.base import RUN_COLUMNS, RunCompletion, RunStart
 from harness_lab.store.null import NullRunStore
-from harness_lab.trace import TraceEvent
+from tests.store.test_run_store import run_started
 
-STARTED = TraceEvent("r1", 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                     TraceEventStatus.OK, {})
+STARTED = run_started("r1")
 
 
 def completion() -> RunCompletion:

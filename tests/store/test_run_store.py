@@ -65,12 +65,16 @@ def invocation(run_id: str, invocation_id: str, seq: int = 0) -> CanonicalInvoca
     )
 
 
+def run_started(run_id: str, at: float = 0.0) -> TraceEvent:
+    """The RUN_STARTED event of ``run_id``, the first of its trace."""
+    return TraceEvent(run_id, 0, at, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                      TraceEventStatus.OK, {})
+
+
 def start(store: Store, run_id: str, *, session: str = "s1",
           query: str = "why is checkout slow?", at: float = 0.0) -> None:
     """Insert the RUNNING row of ``run_id`` and its RUN_STARTED event."""
-    started = TraceEvent(run_id, 0, at, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
-    store.insert_running(RunStart(run_id, session, query, at), started)
+    store.insert_running(RunStart(run_id, session, query, at), run_started(run_id, at))
 
 
 def completion(run_id: str, **overrides: Any) -> RunCompletion:
@@ -341,10 +345,8 @@ def test_a_trace_detail_that_is_not_json_is_refused(store: Store) -> None:
 
 
 def test_a_start_event_of_another_run_is_refused(store: Store) -> None:
-    started = TraceEvent("r2", 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
     with pytest.raises(StoreError, match="r2"):
-        store.insert_running(RunStart("r1", "s1", "q", 0.0), started)
+        store.insert_running(RunStart("r1", "s1", "q", 0.0), run_started("r2"))
     assert store.runs() == []
 
 

@@ -23,7 +23,7 @@ from harness_lab.store import RunStart, SqlRunStore, StoreError
 from harness_lab.store.sql import tool_invocation, trace_event
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
-from tests.store.test_run_store import completion, start
+from tests.store.test_run_store import completion, run_started, start
 
 
 def logs_invocation(run_id: str) -> CanonicalInvocation:
@@ -174,10 +174,8 @@ def test_opening_a_store_indexes_the_ordinal_even_on_a_table_made_without_it(
 
 def test_a_start_the_store_cannot_hold_is_refused_and_writes_nothing() -> None:
     store = SqlRunStore()
-    started = TraceEvent("r1", 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
     with pytest.raises(StoreError, match="query holds '\\\\udc80' at character 3"):
-        store.insert_running(RunStart("r1", "s1", "why\udc80", 0.0), started)
+        store.insert_running(RunStart("r1", "s1", "why\udc80", 0.0), run_started("r1"))
     assert store.runs() == []
 
 

@@ -14,8 +14,6 @@ import yaml
 from sqlalchemy import select, update
 
 from harness_lab.errors import SweepError
-from harness_lab.states import TraceEventStatus, TraceEventType, TracePhase
-from harness_lab.store.base import RunStart
 from harness_lab.store.sql import SqlRunStore, trace_event
 from harness_lab.sweep.claim import (
     Claim,
@@ -26,7 +24,7 @@ from harness_lab.sweep.claim import (
     sweep_claim,
 )
 from harness_lab.sweep.engine import Sweep
-from harness_lab.trace import TraceEvent
+from tests.store.test_run_store import start  # a RUNNING row, as a killed process leaves it
 from tests.sweep.processes import completed_runs
 
 
@@ -59,17 +57,10 @@ def test_a_second_claim_is_refused_naming_the_sweep_that_holds_the_database(
 def test_a_database_with_sweep_runs_but_no_claim_is_refused(sweep_data: dict[str, Any],
                                                             tmp_path: Path) -> None:
     store = SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}")
-    start_run(store, "run-g0-s0000000")
+    start(store, "run-g0-s0000000")
     with pytest.raises(SweepError, match="already holds run run-g0-s0000000 of a sweep"):
         stake_claim(store, claim_of(sweep_data), "runs.db")
     store.close()
-
-
-def start_run(store: SqlRunStore, run_id: str) -> None:
-    """A RUNNING row, as a process killed mid-run leaves it."""
-    started = TraceEvent(run_id, 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
-                         TraceEventStatus.OK, {})
-    store.insert_running(RunStart(run_id, "s", "why?", 0.0), started)
 
 
 def test_resuming_removes_the_runs_left_running_and_reports_the_completed_ones(
@@ -77,7 +68,7 @@ def test_resuming_removes_the_runs_left_running_and_reports_the_completed_ones(
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     Sweep(sweep_data, samples=4, seed=1, store_url=url).run()
     store = SqlRunStore(url)
-    start_run(store, "run-g1-s0000007")
+    start(store, "run-g1-s0000007")
     stored = resume_claim(store, claim_of(sweep_data, samples=8), url)
     assert stored.completed == {0: {0, 1, 2, 3}, 1: {0, 1, 2, 3}}
     assert stored.removed_running == 1
