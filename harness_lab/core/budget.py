@@ -27,18 +27,22 @@ value_class(BudgetLimits)  # see frozen.py
 
 @dataclass(frozen=True, slots=True, init=False)
 class Usage:
-    """What a run consumed, by budget kind, plus the token split."""
+    """What a run consumed, by budget kind, plus the token split.
 
-    model_calls: int = 0
-    tool_calls: int = 0
-    tokens: int = 0
-    bytes: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    Every field is always given: a snapshot of a whole budget (:meth:`RunBudget.usage`) or a
+    record rebuilt from a stored row passes all six, and every log, served record and record
+    file has carried all six since the first, so no field has a default for a reader to fill.
+    """
 
-    def __init__(self,
-                 model_calls: int = 0, tool_calls: int = 0, tokens: int = 0, bytes: int = 0,
-                 input_tokens: int = 0, output_tokens: int = 0) -> None:
+    model_calls: int
+    tool_calls: int
+    tokens: int
+    bytes: int
+    input_tokens: int
+    output_tokens: int
+
+    def __init__(self, model_calls: int, tool_calls: int, tokens: int, bytes: int,
+                 input_tokens: int, output_tokens: int) -> None:
         """Set every field (a native setter each, once compiled)."""
         object.__setattr__(self, "model_calls", model_calls)
         object.__setattr__(self, "tool_calls", tool_calls)

@@ -132,10 +132,6 @@ class RunContext:
         """Virtual seconds since the environment started."""
         return virtual_now(self.env)
 
-    def calls(self, kind: CallKind) -> int:
-        """How many calls of ``kind`` this run has started."""
-        return self._counts.get(kind, 0)
-
     def check_active(self, boundary: str) -> None:
         """Raise RunAborted if the run is terminal; a passed deadline terminates it first.
 
@@ -153,11 +149,12 @@ class RunContext:
             raise RunAborted(self.run_id, self.lifecycle.state, boundary)
 
     def certainly_active(self) -> bool:
-        """True when the run is certainly active: no termination and the deadline ahead."""
-        now = virtual_now(self.env)
-        return self.lifecycle.termination is None and (
-            now < self.deadline_at or (now == self.deadline_at  # seeded: > not >=
-                                       and Defect.DEADLINE_EXCLUSIVE in self.config.defects))
+        """True when the run is certainly active: no termination and the deadline ahead.
+
+        A fast path in front of :meth:`check_active`, which alone decides when this says no
+        (a deadline reached this instant included).
+        """
+        return self.lifecycle.termination is None and virtual_now(self.env) < self.deadline_at
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
         """Cancel from outside the run (a disconnect, a user, a fault) at the current instant.
@@ -170,11 +167,16 @@ class RunContext:
         if (reason is CancellationReason.USER_REQUESTED
                 and Defect.USER_CANCEL_NOT_TERMINAL in self.config.defects):
             return False  # seeded: the cancel is acknowledged, never handed to the run
-        if (self.instant_deadline and self.lifecycle.termination is None
-                and virtual_now(self.env) >= self.deadline_at):
-            self.cancellation.cancel(CancellationReason.DEADLINE_EXCEEDED, "deadline",
-                                     self.deadline_at)
+        if self.instant_deadline:
+            self._fire_if_reached(virtual_now(self.env))
         return self.cancellation.cancel(reason, detail)
+
+    def _fire_if_reached(self, now: float) -> None:
+        """Under ``instant`` detection, a deadline that ``now`` has reached with no timer to
+        fire it (a cancel at its own instant, a call that waited in a provider's queue or
+        blocked the live server's thread) fires now, dated at its instant: it came first."""
+        if now >= self.deadline_at:
+            self._deadline_fires()
 
     def _deadline_fires(self) -> None:
         """The deadline's timer (``instant`` detection): the lifecycle's compare-and-set at the
@@ -187,18 +189,17 @@ class RunContext:
     def _wait_instant(self, latency: float) -> Generator[simpy.Event, Any, None]:
         """Wait out a call's ``latency`` under ``instant`` detection: a deadline that passes
         meanwhile fires at its instant (a timer only for a call that outlives it, so a run
-        leaves no event behind); one passed while the call waited for capacity fires now."""
+        leaves no event behind); one reached before it (the call waited for capacity, or
+        blocked the live server's thread) fires now."""
         env = self.env
         now = virtual_now(env)
         deadline = self.deadline_at
-        if self.lifecycle.termination is None:
-            if now >= deadline:
-                self._deadline_fires()
-            elif deadline < now + latency:
-                end = now + latency
-                yield env.timeout(deadline - now)
-                self._deadline_fires()
-                latency = max(end - virtual_now(env), 0.0)
+        self._fire_if_reached(now)
+        if self.lifecycle.termination is None and deadline < now + latency:
+            end = now + latency
+            yield env.timeout(deadline - now)
+            self._deadline_fires()
+            latency = max(end - virtual_now(env), 0.0)
         yield env.timeout(latency)
 
     @property
@@ -284,7 +285,7 @@ class RunContext:
                                  {"call": kind.value, "name": name, "state": self.state.value})
                 raise
             if error is not None:
-                if provider and isinstance(error, ProviderError):
+                if provider:  # a provider call fails with a ProviderError (its port error)
                     text = str(error)
                     self.tracer.emit(event, TraceEventStatus.FAILED,
                                      {"error": text} if failed is None

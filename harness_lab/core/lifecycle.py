@@ -42,9 +42,10 @@ class RunLifecycle:
     Only the first transition from "no termination" to a terminal state succeeds; every later
     attempt returns ``False`` and changes nothing, from any thread. With a ``tracer``, each
     such losing attempt is traced ``TERMINATION_REJECTED``: what it tried, why and when, and
-    the termination it lost to. An attempt that repeats the winner (the same state for the
-    same cause: a live server's cancel applied again on the run's own thread) lost to nothing
-    and is not traced.
+    the termination it lost to. An attempt that repeats the winner's cause (a live server's
+    cancel applied again on the run's own thread) lost to nothing and is not traced: a cause,
+    a cancellation reason, names one terminal state, and the release's ``completed`` is
+    attempted once a run.
     """
 
     __slots__ = ("run_id", "_termination", "_cause", "_lock", "history", "causes",
@@ -93,7 +94,7 @@ class RunLifecycle:
                 self.causes.append(cause)
                 return True
             won_by = self._cause or winner.reason
-        if state is not winner.state or (cause or reason) != won_by:
+        if (cause or reason) != won_by:
             self._trace_rejected(state, cause or reason, at, winner, won_by)
         return False
 

@@ -46,3 +46,15 @@ def test_a_refunded_tool_call_frees_its_place_under_the_limit():
 def test_a_refund_without_a_reserved_tool_call_is_refused():
     with pytest.raises(ValueError, match="no reserved tool call"):
         RunBudget(BudgetLimits()).refund_tool_call()
+
+
+def test_a_usage_is_always_whole_so_a_decoded_one_without_a_count_is_refused_by_name():
+    from harness_lab.codec import DecodeError, from_data, json_schema
+    from harness_lab.core import Usage
+
+    whole = {"model_calls": 2, "tool_calls": 1, "tokens": 30, "bytes": 90, "input_tokens": 10,
+             "output_tokens": 20}
+    assert from_data(Usage, whole) == Usage(2, 1, 30, 90, 10, 20)
+    with pytest.raises(DecodeError, match="bytes: required field is missing"):
+        from_data(Usage, {k: v for k, v in whole.items() if k != "bytes"}, "usage")
+    assert json_schema(Usage)["$defs"]["Usage"]["required"] == list(whole)
