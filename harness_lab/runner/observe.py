@@ -74,6 +74,7 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
         "usage": {"model_calls": usage.model_calls, "tool_calls": usage.tool_calls,
                   "tokens": usage.tokens, "input_tokens": usage.input_tokens,
                   "output_tokens": usage.output_tokens, "bytes": usage.bytes},
+        "headroom": dict(record.headroom),
         "discarded": [{"kind": k, "what": w, "t": t} for k, w, t in record.discarded],
         "terminations": [{"state": s, "reason": cause, "detail": r, "t": t}
                          for (s, r, t), cause in zip(record.terminations, _causes(record),

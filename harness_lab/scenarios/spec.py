@@ -502,6 +502,9 @@ class Expect(SpecModel):
     usage: MappingPattern | None = None
     """What the run used: {model_calls, tool_calls, tokens, input_tokens, output_tokens,
     bytes} (a pattern)."""
+    headroom: MappingPattern | None = None
+    """What the budget had left at the end: {model_calls, tool_calls, tokens, bytes}, each
+    never below 0, null where the kind has no limit (a pattern)."""
     routing: RecordsPattern | None = None
     """What each router call received: {query, history: [{run_id, query, intent, answer}],
     previous_turn: {run_id, query, conclusion} or null} (a pattern)."""

@@ -154,6 +154,13 @@ def test_gains_usage_and_terminations_are_patterns_too() -> None:
                                 "terminations[0].t: expected 0.0, got 3.0"]  # 2 s + 1 s
 
 
+def test_the_budgets_headroom_is_a_pattern_with_null_for_an_unlimited_kind() -> None:
+    text = BASE + ("config: {budget: {tool_calls: 3, tokens: 10, model_calls: null}}\n"
+                   "expect:\n  headroom: {tool_calls: 2, tokens: 10, model_calls: 5}\n")
+    assert mismatches(text) == ["headroom.tool_calls: expected 2, got 1",  # 3 - 2 calls
+                                "headroom.model_calls: expected 5, got null"]
+
+
 def test_the_legacy_kind_lists_still_compare_the_whole_sequence() -> None:
     text = BASE + "expect: {sse: [metadata, status, content, done]}\n"
     assert mismatches(text) == ["sse[2]: expected content, got status",
