@@ -67,6 +67,8 @@ from harness_lab.tools.ledger import Ledger
 __all__ = ["ChatApplication", "Published"]
 
 _ANSWER_JSON = json_writer(sort_keys=True)  # json.dumps(body, sort_keys=True)
+_RELEASED: Final = (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
+"""The outcomes that publish a result (content, then done)."""
 _NO_SESSION = SessionContext((), None)
 
 
@@ -160,9 +162,9 @@ class ChatApplication:
         intent = yield from self._route(live, ctx, session, components.router)
         if intent is IntentType.SYSTEM_CHAT:
             return (yield from self._system_chat(live, ctx, session, components.responder))
-        if intent is IntentType.KNOWLEDGE_QUERY:
-            return (yield from self._knowledge(live, ctx, session, components))
-        return (yield from self._diagnosis(live, ctx, session, components, parts.ledger))
+        if intent is IntentType.DIAGNOSIS:
+            return (yield from self._diagnosis(live, ctx, session, components, parts.ledger))
+        return (yield from self._knowledge(live, ctx, session, components))
 
     def _status(self, live: LiveRun, status: ChatApplicationStatus) -> None:
         live.statuses.append(status)
@@ -171,18 +173,18 @@ class ChatApplication:
     def _route(self, live: LiveRun, ctx: RunContext, session: SessionContext, router: Router
                ) -> Generator[simpy.Event, Any, IntentType]:
         self._status(live, ChatApplicationStatus.ROUTING)
-        limit = ctx.config.history_limit
-        history = session.history[-limit:] if limit else ()
-        request = RouteRequest(live.query, tuple(history), session.previous_turn)
+        # the bounded history (doc §2): the store reads the last ``history_limit`` turns
+        history = session.history
+        request = RouteRequest(live.query, history, session.previous_turn)
         ctx.tracer.emit(TraceEventType.ROUTING_ATTEMPT, TraceEventStatus.STARTED,
                         {"history": len(history)})
         try:
             reply: RouteReply = yield from ctx.provider_call(
                 CallKind.ROUTER, "router", lambda: router.route(request),
-                TraceEventType.ROUTING_DECISION, lambda r: {"intent": _intent_of(r).value})
+                TraceEventType.ROUTING_DECISION, lambda r: {"intent": r.intent.value})
         except ProviderError as exc:
             raise RouterUnavailable(f"router unavailable: {exc}") from exc
-        intent = _intent_of(reply)
+        intent = reply.intent
         live.intent = intent
         self.store.record_intent(live.run_id, intent.value)
         return intent
@@ -245,7 +247,8 @@ class ChatApplication:
             # the status may see the client go: check after it
             self._status(live, ChatApplicationStatus.SAFETY_VALIDATING)
             ctx.check_active("release")
-            decision = pipeline.snapshot_fallback(exc.progress or agent.snapshot())
+            # the snapshot now, the refused step's own progress in it (the error's snapshot)
+            decision = pipeline.snapshot_fallback(agent.snapshot())
             live.decision = decision
             return Published(decision.outcome, content=decision.content, decision=decision)
         live.execution = execution
@@ -259,10 +262,10 @@ class ChatApplication:
     # -- endings --------------------------------------------------------------------------------
 
     def _aborted(self, live: LiveRun, ctx: RunContext, components: Components) -> Published:
+        """The run ended under the application (RunAborted): a TIMED_OUT run may still release
+        its verified progress (SPEC 5.1); any other fails (``_finish`` makes a cancelled run's
+        result CANCELLED, as it does every result of a cancelled run)."""
         state = ctx.state
-        if state is RunState.CANCELLED:
-            return Published(ReleaseOutcome.CANCELLED,
-                             failure={"code": "CANCELLED", "reason": _reason(ctx)})
         if (state is RunState.TIMED_OUT and ctx.config.policy.timeout_progress_fallback
                 and live.agent is not None and live.boundary is not None):
             pipeline = ReleasePipeline(ctx, live.boundary, components.repair, components.guard,
@@ -280,9 +283,6 @@ class ChatApplication:
     def _failed(self, live: LiveRun, ctx: RunContext, code: str, message: str) -> Published:
         if ctx.lifecycle.is_active:
             ctx.cancellation.cancel(CancellationReason.INTERNAL_FAILURE, message)
-        if ctx.state is RunState.CANCELLED:
-            return Published(ReleaseOutcome.CANCELLED,
-                             failure={"code": "CANCELLED", "reason": _reason(ctx)})
         return Published(ReleaseOutcome.FAILED, failure={"code": code, "message": message})
 
     def _finish(self, live: LiveRun, ctx: RunContext, published: Published, *,
@@ -296,28 +296,25 @@ class ChatApplication:
         if problem is not None:  # what no store can hold ends the run FAILED, whatever store
             live.error = f"StoreError: run {live.run_id}: {problem}"
             published = self._failed(live, ctx, "STORE_FAILURE", live.error)
-        outcome = published.outcome
-        if outcome in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK):
-            # the release decided the terminal state: SUCCESS, or the BUDGET_EXHAUSTED or
-            # TIMED_OUT the run already has (then this changes nothing)
+        if published.outcome in _RELEASED:
+            # completeSuccess (doc §2), except for the budget or timeout fallback, which keeps
+            # the BUDGET_EXHAUSTED or TIMED_OUT the run already has; a run that ended before
+            # (a cancel first) rejects the attempt, traced
             decision = published.decision
-            state = decision.run_state if decision is not None else RunState.SUCCESS
-            ended = ctx.lifecycle.termination
-            if ended is None or ended.state is not state:  # a different end is an attempt
-                ctx.lifecycle.finish(state, "completed", ctx.now)
+            if decision is None or decision.run_state is RunState.SUCCESS:
+                ctx.lifecycle.finish(RunState.SUCCESS, "completed", ctx.now)
         term = ctx.lifecycle.termination
         assert term is not None
-        if term.state is RunState.CANCELLED and outcome is not ReleaseOutcome.CANCELLED:
-            # a cancel became the first terminal before this result: the result is discarded
+        if term.state is RunState.CANCELLED:
+            # a cancel is the run's first terminal: whatever it came to is discarded (doc §4)
             published = Published(ReleaseOutcome.CANCELLED,
                                   failure={"code": "CANCELLED", "reason": _reason(ctx)})
-            outcome = published.outcome
-        if term.state is RunState.CANCELLED:
             ctx.tracer.emit(TraceEventType.RUN_CANCELLED, TraceEventStatus.OK,
                             {"reason": _reason(ctx)})
+        outcome = published.outcome
         decision = published.decision
         fallback = decision.fallback_type if decision is not None else None
-        released = outcome is ReleaseOutcome.SUCCESS or outcome is ReleaseOutcome.FALLBACK
+        released = outcome in _RELEASED
         ctx.tracer.emit(TraceEventType.RUN_FINISHED,
                         TraceEventStatus.OK if released else TraceEventStatus.FAILED,
                         {"outcome": outcome.value, "run_state": term.state.value,
@@ -366,7 +363,7 @@ class ChatApplication:
             termination_state=term.state.value, termination_reason=_reason(ctx),
             duration_ms=(ctx.now - ctx.started_at) * 1000.0,
             input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=tokens[2],
-            agent_steps=live.agent.steps if live.agent is not None else 0,
+            agent_steps=_agent_steps(live),
             tool_calls=len(records), finished_at=ctx.now, invocations=tuple(records),
             trace=tuple(ctx.tracer.events[1:]))
         try:
@@ -380,12 +377,11 @@ class ChatApplication:
         sse = live.sse
         outcome = published.outcome
         if outcome is ReleaseOutcome.CANCELLED:
-            reason = ctx.cancellation.reason
-            if sse.is_open and (reason is CancellationReason.USER_REQUESTED
-                                or reason is CancellationReason.SERVER_SHUTDOWN):
-                # the client is still there: a server shutdown always says why, a user
-                # cancel as the policy says
-                if (reason is CancellationReason.SERVER_SHUTDOWN
+            # a client that left has no stream open; one still there was cancelled by the user
+            # or by the server shutting down: the server always says why, a user cancel as the
+            # policy says (SPEC 5.2, 5.9)
+            if sse.is_open:
+                if (ctx.cancellation.reason is not CancellationReason.USER_REQUESTED
                         or ctx.config.policy.user_cancel_notice is UserCancelNotice.FAILURE):
                     sse.failure(live.session_id, live.run_id, published.failure or {})
                 sse.close()
@@ -419,7 +415,7 @@ class ChatApplication:
             semantic_verdict=decision.verdict if decision is not None else None,
             statuses=tuple(live.statuses), usage=usage,
             headroom=ctx.budget.headroom(), started_at=ctx.started_at, finished_at=ctx.now,
-            agent_steps=live.agent.steps if live.agent is not None else 0,
+            agent_steps=_agent_steps(live),
             content=published.content, failure=published.failure,
             sse_events=tuple(live.sse.events), sse_refused=tuple(live.sse.refused),
             trace=tuple(ctx.tracer.events),
@@ -441,21 +437,19 @@ class ChatApplication:
             repair_requests=tuple(release.repair_requests) if release is not None else ())
 
 
-def _intent_of(reply: RouteReply) -> IntentType:
-    """The routed intent (a router may answer its text value instead of the member)."""
-    intent = reply.intent
-    return intent if type(intent) is IntentType else IntentType(intent)
+def _agent_steps(live: LiveRun) -> int:
+    """The run's diagnosis-model steps (none without a diagnosis)."""
+    agent = live.agent
+    return agent.steps if agent is not None else 0
 
 
 _STORED_STATUS: Final[dict[str, StoredRunStatus]] = {s.value: s for s in StoredRunStatus}
 
 
 def _stored_status(value: Any) -> StoredRunStatus | None:
-    """``StoredRunStatus(value)`` for a stored value (None for none), without the enum's call."""
-    if not value:
-        return None
-    status = _STORED_STATUS.get(value)
-    return status if status is not None else StoredRunStatus(value)  # ValueError naming it
+    """The StoredRunStatus of a stored value (None for none), without the enum's call; the
+    row is the completion this run wrote, so its status is always one."""
+    return _STORED_STATUS[value] if value else None
 
 
 def _unstorable(usage: Usage, published: Published) -> str | None:

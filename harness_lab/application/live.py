@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness_lab.core.context import RunContext
+from harness_lab.diagnosis.agent import DiagnosisAgent, DiagnosisAgentExecution
+from harness_lab.diagnosis.collection import CollectionController
+from harness_lab.release.pipeline import ReleaseDecision, ReleasePipeline
 from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, ChatApplicationStatus, IntentType
-
-if TYPE_CHECKING:
-    from harness_lab.core.context import RunContext
-    from harness_lab.diagnosis.agent import DiagnosisAgent, DiagnosisAgentExecution
-    from harness_lab.diagnosis.collection import CollectionController
-    from harness_lab.release.pipeline import ReleaseDecision, ReleasePipeline
-    from harness_lab.tools.boundary import ToolBoundary
+from harness_lab.tools.boundary import ToolBoundary
 
 __all__ = ["LiveRun"]
 
@@ -80,11 +78,15 @@ class LiveRun:
             ctx = self.ctx
             if ctx is None:
                 return True
-        return ctx.cancel(reason, detail or reason.value)
+        return ctx.cancel(reason, detail)  # an empty detail is the reason's own
 
     def user_cancel(self) -> None:
         """The user cancels the run now (the client stays connected)."""
         self.cancel(CancellationReason.USER_REQUESTED, "user requested")
+
+    def server_shutdown(self) -> None:
+        """The server stops with the run still in flight, its grace period over (SPEC 5.9)."""
+        self.cancel(CancellationReason.SERVER_SHUTDOWN, "server shutting down")
 
     def disconnect(self) -> None:
         """The client goes away now (the SSE session tells the run to cancel)."""

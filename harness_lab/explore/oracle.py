@@ -237,7 +237,8 @@ def _instant_deadline(base: BaseRun) -> bool:
     return base.scenario.config.policy.deadline_detection is DeadlineDetection.INSTANT
 
 
-def _cancel(f: fs.ClientDisconnect | fs.UserCancel, base: BaseRun) -> Prescription:
+def _cancel(f: fs.ClientDisconnect | fs.UserCancel | fs.ServerShutdown, base: BaseRun
+            ) -> Prescription:
     instant = _instant_deadline(base)
     k = getattr(f, "sse_event", None)
     if k is not None:
@@ -468,6 +469,7 @@ _RULES: dict[str, Rule] = {
     "crash": _crash,
     "client_disconnect": _cancel,
     "user_cancel": _cancel,
+    "server_shutdown": _cancel,
     "deadline": _deadline,
     "latency_spike": _latency_spike,
     "budget_exhausted": _budget,

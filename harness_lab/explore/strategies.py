@@ -282,6 +282,7 @@ def faults() -> st.SearchStrategy[dict[str, Any]]:
         "client_disconnect": _weighted(
             (1, locate), (1, st.builds(lambda k: {"sse_event": k}, st.integers(1, 6)))),
         "user_cancel": locate,
+        "server_shutdown": locate,
         "deadline": locate,
         "budget_exhausted": st.builds(
             lambda b, a: _compact({"budget": b, "at": a}),

@@ -228,6 +228,9 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
         label = fs.describe(f)
         if isinstance(f, fs.Crash):
             why.append(f"{label}: the host process dying mid-run is simulated, not served")
+        elif isinstance(f, fs.ServerShutdown):
+            why.append(f"{label}: stopping the server under test mid-run would end every "
+                       "later play; conform plays the library against one running server")
         elif isinstance(f, fs.Deadline | fs.BudgetExhausted) and f.at is not None:
             why.append(f"{label}: moves a limit at a lifecycle point inside the harness "
                        "(virtual time only)")

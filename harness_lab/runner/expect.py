@@ -72,6 +72,7 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
               _first_event(record, "done", "outcome"))
     check("stop_required_delivered", expect.stop_required_delivered,
           record.stop_required_delivered)
+    check("evidence_repaired", expect.evidence_repaired, record.evidence_repaired)
     if expect.stop_required_deliveries is not None:
         got = observation.get("stop_required_deliveries")
         check("stop_required_deliveries", expect.stop_required_deliveries,

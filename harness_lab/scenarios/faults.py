@@ -95,6 +95,13 @@ class UserCancel(_Timed):
     kind: Annotated[Literal["user_cancel"], _KIND]
 
 
+class ServerShutdown(_Timed):
+    """The server stops with the run in flight, its grace period over (SPEC 5.9): the run is
+    cancelled SERVER_SHUTDOWN and a client still connected is told so."""
+
+    kind: Annotated[Literal["server_shutdown"], _KIND]
+
+
 class Deadline(_Timed):
     """The deadline is reached: ``at_s`` sets it; ``at`` makes it pass at that point."""
 
@@ -242,15 +249,15 @@ class Crash(_Fault):
 
 
 Fault = Annotated[
-    ClientDisconnect | UserCancel | Deadline | BudgetExhausted | NoGainStreak
+    ClientDisconnect | UserCancel | ServerShutdown | Deadline | BudgetExhausted | NoGainStreak
     | ProtocolViolation | ToolRejection | ToolError | ProviderFault | LatencySpike
     | InvalidDraft | SemanticFault | RepairFailed | RouterUnavailable | Crash,
     Field(discriminator="kind"),
 ]
 
-FAULT_KINDS = ("client_disconnect", "user_cancel", "deadline", "budget_exhausted",
-               "no_gain_streak", "protocol_violation", "tool_rejection", "tool_error",
-               "provider_error", "latency_spike", "invalid_draft", "semantic_guard",
+FAULT_KINDS = ("client_disconnect", "user_cancel", "server_shutdown", "deadline",
+               "budget_exhausted", "no_gain_streak", "protocol_violation", "tool_rejection",
+               "tool_error", "provider_error", "latency_spike", "invalid_draft", "semantic_guard",
                "repair_failed", "router_unavailable", "crash")
 
 

@@ -540,6 +540,8 @@ class Expect(SpecModel):
     """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
     """Whether a stop-required notice reached the model."""
+    evidence_repaired: bool | None = None
+    """Whether the release that decided the run went through EvidenceRepair (doc §9)."""
     gains: GainsPattern | None = None
     """Every InformationGain decided, in order (a pattern)."""
     violations: list[str] = []

@@ -121,14 +121,13 @@ class FaultPlan:
                            interceptor=compose(self, parts.interceptor))
 
     def arm(self, harness: Harness, handle: RunHandle) -> None:
-        """Schedule the timed faults of the submitted run ``handle``."""
-        self.live = handle.live
+        """Schedule the timed faults of the submitted run ``handle``; faults at one instant
+        act in the order the scenario lists them."""
+        live = self.live = handle.live
         start = harness.env.now
-        for kind, action in ((fs.ClientDisconnect, handle.live.disconnect),
-                             (fs.UserCancel, handle.live.user_cancel)):
-            for index, f in self.of(kind):
-                if f.at_s is not None:
-                    harness.at(handle, start + f.at_s, self._firing(index, action))
+        for index, f in self.of(fs.ClientDisconnect, fs.UserCancel, fs.ServerShutdown):
+            if f.at_s is not None:
+                harness.at(handle, start + f.at_s, self._firing(index, _timed_action(f, live)))
 
     def _firing(self, index: int, action: Callable[[], Any]) -> Callable[[], None]:
         def fire_then_act() -> None:
@@ -290,6 +289,8 @@ class FaultPlan:
             live.disconnect()
         elif isinstance(f, fs.UserCancel):
             ctx.cancel(CancellationReason.USER_REQUESTED, "user requested (injected)")
+        elif isinstance(f, fs.ServerShutdown) and live is not None:
+            live.server_shutdown()
         elif isinstance(f, fs.Deadline):
             ctx.deadline_at = ctx.now
         elif isinstance(f, fs.BudgetExhausted):
@@ -305,6 +306,16 @@ class FaultPlan:
             if f.sse_event == k:
                 self.fire(i)
                 session.disconnect()
+
+
+def _timed_action(fault: Any, live: LiveRun) -> Callable[[], Any]:
+    """What a fault located in time does to the run: the client goes, the user cancels, or
+    the server shuts down with the run in flight (after its grace period)."""
+    if isinstance(fault, fs.ClientDisconnect):
+        return live.disconnect
+    if isinstance(fault, fs.UserCancel):
+        return live.user_cancel
+    return live.server_shutdown
 
 
 def _spiked(proceed: Proceed, request: Any, spike: float | None) -> Any:

@@ -259,6 +259,11 @@ DISCONNECTED = BASE + "faults: [{kind: client_disconnect, at_s: 2.5}]\n"
     (DISCONNECTED, "terminations: [{state: cancelled, reason: client_disconnected}]",
      "terminations: [{state: CANCELLED, reason: USER_REQUESTED}]",
      "terminations[0].reason: expected USER_REQUESTED, got CLIENT_DISCONNECTED"),
+    (BASE.replace("citations: [inv-1]", "citations: [inv-9]")
+     .replace("invocation_id: inv-1", "invocation_id: inv-9"), "evidence_repaired: true",
+     "evidence_repaired: false", "evidence_repaired: expected false, got true"),
+    (DISCONNECTED, "evidence_repaired: false", "evidence_repaired: true",
+     "evidence_repaired: expected true, got false"),
     (DISCONNECTED, "termination_reason: client_disconnected",
      "termination_reason: USER_REQUESTED",
      "termination_reason: expected USER_REQUESTED, got CLIENT_DISCONNECTED"),

@@ -50,6 +50,24 @@ def test_a_client_disconnect_at_a_virtual_instant_cancels_the_run() -> None:
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
 
 
+def test_a_server_shutdown_cancels_the_run_and_tells_a_connected_client_why() -> None:
+    faults = ("config: {policy: {user_cancel_notice: silent}}\n"
+              "faults: [{kind: server_shutdown, at_s: 2.5}]\n")
+    r = run_text(BASE + faults + "expect: {run_state: CANCELLED, termination_reason: "
+                 "SERVER_SHUTDOWN, failure_code: CANCELLED, done_outcome: none}\n")
+    assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
+    wrong = run_text(BASE + faults + "expect: {failure_code: none}\n")
+    assert wrong.row()["expected"] == "failure_code: expected none, got CANCELLED"  # type: ignore
+
+
+def test_timed_faults_at_one_instant_act_in_the_order_the_file_lists_them() -> None:
+    cancel, leave = "{kind: user_cancel, at_s: 0}", "{kind: client_disconnect, at_s: 0}"
+    first = run_text(BASE + f"faults: [{cancel}, {leave}]\n")
+    second = run_text(BASE + f"faults: [{leave}, {cancel}]\n")
+    assert first.record.termination_reason == "USER_REQUESTED"  # type: ignore[attr-defined]
+    assert second.record.termination_reason == "CLIENT_DISCONNECTED"  # type: ignore
+
+
 def test_a_crash_leaves_a_running_row_and_no_record() -> None:
     r = run_text(BASE + "faults: [{kind: crash, at: {call: tool, n: 2}}]\n"
                  "expect: {crashed: true, db_status: RUNNING}\n")
