@@ -19,7 +19,7 @@ import simpy
 
 from harness_lab.application.chat import ChatApplication
 from harness_lab.application.components import Components
-from harness_lab.application.intercept import Interceptor
+from harness_lab.application.intercept import Interceptor, intercepted_store
 from harness_lab.application.live import LiveRun
 from harness_lab.application.parts import RunParts
 from harness_lab.config import HarnessConfig
@@ -148,6 +148,7 @@ class Harness:
         given = parts if parts is not None else self.parts
         for hook in self.submit_hooks:
             given = hook(self, given)
+        app = self._application(given.interceptor)
         bound = given.bound()
         self._runs += 1
         env = self.env
@@ -156,13 +157,21 @@ class Harness:
         live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
                        query, sse)
         start = virtual_now(env) if at is None else at
-        process = env.process(_handled_at(self.app, live, env, start, bound))
+        process = env.process(_handled_at(app, live, env, start, bound))
         handle = RunHandle(live, process, bound)
         for t, action in ((disconnect_at, live.disconnect), (cancel_at, live.user_cancel)):
             if t is not None:
                 self.at(handle, t, action)
         self.handles.append(handle)
         return handle
+
+    def _application(self, via: Interceptor | None) -> ChatApplication:
+        """The application a run is handled by: the harness's, or for a run with an
+        interceptor, one on the same store and capacity whose store calls it sees."""
+        app = self.app
+        if via is None:
+            return app
+        return ChatApplication(intercepted_store(app.store, via), capacity=app.capacity)
 
     def run(self, query: str, session_id: str | None = None, **when: Any) -> RunRecord:
         """Submit one request and run the environment until it finished."""

@@ -1,8 +1,8 @@
 """One way to inject: an :class:`Interceptor` sees every port call of a run and may change it.
 
 A run's parts (:class:`~harness_lab.application.parts.RunParts`) may carry an interceptor; the
-run then calls its components and ledger through the thin adapters of this module, each of
-which hands the call to the interceptor with ``proceed``, the call it stands for. A fault
+run then calls its components, ledger and run store through the thin adapters of this module,
+each of which hands the call to the interceptor with ``proceed``, the call it stands for. A fault
 plan, sampled faults and whatever else changes what a run's providers answer are
 interceptors; :func:`compose` stacks several. Without one the run calls its components
 directly: nothing here costs a run that injects nothing.
@@ -31,17 +31,21 @@ from harness_lab.ports import (
     ToolInput,
     ToolOutput,
 )
+from harness_lab.store.base import RunCompletion, RunStart, RunStore, SessionContext
 from harness_lab.tools.ledger import Ledger
 from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
 
-__all__ = ["Interceptor", "Proceed", "compose", "intercepted", "intercepted_ledger"]
+__all__ = ["Interceptor", "Proceed", "compose", "intercepted", "intercepted_ledger",
+           "intercepted_store"]
 
 Proceed = Callable[[Any], Any]
 """The intercepted call itself: give it the request, it returns the reply (or raises)."""
 
 
 class Interceptor(Protocol):
-    """Sees every port call of a run: provider and tool calls, tool checks, the ledger.
+    """Sees every port call of a run: provider and tool calls, tool checks, the ledger, the
+    run store.
 
     Each method is given the call's ``proceed``; it returns what the call returns, by calling
     ``proceed`` (with the request, or another one) or not at all (an injected reply or
@@ -66,6 +70,12 @@ class Interceptor(Protocol):
              proceed: Callable[[CanonicalInvocation], bool]) -> bool:
         """The ledger keeping a record at ``stage`` (``begin`` or ``complete``): False when
         it refuses."""
+        ...
+
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        """The run store's ``operation`` (``read_session``, ``insert_running``,
+        ``record_intent``, ``complete``, ``get_run``), which ``proceed`` makes: what it
+        returns (a refusal raises :class:`~harness_lab.errors.StoreError`)."""
         ...
 
 
@@ -99,6 +109,11 @@ class _Composed:
         """The outer's keep, whose ``proceed`` is the inner's."""
         inner = self.inner
         return self.outer.keep(stage, record, lambda r: inner.keep(stage, r, proceed))
+
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        """The outer's store operation, whose ``proceed`` is the inner's."""
+        inner = self.inner
+        return self.outer.persist(operation, lambda: inner.persist(operation, proceed))
 
 
 def compose(*interceptors: Interceptor | None) -> Interceptor | None:
@@ -177,6 +192,29 @@ class _Ledger(_Adapter):
         return self.via.keep("complete", record, self.inner.complete)
 
 
+class _Store(_Adapter):
+    def read_session(self, session_id: str, history_limit: int) -> SessionContext:
+        inner = self.inner
+        return self.via.persist("read_session",
+                                lambda: inner.read_session(session_id, history_limit))
+
+    def insert_running(self, start: RunStart, started: TraceEvent) -> None:
+        inner = self.inner
+        self.via.persist("insert_running", lambda: inner.insert_running(start, started))
+
+    def record_intent(self, run_id: str, intent: str) -> None:
+        inner = self.inner
+        self.via.persist("record_intent", lambda: inner.record_intent(run_id, intent))
+
+    def complete(self, completion: RunCompletion) -> Mapping[str, Any]:
+        inner = self.inner
+        return self.via.persist("complete", lambda: inner.complete(completion))
+
+    def get_run(self, run_id: str) -> Mapping[str, Any] | None:
+        inner = self.inner
+        return self.via.persist("get_run", lambda: inner.get_run(run_id))
+
+
 def intercepted(c: Components, via: Interceptor) -> Components:
     """``c`` with every port call handed to ``via`` (each tool's read-only flag asked now)."""
     return Components(router=_Router(c.router, via), model=_Model(c.model, via),
@@ -189,3 +227,8 @@ def intercepted(c: Components, via: Interceptor) -> Components:
 def intercepted_ledger(ledger: Ledger, via: Interceptor) -> Ledger:
     """``ledger`` with every begin and completion handed to ``via``."""
     return _Ledger(ledger, via)
+
+
+def intercepted_store(store: RunStore, via: Interceptor) -> RunStore:
+    """``store`` with every operation a run makes handed to ``via``."""
+    return _Store(store, via)

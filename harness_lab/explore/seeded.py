@@ -26,6 +26,7 @@ from harness_lab.defects import FAMILIES, Defect
 from harness_lab.scenarios.loader import LoadedScenario
 
 if TYPE_CHECKING:
+    from harness_lab.record import RunRecord
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["DETECTORS", "DefectRow", "broken_invariants", "conform_failures",
@@ -72,15 +73,24 @@ def library_failures(loaded: Sequence[LoadedScenario], defect: Defect | str) -> 
 
 
 def broken_invariants(loaded: Sequence[LoadedScenario], defect: Defect | str) -> list[str]:
-    """The invariants broken by some run (any turn) of ``loaded`` with ``defect`` seeded."""
+    """The invariants broken by some run (any turn) of ``loaded`` with ``defect`` seeded,
+    but a run the store refused (a ``store_failure``): the checks report the row it did not
+    store, defect or none."""
     from harness_lab.invariants import check
 
     broken: set[str] = set()
     for r in _results(loaded, defect):
-        broken |= {v.invariant for v in r.violations}
+        if r.record is None or not _refused(r.record):
+            broken |= {v.invariant for v in r.violations}
         for turn in r.turns:
-            broken |= {v.invariant for v in check(turn)}
+            if not _refused(turn):
+                broken |= {v.invariant for v in check(turn)}
     return sorted(broken)
+
+
+def _refused(record: RunRecord) -> bool:
+    """Whether the store refused the run: it stored no row, and its error says why."""
+    return record.stored_row is None and "StoreError" in (record.error or "")
 
 
 def explorer_findings(loaded: Sequence[LoadedScenario], defect: Defect | str | None, *,

@@ -242,6 +242,9 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
                        "refuses it; no provider can make it")
         elif isinstance(f, fs.ToolError) and f.error == "store":
             why.append(f"{label}: the harness's invocation store fails; no provider can")
+        elif isinstance(f, fs.StoreFailure):
+            why.append(f"{label}: the served harness's own run store would have to fail; a "
+                       "live harness's database is not the scenario's to break")
     return why
 
 

@@ -43,7 +43,8 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
             got = plain(getattr(record, axis))
             check(axis, "none" if want == "none" else plain(want), "none" if got is None else got)
     if expect.db_status is not None:
-        check("db_status", expect.db_status.value, plain(record.stored_status))
+        stored = record.stored_status
+        check("db_status", plain(expect.db_status), "none" if stored is None else stored.value)
     if expect.termination_reason is not None:
         check("termination_reason", plain(expect.termination_reason), record.termination_reason)
     for part in _PATTERNS:
@@ -67,6 +68,8 @@ def compare(expect: Expect, record: RunRecord, observation: dict[str, Any]
         check("previous_turn", expect.previous_turn, _previous_turn(observation))
     if expect.failure_code is not None:
         check("failure_code", expect.failure_code, _first_event(record, "failure", "code"))
+    if expect.error is not None:
+        check("error", expect.error, "none" if record.error is None else record.error)
     if expect.done_outcome is not None:
         check("done_outcome", plain(expect.done_outcome),
               _first_event(record, "done", "outcome"))

@@ -327,9 +327,9 @@ def _crash_mismatches(expect: Expect, row: Any) -> list[Mismatch]:
     out: list[Mismatch] = []
     if not expect.crashed:
         out.append(Mismatch("crashed", False, True))
-    if (expect.db_status is not None and row is not None
-            and row.get("status") != expect.db_status.value):
-        out.append(Mismatch("db_status", expect.db_status.value, row.get("status")))
+    want = plain(expect.db_status)
+    if want is not None and row is not None and row.get("status") != want:
+        out.append(Mismatch("db_status", want, row.get("status")))
     return out
 
 

@@ -4,8 +4,9 @@ A fault is addressed by virtual time (``at_s``: seconds after the run starts), b
 point (``at``: before or after the k-th call of a kind, or of a named tool) or, for a client
 disconnect, by the k-th SSE event (``sse_event``: the send of that event fails). Faults that
 change what a call returns (``provider_error``, ``tool_error``, ``latency_spike``...) say which
-call with ``call``/``tool`` and ``n`` (1-based). Every fault must fire during the run; one
-that points past its end is reported as an error.
+call with ``call``/``tool`` and ``n`` (1-based); a ``store_failure`` says which store operation
+of the run fails with ``operation``. Every fault must fire during the run; one that points past
+its end is reported as an error.
 """
 
 from __future__ import annotations
@@ -240,6 +241,21 @@ class RouterUnavailable(_Fault):
     kind: Annotated[Literal["router_unavailable"], _KIND]
 
 
+class StoreFailure(_Fault):
+    """The run store refuses one of the run's own operations (doc §12).
+
+    ``read_session``: the session's history and PreviousTurn cannot be read; ``insert_running``:
+    the RUNNING row (with RUN_STARTED) cannot be written; ``complete``: the completion (the
+    outcome, the invocations and the trace) cannot be written.
+    """
+
+    kind: Annotated[Literal["store_failure"], _KIND]
+    operation: Literal["read_session", "insert_running", "complete"]
+    """The store operation that fails."""
+    message: str = "store unavailable"
+    """The store error message."""
+
+
 class Crash(_Fault):
     """The host process dies at a lifecycle point (nothing after it is written)."""
 
@@ -251,14 +267,14 @@ class Crash(_Fault):
 Fault = Annotated[
     ClientDisconnect | UserCancel | ServerShutdown | Deadline | BudgetExhausted | NoGainStreak
     | ProtocolViolation | ToolRejection | ToolError | ProviderFault | LatencySpike
-    | InvalidDraft | SemanticFault | RepairFailed | RouterUnavailable | Crash,
+    | InvalidDraft | SemanticFault | RepairFailed | RouterUnavailable | StoreFailure | Crash,
     Field(discriminator="kind"),
 ]
 
 FAULT_KINDS = ("client_disconnect", "user_cancel", "server_shutdown", "deadline",
                "budget_exhausted", "no_gain_streak", "protocol_violation", "tool_rejection",
                "tool_error", "provider_error", "latency_spike", "invalid_draft", "semantic_guard",
-               "repair_failed", "router_unavailable", "crash")
+               "repair_failed", "router_unavailable", "store_failure", "crash")
 
 
 def describe(fault: BaseModel) -> str:

@@ -448,8 +448,9 @@ class Expect(SpecModel):
     """What was released to the client."""
     fallback_type: FallbackType | Literal["none"] | None = None
     """The fallback released, or none."""
-    db_status: StoredRunStatus | None = None
-    """The stored run status (RUNNING only for a crashed run)."""
+    db_status: StoredRunStatus | Literal["none"] | None = None
+    """The stored run status (RUNNING only for a crashed run), or none when the store holds
+    no row of the run."""
     intent: IntentType | None = None
     """The intent the router decided."""
     termination_reason: CancellationReason | Literal["completed"] | None = None
@@ -536,6 +537,9 @@ class Expect(SpecModel):
     """Whether the host process crashed."""
     failure_code: str | None = None
     """The `code` of the public failure event."""
+    error: str | None = None
+    """The error the run's record carries (never public: what went wrong inside, such as
+    the store's refusal), or none."""
     done_outcome: ReleaseOutcome | Literal["none"] | None = None
     """The outcome of the public done event, or none."""
     stop_required_delivered: bool | None = None
@@ -545,7 +549,8 @@ class Expect(SpecModel):
     gains: GainsPattern | None = None
     """Every InformationGain decided, in order (a pattern)."""
     violations: list[str] = []
-    """Invariants the run is expected to break (seeded defects)."""
+    """Invariants the run is expected to break (seeded defects; what a store that refused
+    the run left)."""
 
 
 class Variant(SpecModel):

@@ -1,5 +1,5 @@
-"""Fault injection: a scenario's faults as one interceptor of the run's port calls, its
-boundary probe and its SSE send hook.
+"""Fault injection: a scenario's faults as one interceptor of the run's port calls (its
+store's too), its boundary probe and its SSE send hook.
 
 Every injected fault is counted when it fires, so a fault that points past the end of the run
 is reported instead of silently doing nothing.
@@ -15,7 +15,7 @@ from harness_lab.application.intercept import Proceed, compose
 from harness_lab.application.live import LiveRun
 from harness_lab.application.parts import RunParts
 from harness_lab.core.context import Boundary, RunContext
-from harness_lab.errors import ProcessCrash, ProviderError, ToolExecutionError
+from harness_lab.errors import ProcessCrash, ProviderError, StoreError, ToolExecutionError
 from harness_lab.ports import AgentRequest, CallKind, GuardReply, ModelReply, ToolOutput
 from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.faults import StartConfiguration, describe, start_configuration
@@ -182,6 +182,13 @@ class FaultPlan:
             refused = self.hit(fs.ToolError, lambda f: f.error == "store"
                                and f.tool == record.tool and f.n == n)
         return refused is None and proceed(record)
+
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        """The run store's ``operation``, refused where a store failure names it."""
+        f = self.hit(fs.StoreFailure, lambda f: f.operation == operation)
+        if f is not None:
+            raise StoreError(f"{f.message} (injected)")
+        return proceed()
 
     def _step(self, n: int, request: AgentRequest, proceed: Proceed) -> ModelReply:
         invalid = self.hit(fs.InvalidDraft, lambda f: f.n == n)

@@ -189,6 +189,10 @@ class SampledFaults:
         """The ledger's own answer."""
         return proceed(record)
 
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        """The store's own answer."""
+        return proceed()
+
 
 def sampled_faults(faults: StochasticFaults, rng: SampleStream) -> SampledFaults | None:
     """The interceptor drawing ``faults``' per-call faults from ``rng`` (None when every

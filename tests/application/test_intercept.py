@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pytest
+
 from harness_lab.application.components import Components
-from harness_lab.application.intercept import compose, intercepted, intercepted_ledger
+from harness_lab.application.intercept import (
+    compose,
+    intercepted,
+    intercepted_ledger,
+    intercepted_store,
+)
+from harness_lab.errors import StoreError
 from harness_lab.fakes import Evidence, ScriptedTool, draft
 from harness_lab.ports import (
     AgentRequest,
@@ -19,9 +27,18 @@ from harness_lab.ports import (
     RouteRequest,
     ToolInput,
 )
-from harness_lab.states import IntentType, InvocationStatus
+from harness_lab.states import (
+    IntentType,
+    InvocationStatus,
+    TraceEventStatus,
+    TraceEventType,
+    TracePhase,
+)
+from harness_lab.store.base import RunCompletion, RunStart
+from harness_lab.store.memory import MemoryRunStore
 from harness_lab.tools.ledger import InvocationLedger
 from harness_lab.tools.records import CanonicalInvocation
+from harness_lab.trace import TraceEvent
 from tests.conftest import scripted_components
 
 
@@ -51,9 +68,14 @@ class Log:
         self.seen.append(f"{self.name}:{stage}")
         return proceed(record)
 
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        self.seen.append(f"{self.name}:{operation}")
+        return proceed()
+
 
 class Refuses(Log):
-    """Answers every router call itself and refuses every ledger begin."""
+    """Answers every router call itself, refuses every ledger begin and every store
+    completion."""
 
     def call(self, kind: CallKind, name: str, request: Any,
              proceed: Callable[[Any], Any]) -> Any:
@@ -64,6 +86,11 @@ class Refuses(Log):
 
     def keep(self, stage: str, record: Any, proceed: Callable[[Any], bool]) -> bool:
         return False if stage == "begin" else proceed(record)
+
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        if operation == "complete":
+            raise StoreError("disk full")
+        return super().persist(operation, proceed)
 
 
 def components() -> Components:
@@ -135,3 +162,38 @@ def test_composing_nothing_is_no_interceptor_and_one_is_itself() -> None:
     assert compose() is None
     assert compose(None, None) is None
     assert compose(None, only) is only
+
+
+STARTED = TraceEvent("run-1", 0, 0.0, TraceEventType.RUN_STARTED, TracePhase.RUN,
+                     TraceEventStatus.OK, {})
+
+
+def completion(run_id: str) -> RunCompletion:
+    return RunCompletion(run_id, "SUCCESS", "SUCCESS", None, None, None, None, "SUCCESS", None,
+                         1.0, 1, 1, 2, 0, 0, 1.0, (), ())
+
+
+def test_every_store_operation_of_a_run_reaches_the_interceptor_by_name() -> None:
+    seen: list[str] = []
+    store = intercepted_store(MemoryRunStore(), Log("log", seen))
+    store.read_session("s-1", 5)
+    store.insert_running(RunStart("run-1", "s-1", "why?", 0.0), STARTED)
+    store.record_intent("run-1", "DIAGNOSIS")
+    row = store.complete(completion("run-1"))
+    assert store.get_run("run-1") == row
+    assert seen == ["log:read_session", "log:insert_running", "log:record_intent",
+                    "log:complete", "log:get_run"]
+
+
+def test_a_store_operation_the_outer_interceptor_refuses_never_reaches_the_inner_or_store(
+        ) -> None:
+    seen: list[str] = []
+    plain = MemoryRunStore()
+    both = compose(Refuses("outer", seen), Log("inner", seen))
+    assert both is not None
+    store = intercepted_store(plain, both)
+    store.insert_running(RunStart("run-1", "s-1", "why?", 0.0), STARTED)
+    with pytest.raises(StoreError, match="disk full"):
+        store.complete(completion("run-1"))
+    assert seen == ["outer:insert_running", "inner:insert_running"]
+    assert (plain.get_run("run-1") or {}).get("status") == "RUNNING"

@@ -33,6 +33,9 @@ class Counting:
     def keep(self, stage: str, record: Any, proceed: Callable[[Any], bool]) -> bool:
         return proceed(record)
 
+    def persist(self, operation: str, proceed: Callable[[], Any]) -> Any:
+        return proceed()
+
 
 def parts(**kw: Any) -> RunParts:
     components = scripted_components(tools=[ScriptedTool("logs")])

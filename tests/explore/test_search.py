@@ -17,7 +17,7 @@ from harness_lab.explore.property_search import (
     run_data,
     search,
 )
-from harness_lab.explore.strategies import faults, scenarios
+from harness_lab.explore.strategies import UNGENERATED, faults, scenarios
 from harness_lab.runner import run_paths
 from harness_lab.scenarios import load_text
 from harness_lab.scenarios.faults import FAULT_KINDS
@@ -38,6 +38,7 @@ def test_every_generated_scenario_is_a_valid_scenario_file(data: dict[str, Any])
 @given(faults())
 def test_every_generated_fault_is_one_of_the_format_kinds(fault: dict[str, Any]) -> None:
     assert fault["kind"] in FAULT_KINDS
+    assert fault["kind"] not in UNGENERATED
 
 
 @pytest.mark.slow

@@ -52,6 +52,13 @@ def test_a_crash_and_a_deadline_at_a_lifecycle_point_are_not_applicable_live() -
     assert any("virtual time only" in r for r in not_applicable(deadline, configurable=True))
 
 
+def test_a_store_failure_is_not_applicable_live_even_to_a_harness_conform_serves() -> None:
+    sc = load_script(str(SCENARIOS / "faults/store-refuses-running-row.yaml"), None, None)
+    [why] = not_applicable(sc, configurable=True)
+    assert why.startswith("store_failure(operation=insert_running, message=disk full): ")
+    assert "a live harness's database is not the scenario's to break" in why
+
+
 def test_a_deadline_in_seconds_applies_only_to_a_harness_conform_configures() -> None:
     sc = load_script(str(SCENARIOS / "faults/deadline-at-s-provider-outlives.yaml"), None,
                      None)

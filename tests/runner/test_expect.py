@@ -72,6 +72,18 @@ def test_the_done_outcome_and_the_failure_code_are_checked() -> None:
                                 "done_outcome: expected FALLBACK, got SUCCESS"]
 
 
+def test_the_records_error_and_a_missing_stored_row_are_checked() -> None:
+    assert mismatches(FALLBACK + "expect: {error: none, db_status: SUCCESS}\n") == []
+    assert mismatches(FALLBACK + "expect: {error: 'StoreError: x', db_status: none}\n") == [
+        "db_status: expected none, got SUCCESS", 'error: expected "StoreError: x", got none']
+    refused = FALLBACK + "faults: [{kind: store_failure, operation: complete}]\n"
+    assert mismatches(refused + "expect: {error: 'StoreError: store unavailable (injected)', "
+                                "db_status: none}\n") == []
+    assert mismatches(refused + "expect: {error: none, db_status: SUCCESS}\n") == [
+        "db_status: expected SUCCESS, got none",
+        'error: expected none, got "StoreError: store unavailable (injected)"']
+
+
 def test_a_stored_column_that_differs_fails_naming_the_column() -> None:
     text = FALLBACK + ("expect:\n  row: {status: SUCCESS, release_outcome: FALLBACK, "
                        "conclusion: null, answer_json: {contentType: diagnosis_report}, "

@@ -265,3 +265,9 @@ def test_a_misspelt_fault_kind_is_named_at_its_line_with_the_closest_kind() -> N
     assert problem.startswith("m.yaml:8: faults.0.kind: unknown kind 'user_cancle'; did you "
                               "mean 'user_cancel'? (one of: client_disconnect, user_cancel, ")
     assert "Input tag" not in problem
+
+
+def test_a_store_failure_of_an_operation_the_store_does_not_have_is_refused() -> None:
+    assert problems_of(BASE + "faults:\n  - {kind: store_failure, operation: commit}\n") == [
+        "m.yaml:8: faults.0.operation: Input should be 'read_session', 'insert_running' or "
+        "'complete'"]

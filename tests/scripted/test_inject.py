@@ -8,7 +8,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from harness_lab.config import HarnessConfig
-from harness_lab.errors import ProviderError
+from harness_lab.errors import ProviderError, StoreError
 from harness_lab.fakes import ScriptedRouter
 from harness_lab.harness import Harness
 from harness_lab.ports import CallKind, RouteRequest
@@ -71,4 +71,36 @@ def test_a_run_submitted_with_the_plan_applied_plays_its_faults() -> None:
     assert handle.record.run_state is RunState.FAILED
     assert h.parts.components.router.requests == []  # type: ignore[attr-defined]
     assert len(p.requests[CallKind.ROUTER]) == 1
+    assert p.unfired() == []
+
+
+def test_a_store_failure_refuses_the_operation_it_names_and_lets_the_others_through() -> None:
+    p = plan({"kind": "store_failure", "operation": "insert_running", "message": "disk full"})
+    assert p.persist("read_session", lambda: "history") == "history"
+    with pytest.raises(StoreError, match=r"^disk full \(injected\)$"):
+        p.persist("insert_running", lambda: pytest.fail("the refused write was made"))
+    assert p.persist("complete", lambda: {"status": "SUCCESS"}) == {"status": "SUCCESS"}
+    assert p.unfired() == []
+
+
+def test_a_store_failure_of_an_operation_the_run_never_makes_is_reported() -> None:
+    p = plan({"kind": "store_failure", "operation": "read_session"},
+             {"kind": "store_failure", "operation": "complete"})
+    with pytest.raises(StoreError, match="store unavailable"):
+        p.persist("read_session", lambda: None)
+    [(index, message)] = p.unfired()
+    assert index == 1
+    assert message.startswith("fault 1 store_failure(operation=complete, message=store "
+                              "unavailable) never fired")
+
+
+def test_a_run_whose_running_row_the_plan_refuses_ends_failed_with_nothing_stored() -> None:
+    p = plan({"kind": "store_failure", "operation": "insert_running", "message": "disk full"})
+    h: Harness = build([])
+    handle = h.submit("why?", parts=p.applied_to(h.parts))
+    record = h.run_all()[0]
+    assert (record.run_state, record.stored_row, record.error) == (
+        RunState.FAILED, None, "StoreError: disk full (injected)")
+    assert h.store.get_run(handle.run_id) is None
+    assert h.parts.components.router.requests == []  # type: ignore[attr-defined]
     assert p.unfired() == []
