@@ -323,8 +323,7 @@ class ChatApplication:
                          # a count no store holds is traced empty, as its column is stored
                          "tokens": storable_int(usage.tokens), "bytes": usage.bytes})
         row = self._persist(live, ctx, published, usage) if stored else None
-        if row is None and outcome is not ReleaseOutcome.FAILED and (
-                outcome is not ReleaseOutcome.CANCELLED):
+        if row is None and released:
             # the completion was not stored: the result is not released as if it were
             published = Published(ReleaseOutcome.FAILED,
                                   failure={"code": "STORE_FAILURE", "message": live.error})
