@@ -160,11 +160,13 @@ class ToolRejection(_Fault):
 
 
 class ToolError(_Fault):
-    """The ``n``-th call of ``tool`` fails in execution, projection, size or store."""
+    """The ``n``-th call of ``tool`` fails in execution, projection, size or store, or its
+    connection is reset."""
 
     kind: Annotated[Literal["tool_error"], _KIND]
-    error: Literal["execution", "projection", "size", "store"]
-    """Where the call fails."""
+    error: Literal["execution", "connection", "projection", "size", "store"]
+    """Where the call fails (``connection``: the tool's client raises an OSError, a reset
+    connection, after the call's usual latency)."""
     tool: str
     """The tool that fails."""
     n: Positive = 1
@@ -185,6 +187,9 @@ class ProviderFault(_Fault):
     """Virtual seconds the failing call takes."""
     message: str = "provider unavailable"
     """The provider error message."""
+    connection: bool = False
+    """The call's connection is reset instead: the client raises an OSError, which the
+    harness takes as the provider's technical failure (``latency_s`` does not apply)."""
 
 
 class LatencySpike(_Fault):

@@ -242,6 +242,8 @@ class FaultPlan:
             latency = f.latency_s if f.latency_s is not None else spike
             if f.error == "execution":
                 raise ToolExecutionError("backend failed (injected)", latency_s=latency)
+            if f.error == "connection":
+                raise ConnectionResetError("connection reset by peer (injected)")
             if f.error == "projection":
                 return ToolOutput((), latency_s=latency, projectable=False)
             size = self.projection_limit + 1  # just past the projection limit
@@ -261,6 +263,8 @@ class FaultPlan:
         frame holding the error would keep both (and the run) alive until the collector ran.
         """
         f = self.hit(fs.ProviderFault, lambda f: f.call == call and f.n == n)
+        if f is not None and f.connection:
+            raise ConnectionResetError(f"{f.message} (injected)")
         if f is not None:
             raise ProviderError(f"{f.message} (injected)", latency_s=f.latency_s)
 
