@@ -169,7 +169,8 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.SIZE,
                                       f"result of {size} bytes exceeds {limit}", size)
         items = output.items[: ctx.config.projection_max_items]
-        evidence = EvidenceStatus.EVIDENCE_FOUND if items else EvidenceStatus.NO_EVIDENCE
+        found = bool(items)
+        evidence = EvidenceStatus.EVIDENCE_FOUND if found else EvidenceStatus.NO_EVIDENCE
         rec = self.records[seq].ready(evidence, len(items), size, ctx.now)
         if not self.ledger.complete(rec):
             return self._finish_error(seq, request, ToolErrorCode.STORE,
@@ -177,7 +178,7 @@ class ToolBoundary:
         self.records[seq] = rec
         self._ready.add(rec.invocation_id)
         self.collection.seen(request.name, rec.normalized_scope)
-        needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
+        needs = found and not duplicate  # the agent judges its gain (doc §8.2)
         ctx.tracer.emit(TraceEventType.TOOL_PROGRESS, TraceEventStatus.OK,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence": evidence.value, "bytes": size, "duplicate": duplicate})
