@@ -115,7 +115,7 @@ class ToolBoundary:
         try:
             if not ctx.certainly_active():
                 ctx.check_active(f"tool preflight:{request.name}")
-        except RunAborted:
+        except RunAborted:  # the run ended before the request (doc §7.1: invalid run)
             self._reject(request, PreflightReason.RUN, f"run is {ctx.state.value}")
             raise
         cid = request.call_id
