@@ -99,14 +99,14 @@ class ToolBoundary:
                 CallKind.TOOL, request.name, lambda: tool.invoke(tool_input),
                 TraceEventType.TOOL_PROGRESS)
         except ToolExecutionError as exc:
-            return self._finish_error(seq, request, ToolErrorCode.EXECUTION, str(exc), 0)
+            return self._unanswered(seq, request, ToolErrorCode.EXECUTION, str(exc))
         except RunAborted:
-            self._finish_error(seq, request, ToolErrorCode.ABORTED,
-                               f"run ended {ctx.state.value} while the call was in flight", 0)
+            self._unanswered(seq, request, ToolErrorCode.ABORTED,
+                             f"run ended {ctx.state.value} while the call was in flight")
             raise
         except Exception as exc:  # a bug in the tool ends the run; its record still closes
-            self._finish_error(seq, request, ToolErrorCode.EXECUTION,
-                               f"{type(exc).__name__}: {exc}", 0)
+            self._unanswered(seq, request, ToolErrorCode.EXECUTION,
+                             f"{type(exc).__name__}: {exc}")
             raise
         return self._project(seq, request, output, duplicate)
 
@@ -184,6 +184,11 @@ class ToolBoundary:
                          "evidence": evidence.value, "bytes": size, "duplicate": duplicate})
         return Observation(request.call_id, request.name, request.scope, rec.invocation_id,
                            rec.status, evidence, items, needs_assessment=needs)
+
+    def _unanswered(self, seq: int, request: ToolCallRequest, code: ToolErrorCode,
+                    message: str) -> Observation:
+        """A call that brought no result back ends ERROR holding no bytes."""
+        return self._finish_error(seq, request, code, message, 0)
 
     def _finish_error(self, seq: int, request: ToolCallRequest, code: ToolErrorCode,
                       message: str, size: int) -> Observation:
