@@ -80,8 +80,7 @@ class ChatSseSession:
         self._allow_second_content = allow_second_content
         # every state entered, with when (virtual seconds): NEW first
         self.history: list[tuple[str, float]] = [(SseState.NEW.value, clock())]
-        # the run's trace (the run gives its own): each event sent marks how much of it came
-        # before
+        # the run's trace (the run sets its own): each event sent marks how much came first
         self.trace: list[Any] = []
         self.trace_marks: list[int] = []
 
