@@ -80,13 +80,13 @@ class ChatSseSession:
         self._allow_second_content = allow_second_content
         # every state entered, with when (virtual seconds): NEW first
         self.history: list[tuple[str, float]] = [(SseState.NEW.value, clock())]
-        # the run's trace, once it has one: each event sent marks how much of it came before
-        self.trace: list[Any] | None = None
+        # the run's trace (the run sets its own): each event sent marks how much came first
+        self.trace: list[Any] = []
         self.trace_marks: list[int] = []
 
     @property
     def is_open(self) -> bool:
-        """True while events can still be sent."""
+        """True while events can still be sent: the one rule every send obeys."""
         return self.state is SseState.OPEN
 
     def open(self, session_id: str, run_id: str) -> bool:
@@ -99,7 +99,7 @@ class ChatSseSession:
 
     def status(self, status: str) -> bool:
         """Send a ``status`` event (OPEN -> OPEN)."""
-        if self.state is not SseState.OPEN:
+        if not self.is_open:
             return self._refuse(SseEventKind.STATUS)
         if self._result_sent:
             raise SseProtocolError("status after the result breaks the public order")
@@ -117,18 +117,18 @@ class ChatSseSession:
         """Send ``done`` with the ReleaseOutcome: OPEN -> TERMINAL. CANCELLED is never public."""
         if outcome is ReleaseOutcome.CANCELLED:
             raise SseProtocolError("ReleaseOutcome.CANCELLED is never a public done outcome")
-        if self.state is not SseState.OPEN:
+        if not self.is_open:
             return self._refuse(SseEventKind.DONE)
         if not self._result_sent:
             raise SseProtocolError("done before content or failure breaks the public order")
-        if not self._send(SseEventKind.DONE, {"outcome": outcome.value}):
-            return False
-        self._enter(SseState.TERMINAL)
-        return True
+        sent = self._send(SseEventKind.DONE, {"outcome": outcome.value})
+        if sent:
+            self._enter(SseState.TERMINAL)
+        return sent
 
     def close(self) -> None:
         """Server-side close without ``done`` (user cancel): OPEN -> TERMINAL."""
-        if self.state is SseState.OPEN:
+        if self.is_open:
             self._enter(SseState.TERMINAL)
 
     def disconnect(self) -> None:
@@ -145,7 +145,7 @@ class ChatSseSession:
 
     def _result(self, kind: SseEventKind, session_id: str, run_id: str,
                 body: Mapping[str, Any]) -> bool:
-        if self.state is not SseState.OPEN:
+        if not self.is_open:
             return self._refuse(kind)
         if (session_id, run_id) != (self.session_id, self.run_id):
             raise SseProtocolError(
@@ -160,11 +160,10 @@ class ChatSseSession:
     def _send(self, kind: SseEventKind, data: Mapping[str, Any]) -> bool:
         if self.before_send is not None:
             self.before_send(self, len(self.events) + 1, kind)
-            if self.state is not SseState.OPEN:
+            if not self.is_open:  # the send failed: the hook disconnected the client
                 return self._refuse(kind)
         self.events.append(SseEvent(len(self.events), self._clock(), kind, data))
-        trace = self.trace
-        self.trace_marks.append(len(trace) if trace is not None else 0)
+        self.trace_marks.append(len(self.trace))
         return True
 
     def _refuse(self, kind: SseEventKind) -> bool:

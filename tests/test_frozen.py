@@ -74,7 +74,7 @@ def test_a_written_init_runs_the_classs_post_init_checks() -> None:
         DiagnosisAgentExecution(None, None, ProgressSnapshot())
     stopped = DiagnosisAgentExecution(None, DiagnosisStopReason.INFORMATION_SATURATED,
                                       ProgressSnapshot())
-    assert not stopped.completed
+    assert stopped.draft is None
 
 
 def test_a_compiled_or_written_init_builds_the_same_value_as_the_dataclass_would() -> None:

@@ -58,3 +58,35 @@ def test_a_client_that_leaves_before_metadata_goes_from_new_to_disconnected():
     s = ChatSseSession(lambda: 0.0)
     s.disconnect()
     assert s.state is SseState.DISCONNECTED
+
+
+def test_nothing_is_sent_after_done_and_the_attempts_are_refused():
+    s = session()
+    s.content("s1", "r1", {})
+    s.done(ReleaseOutcome.SUCCESS)
+    assert not s.status("ROUTING")
+    assert not s.failure("s1", "r1", {})
+    assert not s.done(ReleaseOutcome.FAILED)
+    s.close()
+    assert s.state is SseState.TERMINAL
+    assert [k.value for k in s.refused] == ["status", "failure", "done"]
+
+
+def test_a_session_opens_once():
+    s = session()
+    assert not s.open("s1", "r1")
+    assert [e.kind.value for e in s.events] == ["metadata"]
+
+
+def test_a_done_whose_send_fails_leaves_the_session_disconnected_without_done():
+    def fail_done(s, k, kind):
+        if kind.value == "done":
+            s.disconnect()
+
+    s = ChatSseSession(lambda: 0.0, fail_done)
+    s.open("s1", "r1")
+    s.content("s1", "r1", {})
+    assert not s.done(ReleaseOutcome.SUCCESS)
+    assert s.state is SseState.DISCONNECTED
+    assert [e.kind.value for e in s.events] == ["metadata", "content"]
+    assert [k.value for k in s.refused] == ["done"]

@@ -21,7 +21,7 @@ from harness_lab.core.context import RunContext
 from harness_lab.defects import Defect
 from harness_lab.diagnosis.collection import CollectionController, exhaust_budget
 from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, validator_of
+from harness_lab.diagnosis.schema import DiagnosisDraft, refusal, validator_of
 from harness_lab.errors import (
     BudgetExceeded,
     DraftContractError,
@@ -81,11 +81,6 @@ class DiagnosisAgentExecution:
             raise ValueError("a DiagnosisAgentExecution is Completed (draft) xor "
                              "Controlled Stop (stop_reason)")
 
-    @property
-    def completed(self) -> bool:
-        """True for the Completed shape."""
-        return self.draft is not None
-
 
 value_class(DiagnosisAgentExecution)  # see frozen.py
 
@@ -107,14 +102,14 @@ class DiagnosisAgent:
         self.previous_turn = previous_turn
         self.progress = ProgressTracker()
         self.steps = 0
-        self._pending: list[Observation] = []
+        self._pending: list[str] = []  # READY invocations whose gain the agent must judge
         self._awaiting_report = False
         self._notice: str | None = None
         self._observations: list[Observation] = []
 
     def snapshot(self) -> ProgressSnapshot:
         """The ProgressSnapshot now (verified facts only)."""
-        return self.progress.snapshot()
+        return self.progress.snapshot(self.steps)
 
     def run(self) -> Generator[simpy.Event, Any, DiagnosisAgentExecution]:
         """The ReAct loop; ``yield from`` it inside a simpy process."""
@@ -169,7 +164,6 @@ class DiagnosisAgent:
     def _model_step(self, stop_required: bool) -> Generator[simpy.Event, Any, ModelReply]:
         ctx = self.ctx
         self.steps += 1
-        self.progress.steps = self.steps
         request = AgentRequest(ctx.run_id, self.query, self.steps, tuple(self._observations),
                                tuple(self.boundary.tools), stop_required, self.previous_turn,
                                self._notice)
@@ -238,8 +232,7 @@ class DiagnosisAgent:
                             or Defect.MISSING_REPORT_NOT_VIOLATION in self.ctx.config.defects):
             self._pending.clear()
             return
-        needs = any(o.needs_assessment for o in self._pending)
-        report, kind, problem = check_report(raw, self.boundary.ready_ids(), needs)
+        report, kind, problem = check_report(raw, self.boundary.ready_ids(), bool(self._pending))
         if report is None:
             self._pending.clear()  # protocol errors produce no InformationGain (doc §8.2)
             self._awaiting_report = False
@@ -255,19 +248,21 @@ class DiagnosisAgent:
         self.collection.record_valid_report()
         self.progress.accept(report)
         self._awaiting_report = False
-        for obs in self._pending:
-            if obs.needs_assessment and report.assessment is not None and obs.invocation_id:
-                self._gain(obs.invocation_id, report.assessment)
+        assessment = report.assessment  # a valid report has one whenever a gain is pending
+        if assessment is not None:
+            for invocation_id in self._pending:
+                self._gain(invocation_id, assessment)
         self._pending.clear()
 
     def _observe(self, obs: Observation) -> None:
         self._observations.append(obs)
         self._awaiting_report = True
-        if obs.needs_assessment:
-            self._pending.append(obs)
-        elif (obs.status is InvocationStatus.READY and obs.invocation_id is not None):
-            # NO_EVIDENCE, or an exact duplicate tool_name + normalized_scope (doc §8.2)
-            self._gain(obs.invocation_id, InformationGain.NO_GAIN)
+        invocation_id = obs.invocation_id
+        if invocation_id is not None and obs.status is InvocationStatus.READY:
+            if obs.needs_assessment:  # the agent's next valid report decides its gain
+                self._pending.append(invocation_id)
+            else:  # NO_EVIDENCE, or an exact duplicate tool_name + normalized_scope (doc §8.2)
+                self._gain(invocation_id, InformationGain.NO_GAIN)
         elif (obs.status is InvocationStatus.ERROR
               and Defect.ERROR_RESETS_NO_GAIN in self.ctx.config.defects):
             self.collection.no_gain_streak = 0  # seeded: a failure breaks the streak
@@ -297,10 +292,8 @@ class DiagnosisAgent:
         try:
             draft = _parse_draft(envelope["draft"])
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "draft"
-            return None, SchemaInvalidDraft(f"step {self.steps}: draft invalid at {where}: "
-                                            f"{first['msg']}")
+            return None, SchemaInvalidDraft(
+                f"step {self.steps}: draft invalid {refusal(exc, 'draft')}")
         if draft.is_empty:
             return None, EmptyDraft(f"step {self.steps}: the draft is empty")
         return draft, None
@@ -310,7 +303,9 @@ class DiagnosisAgent:
         return DiagnosisAgentExecution(draft, None, self.snapshot())
 
     def _stop(self) -> DiagnosisAgentExecution:
-        reason = self.collection.stop_reason or DiagnosisStopReason.INFORMATION_SATURATED
+        """The Controlled Stop after STOP_REQUIRED: collection saturated, and its reason."""
+        reason = self.collection.stop_reason
+        assert reason is not None, "STOP_REQUIRED is delivered only once collection saturated"
         return DiagnosisAgentExecution(None, reason, self.snapshot())
 
     def _ignored_stop(self, request: ToolCallRequest) -> DiagnosisAgentExecution:

@@ -63,13 +63,9 @@ class CollectionController:
         """True once collection is SATURATED."""
         return self.state is CollectionState.SATURATED
 
-    def seen(self, tool: str, normalized_scope: str) -> bool:
-        """Record a request's ``tool_name + normalized_scope``; True if it was seen before."""
-        key = (tool, normalized_scope)
-        if key in self._scopes:
-            return True
-        self._scopes.add(key)
-        return False
+    def seen(self, tool: str, normalized_scope: str) -> None:
+        """Record the ``tool_name + normalized_scope`` of a request that gave a READY result."""
+        self._scopes.add((tool, normalized_scope))
 
     def is_duplicate(self, tool: str, normalized_scope: str) -> bool:
         """True when this exact ``tool_name + normalized_scope`` already gave a READY result.

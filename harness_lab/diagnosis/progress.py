@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness_lab.diagnosis.data import fact_data
-from harness_lab.diagnosis.schema import Fact, ProgressReport, validator_of
+from harness_lab.diagnosis.schema import Fact, ProgressReport, refusal, validator_of
 from harness_lab.frozen import value_class
 
 __all__ = ["VIOLATION_KINDS", "ProgressSnapshot", "ProgressTracker", "check_report"]
@@ -70,9 +70,7 @@ def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
     try:
         report = _parse_report(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "progress"
-        return None, INVALID_REPORT, f"progress report invalid at {where}: {first['msg']}"
+        return None, INVALID_REPORT, f"progress report invalid {refusal(exc, 'progress')}"
     for fact in report.facts:
         bad = [c for c in fact.citations if c not in ready]
         if bad:
@@ -87,12 +85,11 @@ def check_report(raw: Any, ready: frozenset[str], needs_assessment: bool
 class ProgressTracker:
     """Accumulates verified facts and the latest missing information of valid reports."""
 
-    __slots__ = ("_facts", "_missing", "steps")
+    __slots__ = ("_facts", "_missing")
 
     def __init__(self) -> None:
         self._facts: dict[str, Fact] = {}
         self._missing: tuple[str, ...] = ()
-        self.steps = 0
 
     def accept(self, report: ProgressReport) -> None:
         """Fold a valid report into the snapshot (facts dedupe by statement)."""
@@ -106,9 +103,9 @@ class ProgressTracker:
         for fact in facts:
             self._facts.setdefault(fact.statement, fact)
 
-    def snapshot(self) -> ProgressSnapshot:
-        """The snapshot now."""
-        return ProgressSnapshot(tuple(self._facts.values()), self._missing, self.steps)
+    def snapshot(self, steps: int) -> ProgressSnapshot:
+        """The snapshot now, after the agent's ``steps`` model steps."""
+        return ProgressSnapshot(tuple(self._facts.values()), self._missing, steps)
 
 
 def verified(facts: Iterable[Fact], ready: frozenset[str]) -> tuple[Fact, ...]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints, ValidationError
 
 from harness_lab.states import InformationGain
 
 __all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
-           "parse_json_object", "validator_of"]
+           "parse_json_object", "refusal", "validator_of"]
 
 NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1, strip_whitespace=True)]
 # Unknown keys are refused and every string must be a JSON string (no number for a string);
@@ -103,6 +103,17 @@ def parse_json_object(model: type[M], raw: Any) -> M:
     text sent by a real provider are judged alike.
     """
     return model.model_validate(raw)
+
+
+def refusal(exc: ValidationError, root: str) -> str:
+    """Where and why a schema refused a value: each problem as ``at PATH: MESSAGE``, in the
+    order the schema found them, joined by ``; ``. A problem with the value as a whole (an
+    empty path) is at ``root``."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or root
+        problems.append(f"at {where}: {error['msg']}")
+    return "; ".join(problems)
 
 
 def validator_of(model: type[M]) -> Callable[[Any], M]:

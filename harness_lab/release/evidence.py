@@ -74,6 +74,6 @@ class EvidenceGuard:
             return [f"{invocation_id}: no invocation of this run"]
         if not rec.citable:
             return [f"{invocation_id}: is {rec.status.value}, only READY may be cited"]
-        if need_evidence and rec.evidence_status is not EvidenceStatus.EVIDENCE_FOUND:
+        if need_evidence and rec.evidence_status is EvidenceStatus.NO_EVIDENCE:
             return [f"{invocation_id}: NO_EVIDENCE cannot support a conclusion"]
         return []

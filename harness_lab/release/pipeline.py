@@ -23,7 +23,7 @@ from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.collection import exhaust_budget
 from harness_lab.diagnosis.data import draft_data
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object
+from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object, refusal
 from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
 from harness_lab.frozen import value_class
 from harness_lab.ports import (
@@ -54,7 +54,8 @@ __all__ = ["ReleaseDecision", "ReleasePipeline"]
 class ReleaseDecision:
     """What release publishes: SUCCESS with a report, or FALLBACK with a safe content.
 
-    ``run_state`` is the terminal RunState the release ends the run with (doc §10).
+    ``run_state`` is the terminal RunState the release ends the run with (doc §10);
+    ``repaired`` says whether the one EvidenceRepair was asked for.
     """
 
     outcome: ReleaseOutcome
@@ -114,10 +115,10 @@ class ReleasePipeline:
                 and self.ctx.state is RunState.BUDGET_EXHAUSTED)
 
     def may_release(self, execution: DiagnosisAgentExecution) -> bool:
-        """Whether an execution may still be released: a Completed one (release checks the
-        run again), a Controlled Stop of a RUNNING run, or the budget's stop (doc §10)."""
-        return (execution.stop_reason is None or self.ctx.state is RunState.RUNNING
-                or self.budget_stopped(execution))
+        """Whether an execution may still be released: the budget's stop of a run the budget
+        ended (doc §10), or any execution of a run still active (release checks it again at
+        its own boundary)."""
+        return self.budget_stopped(execution) or self.ctx.lifecycle.is_active
 
     def release(self, execution: DiagnosisAgentExecution
                 ) -> Generator[simpy.Event, Any, ReleaseDecision]:
@@ -203,10 +204,8 @@ class ReleasePipeline:
         guard = EvidenceGuard(self.boundary.record)
         check = guard.check_conclusion(draft)
         self._trace_check(TraceEventType.EVIDENCE_GUARD_INITIAL, check)
-        repaired = False
         if not check.valid:
             fixed = yield from self._repair(draft, check)
-            repaired = True
             if fixed is not None and Defect.REPAIR_RELEASED_UNCHECKED in self.ctx.config.defects:
                 check = EvidenceCheck(())  # seeded: released without the recheck
             elif fixed is not None:
@@ -216,16 +215,16 @@ class ReleasePipeline:
                 return self._decide(FallbackType.EVIDENCE_VALIDATION_FAILED,
                                     self._facts(draft, snapshot),
                                     draft.missing_info or snapshot.missing_info,
-                                    repaired=True, draft=draft, problems=check.problems)
+                                    draft=draft, problems=check.problems)
             draft = fixed
         verdict = yield from self._semantic(draft)
         if verdict is SemanticVerdict.SUPPORTED:
-            return self._decide(None, (), (), verdict=verdict, repaired=repaired, draft=draft)
+            return self._decide(None, (), (), verdict=verdict, draft=draft)
         kind = (FallbackType.SEMANTIC_UNSUPPORTED if verdict is SemanticVerdict.UNSUPPORTED
                 else FallbackType.SEMANTIC_UNAVAILABLE)
         return self._decide(kind, self._facts(draft, snapshot),
                             draft.missing_info or snapshot.missing_info,
-                            verdict=verdict, repaired=repaired, draft=draft)
+                            verdict=verdict, draft=draft)
 
     def _repair(self, draft: DiagnosisDraft, check: EvidenceCheck
                 ) -> Generator[simpy.Event, Any, DiagnosisDraft | None]:
@@ -285,7 +284,7 @@ class ReleasePipeline:
 
     def _decide(self, kind: FallbackType | None, facts: tuple[Fact, ...],
                 missing: tuple[str, ...], *, verdict: SemanticVerdict | None = None,
-                repaired: bool = False, draft: DiagnosisDraft | None = None,
+                draft: DiagnosisDraft | None = None,
                 problems: tuple[str, ...] = (),
                 run_state: RunState = RunState.SUCCESS) -> ReleaseDecision:
         if kind is None:
@@ -296,8 +295,9 @@ class ReleasePipeline:
         self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.OK,
                              {"outcome": outcome.value,
                               "fallback_type": kind.value if kind else None})
-        return ReleaseDecision(outcome, kind, content, verdict, repaired, draft, problems,
-                               run_state)
+        # a repair asked for is one whatever came of it: a failed one, or a budget it spent
+        return ReleaseDecision(outcome, kind, content, verdict, bool(self.repair_requests),
+                               draft, problems, run_state)
 
     def _failed(self, why: str) -> NoReturn:
         self.ctx.tracer.emit(TraceEventType.RELEASE_DECISION, TraceEventStatus.FAILED,
@@ -318,10 +318,18 @@ def _merge(*groups: tuple[Fact, ...]) -> tuple[Fact, ...]:
 
 
 def _repaired_draft(reply: ModelReply) -> tuple[DiagnosisDraft | None, str | None]:
+    """The repaired draft of a repair reply, or why there is none (doc §9).
+
+    The draft is the reply's payload, else its text read as JSON; either may hold the draft
+    itself or ``{"draft": ...}``.
+    """
     payload: Any = reply.payload
-    if payload is None and reply.content:
+    if payload is None:  # a reply as text, as a recorded provider writes it
+        text = reply.content
+        if not text:
+            return None, "repair returned nothing"
         try:
-            payload = json.loads(reply.content)
+            payload = json.loads(text)
         except json.JSONDecodeError as exc:
             return None, f"repair output is not JSON ({exc.msg})"
     if isinstance(payload, Mapping) and "draft" in payload:
@@ -331,7 +339,7 @@ def _repaired_draft(reply: ModelReply) -> tuple[DiagnosisDraft | None, str | Non
     try:
         draft = parse_json_object(DiagnosisDraft, payload)
     except ValidationError as exc:
-        return None, f"repaired draft invalid: {exc.errors()[0]['msg']}"
+        return None, f"repaired draft invalid {refusal(exc, 'draft')}"
     if draft.conclusion is None:
         return None, "a repair must keep the conclusion"
     return draft, None

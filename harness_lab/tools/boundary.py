@@ -99,14 +99,14 @@ class ToolBoundary:
                 CallKind.TOOL, request.name, lambda: tool.invoke(tool_input),
                 TraceEventType.TOOL_PROGRESS)
         except ToolExecutionError as exc:
-            return self._finish_error(seq, request, ToolErrorCode.EXECUTION, str(exc), 0)
+            return self._unanswered(seq, request, ToolErrorCode.EXECUTION, str(exc))
         except RunAborted:
-            self._finish_error(seq, request, ToolErrorCode.ABORTED,
-                               f"run ended {ctx.state.value} while the call was in flight", 0)
+            self._unanswered(seq, request, ToolErrorCode.ABORTED,
+                             f"run ended {ctx.state.value} while the call was in flight")
             raise
         except Exception as exc:  # a bug in the tool ends the run; its record still closes
-            self._finish_error(seq, request, ToolErrorCode.EXECUTION,
-                               f"{type(exc).__name__}: {exc}", 0)
+            self._unanswered(seq, request, ToolErrorCode.EXECUTION,
+                             f"{type(exc).__name__}: {exc}")
             raise
         return self._project(seq, request, output, duplicate)
 
@@ -115,7 +115,7 @@ class ToolBoundary:
         try:
             if not ctx.certainly_active():
                 ctx.check_active(f"tool preflight:{request.name}")
-        except RunAborted:
+        except RunAborted:  # the run ended before the request (doc §7.1: invalid run)
             self._reject(request, PreflightReason.RUN, f"run is {ctx.state.value}")
             raise
         cid = request.call_id
@@ -169,7 +169,8 @@ class ToolBoundary:
             return self._finish_error(seq, request, ToolErrorCode.SIZE,
                                       f"result of {size} bytes exceeds {limit}", size)
         items = output.items[: ctx.config.projection_max_items]
-        evidence = EvidenceStatus.EVIDENCE_FOUND if items else EvidenceStatus.NO_EVIDENCE
+        found = bool(items)
+        evidence = EvidenceStatus.EVIDENCE_FOUND if found else EvidenceStatus.NO_EVIDENCE
         rec = self.records[seq].ready(evidence, len(items), size, ctx.now)
         if not self.ledger.complete(rec):
             return self._finish_error(seq, request, ToolErrorCode.STORE,
@@ -177,12 +178,17 @@ class ToolBoundary:
         self.records[seq] = rec
         self._ready.add(rec.invocation_id)
         self.collection.seen(request.name, rec.normalized_scope)
-        needs = evidence is EvidenceStatus.EVIDENCE_FOUND and not duplicate
+        needs = found and not duplicate  # the agent judges its gain (doc §8.2)
         ctx.tracer.emit(TraceEventType.TOOL_PROGRESS, TraceEventStatus.OK,
                         {"tool": request.name, "invocation_id": rec.invocation_id,
                          "evidence": evidence.value, "bytes": size, "duplicate": duplicate})
         return Observation(request.call_id, request.name, request.scope, rec.invocation_id,
                            rec.status, evidence, items, needs_assessment=needs)
+
+    def _unanswered(self, seq: int, request: ToolCallRequest, code: ToolErrorCode,
+                    message: str) -> Observation:
+        """A call that brought no result back ends ERROR holding no bytes."""
+        return self._finish_error(seq, request, code, message, 0)
 
     def _finish_error(self, seq: int, request: ToolCallRequest, code: ToolErrorCode,
                       message: str, size: int) -> Observation:

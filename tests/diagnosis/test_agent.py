@@ -94,7 +94,7 @@ def test_a_valid_report_assesses_the_pending_observation_and_its_facts_are_kept(
                draft(findings=[("timeouts in checkout logs", [INV1])],
                      progress=progress("GAINED", facts=[("db timeouts", [INV1])]))])
     execution = a.run()
-    assert execution.completed
+    assert execution.draft is not None
     assert a.gain(INV1) is InformationGain.GAINED
     assert facts(execution) == ["db timeouts", "timeouts in checkout logs"]
     assert a.collection.violation_streak == 0
@@ -152,7 +152,7 @@ def test_three_consecutive_violations_saturate_with_protocol_violated() -> None:
 def test_a_violation_never_stops_a_draft_from_being_used() -> None:
     a = Agent([call_tool("logs", SCOPE), draft(missing_info=["the deploy time"])])
     execution = a.run()
-    assert execution.completed
+    assert execution.draft is not None
     assert execution.draft is not None and execution.draft.missing_info == ("the deploy time",)
 
 
@@ -190,7 +190,7 @@ def test_three_no_gains_saturate_and_the_next_step_alone_is_told_stop_required()
 def test_a_draft_in_the_stop_required_step_completes_the_diagnosis() -> None:
     a = Agent([*saturating_steps(), draft(missing_info=["the deploy time"], progress=progress())])
     execution = a.run()
-    assert execution.completed and execution.stop_reason is None
+    assert execution.draft is not None and execution.stop_reason is None
 
 
 def test_a_report_alone_in_the_stop_required_step_is_a_controlled_stop() -> None:

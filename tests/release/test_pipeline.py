@@ -8,6 +8,7 @@ RunStates are the document's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ from harness_lab.fakes import (
     provider_error,
     repaired,
 )
-from harness_lab.ports import TokenUsage, ToolCallRequest
+from harness_lab.ports import ModelReply, TokenUsage, ToolCallRequest
 from harness_lab.release.pipeline import ReleaseDecision, ReleasePipeline
 from harness_lab.states import (
     CancellationReason,
@@ -153,6 +154,29 @@ def test_a_repair_that_still_cites_bad_evidence_ends_evidence_validation_failed(
     assert fallback_facts(decision) == ["timeouts in checkout logs"]
 
 
+def test_a_repair_answered_as_text_is_read_whether_it_wraps_the_draft_or_not() -> None:
+    bad = draft_of(CONCLUSION, evidence=[(QUIET, "nothing in the logs")])
+    good = {"conclusion": CONCLUSION, "evidence": [{"invocation_id": LOGS, "claim": "timeouts"}]}
+    for text in (json.dumps(good), json.dumps({"draft": good})):
+        run = Run(repair=[ModelReply(content=text)])
+        assert run.release(completed(bad)).outcome is ReleaseOutcome.SUCCESS
+
+
+def test_a_repair_reply_without_a_valid_draft_says_why_and_is_not_rechecked() -> None:
+    bad = draft_of(CONCLUSION, evidence=[(QUIET, "nothing in the logs")])
+    for text, why in (("{not json", "repair output is not JSON (Expecting property name "
+                                    "enclosed in double quotes)"),
+                      ('{"draft": null}', "repair returned nothing"),
+                      ('{"draft": {"conclusion": 7}}',
+                       "repaired draft invalid at conclusion: Input should be a valid string")):
+        run = Run(repair=[ModelReply(content=text)])
+        decision = run.release(completed(bad))
+        assert decision.fallback_type is FallbackType.EVIDENCE_VALIDATION_FAILED
+        assert run.traced(TraceEventType.EVIDENCE_REPAIR)[-1] == (
+            TraceEventStatus.FAILED, {"error": why})
+        assert run.traced(TraceEventType.EVIDENCE_GUARD_RECHECK) == []
+
+
 def test_a_repair_that_fails_technically_ends_evidence_validation_failed() -> None:
     bad = draft_of(CONCLUSION, evidence=[(QUIET, "nothing in the logs")])
     run = Run(repair=[provider_error("repair model down")])
@@ -267,6 +291,18 @@ def test_a_guard_reply_past_the_token_budget_exhausts_the_run_and_releases_the_s
         {"kind": "tokens", "value": 120, "limit": 100}]
 
 
+def test_a_repair_whose_reply_spends_the_token_budget_was_still_asked_for() -> None:
+    bad = draft_of(CONCLUSION, evidence=[(QUIET, "nothing in the logs")])
+    run = Run(repair=[repaired(CONCLUSION, [(LOGS, "timeouts in the logs")],
+                               usage=TokenUsage(60, 60))],
+              config=HarnessConfig(budget=BudgetLimits(tokens=100)))
+    snapshot = ProgressSnapshot((fact("timeouts in checkout logs", LOGS),))
+    decision = run.release(completed(bad, snapshot))
+    assert decision.run_state is RunState.BUDGET_EXHAUSTED
+    assert decision.repaired
+    assert run.guard.requests == []
+
+
 # -- a run that ended before release ----------------------------------------------------------
 
 def test_a_run_that_was_cancelled_is_not_released() -> None:
@@ -275,9 +311,18 @@ def test_a_run_that_was_cancelled_is_not_released() -> None:
     execution = stopped(DiagnosisStopReason.INFORMATION_SATURATED,
                         ProgressSnapshot((fact("timeouts in checkout logs", LOGS),)))
     assert not run.pipeline.may_release(execution)
+    assert not run.pipeline.may_release(completed(VALID))
     with pytest.raises(RunAborted):
         run.release(completed(VALID))
     assert run.guard.requests == []
+
+
+def test_a_budget_stop_of_a_run_the_client_ended_first_is_not_released() -> None:
+    run = Run()
+    run.ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client left")
+    execution = budget_stop(run, ProgressSnapshot((fact("timeouts in checkout logs", LOGS),)))
+    assert run.ctx.state is RunState.CANCELLED
+    assert not run.pipeline.may_release(execution)
 
 
 def test_the_timeout_fallback_releases_verified_facts_and_the_run_stays_timed_out() -> None:
