@@ -51,6 +51,7 @@ def observe(record: RunRecord, *, progress: Any = None, routes: Sequence[Any] | 
         "sse": [{"kind": e.kind.value, "t": e.t, "data": dict(e.data)}
                 for e in record.sse_events],
         "sse_states": [{"state": state, "t": t} for state, t in record.sse_history],
+        "sse_refused": [kind.value for kind in record.sse_refused],
         "trace": [{"type": e.type.value, "t": e.t, "phase": e.phase.value,
                    "status": e.status.value, "detail": dict(e.detail)} for e in record.trace],
         "timeline": _timeline(record),

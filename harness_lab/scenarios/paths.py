@@ -23,8 +23,8 @@ from harness_lab.scenarios.suggest import did_you_mean
 __all__ = ["KEYS", "PARTS", "PathError", "Step", "parse_path", "resolve"]
 
 PARTS: tuple[str, ...] = (
-    "states", "statuses", "sse", "sse_states", "trace", "timeline", "invocations",
-    "rejections", "gains", "progress", "stop_required_deliveries", "routing", "agent_requests",
+    "states", "statuses", "sse", "sse_states", "sse_refused", "trace", "timeline",
+    "invocations", "rejections", "gains", "progress", "stop_required_deliveries", "routing", "agent_requests",
     "guard_requests", "repair_requests", "row", "usage", "headroom", "discarded",
     "terminations")
 """The parts of a run's observation, in the order a snapshot writes them."""

@@ -204,6 +204,11 @@ RejectionsPattern = Annotated[
                      "call_id}; a string item is a reason.")]
 """A pattern over a run's preflight rejections."""
 
+SseKindsPattern = Annotated[
+    Any, _CHECK, AfterValidator(_respell((SseEventKind,), None)),
+    _schema_of_items(SseEventKind, None, "The kinds of the SSE sends refused, in order.")]
+"""A pattern over the kinds of the SSE sends a run's session refused."""
+
 GainsPattern = Annotated[
     Any, _CHECK, AfterValidator(_respell((InformationGain,), None)),
     _schema_of_items(InformationGain, None, "Every InformationGain decided, in order.")]

@@ -26,6 +26,7 @@ from harness_lab.scenarios.patterns import (
     RejectionsPattern,
     RelationText,
     SsePattern,
+    SseKindsPattern,
     SseStatesPattern,
     StatusesPattern,
     TerminationsPattern,
@@ -477,6 +478,9 @@ class Expect(SpecModel):
     sse_states: SseStatesPattern | None = None
     """Every state the SSE session entered, each {state, t}, NEW first (a pattern; a string
     item is a state)."""
+    sse_refused: SseKindsPattern | None = None
+    """The kinds of the SSE sends the session refused (a closed stream, a failed send, a
+    second result), in order (a pattern)."""
     trace_contains: TracePattern | None = None
     """Trace events that must occur in this order, others between (`trace: {$in_order: ...}`)."""
     trace_excludes: TracePattern | None = None

@@ -166,6 +166,13 @@ def test_gains_usage_and_terminations_are_patterns_too() -> None:
                                 "terminations[0].t: expected 0.0, got 3.0"]  # 2 s + 1 s
 
 
+def test_the_refused_sse_sends_are_a_pattern_of_kinds() -> None:
+    text = BASE + ("faults: [{kind: client_disconnect, sse_event: 5}]\n"
+                   "expect:\n  sse_refused: [content, done]\n")
+    assert mismatches(text) == ["sse_refused[1]: expected done, got end of list",
+                                "sse_refused: expected 2 items, got 1"]
+
+
 def test_the_budgets_headroom_is_a_pattern_with_null_for_an_unlimited_kind() -> None:
     text = BASE + ("config: {budget: {tool_calls: 3, tokens: 10, model_calls: null}}\n"
                    "expect:\n  headroom: {tool_calls: 2, tokens: 10, model_calls: 5}\n")
