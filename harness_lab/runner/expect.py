@@ -23,8 +23,8 @@ _AXES = ("run_state", "release_outcome", "fallback_type", "intent", "stop_reason
          "collection_state", "semantic_verdict", "sse_state")
 
 _PATTERNS = ("statuses", "sse", "sse_states", "sse_refused", "trace", "timeline", "invocations",
-             "rejections", "gains", "progress", "row", "usage", "headroom", "routing", "agent_requests",
-             "guard_requests", "repair_requests", "terminations")
+             "rejections", "gains", "progress", "row", "usage", "headroom", "routing",
+             "agent_requests", "guard_requests", "repair_requests", "terminations")
 """The pattern fields of :class:`Expect`, each matched against the observation's part."""
 
 
