@@ -24,9 +24,9 @@ __all__ = ["KEYS", "PARTS", "PathError", "Step", "parse_path", "resolve"]
 
 PARTS: tuple[str, ...] = (
     "states", "statuses", "sse", "sse_states", "sse_refused", "trace", "timeline",
-    "invocations", "rejections", "gains", "progress", "stop_required_deliveries", "routing", "agent_requests",
-    "guard_requests", "repair_requests", "row", "usage", "headroom", "discarded",
-    "terminations")
+    "invocations", "rejections", "gains", "progress", "stop_required_deliveries", "routing",
+    "agent_requests", "guard_requests", "repair_requests", "row", "usage", "headroom",
+    "discarded", "terminations")
 """The parts of a run's observation, in the order a snapshot writes them."""
 
 KEYS: dict[str, str] = {"sse": "kind", "trace": "type", "timeline": "event",
