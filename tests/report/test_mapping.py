@@ -13,6 +13,7 @@ from harness_lab.report import (
     read_runs,
     status_mapping_check,
 )
+from harness_lab.runner.results import ResultSet
 from harness_lab.states import FallbackType, ReleaseOutcome, RunState, StoredRunStatus
 from tests.report.test_frames import LABELS, four_runs
 
@@ -125,3 +126,9 @@ def test_an_unknown_release_outcome_is_never_ok() -> None:
                                    "status": "SUCCESS"}])
     assert check["expected_status"].isna().tolist() == [True]
     assert check["ok"].tolist() == [False]
+
+
+def test_every_library_scenario_that_names_a_case_ends_as_that_row(library: ResultSet) -> None:
+    table = mapping_table(library)
+    assert len(table) > 200
+    assert table.loc[~table["matched"], "scenario"].tolist() == []
