@@ -16,10 +16,18 @@ WAIT_S = 60.0
 
 
 def start_sweep(args: Sequence[str]) -> subprocess.Popen[str]:
-    """``harness-lab sweep ARGS`` started in a session of its own (Ctrl-C reaches only it)."""
+    """``harness-lab sweep ARGS`` started in a session of its own (Ctrl-C reaches only it),
+    with SIGINT neither ignored nor blocked, as a terminal starts it, whatever the process
+    running the suite inherited (a shell's background job ignores it) or a test before
+    did to it."""
     return subprocess.Popen([sys.executable, "-m", "harness_lab", "sweep", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
