@@ -161,11 +161,10 @@ def _spellings(kinds: tuple[type[enum.Enum], ...], words: tuple[str, ...]) -> di
     return {v.lower(): v for v in values}
 
 
-def _schema_of_items(kind: type[enum.Enum] | tuple[type[enum.Enum], ...], key: str | None,
+def _schema_of_items(kinds: tuple[type[enum.Enum], ...], key: str | None,
                      what: str) -> WithJsonSchema:
-    """The schema of a list pattern whose items are ``kind`` values (or ``$any``) or
+    """The schema of a list pattern whose items are ``kinds`` values (or ``$any``) or
     mappings (naming one as their ``key``, when given)."""
-    kinds = kind if isinstance(kind, tuple) else (kind,)
     named: dict[str, Any] = {"anyOf": [{ENUM_PLACEHOLDER: k.__name__} for k in kinds]}
     if len(kinds) == 1:
         named = {ENUM_PLACEHOLDER: kinds[0].__name__}
@@ -175,43 +174,44 @@ def _schema_of_items(kind: type[enum.Enum] | tuple[type[enum.Enum], ...], key: s
 
 _CHECK = AfterValidator(check_pattern)
 
+
+def _items_of(kinds: tuple[type[enum.Enum], ...], key: str | None, what: str
+              ) -> tuple[Any, ...]:
+    """The metadata of a list pattern whose items name ``kinds`` values (a mapping item by
+    its ``key``, when given): checked, respelt as the enums spell them, and so described."""
+    return _CHECK, AfterValidator(_respell(kinds, key)), _schema_of_items(kinds, key, what)
+
+
 Pattern = Annotated[Any, _CHECK, WithJsonSchema({"description": _DOC})]
 """Any pattern."""
 
-StatusesPattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((ChatApplicationStatus,), None)),
-    _schema_of_items(ChatApplicationStatus, None,
-                     "The ChatApplicationStatus values of the `status` events, in order.")]
+StatusesPattern = Annotated[Any, *_items_of(
+    (ChatApplicationStatus,), None,
+    "The ChatApplicationStatus values of the `status` events, in order.")]
 """A pattern over the status values of a run's ``status`` events."""
 
-SsePattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((SseEventKind,), "kind")),
-    _schema_of_items(SseEventKind, "kind",
-                     "The SSE events sent, each {kind, t, data}; a string item is a kind.")]
+SsePattern = Annotated[Any, *_items_of(
+    (SseEventKind,), "kind",
+    "The SSE events sent, each {kind, t, data}; a string item is a kind.")]
 """A pattern over a run's SSE events."""
 
-TracePattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((TraceEventType,), "type")),
-    _schema_of_items(TraceEventType, "type",
-                     "The trace events, each {type, t, phase, status, detail}; a string "
-                     "item is a type.")]
+TracePattern = Annotated[Any, *_items_of(
+    (TraceEventType,), "type",
+    "The trace events, each {type, t, phase, status, detail}; a string item is a type.")]
 """A pattern over a run's trace."""
 
-RejectionsPattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((PreflightReason,), "reason")),
-    _schema_of_items(PreflightReason, "reason",
-                     "The preflight rejections, each {tool, scope, reason, message, t, "
-                     "call_id}; a string item is a reason.")]
+RejectionsPattern = Annotated[Any, *_items_of(
+    (PreflightReason,), "reason",
+    "The preflight rejections, each {tool, scope, reason, message, t, call_id}; a string "
+    "item is a reason.")]
 """A pattern over a run's preflight rejections."""
 
-SseKindsPattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((SseEventKind,), None)),
-    _schema_of_items(SseEventKind, None, "The kinds of the SSE sends refused, in order.")]
+SseKindsPattern = Annotated[Any, *_items_of(
+    (SseEventKind,), None, "The kinds of the SSE sends refused, in order.")]
 """A pattern over the kinds of the SSE sends a run's session refused."""
 
-GainsPattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((InformationGain,), None)),
-    _schema_of_items(InformationGain, None, "Every InformationGain decided, in order.")]
+GainsPattern = Annotated[Any, *_items_of(
+    (InformationGain,), None, "Every InformationGain decided, in order.")]
 """A pattern over the InformationGain of each tool result."""
 
 RecordsPattern = Annotated[Any, _CHECK, WithJsonSchema(_list_schema({}, "Records, in order."))]
@@ -221,18 +221,16 @@ MappingPattern = Annotated[Any, _CHECK, WithJsonSchema({"description": _DOC,
                                                          "type": ["object", "null"]})]
 """A pattern over one record (the stored row, the ProgressSnapshot, the usage)."""
 
-SseStatesPattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((SseState,), "state")),
-    _schema_of_items(SseState, "state",
-                     "Every state the SSE session entered, each {state, t}, NEW first; a "
-                     "string item is a state.")]
+SseStatesPattern = Annotated[Any, *_items_of(
+    (SseState,), "state",
+    "Every state the SSE session entered, each {state, t}, NEW first; a string item is a "
+    "state.")]
 """A pattern over the SSE session's state history."""
 
-TimelinePattern = Annotated[
-    Any, _CHECK, AfterValidator(_respell((TraceEventType, SseEventKind), "event")),
-    _schema_of_items((TraceEventType, SseEventKind), "event",
-                     "The trace and SSE events in the order they happened, each {event, "
-                     "source: trace|sse, t}; a string item is a trace type or an SSE kind.")]
+TimelinePattern = Annotated[Any, *_items_of(
+    (TraceEventType, SseEventKind), "event",
+    "The trace and SSE events in the order they happened, each {event, source: trace|sse, "
+    "t}; a string item is a trace type or an SSE kind.")]
 """A pattern over a run's trace and SSE events in one order."""
 
 TerminationsPattern = Annotated[
