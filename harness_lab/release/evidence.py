@@ -51,22 +51,22 @@ class EvidenceGuard:
             problems.append("the draft has no conclusion")
         if not draft.evidence:
             problems.append("a conclusion needs at least one piece of evidence")
-        for ref in draft.evidence:
-            problems.extend(self._problems(ref.invocation_id, need_evidence=True))
-        for fact in draft.findings:
-            for cid in fact.citations:
-                problems.extend(self._problems(cid, need_evidence=False))
-        return EvidenceCheck(tuple(problems))
+        return EvidenceCheck(tuple(problems + self._cited(draft, need_evidence=True)))
 
     def check_references(self, draft: DiagnosisDraft) -> EvidenceCheck:
         """The no-conclusion check: every tool reference the draft makes must be READY."""
+        return EvidenceCheck(tuple(self._cited(draft, need_evidence=False)))
+
+    def _cited(self, draft: DiagnosisDraft, *, need_evidence: bool) -> list[str]:
+        """The problems of every reference ``draft`` makes: its evidence first (which must have
+        found some when ``need_evidence``), then its findings' citations."""
         problems: list[str] = []
         for ref in draft.evidence:
-            problems.extend(self._problems(ref.invocation_id, need_evidence=False))
+            problems.extend(self._problems(ref.invocation_id, need_evidence=need_evidence))
         for fact in draft.findings:
             for cid in fact.citations:
                 problems.extend(self._problems(cid, need_evidence=False))
-        return EvidenceCheck(tuple(problems))
+        return problems
 
     def _problems(self, invocation_id: str, *, need_evidence: bool) -> list[str]:
         rec = self._record(invocation_id)
