@@ -27,49 +27,113 @@ def mismatches(text: str) -> list[str]:
     return [str(m) for m in result.mismatches]
 
 
-def test_the_status_values_of_a_diagnosis_pass_as_the_document_lists_them() -> None:
-    assert mismatches(BASE + "expect:\n  statuses: [ROUTING, DIAGNOSIS_RUNNING, "
-                             "SAFETY_VALIDATING]\n") == []
+def after_a_turn(turn: str) -> str:
+    """BASE after one earlier turn, ``turn`` being the lines of its ``turns:`` item."""
+    return BASE.replace("name: base\n", "name: base\nturns:\n" + turn)
 
 
-def test_a_wrong_status_sequence_fails_naming_the_position() -> None:
-    assert mismatches(BASE + "expect:\n  statuses: [ROUTING, SYSTEM_RESPONDING]\n") == [
-        "statuses[1]: expected SYSTEM_RESPONDING, got DIAGNOSIS_RUNNING",
-        "statuses: expected 2 items, got 3"]
+SYSTEM_CHAT_TURN = "  - query: hello\n    router: SYSTEM_CHAT\n"
+"""An earlier turn the router sends to the system chat."""
+
+DIAGNOSIS_TURN = ("  - query: why slow?\n    model:\n      - tool: logs\n"
+                  "        scope: {service: checkout}\n      - draft:\n"
+                  "          conclusion: db timeouts\n"
+                  "          evidence: [{invocation_id: inv-1, claim: timeouts}]\n"
+                  "        progress: {assessment: GAINED}\n")
+"""An earlier turn that concludes ``db timeouts`` from one logs call."""
 
 
-def test_a_trace_detail_that_differs_fails_naming_the_event() -> None:
-    text = BASE + ("expect:\n  trace: {$in_order: [{type: RELEASE_DECISION, "
-                   "detail: {outcome: FALLBACK}}]}\n")
-    assert mismatches(text) == [
-        "trace[RELEASE_DECISION].detail.outcome: expected FALLBACK, got SUCCESS"]
-
-
-def test_a_trace_status_and_phase_are_matched() -> None:
-    text = BASE + ("expect:\n  trace: {$in_order: [{type: RUN_FINISHED, phase: RELEASE, "
-                   "status: OK}]}\n")
-    assert mismatches(text) == ["trace[RUN_FINISHED].phase: expected RELEASE, got RUN"]
-
-
-def test_an_sse_payload_is_matched_by_the_keys_it_names() -> None:
-    text = BASE + ("expect:\n  sse: {$in_order: [{kind: metadata, data: {sessionId: s-9, "
-                   "runId: run-000001}}, {kind: content, data: {sessionId: s-9, "
-                   "runId: run-000002}}]}\nsession_id: s-9\n")
-    assert mismatches(text) == [
-        "sse[content].data.runId: expected run-000002, got run-000001"]
-
-
-def test_a_fallback_content_carrying_a_conclusion_key_fails() -> None:
-    text = BASE + ("expect:\n  sse: {$in_order: [{kind: content, "
-                   "data: {$absent: [conclusion]}}]}\n")
-    assert mismatches(text) == ["sse[content].data.conclusion: expected absent, "
-                                "got pool exhausted"]
-
-
-def test_the_done_outcome_and_the_failure_code_are_checked() -> None:
-    text = BASE + "expect: {done_outcome: FALLBACK, failure_code: CANCELLED}\n"
-    assert mismatches(text) == ["failure_code: expected CANCELLED, got none",
-                                "done_outcome: expected FALLBACK, got SUCCESS"]
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param(BASE + "expect:\n  statuses: [ROUTING, DIAGNOSIS_RUNNING, SAFETY_VALIDATING]\n",
+                 [],
+                 id="statuses-as-the-document-lists-them"),
+    pytest.param(BASE + "expect:\n  statuses: [ROUTING, SYSTEM_RESPONDING]\n",
+                 ["statuses[1]: expected SYSTEM_RESPONDING, got DIAGNOSIS_RUNNING",
+                  "statuses: expected 2 items, got 3"],
+                 id="wrong-status-sequence-names-the-position"),
+    pytest.param(BASE + ("expect:\n  trace: {$in_order: [{type: RELEASE_DECISION, "
+                         "detail: {outcome: FALLBACK}}]}\n"),
+                 ["trace[RELEASE_DECISION].detail.outcome: expected FALLBACK, got SUCCESS"],
+                 id="trace-detail-names-the-event"),
+    pytest.param(BASE + ("expect:\n  trace: {$in_order: [{type: RUN_FINISHED, phase: RELEASE, "
+                         "status: OK}]}\n"),
+                 ["trace[RUN_FINISHED].phase: expected RELEASE, got RUN"],
+                 id="trace-status-and-phase"),
+    pytest.param(BASE + ("expect:\n  sse: {$in_order: [{kind: metadata, data: {sessionId: s-9, "
+                         "runId: run-000001}}, {kind: content, data: {sessionId: s-9, "
+                         "runId: run-000002}}]}\nsession_id: s-9\n"),
+                 ["sse[content].data.runId: expected run-000002, got run-000001"],
+                 id="sse-payload-by-the-keys-it-names"),
+    pytest.param(BASE + ("expect:\n  sse: {$in_order: [{kind: content, "
+                         "data: {$absent: [conclusion]}}]}\n"),
+                 ["sse[content].data.conclusion: expected absent, got pool exhausted"],
+                 id="content-carrying-a-conclusion-key"),
+    pytest.param(BASE + "expect: {done_outcome: FALLBACK, failure_code: CANCELLED}\n",
+                 ["failure_code: expected CANCELLED, got none",
+                  "done_outcome: expected FALLBACK, got SUCCESS"],
+                 id="done-outcome-and-failure-code"),
+    pytest.param(FALLBACK + ("expect:\n  row: {status: SUCCESS, release_outcome: FALLBACK, "
+                             "conclusion: null, answer_json: {contentType: diagnosis_report}, "
+                             "published_result: null, agent_steps: 1, tool_calls: 0}\n"),
+                 ["row.answer_json.contentType: expected diagnosis_report, got fallback"],
+                 id="stored-column-names-the-column"),
+    pytest.param(BASE + "expect:\n  row: {termination_state: TIMED_OUT}\n",
+                 ["row.termination_state: expected TIMED_OUT, got SUCCESS"],
+                 id="termination-columns-of-the-row"),
+    pytest.param(BASE + ("expect:\n  invocations: [{tool: logs, status: READY}, {tool: metrics, "
+                         "evidence_status: NO_EVIDENCE}]\n"),
+                 ["invocations[metrics].evidence_status: expected NO_EVIDENCE, "
+                  "got EVIDENCE_FOUND"],
+                 id="invocation-state-names-the-tool"),
+    pytest.param(BASE + ("expect:\n  progress: {facts: [{statement: latency, "
+                         "citations: [inv-1]}]}\n"),
+                 ["progress.facts[0].statement: expected latency, got timeouts"],
+                 id="progress-snapshot-facts"),
+    pytest.param(BASE + "expect: {stop_required_deliveries: 1}\n",
+                 ["stop_required_deliveries: expected 1, got 0"],
+                 id="stop-required-deliveries-counted"),
+    pytest.param(after_a_turn(SYSTEM_CHAT_TURN)
+                 + ("expect:\n  routing: [{history: [{run_id: run-000001, intent: DIAGNOSIS}], "
+                    "previous_turn: null}]\n"),
+                 ["routing[0].history[0].intent: expected DIAGNOSIS, got SYSTEM_CHAT"],
+                 id="routing-history-each-router-call-received"),
+    pytest.param(after_a_turn(DIAGNOSIS_TURN)
+                 + ("expect:\n  agent_requests: {$in_order: [{step: 3, previous_turn: "
+                    "{run_id: run-000001, conclusion: pool exhausted}}]}\n"),
+                 ["agent_requests[2].previous_turn.conclusion: expected pool exhausted, "
+                  "got db timeouts"],
+                 id="previous-turn-each-model-call-received"),
+    pytest.param(after_a_turn(SYSTEM_CHAT_TURN
+                              + "    expect: {statuses: [ROUTING, DIAGNOSIS_RUNNING]}\n"),
+                 ["turns.0.statuses[1]: expected DIAGNOSIS_RUNNING, got SYSTEM_RESPONDING"],
+                 id="earlier-turn-prefixed-with-its-turn"),
+    pytest.param(BASE + ("expect:\n  gains: [GAINED]\n  usage: {model_calls: 2}\n"
+                         "  terminations: [{state: SUCCESS, reason: completed, t: 0.0}]\n"),
+                 ["gains[1]: expected end of list, got GAINED",
+                  "gains: expected 1 items, got 2",
+                  "usage.model_calls: expected 2, got 3",
+                  "terminations[0].t: expected 0.0, got 3.0"],  # 2 s + 1 s
+                 id="gains-usage-and-terminations-are-patterns"),
+    pytest.param(BASE + ("faults: [{kind: client_disconnect, sse_event: 5}]\n"
+                         "expect:\n  sse_refused: [content, done]\n"),
+                 ["sse_refused[1]: expected done, got end of list",
+                  "sse_refused: expected 2 items, got 1"],
+                 id="refused-sse-sends-are-a-pattern-of-kinds"),
+    pytest.param(BASE + ("config: {budget: {tool_calls: 3, tokens: 10, model_calls: null}}\n"
+                         "expect:\n  headroom: {tool_calls: 2, tokens: 10, model_calls: 5}\n"),
+                 ["headroom.tool_calls: expected 2, got 1",  # 3 - 2 calls
+                  "headroom.model_calls: expected 5, got null"],
+                 id="budget-headroom-with-null-for-an-unlimited-kind"),
+    pytest.param(BASE + "expect: {sse: [metadata, status, content, done]}\n",
+                 ["sse[2]: expected content, got status", "sse: expected 4 items, got 6"],
+                 id="legacy-kind-list-compares-the-whole-sequence"),
+    pytest.param(BASE + "expect:\n  sse: {$in_order: [METADATA, {kind: Done}]}\n",
+                 [],
+                 id="key-values-in-any-case"),
+])
+def test_an_expectation_names_the_path_of_each_value_the_run_breaks(
+        text: str, expected: list[str]) -> None:
+    assert mismatches(text) == expected
 
 
 def test_the_records_error_and_a_missing_stored_row_are_checked() -> None:
@@ -84,26 +148,6 @@ def test_the_records_error_and_a_missing_stored_row_are_checked() -> None:
         'error: expected none, got "StoreError: store unavailable (injected)"']
 
 
-def test_a_stored_column_that_differs_fails_naming_the_column() -> None:
-    text = FALLBACK + ("expect:\n  row: {status: SUCCESS, release_outcome: FALLBACK, "
-                       "conclusion: null, answer_json: {contentType: diagnosis_report}, "
-                       "published_result: null, agent_steps: 1, tool_calls: 0}\n")
-    assert mismatches(text) == [
-        "row.answer_json.contentType: expected diagnosis_report, got fallback"]
-
-
-def test_the_termination_columns_of_the_row_are_matched() -> None:
-    text = BASE + "expect:\n  row: {termination_state: TIMED_OUT}\n"
-    assert mismatches(text) == ["row.termination_state: expected TIMED_OUT, got SUCCESS"]
-
-
-def test_an_invocation_state_that_differs_fails_naming_the_tool() -> None:
-    text = BASE + ("expect:\n  invocations: [{tool: logs, status: READY}, {tool: metrics, "
-                   "evidence_status: NO_EVIDENCE}]\n")
-    assert mismatches(text) == [
-        "invocations[metrics].evidence_status: expected NO_EVIDENCE, got EVIDENCE_FOUND"]
-
-
 def test_a_rejection_detail_that_differs_fails() -> None:
     text = BASE.replace("logs: {latency_s: 2.0}", "logs: {latency_s: 2.0, required: [host]}")
     text = text.replace(TWO_TOOL_MODEL, """\
@@ -116,76 +160,6 @@ model:
     assert mismatches(text) == ["rejections[REQUEST].tool: expected metrics, got logs"]
 
 
-def test_the_progress_snapshot_facts_are_matched() -> None:
-    text = BASE + "expect:\n  progress: {facts: [{statement: latency, citations: [inv-1]}]}\n"
-    assert mismatches(text) == ["progress.facts[0].statement: expected latency, "
-                                "got timeouts"]
-
-
-def test_stop_required_deliveries_are_counted() -> None:
-    assert mismatches(BASE + "expect: {stop_required_deliveries: 1}\n") == [
-        "stop_required_deliveries: expected 1, got 0"]
-
-
-def test_the_routing_history_each_router_call_received_is_matched() -> None:
-    text = BASE.replace("name: base\n", "name: base\nturns:\n  - query: hello\n"
-                                        "    router: SYSTEM_CHAT\n")
-    text += ("expect:\n  routing: [{history: [{run_id: run-000001, intent: DIAGNOSIS}], "
-             "previous_turn: null}]\n")
-    assert mismatches(text) == ["routing[0].history[0].intent: expected DIAGNOSIS, "
-                                "got SYSTEM_CHAT"]
-
-
-def test_the_previous_turn_each_model_call_received_is_matched() -> None:
-    turn = ("turns:\n  - query: why slow?\n    model:\n      - tool: logs\n"
-            "        scope: {service: checkout}\n      - draft:\n"
-            "          conclusion: db timeouts\n"
-            "          evidence: [{invocation_id: inv-1, claim: timeouts}]\n"
-            "        progress: {assessment: GAINED}\n")
-    text = BASE.replace("name: base\n", "name: base\n" + turn)
-    text += ("expect:\n  agent_requests: {$in_order: [{step: 3, previous_turn: "
-             "{run_id: run-000001, conclusion: pool exhausted}}]}\n")
-    assert mismatches(text) == ["agent_requests[2].previous_turn.conclusion: expected "
-                                "pool exhausted, got db timeouts"]
-
-
-def test_an_earlier_turn_expectation_is_prefixed_with_its_turn() -> None:
-    text = BASE.replace("name: base\n", "name: base\nturns:\n  - query: hello\n"
-                                        "    router: SYSTEM_CHAT\n"
-                                        "    expect: {statuses: [ROUTING, DIAGNOSIS_RUNNING]}\n")
-    assert mismatches(text) == [
-        "turns.0.statuses[1]: expected DIAGNOSIS_RUNNING, got SYSTEM_RESPONDING"]
-
-
-def test_gains_usage_and_terminations_are_patterns_too() -> None:
-    text = BASE + ("expect:\n  gains: [GAINED]\n  usage: {model_calls: 2}\n"
-                   "  terminations: [{state: SUCCESS, reason: completed, t: 0.0}]\n")
-    assert mismatches(text) == ["gains[1]: expected end of list, got GAINED",
-                                "gains: expected 1 items, got 2",
-                                "usage.model_calls: expected 2, got 3",
-                                "terminations[0].t: expected 0.0, got 3.0"]  # 2 s + 1 s
-
-
-def test_the_refused_sse_sends_are_a_pattern_of_kinds() -> None:
-    text = BASE + ("faults: [{kind: client_disconnect, sse_event: 5}]\n"
-                   "expect:\n  sse_refused: [content, done]\n")
-    assert mismatches(text) == ["sse_refused[1]: expected done, got end of list",
-                                "sse_refused: expected 2 items, got 1"]
-
-
-def test_the_budgets_headroom_is_a_pattern_with_null_for_an_unlimited_kind() -> None:
-    text = BASE + ("config: {budget: {tool_calls: 3, tokens: 10, model_calls: null}}\n"
-                   "expect:\n  headroom: {tool_calls: 2, tokens: 10, model_calls: 5}\n")
-    assert mismatches(text) == ["headroom.tool_calls: expected 2, got 1",  # 3 - 2 calls
-                                "headroom.model_calls: expected 5, got null"]
-
-
-def test_the_legacy_kind_lists_still_compare_the_whole_sequence() -> None:
-    text = BASE + "expect: {sse: [metadata, status, content, done]}\n"
-    assert mismatches(text) == ["sse[2]: expected content, got status",
-                                "sse: expected 4 items, got 6"]
-
-
 def test_trace_contains_and_excludes_keep_their_meaning() -> None:
     text = BASE + ("expect: {trace_contains: [RUN_FINISHED, RUN_STARTED], "
                    "trace_excludes: [SEMANTIC_GUARD_DECISION]}\n")
@@ -194,24 +168,6 @@ def test_trace_contains_and_excludes_keep_their_meaning() -> None:
                              "only before it")
     assert got[1] == ("trace[SEMANTIC_GUARD_DECISION]: expected absent, "
                       "got SEMANTIC_GUARD_DECISION")
-
-
-@pytest.mark.parametrize(("expect", "message"), [
-    ("trace: [RUN_STARTD]", "unknown TraceEventType 'RUN_STARTD'; did you mean 'RUN_STARTED'"),
-    ("sse: {$in_ordr: [done]}", "unknown operator '$in_ordr'"),
-    ("statuses: [routin]", "unknown ChatApplicationStatus 'routin'"),
-])
-def test_a_malformed_pattern_is_refused_when_the_file_loads(expect: str, message: str
-                                                            ) -> None:
-    with pytest.raises(ScenarioError) as err:
-        load_text(BASE + f"expect:\n  {expect}\n", "s.yaml")
-    assert message in str(err.value)
-    assert "s.yaml:" in str(err.value)
-
-
-def test_key_values_are_read_in_any_case() -> None:
-    result: Any = mismatches(BASE + "expect:\n  sse: {$in_order: [METADATA, {kind: Done}]}\n")
-    assert result == []
 
 
 def test_every_expect_field_is_documented_with_an_example() -> None:
@@ -294,6 +250,9 @@ def test_each_new_form_holds_on_a_run_that_keeps_it_and_fails_on_one_that_breaks
 
 
 @pytest.mark.parametrize(("expect", "message"), [
+    ("trace: [RUN_STARTD]", "unknown TraceEventType 'RUN_STARTD'; did you mean 'RUN_STARTED'"),
+    ("sse: {$in_ordr: [done]}", "unknown operator '$in_ordr'"),
+    ("statuses: [routin]", "unknown ChatApplicationStatus 'routin'"),
     ("relations: ['trace[RUN_FINSHED].t < 3']",
      "unknown TraceEventType 'RUN_FINSHED'; did you mean 'RUN_FINISHED'?"),
     ("relations: ['trce[RUN_FINISHED].t < 3']", "unknown part 'trce'"),
@@ -311,8 +270,8 @@ def test_each_new_form_holds_on_a_run_that_keeps_it_and_fails_on_one_that_breaks
     ("trace: {$in_order: [{type: RUN_STARTED, $where: 'detail.t <'}]}",
      "a side of the relation is empty"),
 ])
-def test_a_malformed_new_form_is_refused_when_the_file_loads(expect: str, message: str
-                                                             ) -> None:
+def test_a_malformed_pattern_is_refused_when_the_file_loads(expect: str, message: str
+                                                            ) -> None:
     with pytest.raises(ScenarioError) as err:
         load_text(BASE + f"expect:\n  {expect}\n", "s.yaml")
     assert message in str(err.value)

@@ -16,6 +16,20 @@ def run_text(text: str) -> object:
     return run_scenario(loaded)
 
 
+BASE_SCRIPT = "".join("    " + line + "\n" for line in BASE.split("model:\n")[1].splitlines())
+"""BASE's model script, indented to be an earlier turn's."""
+
+FALLBACK_SCRIPT = "      - draft: {missing_info: [which service]}\n"
+"""An earlier turn's model script that asks which service: a missing-context fallback."""
+
+
+def _with_earlier_turn(turn_extra: str = "", script: str = BASE_SCRIPT) -> str:
+    """BASE after an earlier turn whose model plays ``script`` (BASE's own unless told), with
+    ``turn_extra`` lines."""
+    earlier = "turns:\n  - query: first\n    model:\n" + script + turn_extra
+    return BASE.replace("model:\n", earlier + "model:\n", 1)
+
+
 def test_a_scenario_whose_expectations_hold_is_ok() -> None:
     r = run_text(BASE + "expect: {run_state: SUCCESS, release_outcome: SUCCESS, tool_calls: 2}\n")
     assert r.ok is True  # type: ignore[attr-defined]
@@ -77,9 +91,7 @@ def test_a_crash_leaves_a_running_row_and_no_record() -> None:
 
 
 def test_an_earlier_published_success_is_the_previous_turn_of_the_next() -> None:
-    earlier = ("turns:\n  - query: first\n    model:\n"
-               + "".join("    " + line + "\n" for line in BASE.split("model:\n")[1].splitlines()))
-    text = BASE.replace("model:\n", earlier + "model:\n", 1)
+    text = _with_earlier_turn()
     text += "expect: {previous_turn: run-000001, release_outcome: SUCCESS}\n"
     r = run_text(text)
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
@@ -87,9 +99,7 @@ def test_an_earlier_published_success_is_the_previous_turn_of_the_next() -> None
 
 
 def test_an_earlier_fallback_is_not_the_previous_turn() -> None:
-    earlier = ("turns:\n  - query: first\n    model:\n"
-               "      - draft: {missing_info: [which service]}\n")
-    text = BASE.replace("model:\n", earlier + "model:\n", 1)
+    text = _with_earlier_turn(script=FALLBACK_SCRIPT)
     text += "expect: {previous_turn: run-000001}\n"
     r = run_text(text)
     assert r.row()["expected"] == "previous_turn: expected run-000001, got none"  # type: ignore
@@ -114,11 +124,7 @@ def test_a_scenario_name_used_twice_is_an_error_row(tmp_path: Path) -> None:
 
 
 def test_an_earlier_turns_expectations_are_checked_and_named() -> None:
-    text = BASE.replace("model:\n", "turns:\n  - query: first\n    model:\n"
-                        "      - draft: {missing_info: [which service]}\n"
-                        "    expect: {release_outcome: SUCCESS}\n"
-                        "model:\n", 1)
-    r = run_text(text)
+    r = run_text(_with_earlier_turn("    expect: {release_outcome: SUCCESS}\n", FALLBACK_SCRIPT))
     assert r.row()["expected"] == (  # type: ignore[attr-defined]
         "turns.0.release_outcome: expected SUCCESS, got FALLBACK")
 
@@ -138,14 +144,6 @@ def test_an_unscripted_repair_returns_the_draft_unchanged_so_validation_fails() 
                  "fallback_type: EVIDENCE_VALIDATION_FAILED}\n")
     assert r.row()["expected"] == "ok"  # type: ignore[attr-defined]
     assert r.record.trace_types().count("EVIDENCE_GUARD_RECHECK") == 1  # type: ignore
-
-
-def _with_earlier_turn(turn_extra: str) -> str:
-    """BASE after an earlier turn that plays BASE's own script, with ``turn_extra`` lines."""
-    earlier = ("turns:\n  - query: first\n    model:\n"
-               + "".join("    " + line + "\n" for line in BASE.split("model:\n")[1].splitlines())
-               + turn_extra)
-    return BASE.replace("model:\n", earlier + "model:\n", 1)
 
 
 def test_an_earlier_turns_fault_cancels_that_turn_and_its_expectations_are_checked() -> None:

@@ -28,37 +28,45 @@ def test_a_valid_file_loads_one_scenario() -> None:
     assert loaded.scenario.model[0].tool == "logs"
 
 
-def test_malformed_yaml_names_the_file_and_line() -> None:
-    assert problems_of("name: x\ndescription: [unclosed\n") == [
-        "m.yaml:3: <document>: malformed YAML: did not find expected ',' or ']'"]
+@pytest.mark.parametrize(("text", "problem"), [
+    pytest.param("name: x\ndescription: [unclosed\n",
+                 "m.yaml:3: <document>: malformed YAML: did not find expected ',' or ']'",
+                 id="malformed-yaml"),
+    pytest.param(GOOD.replace("  - tool: logs\n", "  - tool: logs\n    scop: {}\n"),
+                 "m.yaml:7: model.0.scop: unknown key; did you mean 'scope'?",
+                 id="unknown-key-by-its-field-path"),
+    pytest.param(GOOD + "config:\n  deadline_s: soon\n",
+                 "m.yaml:11: config.deadline_s: Input should be a valid number, unable to parse "
+                 "string as a number", id="wrong-type"),
+    pytest.param(GOOD.replace("  - tool: logs\n", "  - tool: metrics\n"),
+                 "m.yaml:6: model.0.tool: unknown tool 'metrics'; the scenario's tools are "
+                 "['logs']", id="unknown-tool-in-a-model-step"),
+    pytest.param("name: x\n", "m.yaml:1: description: required field is missing",
+                 id="missing-required-field"),
+    pytest.param(GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
+                         "    expect: {tool_cals: 1}\n"),
+                 "m.yaml:13: matrix.0.expect.tool_cals: unknown key; did you mean 'tool_calls'?",
+                 id="unknown-key-in-a-matrix-variant-by-the-variant-field-alone"),
+])
+def test_a_problem_names_the_file_the_line_and_the_field(text: str, problem: str) -> None:
+    assert problems_of(text) == [problem]
 
 
-def test_an_unknown_key_names_its_field_path_and_line() -> None:
-    text = GOOD.replace("  - tool: logs\n", "  - tool: logs\n    scop: {}\n")
-    assert problems_of(text) == ["m.yaml:7: model.0.scop: unknown key; did you mean 'scope'?"]
-
-
-def test_a_wrong_type_names_its_field() -> None:
-    text = GOOD + "config:\n  deadline_s: soon\n"
-    assert problems_of(text) == [
-        "m.yaml:11: config.deadline_s: Input should be a valid number, "
-        "unable to parse string as a number"]
-
-
-def test_an_unknown_enum_value_lists_the_allowed_values() -> None:
-    text = GOOD + "expect:\n  run_state: DONE\n"
+@pytest.mark.parametrize(("text", "start"), [
+    pytest.param(GOOD + "expect:\n  run_state: DONE\n",
+                 "m.yaml:11: expect.run_state: Input should be 'RUNNING', ",
+                 id="unknown-enum-value-lists-the-allowed-values"),
+    pytest.param(GOOD.replace("  - draft: {missing_info: ['which region']}\n",
+                              "  - draft: {missing_info: ['which region']}\n    empty: true\n"),
+                 "m.yaml:8: model.1: Value error, a model step needs exactly one",
+                 id="step-with-two-actions"),
+    pytest.param(GOOD + "case: happy_path\n", "m.yaml:10: case: unknown case 'happy_path'",
+                 id="unknown-case"),
+])
+def test_a_problem_with_a_longer_message_starts_with_its_line_and_field(text: str, start: str
+                                                                        ) -> None:
     [message] = problems_of(text)
-    assert message.startswith("m.yaml:11: expect.run_state: Input should be 'RUNNING', ")
-
-
-def test_an_unknown_tool_name_in_a_model_step_is_refused() -> None:
-    text = GOOD.replace("  - tool: logs\n", "  - tool: metrics\n")
-    assert problems_of(text) == [
-        "m.yaml:6: model.0.tool: unknown tool 'metrics'; the scenario's tools are ['logs']"]
-
-
-def test_a_missing_required_field_is_named() -> None:
-    assert problems_of("name: x\n") == ["m.yaml:1: description: required field is missing"]
+    assert message.startswith(start)
 
 
 def test_an_unknown_fault_kind_is_refused() -> None:
@@ -68,26 +76,12 @@ def test_an_unknown_fault_kind_is_refused() -> None:
     assert "meteor" in message
 
 
-def test_a_step_with_two_actions_is_refused() -> None:
-    text = GOOD.replace("  - draft: {missing_info: ['which region']}\n",
-                        "  - draft: {missing_info: ['which region']}\n    empty: true\n")
-    [message] = problems_of(text)
-    assert message.startswith("m.yaml:8: model.1: Value error, a model step needs exactly one")
-
-
 def test_a_tool_request_with_a_draft_loads_as_one_reply_carrying_both() -> None:
     text = GOOD.replace("  - draft: {missing_info: ['which region']}\n",
                         "  - draft: {missing_info: ['which region']}\n    tool: logs\n")
     [loaded] = load_text(text, "both.yaml")
     step = loaded.scenario.model[1]
     assert (step.tool, step.draft is not None) == ("logs", True)
-
-
-def test_an_unknown_key_in_a_matrix_variant_names_the_variant_field_alone() -> None:
-    text = GOOD + ("matrix:\n  - name: short\n    set: {config.deadline_s: 1}\n"
-                   "    expect: {tool_cals: 1}\n")
-    assert problems_of(text) == [
-        "m.yaml:13: matrix.0.expect.tool_cals: unknown key; did you mean 'tool_calls'?"]
 
 
 def test_a_matrix_list_expands_into_named_variants() -> None:
@@ -119,7 +113,3 @@ def test_a_file_that_cannot_be_read_is_a_scenario_error(tmp_path: Path) -> None:
     assert str(info.value).startswith(f"{tmp_path / 'missing.yaml'}: <document>: cannot read")
 
 
-def test_an_unknown_case_is_refused() -> None:
-    text = GOOD + "case: happy_path\n"
-    [message] = problems_of(text)
-    assert message.startswith("m.yaml:10: case: unknown case 'happy_path'")

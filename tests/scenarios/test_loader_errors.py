@@ -29,19 +29,97 @@ model:
 RECORDED = "recorded: {base_url: 'http://127.0.0.1:18765/v1'}\n"
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    # recorded components and cassettes
+    pytest.param(BASE + RECORDED,
+                 "m.yaml:7: recorded: recorded components need a `cassette:` to replay from; "
+                 "without one the run would call the network (record it with `harness-lab "
+                 "record`)", id="recorded-block-without-a-cassette"),
+    pytest.param(BASE + "cassette: x.yaml\n",
+                 "m.yaml:7: cassette: a cassette is replayed for `recorded:` components, and this "
+                 "scenario has no `recorded:` block", id="cassette-without-a-recorded-block"),
+    # encodings
+    pytest.param('name: x\ndescription: "a\x07"\n',
+                 "m.yaml:2: <document>: malformed YAML: unacceptable character #x0007: control "
+                 "characters are not allowed", id="control-character"),
+    # matrix set paths: the set key and its line
+    pytest.param(BASE + "matrix:\n  - name: a\n    set: {model.3: {empty: true}}\n",
+                 "m.yaml:9: matrix.0.set.model.3: [x[a]] 'model' has 1 item(s), so index 3 is "
+                 "past its end (indices start at 0)", id="set-index-past-the-end-of-a-list"),
+    pytest.param(BASE + "matrix:\n  - name: a\n    set: {model.first: 1}\n",
+                 "m.yaml:9: matrix.0.set.model.first: [x[a]] 'first' is not an index: 'model' is "
+                 "a list, so the part after it is a number from 0",
+                 id="set-part-that-is-not-an-index-of-a-list"),
+    pytest.param(BASE + "matrix:\n  - name: a\n    set: {name.x: 1}\n",
+                 "m.yaml:9: matrix.0.set.name.x: [x[a]] 'name' holds a string, not a mapping or "
+                 "a list: nothing can be set inside it", id="set-path-through-a-string"),
+    # errors inside matrix variants: the line of the value that gives them
+    pytest.param(BASE + "matrix:\n  - name: a\n    set: {config.deadlin_s: 3}\n",
+                 "m.yaml:9: config.deadlin_s: [x[a]] unknown key; did you mean 'deadline_s'?",
+                 id="unknown-key-set-by-a-variant"),
+    pytest.param(BASE + "matrix:\n  config.deadline_s:\n    - 5\n    - -1\n",
+                 "m.yaml:10: config.deadline_s: [x[config.deadline_s=-1]] Input should be greater "
+                 "than 0", id="bad-axis-value"),
+    pytest.param(BASE + "matrix:\n  - name: fine\n  - name: a\n    set: {model.0.latency_s: -3}\n",
+                 "m.yaml:10: model.0.latency_s: [x[a]] Input should be greater than or equal to 0",
+                 id="bad-value-set-inside-a-step"),
+    pytest.param(BASE.replace("model:\n", "model:\n  - {tool: logs, latency_s: -3}\n"),
+                 "m.yaml:6: model.0.latency_s: Input should be greater than or equal to 0",
+                 id="error-of-the-base-document"),
+    # duplicate keys: the key and both lines
+    pytest.param(BASE + "expect: {tool_calls: 0}\nquery: why?\nexpect: {tool_calls: 1}\n",
+                 "m.yaml:9: expect: duplicate key 'expect': given at line 7 and again at line 9",
+                 id="key-given-twice"),
+    pytest.param(BASE + "config:\n  deadline_s: 3\n  deadline_s: 4\n",
+                 "m.yaml:9: config.deadline_s: duplicate key 'deadline_s': given at line 8 and "
+                 "again at line 9", id="nested-key-given-twice"),
+    # tags
+    pytest.param(BASE + "tags:\n  - diagnosis\n  - late result\n",
+                 "m.yaml:9: tags.1: Value error, tag 'late result' is not a single word of "
+                 "letters, digits, '_', '-' and '.'; `pytest -m` could not select it",
+                 id="tag-that-is-not-a-single-word"),
+    # problems that would only show at run time
+    pytest.param(BASE + ("faults:\n  - kind: crash\n"
+                         "    at: {when: before, call: model, tool: logs, n: 2}\n"),
+                 "m.yaml:9: faults.0.at.tool: Value error, tool names a tool call, and this is a "
+                 "model call; write `call: tool` or leave `tool` out",
+                 id="tool-name-at-a-point-that-is-not-a-tool-call"),
+    pytest.param(BASE + "matrix: {config.deadline_s: []}\n",
+                 "m.yaml:7: matrix.config.deadline_s: List should have at least 1 item after "
+                 "validation, not 0", id="empty-matrix-axis"),
+    pytest.param(BASE + "matrix:\n  - name: a\n  - name: b\n  - name: a\n",
+                 "m.yaml:10: matrix.2.name: variant name 'a' is already used by matrix.0",
+                 id="variant-name-given-twice"),
+    pytest.param(BASE + ("matrix: {config.deadline_s: [1, 2]}\nexpect_when:\n"
+                         "  - when: {config.deadlin_s: 1}\n    expect: {tool_calls: 0}\n"),
+                 "m.yaml:9: expect_when.0.when.config.deadlin_s: 'config.deadlin_s' is not a "
+                 "matrix axis; the axes are ['config.deadline_s']",
+                 id="expect-when-key-that-is-not-a-matrix-axis"),
+    pytest.param(BASE + ("matrix: {config.deadline_s: [1, 2]}\nexpect_when:\n"
+                         "  - when: {config.deadline_s: 3}\n    expect: {tool_calls: 0}\n"),
+                 "m.yaml:9: expect_when.0.when.config.deadline_s: 3 is not a value of the axis "
+                 "config.deadline_s [1, 2]: it matches no variant",
+                 id="expect-when-value-that-no-variant-has"),
+    pytest.param(BASE + "matrix: {config.deadline_s: [1, 2, 1]}\n",
+                 "m.yaml:7: matrix.config.deadline_s.2: value 1 appears twice in the axis",
+                 id="axis-value-given-twice"),
+    # messages that say only what is wrong
+    pytest.param(BASE + "router: {intent: DIAGNOSIS, latency_s: -1}\n",
+                 "m.yaml:7: router.latency_s: Input should be greater than or equal to 0",
+                 id="router-step-with-a-bad-latency"),
+    pytest.param(BASE + "router: DIAGNOSI\n",
+                 "m.yaml:7: router: Input should be 'SYSTEM_CHAT', 'KNOWLEDGE_QUERY' or "
+                 "'DIAGNOSIS'", id="misspelt-router-intent"),
+    pytest.param(BASE + "faults:\n  - {kind: store_failure, operation: commit}\n",
+                 "m.yaml:8: faults.0.operation: Input should be 'read_session', 'insert_running' "
+                 "or 'complete'", id="store-failure-of-an-operation-the-store-does-not-have"),
+])
+def test_a_malformed_file_is_refused_with_the_one_problem_at_its_line(text: str, problem: str
+                                                                     ) -> None:
+    assert problems_of(text) == [problem]
+
+
 # -- recorded components and cassettes ------------------------------------------------------------
-
-
-def test_a_recorded_block_without_a_cassette_is_refused_at_the_recorded_line() -> None:
-    assert problems_of(BASE + RECORDED) == [
-        "m.yaml:7: recorded: recorded components need a `cassette:` to replay from; without "
-        "one the run would call the network (record it with `harness-lab record`)"]
-
-
-def test_a_cassette_without_a_recorded_block_is_refused_at_the_cassette_line() -> None:
-    assert problems_of(BASE + "cassette: x.yaml\n") == [
-        "m.yaml:7: cassette: a cassette is replayed for `recorded:` components, and this "
-        "scenario has no `recorded:` block"]
 
 
 def test_a_recorded_scenario_built_in_memory_without_a_cassette_never_calls_the_network(
@@ -72,12 +150,6 @@ def test_a_file_that_is_not_utf8_names_the_file_and_line(tmp_path: Path) -> None
                                f"column 18 cannot be decoded; save the file as UTF-8")
 
 
-def test_a_control_character_names_the_file_and_line() -> None:
-    assert problems_of('name: x\ndescription: "a\x07"\n') == [
-        "m.yaml:2: <document>: malformed YAML: unacceptable character #x0007: control "
-        "characters are not allowed"]
-
-
 def test_a_file_that_is_not_utf8_is_one_error_row_beside_the_good_files(tmp_path: Path) -> None:
     (tmp_path / "a-latin1.yaml").write_bytes(b'name: x\ndescription: "caf\xe9"\n')
     (tmp_path / "b-good.yaml").write_text(BASE, encoding="utf-8")
@@ -91,24 +163,6 @@ def test_a_file_that_is_not_utf8_is_one_error_row_beside_the_good_files(tmp_path
 # -- matrix set paths -----------------------------------------------------------------------------
 
 
-def test_a_set_index_past_the_end_of_a_list_names_the_set_key_and_line() -> None:
-    assert problems_of(BASE + "matrix:\n  - name: a\n    set: {model.3: {empty: true}}\n") == [
-        "m.yaml:9: matrix.0.set.model.3: [x[a]] 'model' has 1 item(s), so index 3 is past "
-        "its end (indices start at 0)"]
-
-
-def test_a_set_part_that_is_not_an_index_of_a_list_names_the_set_key_and_line() -> None:
-    assert problems_of(BASE + "matrix:\n  - name: a\n    set: {model.first: 1}\n") == [
-        "m.yaml:9: matrix.0.set.model.first: [x[a]] 'first' is not an index: 'model' is a "
-        "list, so the part after it is a number from 0"]
-
-
-def test_a_set_path_through_a_string_names_the_set_key_and_line() -> None:
-    assert problems_of(BASE + "matrix:\n  - name: a\n    set: {name.x: 1}\n") == [
-        "m.yaml:9: matrix.0.set.name.x: [x[a]] 'name' holds a string, not a mapping or a "
-        "list: nothing can be set inside it"]
-
-
 def test_set_path_raises_a_path_error_and_leaves_good_paths_working() -> None:
     data = {"model": [{"tool": "logs"}], "name": "x"}
     set_path(data, "model.0.latency_s", 2)
@@ -120,46 +174,7 @@ def test_set_path_raises_a_path_error_and_leaves_good_paths_working() -> None:
             set_path(data, dotted, 1)
 
 
-# -- errors inside matrix variants ----------------------------------------------------------------
-
-
-def test_an_unknown_key_set_by_a_variant_names_the_key_at_the_set_line() -> None:
-    assert problems_of(BASE + "matrix:\n  - name: a\n    set: {config.deadlin_s: 3}\n") == [
-        "m.yaml:9: config.deadlin_s: [x[a]] unknown key; did you mean 'deadline_s'?"]
-
-
-def test_a_bad_axis_value_names_the_field_at_the_line_of_the_value() -> None:
-    text = BASE + "matrix:\n  config.deadline_s:\n    - 5\n    - -1\n"
-    assert problems_of(text) == [
-        "m.yaml:10: config.deadline_s: [x[config.deadline_s=-1]] Input should be greater than 0"]
-
-
-def test_a_bad_value_set_inside_a_step_names_the_full_path_at_the_set_line() -> None:
-    text = BASE + "matrix:\n  - name: fine\n  - name: a\n    set: {model.0.latency_s: -3}\n"
-    assert problems_of(text) == [
-        "m.yaml:10: model.0.latency_s: [x[a]] Input should be greater than or equal to 0"]
-
-
-def test_an_error_of_the_base_document_keeps_the_line_of_its_field() -> None:
-    text = BASE.replace("model:\n", "model:\n  - {tool: logs, latency_s: -3}\n")
-    assert problems_of(text) == [
-        "m.yaml:6: model.0.latency_s: Input should be greater than or equal to 0"]
-
-
 # -- duplicate keys -------------------------------------------------------------------------------
-
-
-def test_a_key_given_twice_names_the_key_and_both_lines() -> None:
-    text = BASE + "expect: {tool_calls: 0}\nquery: why?\nexpect: {tool_calls: 1}\n"
-    assert problems_of(text) == [
-        "m.yaml:9: expect: duplicate key 'expect': given at line 7 and again at line 9"]
-
-
-def test_a_nested_key_given_twice_names_its_field_path() -> None:
-    text = BASE + "config:\n  deadline_s: 3\n  deadline_s: 4\n"
-    assert problems_of(text) == [
-        "m.yaml:9: config.deadline_s: duplicate key 'deadline_s': given at line 8 and again "
-        "at line 9"]
 
 
 def test_the_unique_key_loader_refuses_duplicates_and_accepts_merge_keys() -> None:
@@ -180,56 +195,11 @@ def test_a_tag_that_is_a_pytest_builtin_marker_is_refused(tag: str) -> None:
         f"scenario tag it would change how pytest runs the scenario"]
 
 
-def test_a_tag_that_is_not_a_single_word_is_refused() -> None:
-    assert problems_of(BASE + "tags:\n  - diagnosis\n  - late result\n") == [
-        "m.yaml:9: tags.1: Value error, tag 'late result' is not a single word of letters, "
-        "digits, '_', '-' and '.'; `pytest -m` could not select it"]
-
-
 def test_every_shipped_tag_is_a_valid_tag() -> None:
     tags = {tag for path in discover([ROOT / "scenarios"])
             for loaded in load_file(path) for tag in loaded.scenario.tags}
     assert "outcome-table" in tags
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+", tag) for tag in tags)
-
-
-# -- problems that would only show at run time ----------------------------------------------------
-
-
-def test_a_tool_name_at_a_point_that_is_not_a_tool_call_is_refused() -> None:
-    text = BASE + ("faults:\n  - kind: crash\n"
-                   "    at: {when: before, call: model, tool: logs, n: 2}\n")
-    assert problems_of(text) == [
-        "m.yaml:9: faults.0.at.tool: Value error, tool names a tool call, and this is a model "
-        "call; write `call: tool` or leave `tool` out"]
-
-
-def test_an_empty_matrix_axis_is_refused() -> None:
-    assert problems_of(BASE + "matrix: {config.deadline_s: []}\n") == [
-        "m.yaml:7: matrix.config.deadline_s: List should have at least 1 item after "
-        "validation, not 0"]
-
-
-def test_a_variant_name_given_twice_is_refused() -> None:
-    text = BASE + "matrix:\n  - name: a\n  - name: b\n  - name: a\n"
-    assert problems_of(text) == ["m.yaml:10: matrix.2.name: variant name 'a' is already used "
-                                 "by matrix.0"]
-
-
-def test_an_expect_when_key_that_is_not_a_matrix_axis_is_refused() -> None:
-    text = BASE + ("matrix: {config.deadline_s: [1, 2]}\n"
-                   "expect_when:\n  - when: {config.deadlin_s: 1}\n    expect: {tool_calls: 0}\n")
-    assert problems_of(text) == [
-        "m.yaml:9: expect_when.0.when.config.deadlin_s: 'config.deadlin_s' is not a matrix "
-        "axis; the axes are ['config.deadline_s']"]
-
-
-def test_an_expect_when_value_that_no_variant_has_is_refused() -> None:
-    text = BASE + ("matrix: {config.deadline_s: [1, 2]}\n"
-                   "expect_when:\n  - when: {config.deadline_s: 3}\n    expect: {tool_calls: 0}\n")
-    assert problems_of(text) == [
-        "m.yaml:9: expect_when.0.when.config.deadline_s: 3 is not a value of the axis "
-        "config.deadline_s [1, 2]: it matches no variant"]
 
 
 # -- messages -------------------------------------------------------------------------------------
@@ -245,29 +215,8 @@ def test_a_fault_that_never_fired_lists_only_the_calls_at_can_address() -> None:
                      "tool=2, tool:logs=1, tool:metrics=1)")
 
 
-def test_a_router_step_with_a_bad_latency_reports_only_the_latency() -> None:
-    assert problems_of(BASE + "router: {intent: DIAGNOSIS, latency_s: -1}\n") == [
-        "m.yaml:7: router.latency_s: Input should be greater than or equal to 0"]
-
-
-def test_a_misspelt_router_intent_reports_only_the_allowed_intents() -> None:
-    assert problems_of(BASE + "router: DIAGNOSI\n") == [
-        "m.yaml:7: router: Input should be 'SYSTEM_CHAT', 'KNOWLEDGE_QUERY' or 'DIAGNOSIS'"]
-
-
-def test_an_axis_value_given_twice_is_refused() -> None:
-    assert problems_of(BASE + "matrix: {config.deadline_s: [1, 2, 1]}\n") == [
-        "m.yaml:7: matrix.config.deadline_s.2: value 1 appears twice in the axis"]
-
-
 def test_a_misspelt_fault_kind_is_named_at_its_line_with_the_closest_kind() -> None:
     [problem] = problems_of(BASE + "faults:\n  - {kind: user_cancle, at_s: 1.0}\n")
     assert problem.startswith("m.yaml:8: faults.0.kind: unknown kind 'user_cancle'; did you "
                               "mean 'user_cancel'? (one of: client_disconnect, user_cancel, ")
     assert "Input tag" not in problem
-
-
-def test_a_store_failure_of_an_operation_the_store_does_not_have_is_refused() -> None:
-    assert problems_of(BASE + "faults:\n  - {kind: store_failure, operation: commit}\n") == [
-        "m.yaml:8: faults.0.operation: Input should be 'read_session', 'insert_running' or "
-        "'complete'"]
