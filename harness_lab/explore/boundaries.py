@@ -41,7 +41,7 @@ from harness_lab.store.memory import MemoryRunStore
 __all__ = ["BaseRun", "BoundaryState", "ExplorationError", "Gap", "SseSend", "record_base",
            "at_label", "scenario_data"]
 
-_EXPECTATION_KEYS = ("expect", "case", "matrix", "expect_when")
+_EXPECTATION_KEYS = ("expect", "case", "matrix", "expect_when", "snapshot")
 
 
 class ExplorationError(RuntimeError):
@@ -323,6 +323,8 @@ def scenario_data(scenario: Scenario) -> dict[str, Any]:
     data = scenario.model_dump(mode="json", exclude_unset=True)
     for key in _EXPECTATION_KEYS:
         data.pop(key, None)
+    for turn in data.get("turns", ()):
+        turn.pop("expect", None)
     return copy.deepcopy(data)
 
 

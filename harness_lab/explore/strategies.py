@@ -5,11 +5,15 @@ scenario file already: :func:`scenarios` validates with :class:`~harness_lab.sce
 Scenario` and can be written as YAML. docs/explore.md ("The property search") lists what
 each piece generates: model and tool scripts, guard verdicts, repair replies, routers,
 configurations and fault schedules of zero to three faults of any kind but a store failure.
+
+The strategies a composite draw uses are built once (``functools.cache``): built anew for
+every example, hypothesis validated each again, which took more than half a search's time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -66,6 +70,7 @@ def _compact(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v not in (None, [], {})}
 
 
+@cache
 def facts() -> st.SearchStrategy[list[dict[str, Any]]]:
     """Zero to two facts, each citing one or two (real or bogus) invocations."""
     fact = st.fixed_dictionaries({
@@ -74,6 +79,7 @@ def facts() -> st.SearchStrategy[list[dict[str, Any]]]:
     return st.lists(fact, max_size=2)
 
 
+@cache
 def progress_reports() -> st.SearchStrategy[dict[str, Any]]:
     """A progress report: an assessment or none, facts, maybe missing information."""
     return st.builds(
@@ -83,6 +89,7 @@ def progress_reports() -> st.SearchStrategy[dict[str, Any]]:
         st.lists(st.sampled_from(_MISSING), max_size=1))
 
 
+@cache
 def drafts() -> st.SearchStrategy[dict[str, Any]]:
     """A DiagnosisDraft: with or without a conclusion, evidence citing real or bogus ids."""
     evidence = st.lists(st.fixed_dictionaries({
@@ -96,6 +103,7 @@ def drafts() -> st.SearchStrategy[dict[str, Any]]:
         st.lists(st.sampled_from(_MISSING), max_size=1))
 
 
+@cache
 def _tool_step() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
         lambda tool, scope, progress, call_id, latency: _compact(
@@ -105,6 +113,7 @@ def _tool_step() -> st.SearchStrategy[dict[str, Any]]:
         st.sampled_from((None, None, "c1", "c2")), st.none() | latencies())
 
 
+@cache
 def _draft_step() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
         lambda draft, progress, usage: {"draft": draft,
@@ -112,6 +121,7 @@ def _draft_step() -> st.SearchStrategy[dict[str, Any]]:
         drafts(), st.none() | progress_reports(), _usage())
 
 
+@cache
 def model_steps() -> st.SearchStrategy[dict[str, Any]]:
     """One diagnosis-model step of any action: tool, draft, report, invalid, error."""
     return st.one_of(
@@ -125,23 +135,27 @@ def model_steps() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@cache
 def _cited(k: int) -> st.SearchStrategy[list[str]]:
     """One or two citations of the invocations 1..k a healthy run has made so far."""
     real = [f"inv-{i}" for i in range(1, k + 1)]
     return st.lists(st.sampled_from(real), min_size=1, max_size=2, unique=True)
 
 
+@cache
 def _cited_fact(k: int) -> st.SearchStrategy[dict[str, Any]]:
     """A fact citing one or two of the invocations 1..k."""
     return st.builds(lambda text, cites: {"statement": text, "citations": cites},
                      st.sampled_from(_STATEMENTS), _cited(k))
 
 
+@cache
 def _healthy_progress(k: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(lambda assessment, fs: _compact({"assessment": assessment, "facts": fs}),
                      st.sampled_from(("GAINED", "NO_GAIN")), st.lists(_cited_fact(k), max_size=1))
 
 
+@cache
 def _healthy_final(k: int) -> st.SearchStrategy[dict[str, Any]]:
     progress = _healthy_progress(k) if k else st.just({})
     missing = st.builds(lambda p, missing: {"draft": {"missing_info": [missing]},
@@ -176,6 +190,14 @@ def _healthy_script(draw: st.DrawFn) -> list[dict[str, Any]]:
     return steps
 
 
+_HEALTHY_SCRIPT = _healthy_script()
+
+
+@cache
+def _arbitrary_script() -> st.SearchStrategy[list[dict[str, Any]]]:
+    return st.lists(_weighted((2, _tool_step()), (1, model_steps())), min_size=1, max_size=6)
+
+
 @st.composite
 def model_scripts(draw: st.DrawFn) -> list[dict[str, Any]]:
     """A diagnosis-model script of one to six steps.
@@ -186,9 +208,8 @@ def model_scripts(draw: st.DrawFn) -> list[dict[str, Any]]:
     """
     shape = draw(st.sampled_from(("healthy", "healthy", "perturbed", "arbitrary")))
     if shape == "arbitrary":
-        step = _weighted((2, _tool_step()), (1, model_steps()))
-        return draw(st.lists(step, min_size=1, max_size=6))
-    steps = draw(_healthy_script())
+        return draw(_arbitrary_script())
+    steps = draw(_HEALTHY_SCRIPT)
     if shape == "perturbed":  # the final step half of the time: it decides the release
         last = len(steps) - 1
         steps[draw(st.sampled_from((last, last, *range(last))))] = draw(model_steps())

@@ -26,7 +26,7 @@ def run_variant(data: dict[str, Any], path: str = "<explore>") -> Observed:
         scenario = Scenario.model_validate(data)
     except ValueError as exc:
         return Observed(None, None, None, None, error=f"invalid variant: {exc}")
-    run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore())
+    run = ScenarioRun(LoadedScenario(scenario, path), store=MemoryRunStore(), observe=False)
     result = run.run()
     own = len(scenario.faults) - 1  # the variant's fault is the last one
     unfired = [m for i, m in run.plan.unfired() if i == own] if run.plan else []

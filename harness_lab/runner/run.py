@@ -152,7 +152,10 @@ class ScenarioRun:
     def __init__(self, loaded: LoadedScenario | Scenario, *, store: RunStore | None = None,
                  hook: Callable[[Harness], None] | None = None, record_mode: str = "none",
                  base_url: str | None = None, tool_url: str | None = None,
-                 update_snapshots: bool = False) -> None:
+                 update_snapshots: bool = False, observe: bool = True) -> None:
+        """``observe=False`` builds a run's observation only when an expectation or a
+        snapshot reads it (the explorer judges its variants by their records alone); the
+        result's ``observation`` is then None."""
         if isinstance(loaded, Scenario):
             loaded = LoadedScenario(loaded, "<memory>")
         self.loaded = loaded
@@ -167,6 +170,7 @@ class ScenarioRun:
         self.cassette_report: Any = None
         self.update_snapshots = update_snapshots
         self._recorded: Components | None = None
+        self.observe = observe
 
     def run(self) -> ScenarioResult:
         """Play the scenario; never raises for a failure inside the run."""
@@ -244,7 +248,7 @@ class ScenarioRun:
                 turn_errors += [f"{self.loaded.where(f'turns.{t}.faults.{i}', turn_line)}: {m}"
                                 for i, m in turn_plan.unfired()]
             earlier.append(handle.record)
-            seen = _observe(handle, turn_plan)
+            seen = _observe(handle, turn_plan) if self._reads(turn.expect) else {}
             turn_observations.append(seen)
             if expect.crashed:
                 turn_mismatches.append(Mismatch(f"turns.{t}.crashed", True, False))
@@ -260,11 +264,17 @@ class ScenarioRun:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
-        observation = _observe(handle, plan)
+        observation = _observe(handle, plan) if self._reads(expectations(sc)) else {}
         if turn_observations:
             observation["turns"] = turn_observations
         return self._judge(handle.record, tuple(earlier), observation, turn_mismatches,
                            turn_errors)
+
+    def _reads(self, expect: Expect | None) -> bool:
+        """Whether the run's observation is wanted: always, unless built with
+        ``observe=False``; then when ``expect`` says anything or a snapshot pins it."""
+        return (self.observe or self.scenario.snapshot
+                or (expect is not None and bool(expect.model_fields_set)))
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
                observation: dict[str, Any], turn_mismatches: list[Mismatch],
@@ -296,7 +306,7 @@ class ScenarioRun:
                        missing=tuple(sorted(wanted - set(broken))),
                        error="; ".join(errors) or None,
                        stored_row=dict(record.stored_row or {}), extra=extra,
-                       observation=observation)
+                       observation=observation or None)
 
     def _fault_message(self, index: int, message: str) -> str:
         lines = self.loaded.fault_lines

@@ -310,6 +310,13 @@ class ToolSpec(SpecModel):
     """Results for exact scopes, looked up before `script`."""
 
 
+def _fresh(model: type[SpecModel]) -> Any:
+    """A field defaulting to a new ``model()``: validation would deep-copy a default instance
+    for every file, which costs several times the factory. The schema still shows it."""
+    return Field(default_factory=model,
+                 json_schema_extra={"default": model().model_dump(mode="json")})
+
+
 class BudgetSpec(SpecModel):
     """Hard limits; ``null`` is unlimited."""
 
@@ -342,7 +349,7 @@ class ConfigSpec(SpecModel):
 
     deadline_s: float = Field(60.0, gt=0)
     """The run's deadline in virtual seconds."""
-    budget: BudgetSpec = BudgetSpec()
+    budget: BudgetSpec = _fresh(BudgetSpec)
     """Hard limits of the run."""
     no_gain_threshold: int = Field(3, ge=1, le=INT_MAX)
     """Consecutive NO_GAIN tool results that saturate collection."""
@@ -356,7 +363,7 @@ class ConfigSpec(SpecModel):
     """Bytes beyond which a tool result is refused (SIZE)."""
     authorized_tools: list[str] | None = None
     """Tools the run may call; null authorises every tool of the scenario."""
-    policy: PolicySpec = PolicySpec()
+    policy: PolicySpec = _fresh(PolicySpec)
     """The policy settings (SPEC section 5)."""
     defects: list[Defect] = []
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
@@ -623,9 +630,9 @@ class Scenario(SpecModel):
     """The session id (default: a fresh one)."""
     turns: list[TurnSpec] = []
     """Earlier turns of the same session, run before this one."""
-    config: ConfigSpec = ConfigSpec()
+    config: ConfigSpec = _fresh(ConfigSpec)
     """The harness configuration."""
-    latency: LatencySpec = LatencySpec()
+    latency: LatencySpec = _fresh(LatencySpec)
     """Default virtual latency per call kind."""
     router: RouterField = IntentType.DIAGNOSIS
     """The router's intent, one step, or steps call by call."""
@@ -637,9 +644,9 @@ class Scenario(SpecModel):
     """The SemanticGuard verdict, one step, or steps call by call."""
     repair: list[RepairStepSpec] = []
     """The EvidenceRepair steps, call by call."""
-    responder: AnswerSpec = AnswerSpec()
+    responder: AnswerSpec = _fresh(AnswerSpec)
     """The responder of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
-    retriever: RetrieverSpec = RetrieverSpec()
+    retriever: RetrieverSpec = _fresh(RetrieverSpec)
     """The retriever of KNOWLEDGE_QUERY requests: its passages, or its error."""
     cassette: str | None = None
     """The cassette recorded components replay from (relative to this file)."""
@@ -647,7 +654,7 @@ class Scenario(SpecModel):
     """Recorded (OpenAI-compatible) components instead of the scripted ones."""
     faults: Faults = []
     """Faults injected into the run; each must fire."""
-    expect: Expect = Expect()
+    expect: Expect = _fresh(Expect)
     """What the run must show."""
     snapshot: bool = False
     """Compare the run's whole observation with its snapshot in `__snapshots__/` beside the
