@@ -114,27 +114,35 @@ def explorer_findings(loaded: Sequence[LoadedScenario], defect: Defect | str | N
 
 
 def explorer_adds(loaded: Sequence[LoadedScenario], defect: Defect | str,
-                  before: set[str], *, first: Collection[str] = ()) -> bool:
-    """Whether the explorer, over ``loaded`` with ``defect`` seeded, flags a variant that is
-    not in ``before`` (what it flags with none seeded): :func:`explorer_findings`'s answer
-    without exploring the whole library when it is yes. Each file is explored on its own
-    (a file's variants are judged against its own base, as in a whole run), the scenarios
-    named in ``first`` (those the defect is known to show in) before the others, and the
-    exploration stops at the first such variant."""
+                  before: set[str] | None = None, *, first: Collection[str] = ()) -> bool:
+    """Whether the explorer, over ``loaded`` with ``defect`` seeded, flags a variant it does
+    not flag with none seeded: :func:`explorer_findings`'s answer without exploring the whole
+    library twice. Each file is explored on its own (a file's variants are judged against
+    its own base, as in a whole run), the scenarios named in ``first`` (those the defect is
+    known to show in) before the others, and the exploration stops at the first such
+    variant. ``before`` is what the explorer flags with none seeded; None: a file is explored
+    unseeded too, only when its seeded exploration flags anything."""
+    ordered = sorted(loaded, key=lambda item: item.scenario.name not in first)
+    for item, seeded in zip(ordered, seed(ordered, [defect]), strict=True):
+        flagged = _flagged(seeded)
+        if flagged and flagged - (before if before is not None else _flagged(item)):
+            return True
+    return False
+
+
+def _flagged(item: LoadedScenario) -> set[str]:
+    """The names of the variants of one file the explorer flags (none when its base cannot
+    be explored)."""
     from harness_lab.explore.boundaries import ExplorationError, record_base
     from harness_lab.explore.library import LibraryPlan, run_library
     from harness_lab.explore.variants import enumerate_variants
 
-    ordered = sorted(loaded, key=lambda item: item.scenario.name not in first)
-    for item in seed(ordered, [defect]):
-        try:
-            base = record_base(item)
-        except ExplorationError:
-            continue
-        plan = LibraryPlan(bases=[base], variants=[enumerate_variants(base, None)], files=1)
-        if {f.variant.name for f in run_library(plan, workers=1).result.flagged} - before:
-            return True
-    return False
+    try:
+        base = record_base(item)
+    except ExplorationError:
+        return set()
+    plan = LibraryPlan(bases=[base], variants=[enumerate_variants(base, None)], files=1)
+    return {f.variant.name for f in run_library(plan, workers=1).result.flagged}
 
 
 def search_finds(defect: Defect | str, max_examples: int = 1000) -> list[str]:
@@ -179,8 +187,8 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
             detectors: Sequence[str] = DETECTORS, unseeded: set[str] | None = None,
             live_at_most: int = 3) -> DefectRow:
     """``defect``'s row over ``loaded``: ``invariants`` names what broke, the others say
-    yes or no. ``unseeded`` is what the explorer flags without a defect (measured when None
-    and needed). ``conform`` plays live the first ``live_at_most`` scenarios that fail in
+    yes or no. ``unseeded`` is what the explorer flags without a defect (None: each file
+    the seeded explorer flags anything in is explored unseeded too). ``conform`` plays live the first ``live_at_most`` scenarios that fail in
     the simulation and can be played live (the whole library live per defect takes too
     long): ``n/a`` when every scenario that shows the defect is simulated only, ``no`` when
     none shows it."""
@@ -191,9 +199,8 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
     if "invariants" in detectors:
         cells["invariants"] = ", ".join(broken_invariants(loaded, defect)) or "no"
     if "explorer" in detectors:
-        before = explorer_findings(loaded, None) if unseeded is None else unseeded
         shows = failing if failing else library_failures(loaded, defect)
-        cells["explorer"] = yes(explorer_adds(loaded, defect, before, first=shows))
+        cells["explorer"] = yes(explorer_adds(loaded, defect, unseeded, first=shows))
     if "search" in detectors:
         cells["search"] = yes(search_finds(defect))
     if "conform" in detectors:
