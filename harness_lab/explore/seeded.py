@@ -188,10 +188,11 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
             live_at_most: int = 3) -> DefectRow:
     """``defect``'s row over ``loaded``: ``invariants`` names what broke, the others say
     yes or no. ``unseeded`` is what the explorer flags without a defect (None: each file
-    the seeded explorer flags anything in is explored unseeded too). ``conform`` plays live the first ``live_at_most`` scenarios that fail in
-    the simulation and can be played live (the whole library live per defect takes too
-    long): ``n/a`` when every scenario that shows the defect is simulated only, ``no`` when
-    none shows it."""
+    the seeded explorer flags anything in is explored unseeded too). ``conform`` plays live
+    the first ``live_at_most`` scenarios that fail in the simulation and can be played live,
+    one at a time until one fails (the whole library live per defect takes too long):
+    ``n/a`` when every scenario that shows the defect is simulated only, ``no`` when none
+    shows it."""
     cells: dict[str, str] = {}
     failing = library_failures(loaded, defect) if {"library", "conform"} & set(detectors) else []
     if "library" in detectors:
@@ -210,7 +211,8 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
         chosen = [item for item in shown
                   if not not_applicable(item.scenario, configurable=True)][:live_at_most]
         cells["conform"] = ("n/a" if shown and not chosen
-                            else yes(chosen and conform_failures(chosen, defect)))
+                            else yes(any(conform_failures([item], defect)
+                                         for item in chosen)))
     return DefectRow(defect, cells)
 
 
