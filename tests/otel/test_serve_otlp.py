@@ -56,7 +56,10 @@ def test_each_live_run_is_sent_as_one_trace_once_it_finishes(receiver: Receiver)
 
 
 def test_a_receiver_that_is_not_there_costs_no_run_and_is_said_at_the_end(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the exporter retries a refused connection until its timeout (10 s by default): a
+    # second is as refused, and the test no longer waits for the rest
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")
     with serving("--scenario", GUARDS_PASS, "--time-scale", "0.05", "--otlp",
                  "http://127.0.0.1:9/v1/traces") as server:
         events = [chat(server.url, {"query": "why?"}) for _ in range(2)]
