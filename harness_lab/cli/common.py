@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
-           "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES", "HelpFormatter",
-           "add_command", "emit", "exit_codes", "fail", "format_rows",
+           "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
+           "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
            "no_scenarios_message", "otlp_option", "otlp_send", "out_problem", "output_format",
            "read_mapping", "selected_results", "usage_problem"]
 
@@ -36,6 +36,8 @@ EXIT_NO_SCENARIOS = 5
 """No scenario was selected (the code pytest uses for "no tests collected")."""
 EXIT_BROKEN_PIPE = 141
 """Standard output was closed before everything was written (128 + SIGPIPE, as a shell has it)."""
+EXIT_INTERRUPTED = 130
+"""Interrupted by Ctrl-C (128 + SIGINT, as a shell has it)."""
 
 EXIT_CODES = """\
 exit codes:
@@ -47,6 +49,7 @@ exit codes:
        names the extra to install)
   5    no scenario selected: no scenario file under the paths (files inside a
        cassettes/ directory are never scenarios), or none carries the --tag
+  130  interrupted (Ctrl-C): the command stops where it was, without a traceback
   141  standard output was closed early (e.g. piped into head); the rest is dropped
 """
 """Every exit code of the command line, as ``harness-lab --help`` prints them."""

@@ -18,6 +18,7 @@ from harness_lab.cli import run
 from harness_lab.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_CODES,
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
     SUMMARIES,
     HelpFormatter,
@@ -86,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _drop_stdout()
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # Ctrl-C where the command does not end on it by itself
+        print(f"harness-lab {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
         extra = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
         if extra is None:

@@ -71,6 +71,37 @@ def test_every_help_fits_a_hundred_columns(monkeypatch: pytest.MonkeyPatch) -> N
     assert too_wide == {}
 
 
+def test_ctrl_c_inside_a_command_ends_it_with_130_and_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import harness_lab.scenarios.validate as validate
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt  # what Ctrl-C raises wherever the command is
+
+    monkeypatch.setattr(validate, "validate_files", interrupted)
+    try:
+        code = main(["validate", str(CRASH)])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C left the command line as a KeyboardInterrupt")
+    assert code == 130
+    assert capsys.readouterr().err == "harness-lab validate: interrupted\n"
+
+
+def test_ctrl_c_while_serve_starts_ends_it_without_a_traceback(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness_lab", "serve", "--scenario", str(CRASH), "--port", "0",
+         "--db", str(tmp_path / "runs.db")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, cwd=ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(0.3)  # past the interpreter's start, inside the command's own imports
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (0, 130), (proc.returncode, out, err)
+
+
 def test_a_closed_standard_output_ends_show_quietly() -> None:
     path = ROOT / "scenarios" / "outcomes" / "saturated-progress.yaml"
     proc = subprocess.Popen([sys.executable, "-m", "harness_lab.cli", "show", str(path)],
