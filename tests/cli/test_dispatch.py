@@ -99,7 +99,9 @@ def test_ctrl_c_while_serve_starts_ends_it_without_a_traceback(tmp_path: Path) -
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert "Traceback" not in err, err
-    assert proc.returncode in (0, 130), (proc.returncode, out, err)
+    # 0 once it listens; 130 before; a shell reads an end by SIGINT itself as 130 too, which
+    # the interpreter chooses now and then when the interrupt landed inside an import
+    assert proc.returncode in (0, 130, -signal.SIGINT), (proc.returncode, out, err)
 
 
 def test_a_closed_standard_output_ends_show_quietly() -> None:
