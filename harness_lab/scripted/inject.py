@@ -48,12 +48,19 @@ class FaultPlan:
         self.start = StartConfiguration()  # the faults holding from the start (configure)
         self.requests: dict[CallKind, list[Any]] = {CallKind.ROUTER: [], CallKind.MODEL: []}
         self._tool_total = 0
+        self._of: dict[type, list[tuple[int, Any]]] = {}  # of() by one kind: asked at every call
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
     def of(self, *types: type) -> list[tuple[int, Any]]:
         """(index, fault) pairs of the given types."""
-        return [(i, f) for i, f in enumerate(self.faults) if isinstance(f, types)]
+        if len(types) != 1:
+            return [(i, f) for i, f in enumerate(self.faults) if isinstance(f, types)]
+        found = self._of.get(types[0])
+        if found is None:
+            found = self._of[types[0]] = [(i, f) for i, f in enumerate(self.faults)
+                                          if isinstance(f, types[0])]
+        return found
 
     def fire(self, index: int) -> None:
         """Count one firing of fault ``index``."""
