@@ -264,11 +264,12 @@ class ScenarioRun:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:
             return self._crashed(handle.live, str(exc), tuple(earlier))
-        observation = _observe(handle, plan) if self._reads(expectations(sc)) else {}
+        expect = expectations(sc)
+        observation = _observe(handle, plan) if self._reads(expect) else {}
         if turn_observations:
             observation["turns"] = turn_observations
         return self._judge(handle.record, tuple(earlier), observation, turn_mismatches,
-                           turn_errors)
+                           turn_errors, expect)
 
     def _reads(self, expect: Expect | None) -> bool:
         """Whether the run's observation is wanted: always, unless built with
@@ -278,9 +279,8 @@ class ScenarioRun:
 
     def _judge(self, record: RunRecord, earlier: tuple[RunRecord, ...],
                observation: dict[str, Any], turn_mismatches: list[Mismatch],
-               turn_errors: Sequence[str] = ()) -> ScenarioResult:
+               turn_errors: Sequence[str], expect: Expect) -> ScenarioResult:
         sc = self.scenario
-        expect = expectations(sc)
         mismatches = turn_mismatches + compare(expect, record, observation)
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
