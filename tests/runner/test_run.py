@@ -42,6 +42,19 @@ def test_a_wrong_expectation_is_reported_with_expected_and_observed() -> None:
     assert r.row()["expected"] == "run_state: expected TIMED_OUT, got SUCCESS"  # type: ignore
 
 
+def test_a_run_without_observing_keeps_no_observation_but_checks_what_the_file_expects() -> None:
+    from harness_lab.runner.run import ScenarioRun
+
+    [plain] = load_text(BASE, "s.yaml")
+    unobserved = ScenarioRun(plain, observe=False).run()
+    assert unobserved.ok and unobserved.observation is None
+    assert ScenarioRun(plain).run().observation is not None  # observed unless told
+    [expecting] = load_text(BASE + "expect: {statuses: [ROUTING]}\n", "s.yaml")
+    checked = ScenarioRun(expecting, observe=False).run()
+    assert not checked.ok and {m.field.split("[")[0] for m in checked.mismatches} == {"statuses"}
+    assert checked.observation is not None
+
+
 def test_a_case_key_supplies_the_documented_outcome() -> None:
     r = run_text(BASE + "case: semantic_unsupported\n")
     assert r.row()["expected"] == (  # type: ignore[attr-defined]
