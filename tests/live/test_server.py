@@ -244,8 +244,10 @@ def test_health_names_the_version_and_counts_runs(served: Served) -> None:
 
 
 def test_a_long_silent_call_keeps_the_stream_open_with_comments() -> None:
-    # the guards-pass scenario's calls take 0.2-2.0 virtual seconds, here as many wall ones
-    with serving("--scenario", str(GUARDS_PASS), "--keepalive", "0.3") as server, \
+    # the guards-pass scenario's calls take 0.2-2.0 virtual seconds, here a fifth as many wall
+    # ones: the longest is still eight keep-alive periods of silence
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.2",
+                 "--keepalive", "0.05") as server, \
             httpx.stream("POST", f"{server.url}/chat", json={"query": "why?"},
                          timeout=30.0) as response:
         lines = list(response.iter_lines())
