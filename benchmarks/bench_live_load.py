@@ -163,6 +163,9 @@ def serving(*args: str, db: str | None = None, timeout_s: float = 60.0,
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+            for pipe in (process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
 
 
 def parse_sse(lines: list[str]) -> list[dict[str, Any]]:

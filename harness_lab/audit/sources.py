@@ -277,14 +277,16 @@ class SqlReader:
             with self.engine.connect() as conn:
                 runs = conn.execution_options(stream_results=True).execute(
                     _query(conn, self.run_table))
-                keys = _keys(runs, self.run_columns)
-                for part in runs.partitions(BATCH):
-                    batch = [dict(zip(keys, r, strict=True)) for r in part]
-                    if "run_id" not in batch[0]:
-                        theirs = self.run_columns.get("run_id", "run_id")
-                        raise SourceError(f"{self.url}: table {self.run_table} has no column "
-                                          f"{theirs} (the run id; map it with --mapping)")
-                    yield batch
+                with runs:  # a reader that stops early closes the server-side cursor too
+                    keys = _keys(runs, self.run_columns)
+                    for part in runs.partitions(BATCH):
+                        batch = [dict(zip(keys, r, strict=True)) for r in part]
+                        if "run_id" not in batch[0]:
+                            theirs = self.run_columns.get("run_id", "run_id")
+                            raise SourceError(f"{self.url}: table {self.run_table} has no "
+                                              f"column {theirs} (the run id; map it with "
+                                              f"--mapping)")
+                        yield batch
         except SQLAlchemyError as exc:
             raise _unreadable(self.url, exc) from None
 

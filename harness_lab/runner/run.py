@@ -170,6 +170,7 @@ class ScenarioRun:
         self.cassette_report: Any = None
         self.update_snapshots = update_snapshots
         self._recorded: Components | None = None
+        self._http: Any = None  # the recorded components' httpx.Client, closed after the run
         self.observe = observe
 
     def run(self) -> ScenarioResult:
@@ -183,6 +184,11 @@ class ScenarioRun:
                 return self._run()
         except Exception as exc:  # a broken scenario is an ERROR row, never a lost sweep
             return replace(self._result(), error=f"{type(exc).__name__}: {exc}")
+        finally:
+            if self._http is not None:  # a recording's kept-alive connections end with it
+                self._http.close()
+                self._http = None
+                self._recorded = None
 
     def _result(self) -> ScenarioResult:
         """The result naming this scenario (name, file, description, tags, case) and no
@@ -194,9 +200,11 @@ class ScenarioRun:
     def _components(self, turn: Any | None, tools: dict[str, Any]) -> Components:
         if self.scenario.recorded is not None:
             if self._recorded is None:
+                from harness_lab.recorded.client import http_client
                 from harness_lab.scripted.recorded import recorded_components
 
-                self._recorded = recorded_components(self.scenario, tools,
+                self._http = http_client()  # one TLS context per process
+                self._recorded = recorded_components(self.scenario, tools, self._http,
                                                      base_url=self.base_url,
                                                      tool_url=self.tool_url)
             return self._recorded

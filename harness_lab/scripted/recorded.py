@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.scenarios.spec import Scenario
 
 if TYPE_CHECKING:
+    import httpx
+
     from harness_lab.application.components import Components
 
 __all__ = ["cassette_file", "recorded_components", "replaying"]
@@ -27,10 +29,11 @@ def cassette_file(sc: Scenario, scenario_path: str) -> Path | None:
     return Path(os.path.normpath(path))  # errors name cassettes/x.yaml, not scenarios/../
 
 
-def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
+def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], http: httpx.Client, *,
                         base_url: str | None = None, tool_url: str | None = None
                         ) -> Components:
-    """Components on the OpenAI adapters; tools with a URL are HTTP tools, others scripted."""
+    """Components on the OpenAI adapters, calling through ``http`` (the caller closes it);
+    tools with a URL are HTTP tools, others scripted."""
     from harness_lab.application.components import Components
     from harness_lab.recorded import (
         HttpJsonTool,
@@ -38,11 +41,9 @@ def recorded_components(sc: Scenario, scripted_tools: dict[str, Any], *,
         ToolSpec,
         openai_providers,
     )
-    from harness_lab.recorded.client import http_client
 
     spec = sc.recorded
     assert spec is not None
-    http = http_client()  # one TLS context per process: a replay never connects
     key = os.environ.get(spec.api_key_env) or None
     client = OpenAICompatibleClient(base_url or spec.base_url, model=spec.model,
                                     api_key=key, http_client=http)

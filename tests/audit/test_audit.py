@@ -3,15 +3,17 @@ incomplete; from a log, from a JSON Lines export and from a database."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness_lab.audit import audit
-from harness_lab.audit.sources import SourceError, export_lines
+from harness_lab.audit.sources import SourceError, export_lines, iter_sql
 from harness_lab.cli import main
 from harness_lab.fakes import draft
 from harness_lab.logs.writer import LogWriter
@@ -20,6 +22,7 @@ from harness_lab.runner.results import ResultSet
 from harness_lab.runner.run import run_paths
 from harness_lab.store.sql import SqlRunStore
 from tests.conftest import INV1, build
+from tests.postgres import PostgresServer
 
 OUTCOMES = Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
 
@@ -162,6 +165,22 @@ def test_a_database_of_the_run_store_passes(tmp_path: Path) -> None:
     report = audit(_database(tmp_path))
     assert [r.run_id for r in report.runs] == ["run-000001", "run-000002", "run-000003"]
     assert report.ok and {r.state for r in report.runs} == {"checked"}
+
+
+def test_a_reader_that_stops_at_the_first_run_of_postgresql_closes_its_cursor(
+        postgres_server: PostgresServer) -> None:
+    url = postgres_server.fresh_database()
+    store = SqlRunStore(url)
+    harness = build([draft(missing_info=["which service"])] * 3, store=store)
+    for _ in range(3):
+        harness.run("it is slow")
+    store.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        first = next(iter(iter_sql(url)))
+        gc.collect()
+    assert first.row["run_id"] == "run-000001"
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
 
 
 def test_a_database_with_other_names_is_read_through_a_mapping(tmp_path: Path) -> None:

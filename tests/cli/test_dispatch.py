@@ -110,7 +110,8 @@ def test_a_closed_standard_output_ends_show_quietly() -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
-    err = proc.stderr.read().decode()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err
 
@@ -121,7 +122,8 @@ def test_a_closed_standard_output_ends_run_with_141_and_no_traceback(library: Pa
                             env={**os.environ, "HARNESS_LAB_PURE": "1", "FORCE_COLOR": "1"})
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
-    err = proc.stderr.read().decode()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err
 

@@ -87,9 +87,22 @@ class FixedLatency:
         return reply_latency if reply_latency is not None else self.SECONDS[kind]
 
 
+_OPEN: list[httpx.Client] = []
+"""The clients :func:`build_harness` made, closed when the test that made them ends."""
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """No kept-alive connection outlives its test, to be reported in another one."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 def build_harness(base_url: str, tool_url: str, *, api_key: str = API_KEY) -> Harness:
     """A harness on the OpenAI adapters and two HttpJsonTools (a fake retriever)."""
     http = httpx.Client(trust_env=False)  # no proxy from the environment, ever
+    _OPEN.append(http)
     client = OpenAICompatibleClient(base_url, api_key=api_key, model="gpt-4o-mini",
                                     http_client=http)
     auth = {"Authorization": f"Bearer {api_key}"}

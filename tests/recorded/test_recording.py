@@ -3,6 +3,8 @@ a cassette."""
 
 from __future__ import annotations
 
+import gc
+import warnings
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,21 @@ def test_record_scenario_records_then_replays_and_rewrite_records_again(
         rewritten = record_scenario(loaded, record_mode="rewrite")
     assert (rewritten.ok, rewritten.written, rewritten.recorded) == (True, True, 7)
     assert rewritten.record_mode == "all"
+
+
+def test_a_recording_closes_its_connections_when_it_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with reference_server(REFERENCE) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        path = tmp_path / "s.yaml"
+        path.write_text(scenario_text(server.root_url, "c.yaml"), encoding="utf-8")
+        [loaded] = load_file(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            outcome = record_scenario(loaded)
+            gc.collect()
+    assert outcome.recorded == 7
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
 
 
 def test_record_scenario_refuses_unknown_modes_and_scenarios_that_are_not_recorded(

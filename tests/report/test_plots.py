@@ -184,7 +184,8 @@ def test_grouping_by_a_missing_column_names_the_columns_there_are() -> None:
         outcome_bars(four_frame(), by="tag")
 
 
-@pytest.mark.filterwarnings("error")
+# a resource another test left to the garbage collector is not a warning of the plots'
+@pytest.mark.filterwarnings("error", "ignore::ResourceWarning")
 def test_plots_of_no_runs_say_so() -> None:
     empty = pd.DataFrame({"scenario": [], "release_outcome": [], "fallback_type": []})
     for ax in (outcome_bars(empty), outcome_bars([]), run_timeline([])):

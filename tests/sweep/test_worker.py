@@ -51,7 +51,7 @@ def interrupted_sweep(sweep_file: Path, db: Path, sig: signal.Signals
     workers = children(proc.pid)
     assert semaphores_of(proc.pid)
     kill_session(proc, sig)
-    proc.wait(timeout=60)
+    proc.communicate(timeout=60)  # reads and closes its pipes
     wait_for(lambda: not any(running(w) for w in workers), "every worker to end")
     return proc, workers, completed_runs(db)
 
