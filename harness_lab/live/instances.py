@@ -149,7 +149,8 @@ class Instance:
                          .values(stopped_at=self.wall(), stop="stopped"))
 
     def reap(self) -> list[Orphans]:
-        """End the runs of every lost instance as :data:`PROCESS_LOST`; what was found."""
+        """End the runs of every lost instance as :data:`PROCESS_LOST`; the instances that
+        left any (one lost before its first run is only marked lost)."""
         now = self.wall()
         with self.engine.connect() as conn:
             others = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
@@ -161,7 +162,7 @@ class Instance:
             if gone:
                 found.append(self._end_runs_of(instance_id, host, pid, heard, now))
         self.reaped += sum(len(f.run_ids) for f in found)
-        return found
+        return [f for f in found if f.run_ids]
 
     def owner(self, run_id: str) -> dict[str, Any] | None:
         """The instance that runs (or ran) ``run_id``: id, host, pid; None if none noted."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -107,6 +108,24 @@ def rows(db: str, run_ids: list[str]) -> list[dict[str, Any]]:
         store.close()
     assert all(row is not None for row in found)
     return [row for row in found if row is not None]
+
+
+def test_a_server_killed_before_its_first_run_is_marked_lost_without_a_word_of_runs(
+        tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    with serving("--scenario", str(GUARDS_PASS), db=db) as first:
+        first.process.kill()
+        first.process.wait(timeout=30)
+    with serving("--scenario", str(GUARDS_PASS), db=db) as again:
+        health = httpx.get(f"{again.url}/healthz").json()
+        again.process.send_signal(signal.SIGINT)
+        _, err = again.process.communicate(timeout=60)
+    assert health["instance"]["orphansEnded"] == 0
+    assert "left RUNNING" not in err, err
+    with sqlite3.connect(db) as conn:
+        stops = conn.execute("SELECT pid, stop FROM serve_instance "
+                             "ORDER BY started_at").fetchall()
+    assert stops == [(first.process.pid, "lost"), (again.process.pid, "stopped")]
 
 
 def test_runs_a_killed_server_left_running_are_ended_as_process_lost_by_the_next_one(
