@@ -16,9 +16,9 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["SpecModel", "exactly_one"]
+__all__ = ["SpecModel", "empty", "exactly_one"]
 
 
 class SpecModel(BaseModel):
@@ -35,15 +35,22 @@ class SpecModel(BaseModel):
             return data
         changed: dict[str, Any] | None = None
         model: Any = cls  # typed loosely: the compiled build type-checks without pydantic
-        for key, value in data.items():
-            words = _words(model, key) if isinstance(key, str) else None
-            if not words:
+        for key, words in _spelled_keys(model):
+            if key not in data:
                 continue
+            value = data[key]
             fixed = _respell(value, words)
             if fixed is not value:
                 changed = changed if changed is not None else dict(data)
                 changed[key] = fixed
         return changed if changed is not None else data
+
+
+def empty(kind: type[list[Any]] | type[dict[str, Any]]) -> Any:
+    """A field defaulting to a new empty ``list`` or ``dict``. Validation deep-copies a
+    shared mutable default for every model that leaves the field out, which costs more than
+    the factory; the schema still shows the default."""
+    return Field(default_factory=kind, json_schema_extra={"default": kind()})
 
 
 def exactly_one(model: Any, names: tuple[str, ...], message: str) -> Any:
@@ -52,6 +59,19 @@ def exactly_one(model: Any, names: tuple[str, ...], message: str) -> Any:
     if sum(getattr(model, n) is not None and getattr(model, n) is not False for n in names) != 1:
         raise ValueError(message)
     return model
+
+
+@functools.cache
+def _spelled_keys(model: Any) -> tuple[tuple[str, dict[str, str]], ...]:
+    """Each key of ``model`` (a field's name, and its alias) whose field takes enum or
+    literal values, with their spellings: the keys :meth:`SpecModel._spelling` looks at, of
+    a few fields in most models and none in many."""
+    keys = []
+    for name, info in model.model_fields.items():
+        words = _words(model, name)
+        if words:
+            keys += [(key, words) for key in dict.fromkeys((name, info.alias)) if key]
+    return tuple(keys)
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from harness_lab.config import DeadlineDetection, UserCancelNotice
 from harness_lab.defects import Defect
 from harness_lab.scenarios.faults import Fault
 from harness_lab.scenarios.limits import INT_MAX
-from harness_lab.scenarios.model_base import SpecModel, exactly_one
+from harness_lab.scenarios.model_base import SpecModel, empty, exactly_one
 from harness_lab.scenarios.patterns import (
     GainsPattern,
     MappingPattern,
@@ -121,9 +121,9 @@ class ProgressSpec(SpecModel):
 
     assessment: Literal["GAINED", "NO_GAIN"] | None = None
     """The model's own assessment of this step: GAINED or NO_GAIN."""
-    facts: list[FactSpec] = []
+    facts: list[FactSpec] = empty(list)
     """Facts verified so far, each citing invocations."""
-    missing_info: list[str] = []
+    missing_info: list[str] = empty(list)
     """What is still missing."""
     next: str | None = None
     """What the model means to do next."""
@@ -134,13 +134,13 @@ class DraftSpec(SpecModel):
 
     conclusion: str | None = None
     """The diagnosis conclusion; null for a draft without one."""
-    evidence: list[EvidenceSpec] = []
+    evidence: list[EvidenceSpec] = empty(list)
     """Evidence references supporting the conclusion."""
-    findings: list[FactSpec] = []
+    findings: list[FactSpec] = empty(list)
     """Verified findings, each citing invocations."""
-    missing_info: list[str] = []
+    missing_info: list[str] = empty(list)
     """What the diagnosis still lacks."""
-    recommendations: list[str] = []
+    recommendations: list[str] = empty(list)
     """Recommended next actions."""
 
 
@@ -159,7 +159,7 @@ class ModelStepSpec(SpecModel):
 
     tool: str | None = None
     """Request a call of this tool (one of the scenario's `tools`)."""
-    scope: dict[str, Any] = {}
+    scope: dict[str, Any] = empty(dict)
     """The scope (arguments) of the tool request."""
     call_id: str | None = None
     """The call id of the tool request (default: generated)."""
@@ -298,15 +298,15 @@ class ToolSpec(SpecModel):
     """Whether the tool's results are evidence (a conclusion may cite them)."""
     read_only: bool = True
     """Whether the tool is read-only; a tool that is not is refused at preflight (READ_ONLY)."""
-    required: list[str] = []
+    required: list[str] = empty(list)
     """Scope keys the tool requires; a request without one is refused (REQUEST)."""
     latency_s: Seconds | None = None
     """Virtual seconds each call takes unless its result gives its own."""
     default: ToolResultSpec | None = None
     """The result once `script` is used up, forever."""
-    script: list[ToolResultSpec] = []
+    script: list[ToolResultSpec] = empty(list)
     """Results played call by call, in order."""
-    by_scope: list[ScopedResultSpec] = []
+    by_scope: list[ScopedResultSpec] = empty(list)
     """Results for exact scopes, looked up before `script`."""
 
 
@@ -365,7 +365,7 @@ class ConfigSpec(SpecModel):
     """Tools the run may call; null authorises every tool of the scenario."""
     policy: PolicySpec = _fresh(PolicySpec)
     """The policy settings (SPEC section 5)."""
-    defects: list[Defect] = []
+    defects: list[Defect] = empty(list)
     """Seeded bugs, for testing the invariants (see harness_lab.defects)."""
 
 
@@ -401,7 +401,7 @@ class RecordedToolSpec(SpecModel):
     """The base URL of the tool's HTTP JSON API."""
     path: str = "/query"
     """The path the tool's requests are posted to."""
-    required: list[str] = []
+    required: list[str] = empty(list)
     """Scope keys the tool requires."""
     evidence: bool = True
     """Whether the tool's results are evidence."""
@@ -421,7 +421,7 @@ class RecordedSpec(SpecModel):
     """The model name sent with each request."""
     api_key_env: str = "OPENAI_API_KEY"
     """The environment variable holding the API key (used when recording)."""
-    tools: dict[str, RecordedToolSpec] = {}
+    tools: dict[str, RecordedToolSpec] = empty(dict)
     """Tools backed by HTTP JSON APIs, by name."""
     match_on: list[Matcher] = ["method", "path", "query", "json_body"]
     """How a replayed request is matched to a recorded one (vcrpy matchers, plus json_body)."""
@@ -434,13 +434,13 @@ class TurnSpec(SpecModel):
     """The user's query of this earlier turn."""
     router: RouterField = IntentType.DIAGNOSIS
     """The router's intent (or steps) for this turn."""
-    model: list[ModelStepSpec] = []
+    model: list[ModelStepSpec] = empty(list)
     """The diagnosis model's steps for this turn."""
     guard: GuardField | None = None
     """The SemanticGuard verdict(s) for this turn (default: the file's `guard`)."""
-    repair: list[RepairStepSpec] = []
+    repair: list[RepairStepSpec] = empty(list)
     """The EvidenceRepair steps for this turn."""
-    faults: Faults = []
+    faults: Faults = empty(list)
     """Faults injected into this turn's run (located in it, timed from its start); each must
     fire. After a crash the session goes on in a restarted process on the same store."""
     expect: Expect | None = None
@@ -559,7 +559,7 @@ class Expect(SpecModel):
     """Whether the release that decided the run went through EvidenceRepair (doc §9)."""
     gains: GainsPattern | None = None
     """Every InformationGain decided, in order (a pattern)."""
-    violations: list[str] = []
+    violations: list[str] = empty(list)
     """Invariants the run is expected to break (seeded defects; what a store that refused
     the run left)."""
 
@@ -569,7 +569,7 @@ class Variant(SpecModel):
 
     name: str
     """The variant's name; the scenario becomes `name[variant]`."""
-    set: dict[str, Any] = {}
+    set: dict[str, Any] = empty(dict)
     """Values to set, by dotted path (`config.deadline_s`, `faults.0.at_s`)."""
     expect: Expect | None = None
     """Expectations of this variant, over the file's."""
@@ -620,7 +620,7 @@ class Scenario(SpecModel):
     """A unique name (kebab-case); matrix variants become `name[variant]`."""
     description: str
     """One line: what the file demonstrates."""
-    tags: list[Tag] = []
+    tags: list[Tag] = empty(list)
     """Tags; each becomes a pytest marker (`pytest -m tag`, `run --tag tag`)."""
     case: str | None = None
     """A row of the document's outcome table (SPEC section 4) whose states are expected."""
@@ -628,7 +628,7 @@ class Scenario(SpecModel):
     """The user's query."""
     session_id: str | None = None
     """The session id (default: a fresh one)."""
-    turns: list[TurnSpec] = []
+    turns: list[TurnSpec] = empty(list)
     """Earlier turns of the same session, run before this one."""
     config: ConfigSpec = _fresh(ConfigSpec)
     """The harness configuration."""
@@ -636,13 +636,13 @@ class Scenario(SpecModel):
     """Default virtual latency per call kind."""
     router: RouterField = IntentType.DIAGNOSIS
     """The router's intent, one step, or steps call by call."""
-    model: list[ModelStepSpec] = []
+    model: list[ModelStepSpec] = empty(list)
     """The diagnosis model's steps, call by call."""
-    tools: dict[str, ToolSpec] = {}
+    tools: dict[str, ToolSpec] = empty(dict)
     """Scripted read-only tools, by name."""
     guard: GuardField = SemanticVerdict.SUPPORTED
     """The SemanticGuard verdict, one step, or steps call by call."""
-    repair: list[RepairStepSpec] = []
+    repair: list[RepairStepSpec] = empty(list)
     """The EvidenceRepair steps, call by call."""
     responder: AnswerSpec = _fresh(AnswerSpec)
     """The responder of SYSTEM_CHAT and KNOWLEDGE_QUERY requests."""
@@ -652,7 +652,7 @@ class Scenario(SpecModel):
     """The cassette recorded components replay from (relative to this file)."""
     recorded: RecordedSpec | None = None
     """Recorded (OpenAI-compatible) components instead of the scripted ones."""
-    faults: Faults = []
+    faults: Faults = empty(list)
     """Faults injected into the run; each must fire."""
     expect: Expect = _fresh(Expect)
     """What the run must show."""
@@ -661,7 +661,7 @@ class Scenario(SpecModel):
     file (written by `harness-lab run --update-snapshots`)."""
     matrix: list[Variant] | dict[str, Axis] | None = None
     """Variants: a list of named overrides, or a mapping of axes whose product is run."""
-    expect_when: list[WhenSpec] = []
+    expect_when: list[WhenSpec] = empty(list)
     """Expectations of the product-matrix variants whose values match."""
     sweep: SweepBlock | None = None
     """The sweep of `harness-lab sweep` (ignored by `run`)."""
