@@ -59,6 +59,9 @@ def test_a_serve_started_by_conform_ends_when_conform_is_killed(tmp_path: Path) 
     finally:
         if parent.poll() is None:
             parent.kill()
+            parent.wait(10)
+        if parent.stdout is not None:
+            parent.stdout.close()
         if serve_pid is not None and not _gone(serve_pid):  # the failure above: clean up
             os.kill(serve_pid, signal.SIGKILL)
 

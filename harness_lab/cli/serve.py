@@ -173,6 +173,8 @@ def serve(args: argparse.Namespace) -> int:
                       one_line(exc))
         store.close()
         sock.close()
+        if isinstance(source, HttpSource):
+            source.close()
         if exported is not None:  # every worker has ended: every record is queued
             print(f"harness-lab serve: {exported.close().describe(exported.target)}",
                   flush=True)

@@ -156,6 +156,10 @@ class HttpSource:
         """Where the providers are."""
         return f"providers at {self.provider_url}, tools at {self.tool_url}"
 
+    def close(self) -> None:
+        """Close the HTTP client every part it gave calls through, and its connections."""
+        self.http.close()
+
 
 def http_terms(scenario: Scenario) -> str:
     """Everything an :class:`HttpSource` takes from ``scenario``, as canonical JSON: its

@@ -53,9 +53,11 @@ def test_workers_audit_a_postgresql_database_as_one_process_does(
     from sqlalchemy import create_engine, text
 
     url = postgres_server.fresh_database()
-    harness = build([draft(missing_info=["which service"])] * 3, store=SqlRunStore(url))
+    store = SqlRunStore(url)
+    harness = build([draft(missing_info=["which service"])] * 3, store=store)
     for _ in range(3):
         harness.run("it is slow")
+    store.close()
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM trace_event WHERE run_id = 'run-000002' "

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -18,16 +20,22 @@ from harness_lab.states import ReleaseOutcome, RunState
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
-def _served(server: ProvidersServer, name: str) -> Harness:
+@contextmanager
+def _served(server: ProvidersServer, name: str) -> Iterator[Harness]:
     sc = load_script(str(SCENARIOS / name), None, None)
     server.load(sc)
-    parts = HttpSource(f"{server.url}/v1", tool_url=server.url, scenario=sc).parts()
-    return Harness(parts.components, parts.config)
+    source = HttpSource(f"{server.url}/v1", tool_url=server.url, scenario=sc)
+    try:
+        parts = source.parts()
+        yield Harness(parts.components, parts.config)
+    finally:
+        source.close()
 
 
 def test_a_harness_on_the_http_adapters_plays_the_scenario_as_its_fakes_would() -> None:
     with ProvidersServer(time_scale=0.001) as server:
-        record = _served(server, "paths/diagnosis.yaml").run("Why do payments fail?")
+        with _served(server, "paths/diagnosis.yaml") as harness:
+            record = harness.run("Why do payments fail?")
         kinds = [(e["kind"], e["name"]) for e in server.events_after(0)
                  if e["phase"] == "arrived"]
     assert (record.run_state, record.release_outcome) == (RunState.SUCCESS,

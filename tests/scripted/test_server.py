@@ -32,8 +32,8 @@ AUTH = {"Authorization": "Bearer reference-key"}
 def test_it_plays_the_script_in_order_with_usage_and_tool_calls() -> None:
     script = [tool_call_completion("logs", {"service": "a"}, usage=(3, 2)),
               json_completion({"ok": True}, usage=(5, 1))]
-    with ReferenceServer(script) as server:
-        client = OpenAICompatibleClient(server.base_url, api_key="reference-key", model="m")
+    with ReferenceServer(script) as server, OpenAICompatibleClient(
+            server.base_url, api_key="reference-key", model="m") as client:
         first = client.complete([{"role": "user", "content": "x"}])
         second = client.complete([{"role": "user", "content": "y"}])
         assert server.base_url.startswith("http://127.0.0.1:")
@@ -50,8 +50,9 @@ def test_it_plays_the_script_in_order_with_usage_and_tool_calls() -> None:
 
 def test_a_missing_or_wrong_bearer_token_is_refused() -> None:
     with ReferenceServer([json_completion({})]) as server:
-        with pytest.raises(ProviderError, match="bearer") as caught:
-            OpenAICompatibleClient(server.base_url, api_key="wrong").complete([])
+        with pytest.raises(ProviderError, match="bearer") as caught, OpenAICompatibleClient(
+                server.base_url, api_key="wrong") as client:
+            client.complete([])
         assert caught.value.status == 401
         response = httpx.post(server.root_url + "/tools/x", json={})
         assert response.status_code == 401
@@ -76,8 +77,8 @@ def test_tool_routes_answer_fixed_bodies_functions_and_raw_responses() -> None:
 
 
 def test_scripted_errors_and_compressed_answers() -> None:
-    with ReferenceServer([error_response(429, "slow down"), json_completion({"a": 1})]) as s:
-        client = OpenAICompatibleClient(s.base_url, api_key="reference-key")
+    with ReferenceServer([error_response(429, "slow down"), json_completion({"a": 1})]) as s, \
+            OpenAICompatibleClient(s.base_url, api_key="reference-key") as client:
         with pytest.raises(ProviderError, match="slow down"):
             client.complete(HELLO)
         raw = httpx.post(s.base_url + "/chat/completions", json=CHAT, headers={
