@@ -21,6 +21,7 @@ from harness_lab.record import RunRecord
 from harness_lab.runner.results import ResultSet
 from harness_lab.runner.run import run_paths
 from harness_lab.store.sql import SqlRunStore
+from tests.audit.stored import fallback_runs
 from tests.conftest import INV1, build
 from tests.postgres import PostgresServer
 
@@ -153,12 +154,7 @@ def test_without_sse_events_the_sse_rules_are_named_as_not_checked(
 
 
 def _database(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    harness = build([draft(missing_info=["which service"])] * 3, store=SqlRunStore(url))
-    for _ in range(3):
-        record = harness.run("it is slow")
-        assert record.release_outcome.value == "FALLBACK"
-    return url
+    return fallback_runs(f"sqlite:///{tmp_path / 'runs.db'}")
 
 
 def test_a_database_of_the_run_store_passes(tmp_path: Path) -> None:
@@ -169,12 +165,7 @@ def test_a_database_of_the_run_store_passes(tmp_path: Path) -> None:
 
 def test_a_reader_that_stops_at_the_first_run_of_postgresql_closes_its_cursor(
         postgres_server: PostgresServer) -> None:
-    url = postgres_server.fresh_database()
-    store = SqlRunStore(url)
-    harness = build([draft(missing_info=["which service"])] * 3, store=store)
-    for _ in range(3):
-        harness.run("it is slow")
-    store.close()
+    url = fallback_runs(postgres_server.fresh_database())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         first = next(iter(iter_sql(url)))

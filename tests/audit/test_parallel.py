@@ -14,7 +14,7 @@ from harness_lab.audit import audit
 from harness_lab.audit.parallel import _in_workers
 from harness_lab.audit.sources import SourceError, export_lines
 from harness_lab.fakes import draft
-from harness_lab.store.sql import SqlRunStore
+from tests.audit.stored import fallback_runs
 from tests.conftest import build
 from tests.postgres import PostgresServer
 
@@ -26,10 +26,7 @@ STATES = ("runs", "checked", "incomplete", "orphaned", "unreadable", "runs with 
 def _seed(path: Path) -> Path:
     """Four stored runs: clean, two RUN_FINISHED rows missing (a violation), still RUNNING
     with no RUN_FINISHED (incomplete), clean."""
-    harness = build([draft(missing_info=["which service"])] * 4,
-                    store=SqlRunStore(f"sqlite:///{path}"))
-    for _ in range(4):
-        harness.run("it is slow")
+    fallback_runs(f"sqlite:///{path}", 4)
     with sqlite3.connect(path) as db:
         db.execute("DELETE FROM trace_event WHERE run_id = 'run-000002' "
                    "AND type = 'RUN_FINISHED'")
@@ -52,12 +49,7 @@ def test_workers_audit_a_postgresql_database_as_one_process_does(
         postgres_server: PostgresServer) -> None:
     from sqlalchemy import create_engine, text
 
-    url = postgres_server.fresh_database()
-    store = SqlRunStore(url)
-    harness = build([draft(missing_info=["which service"])] * 3, store=store)
-    for _ in range(3):
-        harness.run("it is slow")
-    store.close()
+    url = fallback_runs(postgres_server.fresh_database())
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM trace_event WHERE run_id = 'run-000002' "

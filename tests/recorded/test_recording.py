@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from harness_lab.cli.record import reference_server
 from harness_lab.recorded.recording import record_scenario, recorded_result
 from harness_lab.scenarios import load_file
+from harness_lab.scenarios.loader import LoadedScenario
 
 pytest_plugins = ["pytester"]
 
@@ -27,13 +30,22 @@ def scenario_text(root_url: str, cassette: str) -> str:
     return text.replace("../../cassettes/recorded-diagnosis-success.yaml", cassette)
 
 
-def test_record_scenario_records_then_replays_and_rewrite_records_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def served_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                    ) -> Iterator[LoadedScenario]:
+    """The shipped recorded scenario as ``tmp_path/s.yaml``, pointed at a running reference
+    server (its key in the environment) and at the cassette ``tmp_path/c.yaml``."""
     with reference_server(REFERENCE) as server:
         monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
         path = tmp_path / "s.yaml"
         path.write_text(scenario_text(server.root_url, "c.yaml"), encoding="utf-8")
         [loaded] = load_file(path)
+        yield loaded
+
+
+def test_record_scenario_records_then_replays_and_rewrite_records_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with served_scenario(tmp_path, monkeypatch) as loaded:
         first = record_scenario(loaded)
         again = record_scenario(loaded)
         replay = record_scenario(loaded, record_mode="none")
@@ -42,10 +54,7 @@ def test_record_scenario_records_then_replays_and_rewrite_records_again(
     assert (replay.ok, replay.written, replay.played) == (True, False, 7)
     assert first.path == tmp_path / "c.yaml" and first.size == (tmp_path / "c.yaml").stat(
         ).st_size
-    with reference_server(REFERENCE) as server:
-        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-        path.write_text(scenario_text(server.root_url, "c.yaml"), encoding="utf-8")
-        [loaded] = load_file(path)
+    with served_scenario(tmp_path, monkeypatch) as loaded:
         rewritten = record_scenario(loaded, record_mode="rewrite")
     assert (rewritten.ok, rewritten.written, rewritten.recorded) == (True, True, 7)
     assert rewritten.record_mode == "all"
@@ -53,11 +62,7 @@ def test_record_scenario_records_then_replays_and_rewrite_records_again(
 
 def test_a_recording_closes_its_connections_when_it_ends(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with reference_server(REFERENCE) as server:
-        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-        path = tmp_path / "s.yaml"
-        path.write_text(scenario_text(server.root_url, "c.yaml"), encoding="utf-8")
-        [loaded] = load_file(path)
+    with served_scenario(tmp_path, monkeypatch) as loaded:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResourceWarning)
             outcome = record_scenario(loaded)
