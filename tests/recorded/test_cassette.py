@@ -21,7 +21,7 @@ from harness_lab.recorded import (
     cassette,
     cassette_path,
 )
-from harness_lab.recorded.cassette import scrub_request, scrub_response
+from harness_lab.recorded.cassette import json_body, scrub_request, scrub_response
 
 URL = "https://api.provider.test/v1/chat/completions"
 SECRET = "sk-live-abcdefghijklmnop1234"
@@ -73,6 +73,27 @@ def test_a_number_of_another_json_type_is_a_miss(tmp_path: Path) -> None:
             post(serve(), {"a": 1.0})
     assert caught.value.report.divergence is not None
     assert caught.value.report.divergence.path == "a"
+
+
+@pytest.mark.parametrize(("live", "recorded", "same"), [
+    (b"plain text", b"plain text", True),
+    (b"plain text", b"plain text!", False),
+    (b'{"a": 1}', b"not json", False),
+    (None, b"", True),
+    (b'{"a": [1, 2]}', b'{"a": [2, 1]}', False),
+    (b'{"a": 1, "b": 2}', b'{"b":2,"a":1}', True),
+], ids=["same text", "other text", "json and text", "no body and empty", "list order",
+        "key order and spacing"])
+def test_the_body_matcher_compares_json_as_data_and_anything_else_as_bytes(
+        live: bytes | None, recorded: bytes, same: bool) -> None:
+    def request(body: bytes | None) -> VcrRequest:
+        return VcrRequest("POST", "http://x.test/", body, {})
+
+    if same:
+        assert json_body(request(live), request(recorded)) is None
+    else:
+        with pytest.raises(AssertionError):
+            json_body(request(live), request(recorded))
 
 
 def test_a_missing_cassette_is_a_miss_in_record_mode_none(tmp_path: Path) -> None:
