@@ -47,5 +47,5 @@ def register(sub: Any) -> None:
                    help="latencies as a lognormal or as 21 empirical quantiles")
     p.add_argument("--mapping", metavar="FILE",
                    help="the database's or the traces' names (as for audit)")
-    p.add_argument("--out", help="write the block to this YAML file")
+    p.add_argument("--out", metavar="FILE", help="write the block to this YAML file")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

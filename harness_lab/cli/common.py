@@ -11,6 +11,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -354,7 +355,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     line (the exit codes) line by line, wrapping a table row (an indented line, with the
     lines indented under its text that continue it) under its text, never breaking a word
     or at a hyphen, and shows each option's default (when it has one worth showing: not
-    None, False or an empty list)."""
+    None, False or an empty list, and the help does not already say it)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if "\n" not in text.strip():
@@ -387,9 +388,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             assert action.choices is not None
             text = f"{text}; one of: {', '.join(map(str, action.choices))}"
         default = action.default
-        if ("%(default)" in text or default in (None, False, argparse.SUPPRESS)
+        if (re.search(r"\bdefault\b", text) or default in (None, False, argparse.SUPPRESS)
                 or default == [] or not action.option_strings):
-            return text
+            return text  # no default, or the help states it in its own words
         return f"{text} (default: %(default)s)"
 
 
@@ -409,8 +410,6 @@ def _table_rows(lines: Sequence[str]) -> list[tuple[str, int]]:
     indented line (``  2    usage error: ...``) is a table row whose text starts after its
     first word, and the lines after it indented exactly that far continue it (joined to it
     with a space); any other line is a row of its own, continued under its first word."""
-    import re
-
     rows: list[tuple[str, int]] = []
     for line in lines:
         lead = len(line) - len(line.lstrip())

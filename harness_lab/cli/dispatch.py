@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness_lab.cli import run
@@ -25,15 +25,39 @@ from harness_lab.cli.common import (
     fail,
 )
 
-__all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main", "unrecognized"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """Every parser of the command line: help formatted by :class:`HelpFormatter`."""
+    """Every parser of the command line: help formatted by :class:`HelpFormatter`; words no
+    option takes are reported by the command's own parser (its usage, its name), naming the
+    option each misspelt one looks like."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["formatter_class"] = HelpFormatter
         super().__init__(*args, **kwargs)
+        self.commands: Mapping[str, argparse.ArgumentParser] = {}
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: None = None) -> argparse.Namespace:
+        known, extra = self.parse_known_args(args, namespace)
+        if extra:
+            parser = self.commands.get(getattr(known, "command", None) or "", self)
+            parser.error(unrecognized(parser, extra))
+        return known
+
+
+def unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
+    """The error for ``words`` that no option of ``parser`` takes, with the option each
+    ``--word`` among them is probably a misspelling of."""
+    import difflib
+
+    options = [option for action in parser._actions for option in action.option_strings
+               if option.startswith("--")]
+    hints = [close for word in words if word.startswith("--")
+             for close in difflib.get_close_matches(word.split("=", 1)[0], options, n=1)]
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return f"unrecognized arguments: {' '.join(words)}{hint}"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -57,6 +81,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             register(sub)
         else:
             sub.add_parser(name, help=SUMMARIES[name], add_help=False)
+    parser.commands = sub.choices
     return parser
 
 

@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
                    help="output format of the rows (a table of several bases lists only "
                         "flagged and inconclusive variants; the others list every variant)")
-    p.add_argument("--out", help="write the rows to this file")
+    p.add_argument("--out", metavar="FILE", help="write the rows to this file")
     p.add_argument("--heatmap", metavar="PNG", help="write the fault x point heatmap here")
     p.add_argument("--write-failures", metavar="DIR",
                    help="write each flagged variant as a runnable scenario file into DIR")
@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
                    help="only these fault kinds, comma-separated or repeated (--fault "
                         "deadline,crash or --fault deadline --fault crash; default: every "
                         f"kind: {', '.join(FAULT_KINDS)})")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes to run variants on (default: every core, or this "
                         "process alone below 400 variants)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -189,10 +189,11 @@ def register(sub: Any) -> None:
                "run\n     did not do what the scenario expects (the cassette is left as it "
                "was)\n  2  usage error (a malformed scenario, cassette or --reference file)")
     p.add_argument("scenario", help="the scenario file (with `recorded:` and `cassette:`)")
-    p.add_argument("--base-url", help="the OpenAI-compatible endpoint (default: the file's "
-                                      "recorded.base_url)")
-    p.add_argument("--api-key-env", help="the environment variable holding the API key "
-                                         "(default: the file's recorded.api_key_env)")
+    p.add_argument("--base-url", metavar="URL",
+                   help="the OpenAI-compatible endpoint (default: the file's recorded.base_url)")
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="the environment variable holding the API key (default: the file's "
+                        "recorded.api_key_env)")
     p.add_argument("--mode", default="once", choices=("once", "new_episodes", "all", "none"),
                    help="record mode: once records a missing cassette and replays an "
                         "existing one, new_episodes adds requests the cassette lacks, all "

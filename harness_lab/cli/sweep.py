@@ -303,12 +303,14 @@ def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
     p = add_command(sub, "sweep", func=_cmd_sweep)
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
-    p.add_argument("--samples", type=_positive, default=1000, help="samples per grid point")
-    p.add_argument("--seed", type=int, default=0, help="the random seed of the first sample")
-    p.add_argument("--workers", type=_workers, default=1,
+    p.add_argument("--samples", type=_positive, default=1000, metavar="N",
+                   help="samples per grid point")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="the random seed of the first sample")
+    p.add_argument("--workers", type=_workers, default=1, metavar="N",
                    help="local processes (joblib; -1: every core, -2: all but one)")
-    p.add_argument("--scheduler", help="a dask.distributed scheduler address")
-    p.add_argument("--persist", help="persist every run to this SQLAlchemy URL")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="a dask.distributed scheduler address")
+    p.add_argument("--persist", metavar="URL", help="persist every run to this SQLAlchemy URL")
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep --persist's database holds (same file, seed, grid "
                         "and --set): run only the samples it does not hold yet")
@@ -316,28 +318,33 @@ def register(sub: Any) -> None:
                    help="persisted runs per transaction (default 256; 1: run by run)")
     p.add_argument("--no-invariants", action="store_true",
                    help="do not check the lifecycle invariants on every sample")
-    p.add_argument("--set", action="append", help="override KEY=VALUE (dotted path)")
-    p.add_argument("--compare", action="append", help="policy A: KEY=VALUE")
-    p.add_argument("--against", action="append", help="policy B: KEY=VALUE")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a value of the scenario (KEY a dotted path)")
+    p.add_argument("--compare", action="append", metavar="KEY=VALUE", help="policy A")
+    p.add_argument("--against", action="append", metavar="KEY=VALUE", help="policy B")
     p.add_argument("--load", action="store_true",
                    help="run the sweep.load arrival model (a curve per grid point)")
-    p.add_argument("--column", default="release_outcome", help="the outcome column to share")
+    p.add_argument("--column", default="release_outcome", metavar="NAME",
+                   help="the outcome column to share")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
                    help="output format of the outcome table")
-    p.add_argument("--out", help="write every sample's outcome row to this CSV")
-    p.add_argument("--plot", help="write the share plot (needs a grid and --value) to this "
-                   "PNG: the first grid key on the x axis, a line per value of the others")
-    p.add_argument("--value", help="the outcome value the plot shows, e.g. FAILED")
+    p.add_argument("--out", metavar="CSV", help="write every sample's outcome row to this CSV")
+    p.add_argument("--plot", metavar="PNG",
+                   help="write the share plot (needs a grid and --value) to this PNG: the first "
+                        "grid key on the x axis, a line per value of the others")
+    p.add_argument("--value", metavar="VALUE",
+                   help="the outcome value the plot shows, e.g. FAILED")
     p.add_argument("--progress", action="store_true",
                    help="show a progress bar even when standard error is not a terminal "
                         "(on a terminal it is shown unless --quiet)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--keep-failures", type=int, default=20,
+    p.add_argument("--keep-failures", type=int, default=20, metavar="N",
                    help="failing samples kept per grid point, the first in sample order, as "
                         "summaries (default 20)")
-    p.add_argument("--keep-every", type=int, default=0,
+    p.add_argument("--keep-every", type=int, default=0, metavar="K",
                    help="also keep the full record of every K-th sample")
-    p.add_argument("--records-out", help="write the kept failures and records to this JSON")
+    p.add_argument("--records-out", metavar="JSON",
+                   help="write the kept failures and records to this JSON")
     p.add_argument("--otlp", metavar="URL",
                    help="also send the records --keep-every keeps (never every run) as "
                         "OpenTelemetry traces to this OTLP/HTTP endpoint (e.g. "

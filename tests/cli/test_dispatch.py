@@ -39,6 +39,26 @@ def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]
                                        "(harness-lab --help lists the commands)\n")
 
 
+def test_a_misspelt_option_is_reported_by_its_command_with_the_option_it_looks_like(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "scenarios", "--fromat", "json"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: harness-lab run ")
+    assert err.endswith("harness-lab run: error: unrecognized arguments: --fromat json; "
+                        "did you mean --format?\n")
+
+
+def test_an_option_like_none_of_the_commands_gets_no_guess(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sweep", str(CRASH), "--runs", "2000"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "harness-lab sweep: error: unrecognized arguments: --runs 2000\n")
+
+
 def test_a_missing_optional_package_is_one_line_naming_the_extra(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed

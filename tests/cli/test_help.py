@@ -70,3 +70,9 @@ def test_the_top_level_exit_codes_read_as_whole_sentences_at_80_columns(
     assert two.startswith("2 usage error: a missing path, or an --out that is a directory "
                           "or lies in a directory that does not exist")
     assert two.endswith("a missing optional package (the message names the extra to install)")
+
+
+def test_no_option_states_its_default_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    twice = [(name, line.strip()) for name, text in helps(monkeypatch, 10_000).items()
+             for line in text.splitlines() if len(re.findall(r"\bdefault\b", line)) > 1]
+    assert twice == []
