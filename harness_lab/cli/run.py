@@ -269,9 +269,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _show(result: ScenarioResult, width: int) -> None:
-    print(cut(f"== {result.scenario}: {result.description}", width))
-    print(cut(f"   {_states(result)}; expected {result.expected_text}; "
-               f"invariants {result.invariants_text}", width))
+    """The scenario's heading and verdict, wrapped to ``width`` (they are read whole), then
+    its timeline."""
+    import textwrap
+
+    wrap = textwrap.TextWrapper(width, subsequent_indent="   ", break_long_words=False,
+                                break_on_hyphens=False)
+    print(wrap.fill(f"== {result.scenario}: {result.description}"))
+    print(wrap.fill(f"   {_states(result)}; expected {result.expected_text}; "
+                    f"invariants {result.invariants_text}"))
     r = result.record
     if r is not None:
         _timeline(r.sse_events, r.trace, "", width)

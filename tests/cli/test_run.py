@@ -330,6 +330,17 @@ def test_show_lines_fit_the_columns() -> None:
     assert any(line.endswith("…") for line in lines)
 
 
+def test_show_wraps_the_description_and_verdict_where_it_cuts_the_events(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["show", str(ROOT / "scenarios/outcomes/conclusion-guards-pass.yaml")]) == 0
+    heading = capsys.readouterr().out.split("-- SSE events")[0]
+    lines = heading.splitlines()
+    assert len(lines) > 2 and max(map(len, lines)) <= 60
+    assert not any(line.endswith("…") for line in lines)
+    assert " ".join(heading.split()).endswith("; expected ok; invariants ok")
+
+
 def test_validate_takes_a_file_with_a_variant_as_its_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "listed.yaml"
