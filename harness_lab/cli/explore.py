@@ -86,8 +86,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             for row in rows:  # the terminal's short forms: the case names its row
                 row["contradicts_spec"] = "yes" if row["contradicts_spec"] else "-"
                 row["expected"] = row.get("case") or row["expected"]
+                if not several:  # one base: its name, the same on every row, gives way
+                    row["variant"] = "@" + row["variant"].partition("@")[2]
             print_table(rows, [Column(c, _HEADERS.get(c, c), name=c == "variant",
-                                      style=_style(c),
+                                      style=_style(c), optional=c in _OPTIONAL,
                                       row_style=styles.release_style
                                       if c == "release_outcome" else None)
                                for c in TABLE_COLUMNS])
@@ -110,6 +112,11 @@ _HEADERS = {"flag": "", "run_state": "run", "release_outcome": "release",
             "fallback_type": "fallback", "db_status": "db", "contradicts_spec": "spec",
             "violations": "broken"}
 """Short headers of the terminal table, so the variant names get the width."""
+
+_OPTIONAL = ("expected", "run_state", "db_status")
+"""The columns a narrow terminal leaves out, in the table's order, to give the variant names
+room (a last line names them; the JSON rows have every column): the release outcome and
+fallback type, which say what the user got, stay."""
 
 
 def _style(column: str) -> Any:

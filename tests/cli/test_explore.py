@@ -114,4 +114,16 @@ def test_explore_lines_fit_a_hundred_columns() -> None:
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and len(lines) == 36
     assert max(map(len, lines)) <= 100
-    assert " conclusion…@before router#1/crash crash " in proc.stdout
+    assert " @before router#1/crash          crash " in proc.stdout
+
+
+def test_at_80_columns_explore_leaves_out_the_derived_columns_and_shows_variants_whole(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["explore", str(REPORT)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["variant", "release", "fallback", "spec", "broken"]
+    assert max(map(len, lines)) <= 80
+    assert " ".join(lines[-2:]) == ("(expected, run, db left out at this width: widen the "
+                                    "terminal or use --format json)")
+    assert any(line.startswith(" @start/budget_exhausted:tokens ") for line in lines)
