@@ -72,11 +72,12 @@ class AuditReport:
 
 class Source(NamedTuple):
     """A source opened for auditing: how many runs it holds (None: not known before they are
-    read), each run as (run id, record or None, rows or None), and whether every run comes
-    as rows (which worker processes can audit)."""
+    read), each run as (run id, record or None, rows or None), followed by the scenario that
+    made it where the source names one (a run log), and whether every run comes as rows
+    (which worker processes can audit)."""
 
     total: int | None
-    runs: Iterable[tuple[str, Any, Any]]
+    runs: Iterable[tuple[Any, ...]]
     rows_only: bool
     database: tuple[str, Mapping[str, Any] | None] | None = None
     """The URL and mapping of a database (which workers read themselves)."""
@@ -175,5 +176,5 @@ def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | N
     it, or opened by :func:`open_source`), for fitting; incomplete and unreadable runs are
     left out."""
     opened = source if isinstance(source, Source) else open_source(source, mapping)
-    return (item[0] for item in (rebuilt(*run) for run in opened.runs)
+    return (item[0] for item in (rebuilt(*run[:3]) for run in opened.runs)
             if not isinstance(item, AuditedRun))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["PROCESS_LOST", "AuditedRun", "audited", "rebuilt"]
@@ -22,6 +22,9 @@ class AuditedRun:
     violations: tuple[tuple[str, str], ...] = ()
     unchecked: tuple[str, ...] = ()
     note: str | None = None
+    scenario: str | None = None
+    """The scenario that made the run, where the source says (a run log, whose scenarios'
+    runs share ids such as ``run-000001``)."""
 
 
 def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tuple[str, ...]]:
@@ -44,9 +47,14 @@ def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tupl
     return record, (SSE_RULES if rows.sse is None else ())
 
 
-def audited(run_id: str, record: Any, rows: Any) -> AuditedRun:
+def audited(run_id: str, record: Any, rows: Any, scenario: str | None = None) -> AuditedRun:
     """The run rebuilt (see :func:`rebuilt`) and, when it could be, checked against every
-    invariant it can be checked on."""
+    invariant it can be checked on; ``scenario`` names the scenario that made it."""
+    run = _audited(run_id, record, rows)
+    return run if scenario is None else replace(run, scenario=scenario)
+
+
+def _audited(run_id: str, record: Any, rows: Any) -> AuditedRun:
     from harness_lab.invariants import INVARIANTS
 
     item = rebuilt(run_id, record, rows)

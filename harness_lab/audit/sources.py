@@ -45,9 +45,11 @@ class RunRows:
     sse: list[dict[str, Any]] | None = None
 
 
-def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, RunRows | None]]:
-    """(run id, record, rows) of each run of a log: the whole record where it has one, the
-    stored row and partial trace of a crashed run otherwise."""
+def records_of_log(path: str | Path
+                   ) -> Iterator[tuple[str, RunRecord | None, RunRows | None, str]]:
+    """(run id, record, rows, scenario) of each run of a log: the whole record where it has
+    one, the stored row and partial trace of a crashed run otherwise; the scenario's name,
+    with the turn when it played several (``sessions-carry, turn 1 of 2``)."""
     from harness_lab.logs.reader import LogError, read_log
 
     try:
@@ -56,15 +58,18 @@ def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, Ru
         raise SourceError(str(exc)) from None
     for entry in log.entries:
         result = entry.result
-        for turn in result.turns:
-            yield turn.run_id, turn, None
+        turns = len(result.turns) + 1
+        names = [f"{result.scenario}, turn {k} of {turns}" if turns > 1 else result.scenario
+                 for k in range(1, turns + 1)]
+        for turn, name in zip(result.turns, names, strict=False):
+            yield turn.run_id, turn, None, name
         if result.record is not None:
-            yield result.record.run_id, result.record, None
+            yield result.record.run_id, result.record, None, names[-1]
         elif result.stored_row:
             rows = RunRows(dict(result.stored_row),
                            [e.to_dict() for e in result.partial_trace], [],
                            [e.to_dict() for e in result.partial_sse])
-            yield str(result.stored_row.get("run_id")), None, rows
+            yield str(result.stored_row.get("run_id")), None, rows, names[-1]
 
 
 def export_lines(record: RunRecord) -> list[dict[str, Any]]:

@@ -59,7 +59,8 @@ class AuditTally:
         """The audit of ``source`` as JSON data: whether it passed, the counts and every run
         that is not clean."""
         return {"source": source, "ok": self.ok, "counts": self.counts(),
-                "runs": [{"run_id": r.run_id, "state": r.state, "note": r.note,
+                "runs": [{"run_id": r.run_id, "scenario": r.scenario, "state": r.state,
+                          "note": r.note,
                           "unchecked": list(r.unchecked),
                           "violations": [{"invariant": n, "message": m}
                                          for n, m in r.violations]}

@@ -65,9 +65,14 @@ def _orphans(source: str) -> set[str]:
         engine.dispose()
 
 
+def _name(run: Any) -> str:
+    """A run as its problems name it: its id, and its scenario where the source says."""
+    return run.run_id if run.scenario is None else f"{run.run_id} ({run.scenario})"
+
+
 def _print(tally: AuditTally) -> None:
     """The first :data:`_SHOWN` problems, how many more, the counts and what went unchecked."""
-    problems = (f"{run.run_id}: {problem}" for run in tally.not_clean
+    problems = (f"{_name(run)}: {problem}" for run in tally.not_clean
                 for problem in ([f"unreadable: {run.note}"] if run.state == "unreadable"
                                 else []) + [f"{name}: {msg}" for name, msg in run.violations])
     shown = 0

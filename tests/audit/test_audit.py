@@ -66,6 +66,26 @@ def test_a_log_the_toolkit_wrote_passes_and_its_crashed_runs_are_incomplete(
     assert report.counts()["incomplete"] == 1
 
 
+def test_the_runs_of_a_log_are_named_by_their_scenario_and_turn(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    faults = OUTCOMES.parent / "faults"
+    results = run_paths([faults / "store-refuses-history.yaml",
+                         faults / "store-refuses-completion-not-carried.yaml"])
+    with LogWriter.open(tmp_path, "run") as writer:
+        for r in results:
+            writer.add(r)
+    report = audit(writer.path)
+    assert [(r.run_id, r.scenario) for r in report.runs] == [
+        ("run-000001", "store-refuses-history"),
+        ("run-000001", "store-refuses-completion-not-carried, turn 1 of 2"),
+        ("run-000002", "store-refuses-completion-not-carried, turn 2 of 2")]
+    assert main(["audit", str(writer.path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("run-000001 (store-refuses-history): stored_axes_distinct: ")
+    assert ("run-000001 (store-refuses-completion-not-carried, turn 1 of 2): "
+            "fallback_is_not_failure: ") in out
+
+
 def _rows(lines: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:
     return [line for line in lines if line["table"] == table]
 

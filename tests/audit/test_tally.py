@@ -48,10 +48,10 @@ def test_the_json_of_a_tally_lists_the_runs_that_are_not_clean() -> None:
         "runs": 2, "checked": 1, "incomplete": 1, "orphaned": 0, "unreadable": 0,
         "runs with violations": 1,
         "single_termination": 1}, "runs": [
-        {"run_id": "r-3", "state": "incomplete",
+        {"run_id": "r-3", "scenario": None, "state": "incomplete",
          "note": "RUNNING with no RUN_FINISHED: not finished yet", "unchecked": [],
          "violations": []},
-        {"run_id": "r-4", "state": "checked", "note": None, "unchecked": [],
+        {"run_id": "r-4", "scenario": None, "state": "checked", "note": None, "unchecked": [],
          "violations": [{"invariant": "single_termination",
                          "message": "2 RUN_FINISHED events"}]}]}
 
