@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail, usage_problem
 
 __all__ = ["register"]
 
@@ -25,6 +25,8 @@ def register(sub: Any) -> None:
 def _cmd_providers(args: argparse.Namespace) -> int:
     from harness_lab.scripted import ProvidersServer, ScriptError, load_script
 
+    if usage_problem("providers", [args.file], None):
+        return EXIT_USAGE
     path, _, variant = args.file.partition("[")
     try:
         scenario = load_script(path, None, variant.rstrip("]") or None)

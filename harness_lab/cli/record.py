@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, fail
+from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, fail, usage_problem
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
@@ -123,6 +123,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from harness_lab.recorded.recording import record_scenario
     from harness_lab.scenarios import ScenarioError, load_file
 
+    if usage_problem("record", [args.scenario], None):
+        return EXIT_USAGE
     try:
         loaded = load_file(args.scenario)[0]
     except ScenarioError as exc:

@@ -18,6 +18,7 @@ from harness_lab.cli.common import (
     otlp_option,
     otlp_send,
     out_problem,
+    usage_problem,
 )
 
 __all__ = ["register"]
@@ -60,6 +61,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness_lab.sweep.engine import Sweep
     from harness_lab.terminal.progress import progress_wanted
 
+    if usage_problem("sweep", [args.file], None):
+        return EXIT_USAGE
     otlp = otlp_option("sweep", args.otlp)
     if isinstance(otlp, int):
         return otlp

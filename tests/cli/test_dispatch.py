@@ -59,6 +59,16 @@ def test_an_option_like_none_of_the_commands_gets_no_guess(
         "harness-lab sweep: error: unrecognized arguments: --runs 2000\n")
 
 
+@pytest.mark.parametrize("command", ["validate", "show", "explore", "report", "record",
+                                     "sweep", "providers"])
+def test_every_command_that_reads_a_scenario_file_names_a_missing_one_alike(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nosuch.yaml")
+    assert main([command, missing]) == 2
+    assert capsys.readouterr().err == (f"harness-lab {command}: no such file or directory: "
+                                       f"{missing}\n")
+
+
 def test_a_missing_optional_package_is_one_line_naming_the_extra(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
