@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "InputError", "JsonInputError", "parse_json"]
+__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "InputError", "JsonInputError", "NotJsonError",
+           "parse_json"]
 
 MAX_JSON_BYTES = 64 << 20
 """A JSON document (a log line, an export line, a mapping file) holds at most 64 MiB."""
@@ -50,6 +51,11 @@ class InputError(ValueError):
 
 class JsonInputError(InputError):
     """JSON from a user that this toolkit refuses."""
+
+
+class NotJsonError(JsonInputError):
+    """Text that is not JSON at all (rather than JSON beyond a limit): a reader that also
+    takes plain text catches this one alone."""
 
 
 class _Refused(ValueError):
@@ -128,7 +134,7 @@ def parse_json(text: str, *, source: str, line: int | None = None,
         raise JsonInputError(source, line, str(exc)) from None
     except json.JSONDecodeError as exc:
         at = f" (line {exc.lineno} of it)" if line is not None and exc.lineno > 1 else ""
-        raise JsonInputError(source, line if line is not None else exc.lineno,
-                             f"not JSON: {exc.msg} at column {exc.colno}{at}") from None
+        raise NotJsonError(source, line if line is not None else exc.lineno,
+                           f"not JSON: {exc.msg} at column {exc.colno}{at}") from None
     except RecursionError:  # unreachable past the depth scan; kept as the last guard
         raise JsonInputError(source, line, "nested too deep") from None

@@ -22,7 +22,6 @@ outcomes, kinds, the order and the counts of events are still compared exactly.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import socket
@@ -34,6 +33,7 @@ from typing import Any, TypeGuard
 
 import httpx
 
+from harness_lab.bounded_json import NotJsonError, parse_json
 from harness_lab.live.adapter import Adapter, StreamLimitsSpec
 from harness_lab.runner.expect import Mismatch, compare
 from harness_lab.runner.observe import observe
@@ -379,9 +379,12 @@ class _Stream:
         self.close()
 
     def _event(self, kind: str, text: str, on_event: Callable[[str, Any], None]) -> None:
+        """Record one event: its data's JSON value, or its text when that is not JSON; JSON
+        beyond the bounded reader's limits (a 100,000-deep array, a 5,000-digit number) ends
+        the stream with an error naming the event."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = parse_json(text, source=f"its {kind!r} event (number {len(self.events) + 1})")
+        except NotJsonError:
             data = text
         self.events.append((kind, data))
         self.arrived.append(time.monotonic())
@@ -434,7 +437,10 @@ class _Player:
             elif _at_once(f):
                 disconnect_after = 0
         def on_event(kind: str, data: Any) -> None:
-            if kind == names.metadata and isinstance(data, Mapping):
+            if kind == names.metadata and not isinstance(data, Mapping):
+                play.errors.append(f"the {kind} event's data is not a JSON object: "
+                                   f"{str(data)[:80]!r}")
+            elif kind == names.metadata:
                 play.started = time.monotonic()
                 self.providers.run_started(play.started)
                 play.run_id = str(data.get(a.fields.run_id) or "") or None
@@ -517,22 +523,42 @@ class _Player:
                                   self.timeout_s)
         row: dict[str, Any] | None = None
         if a.run_path is not None:
-            url = self.base + a.run_path.replace("{runId}", run_id)
             deadline = time.monotonic() + self.timeout_s
             while True:
-                response = self.http.get(url, headers=a.headers, timeout=10.0)
-                row = response.json() if response.status_code == 200 else None
+                row = self._get(a.run_path.replace("{runId}", run_id), "the stored run", dict)
                 done = row is not None and row.get("status") != "RUNNING"
                 if done or time.monotonic() > deadline:
                     break
                 time.sleep(0.02)
         trace: list[dict[str, Any]] | None = None
         if a.trace_path is not None:
-            response = self.http.get(self.base + a.trace_path.replace("{runId}", run_id),
-                                     headers=a.headers, timeout=10.0)
-            if response.status_code == 200 and isinstance(response.json(), list):
-                trace = response.json()
+            trace = self._get(a.trace_path.replace("{runId}", run_id), "the run's trace", list)
         return row, trace, None
+
+    def _get(self, path: str, what: str, kind: type) -> Any:
+        """The JSON value, of type ``kind``, that a GET of ``path`` answers (None unless
+        200), read within the adapter's stream byte limit and the bounded JSON reader's;
+        ValueError naming ``what`` and the URL for anything else."""
+        url, limit = self.base + path, self.adapter.limits.total_bytes
+        with self.http.stream("GET", url, headers=self.adapter.headers,
+                              timeout=10.0) as response:
+            if response.status_code != 200:
+                return None
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise ValueError(f"{what} at {url}: more than {limit:,} bytes")
+        value = parse_json(body.decode("utf-8", "replace"), source=f"{what} at {url}")
+        if not isinstance(value, kind):
+            raise ValueError(f"{what} at {url}: {_JSON_KINDS[type(value)]}, not "
+                             f"{_JSON_KINDS[kind]}")
+        return value
+
+
+_JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "a number",
+               float: "a number", bool: "true or false", type(None): "null"}
+"""What a JSON value of each Python type is called in a message."""
 
 
 def _from_database(url: str, mapping: Mapping[str, Any], run_id: str, timeout_s: float
@@ -735,8 +761,9 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
                                  tuple(play.errors) or ("no metadata event: no run id",),
                                  predicted, seconds=time.monotonic() - began)
         row, trace, invocations = player.stored(play.run_id)
-    except (httpx.HTTPError, OSError, ValueError) as exc:
-        return ConformResult(sc.name, loaded.path, "error", (f"{type(exc).__name__}: {exc}",),
+    except (httpx.HTTPError, OSError, ValueError) as exc:  # a ValueError says what it is
+        why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        return ConformResult(sc.name, loaded.path, "error", (why,),
                              predicted, seconds=time.monotonic() - began)
     finally:
         player.close()
