@@ -9,7 +9,6 @@ reason), or raises: :class:`EmptyDraft`, :class:`InvalidDraftJson`,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ from harness_lab.core.context import RunContext
 from harness_lab.defects import Defect
 from harness_lab.diagnosis.collection import CollectionController, exhaust_budget
 from harness_lab.diagnosis.progress import ProgressSnapshot, ProgressTracker, check_report, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, refusal, validator_of
+from harness_lab.diagnosis.schema import DiagnosisDraft, decode_output, refusal, validator_of
 from harness_lab.errors import (
     BudgetExceeded,
     DraftContractError,
@@ -202,10 +201,10 @@ class DiagnosisAgent:
         payload = reply.payload
         if payload is None and reply.content is not None and reply.content.strip():
             try:
-                payload = json.loads(reply.content)
-            except json.JSONDecodeError as exc:
+                payload = decode_output(reply.content)
+            except ValueError as exc:
                 if reply.tool_call is None:
-                    raise InvalidDraftJson(f"step {self.steps}: output is not JSON ({exc.msg})",
+                    raise InvalidDraftJson(f"step {self.steps}: output is not JSON ({exc})",
                                            snap()) from exc
                 payload = None
         if payload is None:

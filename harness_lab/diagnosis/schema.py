@@ -8,6 +8,7 @@ reply may instead carry one tool request, optionally with a ``progress`` report 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast
 
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints,
 from harness_lab.states import InformationGain
 
 __all__ = ["AgentEnvelope", "DiagnosisDraft", "EvidenceRef", "Fact", "ProgressReport",
-           "parse_json_object", "refusal", "validator_of"]
+           "decode_output", "parse_json_object", "refusal", "validator_of"]
 
 NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1, strip_whitespace=True)]
 # Unknown keys are refused and every string must be a JSON string (no number for a string);
@@ -123,3 +124,19 @@ def validator_of(model: type[M]) -> Callable[[Any], M]:
     itself skips two Python frames a call (this function and ``model_validate``).
     """
     return cast("Callable[[Any], M]", model.__pydantic_validator__.validate_python)
+
+
+def decode_output(text: str) -> Any:
+    """The JSON value of a model's text output; ValueError saying why it has none. Text that
+    is JSON but that no parser takes whole (nested past the parser's recursion limit, an
+    integer of thousands of digits) has none either: the draft contract treats it as output
+    that is not JSON, as a harness whose parser refuses it would, never as a failure of the
+    harness itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(exc.msg) from None
+    except RecursionError:
+        raise ValueError("nested too deeply to decode") from None
+    except ValueError:  # CPython's limit on the digits of an integer it converts
+        raise ValueError("a number too long to decode") from None

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from harness_lab.application.components import Components
 from harness_lab.application.parts import RunParts
+from harness_lab.bounded_json import parse_json
 from harness_lab.config import HarnessConfig
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.tools.ledger import InvocationLedger
@@ -94,8 +95,8 @@ class HttpRetriever:
         if response.status_code >= 400:
             raise ProviderError(f"retriever {self.url}: HTTP {response.status_code}")
         try:
-            passages = response.json().get("passages")
-        except (ValueError, AttributeError):
+            passages = parse_json(response.text, source=self.url).get("passages")
+        except (ValueError, AttributeError):  # not JSON, past the bounded reader, not an object
             passages = None
         if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
             raise ProviderError(f"retriever {self.url}: the answer has no list of text passages")

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from harness_lab.bounded_json import JsonInputError, NotJsonError, parse_json
 from harness_lab.errors import ProviderError
 from harness_lab.ports import TokenUsage
 
@@ -217,9 +218,11 @@ def parse_completion(response: httpx.Response, url: str) -> ChatCompletion:
                             f"{_error_message(response)}", status=status)
     bad = functools.partial(_bad_completion, url, status)
     try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = parse_json(response.text, source=url)
+    except NotJsonError as exc:
         raise bad(f" is not JSON: {preview(response.text)}") from exc
+    except JsonInputError as exc:  # JSON past the bounded reader's limits
+        raise bad(f" is JSON this toolkit does not read: {exc.message}") from exc
     if not isinstance(data, Mapping):
         raise bad(" is not a JSON object")
     choices = data.get("choices")
@@ -262,8 +265,9 @@ def _tool_calls(raw: Any, bad: Callable[[str], ProviderError]) -> tuple[ChatTool
         arguments = function.get("arguments")
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
+                arguments = (parse_json(arguments, source=f"tool_calls[{i}]")
+                             if arguments.strip() else {})
+            except JsonInputError as exc:
                 raise bad(f": tool_calls[{i}] ({function['name']}) arguments are not JSON: "
                           f"{preview(function.get('arguments'))}") from exc
         elif arguments is None:
@@ -278,8 +282,8 @@ def _tool_calls(raw: Any, bad: Callable[[str], ProviderError]) -> tuple[ChatTool
 
 def _error_message(response: httpx.Response) -> str:
     try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = parse_json(response.text, source="the error body")
+    except JsonInputError:
         return preview(response.text) or response.reason_phrase
     if isinstance(data, Mapping):
         error = data.get("error")

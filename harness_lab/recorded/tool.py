@@ -8,12 +8,12 @@ read-only query. The answer must be a JSON object with a list of objects under `
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import httpx
 
+from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.errors import ToolExecutionError
 from harness_lab.ports import ToolInput, ToolOutput
 from harness_lab.recorded.client import JsonEndpoint, encode_body, preview
@@ -86,8 +86,8 @@ class HttpJsonTool(JsonEndpoint):
 
 def _items(raw: bytes) -> tuple[Mapping[str, Any], ...] | None:
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = parse_json(raw.decode("utf-8"), source="a tool's answer")
+    except (JsonInputError, UnicodeDecodeError):  # not JSON, or past the bounded reader's limits
         return None
     items = data.get("items") if isinstance(data, Mapping) else None
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):

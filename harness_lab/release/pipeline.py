@@ -9,7 +9,6 @@ TIMED_OUT for the policy's timeout fallback.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -23,7 +22,13 @@ from harness_lab.diagnosis.agent import DiagnosisAgentExecution
 from harness_lab.diagnosis.collection import exhaust_budget
 from harness_lab.diagnosis.data import draft_data
 from harness_lab.diagnosis.progress import ProgressSnapshot, verified
-from harness_lab.diagnosis.schema import DiagnosisDraft, Fact, parse_json_object, refusal
+from harness_lab.diagnosis.schema import (
+    DiagnosisDraft,
+    Fact,
+    decode_output,
+    parse_json_object,
+    refusal,
+)
 from harness_lab.errors import BudgetExceeded, ProviderError, ReleaseFailed
 from harness_lab.frozen import value_class
 from harness_lab.ports import (
@@ -329,9 +334,9 @@ def _repaired_draft(reply: ModelReply) -> tuple[DiagnosisDraft | None, str | Non
         if not text:
             return None, "repair returned nothing"
         try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return None, f"repair output is not JSON ({exc.msg})"
+            payload = decode_output(text)
+        except ValueError as exc:
+            return None, f"repair output is not JSON ({exc})"
     if isinstance(payload, Mapping) and "draft" in payload:
         payload = payload["draft"]
     if payload is None:

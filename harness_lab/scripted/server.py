@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gzip
-import json
 import re
 import threading
 import time
@@ -42,6 +41,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from harness_lab.background_http import BackgroundHTTPServer
+from harness_lab.bounded_json import JsonInputError, parse_json
 from harness_lab.scenarios.spec import Scenario
 from harness_lab.scripted.answer import (
     CHAT_PATH,
@@ -94,8 +94,8 @@ class ReceivedRequest:
     def json(self) -> Any:
         """The body decoded as JSON (None when it is not JSON)."""
         try:
-            return json.loads(self.body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            return parse_json(self.body.decode("utf-8"), source="the request body")
+        except (JsonInputError, UnicodeDecodeError):
             return None
 
 
@@ -334,9 +334,11 @@ class ProvidersServer(BackgroundHTTPServer):
                 raise _Refused(415, f"content type {media or '(none)'!r} is not accepted; "
                                     "send application/json")
         try:
-            data = json.loads(request.body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = parse_json(request.body.decode("utf-8"), source="the body")
+        except UnicodeDecodeError as exc:
             raise _Refused(400, f"the body is not JSON: {exc}") from None
+        except JsonInputError as exc:  # not JSON, or past the bounded reader's limits
+            raise _Refused(400, str(exc)) from None
         if not isinstance(data, dict):
             raise _Refused(400, f"the body must be a JSON object, not {type(data).__name__}")
         if path == CHAT_PATH:

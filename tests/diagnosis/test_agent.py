@@ -294,6 +294,20 @@ def test_each_draft_contract_error_is_traced_with_its_kind_and_step(
     assert (status, detail["step"], detail["kind"]) == (TraceEventStatus.REJECTED, 2, kind)
 
 
+@pytest.mark.parametrize(("text", "why"), [
+    ("[" * 100_000, "nested too deeply to decode"),
+    ('{"draft": {"conclusion": 1' + "0" * 5000 + "}}", "a number too long to decode")],
+    ids=["nested-100000-deep", "a-5000-digit-number"])
+def test_json_no_parser_takes_whole_is_refused_as_output_that_is_not_json(
+        text: str, why: str) -> None:
+    a = Agent([call_tool("logs", SCOPE, progress=progress()), invalid_json(text)])
+    with pytest.raises(DraftContractError):
+        a.run()
+    status, detail = steps_traced(a)[-1]
+    assert (status, detail["kind"]) == (TraceEventStatus.REJECTED, "INVALID_JSON")
+    assert detail["reason"] == f"step 2: output is not JSON ({why})"
+
+
 def test_an_accepted_tool_request_is_traced_ok_with_its_tool() -> None:
     a = Agent([call_tool("logs", SCOPE), draft(missing_info=["the deploy time"],
                                               progress=progress("GAINED"))])

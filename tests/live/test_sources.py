@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_lab.live.sources import http_terms
+import httpx
+import pytest
+
+from harness_lab.errors import ProviderError
+from harness_lab.live.sources import HttpRetriever, http_terms
+from harness_lab.messages import RetrievalRequest
 from harness_lab.scenarios import load_file
 
 GUARDS_PASS = (Path(__file__).resolve().parents[2] / "scenarios" / "outcomes"
@@ -28,3 +33,16 @@ def test_a_configuration_or_a_tool_flag_changes_the_http_terms() -> None:
     logs = plain.tools["logs"].model_copy(update={"read_only": False})
     writable = _scenario(tools={**plain.tools, "logs": logs})
     assert len({http_terms(plain), http_terms(later), http_terms(writable)}) == 3
+
+
+@pytest.mark.parametrize("body", [b'{"passages": "one"}', b"[1, 2]", b"<html>",
+                                  b"[" * 100_000, b'{"passages": [1' + b"0" * 5000 + b"]}"],
+                         ids=["not-a-list", "an-array", "html", "nested-100000-deep",
+                              "a-5000-digit-number"])
+def test_a_retriever_answer_without_a_list_of_passages_is_a_provider_error(
+        body: bytes) -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+    with httpx.Client(transport=transport) as http:
+        retriever = HttpRetriever("http://tools.test/retriever", http)
+        with pytest.raises(ProviderError, match="the answer has no list of text passages"):
+            retriever.retrieve(RetrievalRequest("why?"))

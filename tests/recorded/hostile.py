@@ -116,6 +116,10 @@ HTTP_REQUESTS: list[tuple[str, bytes, int, str]] = [
     ("a message without a role", with_length(b"29", b'{"model":"m","messages":[{}]}'), 400,
      "messages[0]"),
     ("not UTF-8", with_length(b"3", b'"\xff"'), 400, "not JSON"),
+    ("JSON nested 100,000 deep", with_length(b"100000", b"[" * 100_000), 400,
+     "the body: nested 100000 levels deep, more than the 64 this toolkit reads"),
+    ("a 5,000-digit number", with_length(b"5011", b'{"model":1' + b"0" * 5000 + b"}"), 400,
+     "the body: an integer of 5001 digits (outside the 64-bit range)"),
     ("PUT", b"PUT /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer reference-key\r\n"
             b"Content-Length: 0\r\n\r\n", 405, "use POST"),
     ("a request line that does not parse", b"GARBAGE\r\n\r\n", 400, "Bad request syntax"),

@@ -73,6 +73,12 @@ def test_an_error_body_that_is_not_json_is_quoted() -> None:
 
 @pytest.mark.parametrize(("body", "words"), [
     (b"<html>nope</html>", "is not JSON"),
+    (b"[" * 100_000, "is JSON this toolkit does not read: nested 100000 levels deep"),
+    (b'{"choices": 1' + b"0" * 5000 + b"}",
+     "is JSON this toolkit does not read: an integer of 5001 digits"),
+    (chat_body(None, tool_calls=[{"id": "c", "function": {"name": "logs",
+                                                          "arguments": "[" * 100_000}}]),
+     "arguments are not JSON"),
     ({"choices": []}, "no choices"),
     ({"object": "chat.completion"}, "no choices"),
     ({"choices": [{"index": 0}]}, "no message"),

@@ -49,7 +49,8 @@ def test_an_empty_item_list_is_no_evidence() -> None:
 
 
 @pytest.mark.parametrize("body", [{"rows": []}, {"items": "x"}, {"items": [1, 2]}, [1],
-                                  b"not json"])
+                                  b"not json", b"[" * 100_000,
+                                  b'{"items": [1' + b"0" * 5000 + b"]}"])
 def test_a_body_without_a_list_of_items_is_unprojectable(body: object) -> None:
     out = tool(reply_with(body)).invoke(REQUEST)
     assert out.projectable is False and out.items == () and out.size_bytes > 0

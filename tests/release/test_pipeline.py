@@ -166,6 +166,10 @@ def test_a_repair_reply_without_a_valid_draft_says_why_and_is_not_rechecked() ->
     bad = draft_of(CONCLUSION, evidence=[(QUIET, "nothing in the logs")])
     for text, why in (("{not json", "repair output is not JSON (Expecting property name "
                                     "enclosed in double quotes)"),
+                      ("[" * 100_000, "repair output is not JSON (nested too deeply to "
+                                      "decode)"),
+                      ('{"draft": {"conclusion": 1' + "0" * 5000 + "}}",
+                       "repair output is not JSON (a number too long to decode)"),
                       ('{"draft": null}', "repair returned nothing"),
                       ('{"draft": {"conclusion": 7}}',
                        "repaired draft invalid at conclusion: Input should be a valid string")):
