@@ -92,6 +92,18 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return fail("sweep", str(exc))
 
 
+def _print_summary(summary: dict[str, Any]) -> None:
+    """The sweep's ``key=value`` summary on standard error, wrapped to its width between
+    pairs (never inside one)."""
+    import textwrap
+
+    from harness_lab.terminal.console import width_of
+
+    pairs = "  ".join(f"{k}={v}" for k, v in summary.items())
+    print(textwrap.fill(pairs, width_of(sys.stderr), break_long_words=False,
+                        break_on_hyphens=False), file=sys.stderr)
+
+
 def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
     """What is wrong with the table and plot arguments, found before any sample runs."""
     from harness_lab.report.frames import AXIS_DTYPES
@@ -172,7 +184,7 @@ def _sweep(args: argparse.Namespace, sweep: Any, otlp: str | None) -> int:
     result = sweep.run()
     written = _write_outputs(args, result)
     log_sweep(log, args, result)
-    print("  ".join(f"{k}={v}" for k, v in result.summary().items()), file=sys.stderr)
+    _print_summary(result.summary())
     if result.replayed:
         print(f"resumed: {result.replayed} samples were already stored (played again for this "
               "result, not written); the others were run and stored", file=sys.stderr)

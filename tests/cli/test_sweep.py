@@ -272,3 +272,15 @@ def test_sweep_draws_progress_on_a_terminal_unless_quiet() -> None:
     assert "sweep chunks" in on_a_terminal("sweep", canonical, "--samples", "400")
     assert "sweep chunks" not in on_a_terminal("sweep", canonical, "--samples", "400",
                                                 "--quiet")
+
+
+def test_the_summary_wraps_to_the_terminal_between_its_pairs(
+        sweep_file: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["sweep", str(sweep_file), "--samples", "20", "--no-log", "-q"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 1 and max(map(len, lines)) <= 60
+    pairs = " ".join(lines).split()
+    assert pairs[:3] == ["scenario=sweep-fixture", "samples=40", "grid_points=2"]
+    assert all(pair.count("=") == 1 for pair in pairs)
