@@ -25,7 +25,7 @@ def _columns() -> list[Any]:
     return [Column("scenario", "scenario", name=True),
             Column("change", "change", style=change_style),
             Column("old", "was", style=verdict_style), Column("new", "now", style=verdict_style),
-            Column("aspects", "what changed")]
+            Column("aspects", "what changed", optional=True)]  # the lines below say it too
 
 
 def _print_changes(rows: list[dict[str, Any]]) -> None:

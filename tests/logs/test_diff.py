@@ -155,6 +155,27 @@ def test_diff_names_the_one_scenario_changed_between_two_runs_and_exits_1(
     assert len(every) == 2
 
 
+def test_at_80_columns_the_table_gives_the_names_room_and_the_lines_below_say_what_changed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    library = _copy(tmp_path / "lib", "semantic-unsupported.yaml")
+    old = _log([library], tmp_path / "logs")
+    edited = library / "semantic-unsupported.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("UNSUPPORTED, rationale",
+                                                                 "SUPPORTED, rationale"),
+                      encoding="utf-8")
+    new = _log([library], tmp_path / "logs2")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["diff", str(old), str(new)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["scenario", "change", "was", "now"]
+    assert lines[1].split() == ["semantic-unsupported", "new", "failure", "ok", "FAILED"]
+    assert lines[2] == ("(what changed left out at this width: widen the terminal or use "
+                        "--format json)")
+    assert any(line.startswith("semantic-unsupported: verdict ok -> FAILED") for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+
+
 def test_diff_against_a_fresh_run_compares_only_what_it_ran(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     library = _copy(tmp_path / "lib", "missing-context.yaml", "timeout-no-content.yaml")
