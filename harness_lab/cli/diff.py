@@ -45,13 +45,6 @@ def _print_changes(rows: list[dict[str, Any]]) -> None:
                             subsequent_indent="    "))
 
 
-def _summary(counts: dict[str, int]) -> str:
-    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind != "unchanged"]
-    compared = sum(counts.values())
-    return (f"{compared} scenario(s) compared: " + (", ".join(parts) or "no change")
-            + (f"; {counts['unchanged']} unchanged" if counts["unchanged"] and parts else ""))
-
-
 def _cmd_diff(args: argparse.Namespace) -> int:
     from harness_lab.logs.diff import diff_logs
     from harness_lab.logs.reader import LogError
@@ -78,7 +71,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         rows = [c.row() for c in diff.changes if args.all or c.change != "unchanged"]
         if rows:
             _print_changes(rows)
-        print(_summary(diff.counts()))
+        print(diff.summary())
     return 1 if diff.regressed else 0
 
 

@@ -101,6 +101,15 @@ class LogDiff:
         """How many scenarios of each kind, every kind listed."""
         return {kind: len(self.of_kind(kind)) for kind in KINDS}
 
+    def summary(self) -> str:
+        """``4 scenario(s) compared: 1 new failure; 3 unchanged`` (or ``: no change``)."""
+        counts = self.counts()
+        parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind != "unchanged"]
+        return (f"{sum(counts.values())} scenario(s) compared: "
+                + (", ".join(parts) or "no change")
+                + (f"; {counts['unchanged']} unchanged" if counts["unchanged"] and parts
+                   else ""))
+
     @property
     def frame(self) -> pd.DataFrame:
         """One row per scenario that changed (:data:`DIFF_COLUMNS`), most serious first;

@@ -70,11 +70,9 @@ def compared_header(comparison: Comparison) -> str:
         chips.append(f'<button type="button" class="change-total" data-change="{kind}"'
                      f'{target} style="{style}"{"" if n else " disabled"}>{n} '
                      f"{html.escape(CHANGE_LABELS[kind])}</button>")
-    regressed = sum(counts[k] for k in ("regressed", "new failure"))
     verdict = ("<b class='cmp-bad'>regressed</b>" if comparison.diff.regressed
                else "<b class='cmp-good'>nothing regressed</b>")
-    line = (f"{verdict}: {regressed} regression(s), {counts['unchanged']} unchanged "
-            f"of {sum(counts.values())} compared")
+    line = f"{verdict} · {html.escape(comparison.diff.summary())}"
     return (f'<div class="compared" id="compared"><div class="cmp-title">compared with '
             f"<code>{log}</code></div>"
             + (f'<div class="meta">{meta}</div>' if meta else "")

@@ -163,6 +163,9 @@ def test_the_header_names_the_earlier_log_and_a_button_per_kind(runs: Runs, page
                        ("new pass", "0", "newly passing"), ("changed", "0", "changed"),
                        ("added", "1", "new"), ("removed", "1", "removed")]
     assert "<b class='cmp-bad'>regressed</b>" in header
+    # the same words as harness-lab diff's last line
+    assert re.search(r"<b class='cmp-bad'>regressed</b> · \d+ scenario\(s\) compared: "
+                     r"1 new failure, 1 added, 1 removed; \d+ unchanged</div>", header)
 
 
 def test_the_change_filter_offers_the_kinds_present_with_their_counts(page: str) -> None:
