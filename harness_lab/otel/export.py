@@ -9,6 +9,7 @@ OpenTelemetry SDK (the ``otel`` extra); nothing else in the toolkit imports it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,11 +78,22 @@ def export_records(records: Iterable[RunRecord], *, endpoint: str | None = None,
     names: Iterable[str | None] = scenarios if scenarios is not None else _nones()
     runs = ((record, scenario, epoch)
             for record, scenario in zip(records, names, strict=scenarios is not None))
+    # an exporter made here says nothing of its own (a line per retry of every batch, then
+    # one giving up): the OtlpExportError raised says what was not sent, once
+    logger = logging.getLogger(type(exporter).__module__)
+    if owned:
+        logger.addFilter(_silent)
     try:
         return export_runs(runs, exporter, target)
     finally:
         if owned:
             exporter.shutdown()
+            logger.removeFilter(_silent)
+
+
+def _silent(record: logging.LogRecord) -> bool:
+    """A logging filter that drops every record."""
+    return False
 
 
 def otlp_exporter(endpoint: str | None) -> SpanExporter:

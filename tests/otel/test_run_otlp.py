@@ -48,6 +48,9 @@ def test_run_says_so_and_exits_one_when_the_receiver_refuses_the_spans(
     assert done.returncode == 1
     assert (f"harness-lab run: --otlp: could not send 11 span(s) to {receiver.url}/v1/traces"
             in done.stderr)
+    # said once, by the toolkit: the exporter's own lines of each failed batch are not shown
+    assert [line for line in done.stderr.splitlines()
+            if not line.startswith(("harness-lab run: ", "log: "))] == []
 
 
 def test_run_with_otlp_but_without_the_otel_extra_names_the_extra_before_any_run() -> None:
