@@ -25,7 +25,7 @@ from harness_lab.cli.common import (
     fail,
 )
 
-__all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main", "unrecognized"]
+__all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,11 +43,11 @@ class _Parser(argparse.ArgumentParser):
         known, extra = self.parse_known_args(args, namespace)
         if extra:
             parser = self.commands.get(getattr(known, "command", None) or "", self)
-            parser.error(unrecognized(parser, extra))
+            parser.error(_unrecognized(parser, extra))
         return known
 
 
-def unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
+def _unrecognized(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
     """The error for ``words`` that no option of ``parser`` takes, with the option each
     ``--word`` among them is probably a misspelling of."""
     import difflib
