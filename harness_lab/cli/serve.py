@@ -43,20 +43,26 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _heartbeats(instance: Any, stop: threading.Event, interval_s: float) -> None:
-    """Beat, and end the runs of lost instances, every ``interval_s`` until ``stop``."""
+def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: float) -> None:
+    """Beat, and end the runs of lost instances and this one's runs whose end the store
+    refused, every ``interval_s`` until ``stop``."""
+    from harness_lab.store.sql import one_line
+
     failing = False
     while not stop.wait(interval_s):
         try:
             instance.heartbeat()
-            for orphans in instance.reap():
+            for orphans in instance.reap(driver.in_flight):
                 log.warning("%s", orphans.describe())
-            failing = False
         except Exception as exc:  # the database is down: said once, tried again next beat
             if not failing:
-                log.error("serve instance %s: heartbeat failed: %s", instance.instance_id,
-                          exc)
+                log.error("serve instance %s: heartbeat failed (tried again every %g s): %s",
+                          instance.instance_id, interval_s, one_line(exc))
             failing = True
+            continue
+        if failing:
+            log.warning("serve instance %s: the database answers again", instance.instance_id)
+        failing = False
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -157,7 +163,8 @@ def serve(args: argparse.Namespace) -> int:
     server = _graceful_server(config, driver, args.grace)
     tune_collector()  # started: what exists now lives as long as the server
     stop_beating = threading.Event()
-    beats = threading.Thread(target=_heartbeats, args=(instance, stop_beating, HEARTBEAT_S),
+    beats = threading.Thread(target=_heartbeats,
+                             args=(instance, driver, stop_beating, HEARTBEAT_S),
                              name="heartbeat", daemon=True)
     beats.start()
     try:
@@ -167,7 +174,9 @@ def serve(args: argparse.Namespace) -> int:
         stop_beating.set()
         driver.close()
         try:
-            instance.stop()
+            left = instance.stop()
+            if left is not None:
+                print(f"harness-lab serve: {left.describe()}", file=sys.stderr, flush=True)
         except DRIVER_REFUSALS as exc:
             log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
                       one_line(exc))

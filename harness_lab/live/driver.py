@@ -290,6 +290,11 @@ class LiveDriver:
         self.drain(0.0)
         self._pool.shutdown()
 
+    def in_flight(self) -> set[str]:
+        """The ids of the runs accepted and not yet ended (waiting for a worker or running)."""
+        with self._lock:
+            return {run_id for run_id, slot in self._slots.items() if not slot.done}
+
     def stats(self) -> dict[str, int]:
         """Runs in flight now, the most held at once, finished, lost to a worker error, failed
         by the store, and content or done events written after a user cancel was accepted."""

@@ -4,16 +4,19 @@ server stopped and started again)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from benchmarks.bench_live_load import parse_sse, serving
+from tests.live.test_restarts import InFlight, rows
 from tests.live.test_server import GUARDS_PASS
 from tests.postgres import PostgresServer
 
@@ -101,3 +104,59 @@ def test_a_database_serve_cannot_write_exits_two_before_listening(
     assert says in done.stderr
     assert "Traceback" not in done.stderr and "secret" not in done.stderr
     assert "listening" not in done.stdout
+
+
+def ended_rows(db: str, run_ids: list[str], timeout_s: float = 20.0) -> list[dict[str, Any]]:
+    """The rows of these runs once none is RUNNING (waiting up to ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = rows(db, run_ids)
+        if all(row["status"] != "RUNNING" for row in found):
+            return found
+        assert time.monotonic() < deadline, f"left RUNNING: {found}"
+        time.sleep(0.2)
+
+
+def test_runs_whose_end_the_store_refused_are_ended_once_it_answers_again(
+        tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    url = f"sqlite:///{db}?timeout=0.2"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", db=url) as server:
+        chats = InFlight(server.url, 2)
+        locked = lock(db)
+        chats.join()
+        left = locked.execute("SELECT status FROM diagnosis_run").fetchall()
+        locked.execute("ROLLBACK")
+        locked.close()
+        ended = ended_rows(url, chats.run_ids)
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    for events in chats.events:
+        assert events[-2]["kind"] == "failure"
+        assert events[-2]["data"]["code"] == "STORE_FAILURE"
+    assert left == [("RUNNING",), ("RUNNING",)]
+    assert "2 run(s) of this server whose end the store refused" in err
+    assert "Traceback" not in err
+    for row in ended:
+        assert (row["status"], row["termination_state"], row["termination_reason"]) == (
+            "FAILED", "FAILED", "PROCESS_LOST")
+        assert "the store refused its end" in json.loads(row["answer_json"])["message"]
+
+
+def test_a_server_stopped_right_after_its_database_returned_ends_the_runs_it_could_not(
+        postgres_server: PostgresServer) -> None:
+    db = postgres_server.fresh_database()
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", db=db) as server:
+        chats = InFlight(server.url, 2)
+        time.sleep(0.5)  # the throwaway server commits lazily: its RUNNING rows reach disk
+        postgres_server.stop()
+        try:
+            chats.join()
+        finally:
+            postgres_server.start()
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert {e[-2]["data"]["code"] for e in chats.events} == {"STORE_FAILURE"}
+    assert {(row["status"], row["termination_reason"]) for row in rows(db, chats.run_ids)} == {
+        ("FAILED", "PROCESS_LOST")}
