@@ -160,3 +160,29 @@ def test_a_server_stopped_right_after_its_database_returned_ends_the_runs_it_cou
     assert {e[-2]["data"]["code"] for e in chats.events} == {"STORE_FAILURE"}
     assert {(row["status"], row["termination_reason"]) for row in rows(db, chats.run_ids)} == {
         ("FAILED", "PROCESS_LOST")}
+
+
+def test_reading_a_run_while_the_store_is_down_is_a_503_naming_the_reason_not_a_traceback(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=postgres_server.url) as server:
+        postgres_server.stop()
+        try:
+            answers = [httpx.get(f"{server.url}/runs/run-x", timeout=30),
+                       httpx.get(f"{server.url}/runs/run-x/trace", timeout=30),
+                       httpx.get(f"{server.url}/runs/run-x/record", timeout=30),
+                       httpx.post(f"{server.url}/runs/run-x/cancel", timeout=30)]
+        finally:
+            postgres_server.start()
+        after = httpx.get(f"{server.url}/runs/run-x")
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    for answer in answers:
+        assert answer.status_code == 503, answer.text
+        assert answer.headers["retry-after"] == "5"
+        problem = answer.json()["error"]
+        assert problem["code"] == "store_unavailable"
+        assert "the store did not answer: OperationalError" in problem["message"]
+    assert after.status_code == 404
+    assert "Traceback" not in err
+    assert "GET /runs/run-x: the store failed: OperationalError" in err
