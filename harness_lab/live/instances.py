@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -275,11 +276,21 @@ def orphaned_running(engine: Engine, now: float | None = None) -> set[str]:
 
 
 def _process_exists(pid: int) -> bool:
-    """Whether a process with this id runs on this host (one we may not signal counts)."""
+    """Whether a process with this id runs on this host (one we may not signal counts; one
+    that has exited and waits for its parent to reap it, a zombie, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited and is not yet reaped (Linux's ``/proc``; elsewhere False)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[:1] in (["Z"], ["X"])

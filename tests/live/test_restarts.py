@@ -171,3 +171,17 @@ def test_a_server_leaves_the_runs_of_another_live_server_alone_and_names_it(
     message = cancel.json()["error"]["message"]
     assert "is not running on this server" in message and f"pid {first.process.pid}" in message
     assert {row["status"] for row in rows(db, chats.run_ids)} == {"SUCCESS"}
+
+
+def test_a_killed_server_not_yet_reaped_by_its_parent_counts_as_gone_at_the_next_start(
+        tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", db=db) as first:
+        chats = InFlight(first.url, 2)
+        first.process.kill()  # and no wait: the process stays a zombie of this one
+        chats.join()
+        with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01", db=db) as again:
+            health = httpx.get(f"{again.url}/healthz").json()
+        assert Path(f"/proc/{first.process.pid}/stat").read_text().split(") ")[1][0] == "Z"
+    assert health["instance"]["orphansEnded"] == 2
+    assert {row["termination_reason"] for row in rows(db, chats.run_ids)} == {"PROCESS_LOST"}
