@@ -124,18 +124,21 @@ def serve(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
         return fail("serve", f"--db {_safe(args.db)}: an option of the URL is not one the "
                              f"driver takes: {exc}")
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as exc:
+        store.close()
+        return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    # registered once it can serve: a server refused its address is never taken for lost
     instance = Instance(store.inner.engine, instance_id)
     try:
         instance.register()
         reaped = instance.reap()
     except DRIVER_REFUSALS as exc:
         store.close()
+        sock.close()
         return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
                              f"{one_line(exc)}")
-    try:
-        sock = _listen(args.host, args.port)
-    except OSError as exc:
-        return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     clock = WallClock(args.time_scale)
     exported = None
     if otlp is not None:  # each run, once finished, queued for a thread of its own to send
