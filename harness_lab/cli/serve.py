@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail, otlp_option
+from harness_lab.cli.common import add_command, fail, otlp_option, port_number
 
 __all__ = ["register", "serve"]
 
@@ -279,7 +279,7 @@ def register(sub: Any) -> None:
                         "SQLAlchemy URL such as postgresql+psycopg://user@host/db")
     p.add_argument("--host", default="127.0.0.1",
                    help="the address to listen on")
-    p.add_argument("--port", type=int, default=8000,
+    p.add_argument("--port", type=port_number, default=8000,
                    help="the port to listen on; 0 picks a free one, printed at start")
     p.add_argument("--workers", type=int, default=256, metavar="N",
                    help="runs in flight at once, one thread each; more requests wait for a "
