@@ -65,6 +65,18 @@ def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: f
         failing = False
 
 
+def _log_to_stderr(level: str) -> None:
+    """The server's own log lines (``harness_lab.*``: a store failure, a client that left
+    while sending its body, a connection cut off for slow headers) on standard error from
+    ``level`` up, as uvicorn's are; without it only warnings and errors would reach it."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    own = logging.getLogger("harness_lab")
+    own.handlers = [handler]
+    own.setLevel(level.upper())
+    own.propagate = False
+
+
 def serve(args: argparse.Namespace) -> int:
     """Check every option, open the store and the socket, then serve until stopped."""
     import uvicorn
@@ -98,6 +110,7 @@ def serve(args: argparse.Namespace) -> int:
     otlp = otlp_option("serve", args.otlp)
     if isinstance(otlp, int):
         return otlp
+    _log_to_stderr(args.log_level)
     try:
         scenario = label = None
         if args.scenario is not None:
@@ -302,4 +315,5 @@ def register(sub: Any) -> None:
                         "own; needs the otel extra (docs/otel.md)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
-                   help="the HTTP server's log level")
+                   help="the server's log level (its own lines and the HTTP server's, on "
+                        "standard error)")
