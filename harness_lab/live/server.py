@@ -117,6 +117,11 @@ class SseStream(Response):
                     self.driver.disconnect(self.slot)
                 finished = True
                 group.cancel_scope.cancel()
+        except asyncio.CancelledError:
+            # the HTTP server cut the stream as it stopped at once (a second Ctrl-C, or the
+            # grace period's end): the run is cancelled SERVER_SHUTDOWN as the server ends, and
+            # the task ends here, quietly, rather than as an error with its traceback
+            log.info("run %s: its stream was cut as the server stopped", self.slot.run_id)
         finally:  # a run waiting to hear that its result was written hears it was not
             self.slot.writer_gone = True
             self.events.refuse_flushes()

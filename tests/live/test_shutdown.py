@@ -4,6 +4,7 @@ each client hears of, and a clean exit (a real server and real streaming clients
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,24 @@ def test_runs_that_end_within_the_grace_period_are_released_as_usual(tmp_path: P
     for events in chats.events:
         assert [e["kind"] for e in events][-2:] == ["content", "done"]
     assert {row["status"] for row in rows(db, chats.run_ids)} == {"SUCCESS"}
+
+
+def test_a_second_interrupt_stops_at_once_ending_the_runs_without_a_traceback(
+        tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", "--grace", "30",
+                 db=db) as server:
+        chats = InFlight(server.url, 2)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.stdout is not None
+        assert "2 run(s) in flight get 30 s to end" in server.process.stdout.readline()
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGINT)
+        out, err = server.process.communicate(timeout=60)
+        chats.join()
+    assert time.monotonic() - started < 10
+    assert server.process.returncode == 0
+    assert "Traceback" not in err and "CancelledError" not in err, err
+    assert "stopped after 2 run(s)" in out
+    for row in rows(db, chats.run_ids):
+        assert (row["status"], row["termination_reason"]) == ("CANCELLED", "SERVER_SHUTDOWN")
