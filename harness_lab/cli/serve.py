@@ -52,6 +52,10 @@ def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: f
     while not stop.wait(interval_s):
         try:
             instance.heartbeat()
+            if failing:
+                log.warning("serve instance %s: the database answers again",
+                            instance.instance_id)
+            failing = False
             for orphans in instance.reap(driver.in_flight):
                 log.warning("%s", orphans.describe())
         except Exception as exc:  # the database is down: said once, tried again next beat
@@ -59,10 +63,6 @@ def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: f
                 log.error("serve instance %s: heartbeat failed (tried again every %g s): %s",
                           instance.instance_id, interval_s, one_line(exc))
             failing = True
-            continue
-        if failing:
-            log.warning("serve instance %s: the database answers again", instance.instance_id)
-        failing = False
 
 
 def _log_to_stderr(level: str) -> None:

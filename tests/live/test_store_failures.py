@@ -186,3 +186,22 @@ def test_reading_a_run_while_the_store_is_down_is_a_503_naming_the_reason_not_a_
     assert after.status_code == 404
     assert "Traceback" not in err
     assert "GET /runs/run-x: the store failed: OperationalError" in err
+
+
+def test_a_database_gone_for_several_heartbeats_is_said_once_in_one_line_and_its_return_too(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), db=postgres_server.url) as server:
+        time.sleep(1)  # the throwaway server commits lazily: the serve tables reach disk
+        postgres_server.stop()
+        try:
+            time.sleep(11)  # two heartbeats fail
+        finally:
+            postgres_server.start()
+        time.sleep(6)  # the next one succeeds
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    failed = [line for line in err.splitlines() if "heartbeat failed" in line]
+    assert len(failed) == 1, err
+    assert ": OperationalError: " in failed[0]
+    assert "sqlalche.me" not in err and "Traceback" not in err
+    assert "the database answers again" in err
