@@ -24,6 +24,9 @@ __all__ = ["register", "serve"]
 
 log = logging.getLogger("harness_lab.serve")
 
+STOP_WAIT_S = 10.0
+"""Seconds a stopping server waits for the database to record its stop."""
+
 
 def _listen(host: str, port: int) -> socket.socket:
     """A listening socket (port 0: a free one), so the real port is known and printed."""
@@ -83,7 +86,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from harness_lab.live.clock import WallClock
     from harness_lab.live.collector import tune_collector
-    from harness_lab.live.driver import LiveDriver
+    from harness_lab.live.driver import CLOSE_WAIT_S, LiveDriver
     from harness_lab.live.instances import HEARTBEAT_S, Instance
     from harness_lab.live.protocol import header_timeout_protocol
     from harness_lab.live.server import create_app
@@ -188,14 +191,13 @@ def serve(args: argparse.Namespace) -> int:
             server.run(sockets=[sock])
     finally:
         stop_beating.set()
-        driver.close()
-        try:
-            left = instance.stop()
-            if left is not None:
-                print(f"harness-lab serve: {left.describe()}", file=sys.stderr, flush=True)
-        except DRIVER_REFUSALS as exc:
-            log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
-                      one_line(exc))
+        stuck = driver.close(CLOSE_WAIT_S)
+        if stuck:
+            print(f"harness-lab serve: {len(stuck)} run(s) still blocked {CLOSE_WAIT_S:g} s after "
+                  f"their cancel (on a provider call or a database that does not answer) are "
+                  f"left; a row of theirs still RUNNING is ended FAILED (PROCESS_LOST) as this "
+                  f"server records its stop, or by the next serve", file=sys.stderr, flush=True)
+        _record_stop(instance)
         store.close()
         sock.close()
         if isinstance(source, HttpSource):
@@ -207,6 +209,34 @@ def serve(args: argparse.Namespace) -> int:
           + (f"; {server.cancelled} cancelled at shutdown" if server.cancelled else ""),
           flush=True)
     return 0
+
+
+def _record_stop(instance: Any) -> None:
+    """Record this server's stop (ending its runs left RUNNING), waiting at most
+    :data:`STOP_WAIT_S` for the database: one that does not answer must not keep the
+    process from exiting, and the next serve then takes this one for lost."""
+    from harness_lab.store.sql import DRIVER_REFUSALS, one_line
+
+    outcome: list[Any] = []
+
+    def stop() -> None:
+        try:
+            outcome.append(instance.stop())
+        except DRIVER_REFUSALS as exc:
+            outcome.append(exc)
+
+    recording = threading.Thread(target=stop, name="record-stop", daemon=True)
+    recording.start()
+    recording.join(STOP_WAIT_S)
+    if not outcome:
+        log.error("serve instance %s: could not record its stop: the database did not answer "
+                  "within %g s; the next serve takes this one for lost and ends its runs",
+                  instance.instance_id, STOP_WAIT_S)
+    elif isinstance(outcome[0], Exception):
+        log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
+                  one_line(outcome[0]))
+    elif outcome[0] is not None:
+        print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
 def _graceful_server(config: Any, driver: Any, grace_s: float) -> Any:

@@ -101,8 +101,9 @@ class Orphans:
     def describe(self) -> str:
         """One line for the log: how many runs, whose, last heard when."""
         if self.own:
-            return (f"{len(self.run_ids)} run(s) of this server whose end the store refused "
-                    f"(left RUNNING) ended FAILED ({PROCESS_LOST}) now that it answers")
+            return (f"{len(self.run_ids)} run(s) of this server left RUNNING (the store "
+                    f"refused their end, or they were still blocked when it stopped) ended "
+                    f"FAILED ({PROCESS_LOST})")
         heard = datetime.fromtimestamp(self.heartbeat_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
         return (f"{len(self.run_ids)} run(s) left RUNNING by serve instance "
                 f"{self.instance_id} (host {self.host}, pid {self.pid}, last heard "
@@ -157,7 +158,7 @@ class Instance:
         transaction, and returned."""
         now = self.wall()
         with self.engine.begin() as conn:
-            left = self._end_own_runs(conn, _none_in_flight, now)
+            left = self._end_own_runs(conn, _none_in_flight, now, stopping=True)
             conn.execute(update(serve_instance).where(_I.instance_id == self.instance_id)
                          .values(stopped_at=now, stop="stopped"))
         self.reaped += len(left.run_ids)
@@ -203,18 +204,22 @@ class Instance:
         return Orphans(instance_id, host, pid, heard, orphaned)
 
     def _end_own_runs(self, conn: Connection, in_flight: Callable[[], Collection[str]],
-                      now: float) -> Orphans:
+                      now: float, *, stopping: bool = False) -> Orphans:
         """End this instance's RUNNING runs that it no longer runs: the store refused their
-        end. ``in_flight`` is asked after the rows are read, so a run that started meanwhile
-        is never taken for one that ended."""
+        end, or (``stopping``) the server stops with them still blocked. ``in_flight`` is
+        asked after the rows are read, so a run that started meanwhile is never taken for one
+        that ended."""
         running = _running_of(conn, self.instance_id)
         if not running:
             return Orphans(self.instance_id, self.host, self.pid, now, (), own=True)
         still = set(in_flight())
         ended = [r for r in running if r not in still]
-        lost = (f"the store refused its end when it finished (STORE_FAILURE); serve instance "
-                f"{self.instance_id} (host {self.host}, pid {self.pid}) ended it once the "
-                f"store answered again")
+        server = f"serve instance {self.instance_id} (host {self.host}, pid {self.pid})"
+        lost = (f"{server} stopped with it unfinished: the store had refused its end "
+                f"(STORE_FAILURE), or it was still blocked on a call or on the store"
+                if stopping else
+                f"the store refused its end when it finished (STORE_FAILURE); {server} ended "
+                f"it once the store answered again")
         return Orphans(self.instance_id, self.host, self.pid, now,
                        _fail_running(conn, ended, lost, now), own=True)
 

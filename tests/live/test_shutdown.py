@@ -7,11 +7,13 @@ import signal
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from benchmarks.bench_live_load import serving
 from tests.live.test_restarts import InFlight, rows
 from tests.live.test_server import GUARDS_PASS
+from tests.postgres import PostgresServer
 
 pytestmark = pytest.mark.live
 
@@ -72,3 +74,28 @@ def test_a_second_interrupt_stops_at_once_ending_the_runs_without_a_traceback(
     assert "stopped after 2 run(s)" in out
     for row in rows(db, chats.run_ids):
         assert (row["status"], row["termination_reason"]) == ("CANCELLED", "SERVER_SHUTDOWN")
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_stop_while_the_database_hangs_exits_in_bounded_time_leaving_runs_to_the_next_server(
+        postgres_server: PostgresServer) -> None:
+    db = postgres_server.fresh_database()
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", "--grace", "0.5",
+                 db=db) as server:
+        chats = InFlight(server.url, 2)
+        time.sleep(0.5)  # the throwaway server commits lazily: the RUNNING rows reach disk
+        with postgres_server.hung():
+            started = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            out, err = server.process.communicate(timeout=90)
+            took = time.monotonic() - started
+        chats.join()
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert took < 45
+    assert "2 run(s) still blocked 10 s after their cancel" in err
+    assert "could not record its stop: the database did not answer within 10 s" in err
+    with serving("--scenario", str(GUARDS_PASS), db=db) as again:
+        health = httpx.get(f"{again.url}/healthz").json()
+    assert health["instance"]["orphansEnded"] == 2
+    assert {row["termination_reason"] for row in rows(db, chats.run_ids)} == {"PROCESS_LOST"}

@@ -135,7 +135,7 @@ def test_runs_whose_end_the_store_refused_are_ended_once_it_answers_again(
         assert events[-2]["kind"] == "failure"
         assert events[-2]["data"]["code"] == "STORE_FAILURE"
     assert left == [("RUNNING",), ("RUNNING",)]
-    assert "2 run(s) of this server whose end the store refused" in err
+    assert "2 run(s) of this server left RUNNING (the store refused their end" in err
     assert "Traceback" not in err
     for row in ended:
         assert (row["status"], row["termination_state"], row["termination_reason"]) == (
