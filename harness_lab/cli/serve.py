@@ -149,7 +149,7 @@ def serve(args: argparse.Namespace) -> int:
     instance = Instance(store.inner.engine, instance_id)
     try:
         instance.register()
-        reaped = instance.reap()
+        reaped = instance.reap(stopped=True)
     except DRIVER_REFUSALS as exc:
         store.close()
         sock.close()

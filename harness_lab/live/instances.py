@@ -164,20 +164,33 @@ class Instance:
         self.reaped += len(left.run_ids)
         return left if left.run_ids else None
 
-    def reap(self, in_flight: Callable[[], Collection[str]] | None = None) -> list[Orphans]:
+    def reap(self, in_flight: Callable[[], Collection[str]] | None = None, *,
+             stopped: bool = False) -> list[Orphans]:
         """End the runs of every lost instance as :data:`PROCESS_LOST`, and this instance's
         own runs left RUNNING that are no longer ``in_flight`` (their end the store refused);
-        the instances that left any (one lost before its first run is only marked lost)."""
+        the instances that left any (one lost before its first run is only marked lost).
+
+        ``stopped`` (once, when a server starts): also the RUNNING runs of instances that said
+        they stopped, which servers before stop ended their own runs could leave (a search
+        of every RUNNING row, too slow for each heartbeat)."""
         now = self.wall()
         with self.engine.connect() as conn:
             others = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
                                   .where(_I.stopped_at.is_(None),
                                          _I.instance_id != self.instance_id)).all()
+            left = conn.execute(
+                select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at).distinct()
+                .join(serve_run, serve_run.c.instance_id == _I.instance_id)
+                .join(diagnosis_run, diagnosis_run.c.run_id == serve_run.c.run_id)
+                .where(_I.stopped_at.is_not(None), diagnosis_run.c.status == _RUNNING)
+            ).all() if stopped else []
         found: list[Orphans] = []
         for instance_id, host, pid, heard in others:
             gone = heard < now - STALE_S or (host == self.host and not self.alive(pid))
             if gone:
                 found.append(self._end_runs_of(instance_id, host, pid, heard, now))
+        for instance_id, host, pid, heard in left:
+            found.append(self._end_runs_of(instance_id, host, pid, heard, now))
         with self.engine.begin() as conn:
             found.append(self._end_own_runs(conn, in_flight or _none_in_flight, now))
         self.reaped += sum(len(f.run_ids) for f in found)
