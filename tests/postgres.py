@@ -12,10 +12,12 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -92,10 +94,37 @@ class PostgresServer:
             _as_owner([self.pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"],
                       self.uid)
 
+    @contextmanager
+    def hung(self) -> Iterator[None]:
+        """The server and its backends stopped (SIGSTOP) for the block, then resumed: its
+        connections stay open and nothing answers, as a database that hangs."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        processes = [postmaster, *_children(postmaster)]
+        for pid in processes:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in processes:
+                os.kill(pid, signal.SIGCONT)
+
     def remove(self) -> None:
         """Stop the server and delete the cluster."""
         self.stop()
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    """The ids of the processes whose parent is ``pid`` (Linux's ``/proc``)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 @pytest.fixture(scope="session")

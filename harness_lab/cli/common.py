@@ -27,7 +27,7 @@ __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED"
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
            "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
            "no_scenarios_message", "otlp_option", "otlp_send", "out_problem", "output_format",
-           "read_mapping", "selected_results", "usage_problem"]
+           "port_number", "read_mapping", "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -155,6 +155,18 @@ def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
     """Say ``harness-lab COMMAND: MESSAGE`` on standard error; return ``code``."""
     print(f"harness-lab {command}: {message}", file=sys.stderr)
     return code
+
+
+def port_number(text: str) -> int:
+    """An option's TCP port (argparse ``type``): 0 to 65535, 0 for a free one; a usage error
+    otherwise, before anything tries to listen."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: a free one), got {port}")
+    return port
 
 
 def otlp_option(command: str, url: str | None) -> str | int | None:

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from harness_lab.cli.common import EXIT_NO_SCENARIOS, add_command, fail
+from harness_lab.cli.common import EXIT_NO_SCENARIOS, add_command, fail, port_number
 
 __all__ = ["register"]
 
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
                    help="how far a live time or duration may be from the expected one: S "
                         "virtual seconds plus P%% of the run's time so far (default: 0.125 "
                         "wall seconds, so 2.5 at --time-scale 0.05, plus 5%%; 0: exact)")
-    p.add_argument("--providers-port", type=int, default=0, metavar="N",
+    p.add_argument("--providers-port", type=port_number, default=0, metavar="N",
                    help="the port of the scripted providers, which the harness at URL is "
                         "configured to call (default: a free one, fine with --serve)")
     p.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")

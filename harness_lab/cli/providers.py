@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE, add_command, fail, usage_problem
+from harness_lab.cli.common import EXIT_USAGE, add_command, fail, port_number, usage_problem
 
 __all__ = ["register"]
 
@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
     """Add the ``providers`` subcommand."""
     q = add_command(sub, "providers", func=_cmd_providers)
     q.add_argument("file", help="the scenario file (FILE[variant] for one variant)")
-    q.add_argument("--port", type=int, default=8100, help="0 picks a free port")
+    q.add_argument("--port", type=port_number, default=8100, help="0 picks a free port")
     q.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     q.add_argument("--time-scale", type=float, default=1.0, metavar="X",
                    help="wall seconds per scripted second")

@@ -18,11 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail, otlp_option
+from harness_lab.cli.common import add_command, fail, otlp_option, port_number
 
 __all__ = ["register", "serve"]
 
 log = logging.getLogger("harness_lab.serve")
+
+STOP_WAIT_S = 10.0
+"""Seconds a stopping server waits for the database to record its stop."""
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -43,20 +46,38 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _heartbeats(instance: Any, stop: threading.Event, interval_s: float) -> None:
-    """Beat, and end the runs of lost instances, every ``interval_s`` until ``stop``."""
+def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: float) -> None:
+    """Beat, and end the runs of lost instances and this one's runs whose end the store
+    refused, every ``interval_s`` until ``stop``."""
+    from harness_lab.store.sql import one_line
+
     failing = False
     while not stop.wait(interval_s):
         try:
             instance.heartbeat()
-            for orphans in instance.reap():
-                log.warning("%s", orphans.describe())
+            if failing:
+                log.warning("serve instance %s: the database answers again",
+                            instance.instance_id)
             failing = False
+            for orphans in instance.reap(driver.in_flight):
+                log.warning("%s", orphans.describe())
         except Exception as exc:  # the database is down: said once, tried again next beat
             if not failing:
-                log.error("serve instance %s: heartbeat failed: %s", instance.instance_id,
-                          exc)
+                log.error("serve instance %s: heartbeat failed (tried again every %g s): %s",
+                          instance.instance_id, interval_s, one_line(exc))
             failing = True
+
+
+def _log_to_stderr(level: str) -> None:
+    """The server's own log lines (``harness_lab.*``: a store failure, a client that left
+    while sending its body, a connection cut off for slow headers) on standard error from
+    ``level`` up, as uvicorn's are; without it only warnings and errors would reach it."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    own = logging.getLogger("harness_lab")
+    own.handlers = [handler]
+    own.setLevel(level.upper())
+    own.propagate = False
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -65,7 +86,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from harness_lab.live.clock import WallClock
     from harness_lab.live.collector import tune_collector
-    from harness_lab.live.driver import LiveDriver
+    from harness_lab.live.driver import CLOSE_WAIT_S, LiveDriver
     from harness_lab.live.instances import HEARTBEAT_S, Instance
     from harness_lab.live.protocol import header_timeout_protocol
     from harness_lab.live.server import create_app
@@ -92,6 +113,7 @@ def serve(args: argparse.Namespace) -> int:
     otlp = otlp_option("serve", args.otlp)
     if isinstance(otlp, int):
         return otlp
+    _log_to_stderr(args.log_level)
     try:
         scenario = label = None
         if args.scenario is not None:
@@ -118,18 +140,21 @@ def serve(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
         return fail("serve", f"--db {_safe(args.db)}: an option of the URL is not one the "
                              f"driver takes: {exc}")
-    instance = Instance(store.inner.engine, instance_id)
-    try:
-        instance.register()
-        reaped = instance.reap()
-    except DRIVER_REFUSALS as exc:
-        store.close()
-        return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
-                             f"{one_line(exc)}")
     try:
         sock = _listen(args.host, args.port)
     except OSError as exc:
+        store.close()
         return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    # registered once it can serve: a server refused its address is never taken for lost
+    instance = Instance(store.inner.engine, instance_id)
+    try:
+        instance.register()
+        reaped = instance.reap(stopped=True)
+    except DRIVER_REFUSALS as exc:
+        store.close()
+        sock.close()
+        return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
+                             f"{one_line(exc)}")
     clock = WallClock(args.time_scale)
     exported = None
     if otlp is not None:  # each run, once finished, queued for a thread of its own to send
@@ -157,7 +182,8 @@ def serve(args: argparse.Namespace) -> int:
     server = _graceful_server(config, driver, args.grace)
     tune_collector()  # started: what exists now lives as long as the server
     stop_beating = threading.Event()
-    beats = threading.Thread(target=_heartbeats, args=(instance, stop_beating, HEARTBEAT_S),
+    beats = threading.Thread(target=_heartbeats,
+                             args=(instance, driver, stop_beating, HEARTBEAT_S),
                              name="heartbeat", daemon=True)
     beats.start()
     try:
@@ -165,12 +191,13 @@ def serve(args: argparse.Namespace) -> int:
             server.run(sockets=[sock])
     finally:
         stop_beating.set()
-        driver.close()
-        try:
-            instance.stop()
-        except DRIVER_REFUSALS as exc:
-            log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
-                      one_line(exc))
+        stuck = driver.close(CLOSE_WAIT_S)
+        if stuck:
+            print(f"harness-lab serve: {len(stuck)} run(s) still blocked {CLOSE_WAIT_S:g} s after "
+                  f"their cancel (on a provider call or a database that does not answer) are "
+                  f"left; a row of theirs still RUNNING is ended FAILED (PROCESS_LOST) as this "
+                  f"server records its stop, or by the next serve", file=sys.stderr, flush=True)
+        _record_stop(instance)
         store.close()
         sock.close()
         if isinstance(source, HttpSource):
@@ -182,6 +209,34 @@ def serve(args: argparse.Namespace) -> int:
           + (f"; {server.cancelled} cancelled at shutdown" if server.cancelled else ""),
           flush=True)
     return 0
+
+
+def _record_stop(instance: Any) -> None:
+    """Record this server's stop (ending its runs left RUNNING), waiting at most
+    :data:`STOP_WAIT_S` for the database: one that does not answer must not keep the
+    process from exiting, and the next serve then takes this one for lost."""
+    from harness_lab.store.sql import DRIVER_REFUSALS, one_line
+
+    outcome: list[Any] = []
+
+    def stop() -> None:
+        try:
+            outcome.append(instance.stop())
+        except DRIVER_REFUSALS as exc:
+            outcome.append(exc)
+
+    recording = threading.Thread(target=stop, name="record-stop", daemon=True)
+    recording.start()
+    recording.join(STOP_WAIT_S)
+    if not outcome:
+        log.error("serve instance %s: could not record its stop: the database did not answer "
+                  "within %g s; the next serve takes this one for lost and ends its runs",
+                  instance.instance_id, STOP_WAIT_S)
+    elif isinstance(outcome[0], Exception):
+        log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
+                  one_line(outcome[0]))
+    elif outcome[0] is not None:
+        print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
 def _graceful_server(config: Any, driver: Any, grace_s: float) -> Any:
@@ -267,7 +322,7 @@ def register(sub: Any) -> None:
                         "SQLAlchemy URL such as postgresql+psycopg://user@host/db")
     p.add_argument("--host", default="127.0.0.1",
                    help="the address to listen on")
-    p.add_argument("--port", type=int, default=8000,
+    p.add_argument("--port", type=port_number, default=8000,
                    help="the port to listen on; 0 picks a free one, printed at start")
     p.add_argument("--workers", type=int, default=256, metavar="N",
                    help="runs in flight at once, one thread each; more requests wait for a "
@@ -290,4 +345,5 @@ def register(sub: Any) -> None:
                         "own; needs the otel extra (docs/otel.md)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
-                   help="the HTTP server's log level")
+                   help="the server's log level (its own lines and the HTTP server's, on "
+                        "standard error)")

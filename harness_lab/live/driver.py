@@ -41,13 +41,18 @@ from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.store.base import RunStore
 
-__all__ = ["FLUSH_WAIT_S", "CancelAnswer", "EventSink", "Flush", "LiveDriver", "LiveSlot"]
+__all__ = ["CLOSE_WAIT_S", "FLUSH_WAIT_S", "CancelAnswer", "EventSink", "Flush", "LiveDriver",
+           "LiveSlot"]
 
 _log = logging.getLogger("harness_lab.live")
 
 FLUSH_WAIT_S = 10.0
 """Seconds a run waits for its stream's writer to confirm delivery before it sends a result
 (a writer that cannot write as fast, to a slow client, lets the run go on after this)."""
+
+CLOSE_WAIT_S = 10.0
+"""Seconds a stopping server waits for its cancelled runs to end before it leaves the ones
+still blocked (on a provider call or a database that does not answer) and exits."""
 
 _RESULT_KINDS = frozenset({SseEventKind.CONTENT, SseEventKind.FAILURE, SseEventKind.DONE})
 
@@ -186,12 +191,15 @@ class _Workers:
         """Run ``slot`` on the next free thread (it waits for one when all are busy)."""
         self._queue.put(slot)
 
-    def shutdown(self) -> None:
-        """Let every thread finish what it runs and what is queued, then end; wait for them."""
+    def shutdown(self, timeout_s: float | None = None) -> None:
+        """Let every thread finish what it runs and what is queued, then end; wait for them
+        (at most ``timeout_s`` in all: a thread blocked on a database that does not answer
+        is left, as a daemon, to end with the process)."""
         for _ in self._threads:
             self._queue.put(None)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         for thread in self._threads:
-            thread.join()
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _serve(self) -> None:
         while (slot := self._queue.get()) is not None:
@@ -285,10 +293,18 @@ class LiveDriver:
             self._wake(slot)
         return cancelled
 
-    def close(self) -> None:
-        """Cancel every run still going (SERVER_SHUTDOWN), wait for the workers to end."""
+    def close(self, timeout_s: float | None = None) -> set[str]:
+        """Cancel every run still going (SERVER_SHUTDOWN), wait for the workers to end (at
+        most ``timeout_s``); the ids of the runs still in flight then (blocked on a call or on
+        a store that does not answer), which the server leaves behind."""
         self.drain(0.0)
-        self._pool.shutdown()
+        self._pool.shutdown(timeout_s)
+        return self.in_flight()
+
+    def in_flight(self) -> set[str]:
+        """The ids of the runs accepted and not yet ended (waiting for a worker or running)."""
+        with self._lock:
+            return {run_id for run_id, slot in self._slots.items() if not slot.done}
 
     def stats(self) -> dict[str, int]:
         """Runs in flight now, the most held at once, finished, lost to a worker error, failed

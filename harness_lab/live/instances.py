@@ -10,7 +10,10 @@ looks for orphans when it starts and at every heartbeat, and ends each one as th
 unrecoverable internal failure: ``status`` FAILED, ``release_outcome`` FAILED,
 ``termination_state`` FAILED, ``termination_reason`` :data:`PROCESS_LOST` (a reason this
 toolkit adds), the failure body naming the lost process. A run another live instance still
-runs is never touched. docs/live.md, "Operating promises".
+runs is never touched. A run of this instance whose end the store refused (the database was
+down when it finished) is left RUNNING too: the instance ends it the same way once the
+database answers again (at a heartbeat), or when it stops. docs/live.md, "Operating
+promises".
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -84,16 +88,22 @@ _I = serve_instance.c
 
 @dataclass(frozen=True, slots=True)
 class Orphans:
-    """The runs one lost instance left RUNNING, now ended as :data:`PROCESS_LOST`."""
+    """The runs one lost instance left RUNNING, now ended as :data:`PROCESS_LOST`; ``own``:
+    this instance's runs whose end the store refused, ended once it answered again."""
 
     instance_id: str
     host: str
     pid: int
     heartbeat_at: float
     run_ids: tuple[str, ...]
+    own: bool = False
 
     def describe(self) -> str:
         """One line for the log: how many runs, whose, last heard when."""
+        if self.own:
+            return (f"{len(self.run_ids)} run(s) of this server left RUNNING (the store "
+                    f"refused their end, or they were still blocked when it stopped) ended "
+                    f"FAILED ({PROCESS_LOST})")
         heard = datetime.fromtimestamp(self.heartbeat_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
         return (f"{len(self.run_ids)} run(s) left RUNNING by serve instance "
                 f"{self.instance_id} (host {self.host}, pid {self.pid}, last heard "
@@ -142,25 +152,47 @@ class Instance:
             conn.execute(update(serve_instance).where(_I.instance_id == self.instance_id)
                          .values(heartbeat_at=self.wall()))
 
-    def stop(self) -> None:
-        """Say this instance stopped on its own (its runs have ended)."""
+    def stop(self) -> Orphans | None:
+        """Say this instance stopped on its own (its runs have ended); a run of it still
+        RUNNING (its end the store refused) is ended as :data:`PROCESS_LOST` in the same
+        transaction, and returned."""
+        now = self.wall()
         with self.engine.begin() as conn:
+            left = self._end_own_runs(conn, _none_in_flight, now, stopping=True)
             conn.execute(update(serve_instance).where(_I.instance_id == self.instance_id)
-                         .values(stopped_at=self.wall(), stop="stopped"))
+                         .values(stopped_at=now, stop="stopped"))
+        self.reaped += len(left.run_ids)
+        return left if left.run_ids else None
 
-    def reap(self) -> list[Orphans]:
-        """End the runs of every lost instance as :data:`PROCESS_LOST`; the instances that
-        left any (one lost before its first run is only marked lost)."""
+    def reap(self, in_flight: Callable[[], Collection[str]] | None = None, *,
+             stopped: bool = False) -> list[Orphans]:
+        """End the runs of every lost instance as :data:`PROCESS_LOST`, and this instance's
+        own runs left RUNNING that are no longer ``in_flight`` (their end the store refused);
+        the instances that left any (one lost before its first run is only marked lost).
+
+        ``stopped`` (once, when a server starts): also the RUNNING runs of instances that said
+        they stopped, which servers before stop ended their own runs could leave (a search
+        of every RUNNING row, too slow for each heartbeat)."""
         now = self.wall()
         with self.engine.connect() as conn:
             others = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
                                   .where(_I.stopped_at.is_(None),
                                          _I.instance_id != self.instance_id)).all()
+            left = conn.execute(
+                select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at).distinct()
+                .join(serve_run, serve_run.c.instance_id == _I.instance_id)
+                .join(diagnosis_run, diagnosis_run.c.run_id == serve_run.c.run_id)
+                .where(_I.stopped_at.is_not(None), diagnosis_run.c.status == _RUNNING)
+            ).all() if stopped else []
         found: list[Orphans] = []
         for instance_id, host, pid, heard in others:
             gone = heard < now - STALE_S or (host == self.host and not self.alive(pid))
             if gone:
                 found.append(self._end_runs_of(instance_id, host, pid, heard, now))
+        for instance_id, host, pid, heard in left:
+            found.append(self._end_runs_of(instance_id, host, pid, heard, now))
+        with self.engine.begin() as conn:
+            found.append(self._end_own_runs(conn, in_flight or _none_in_flight, now))
         self.reaped += sum(len(f.run_ids) for f in found)
         return [f for f in found if f.run_ids]
 
@@ -177,24 +209,61 @@ class Instance:
                      ) -> Orphans:
         lost = (f"the serve process that ran it (instance {instance_id}, host {host}, pid "
                 f"{pid}) stopped without ending it")
-        body = json.dumps({"code": PROCESS_LOST, "message": lost}, ensure_ascii=False)
-        runs = select(serve_run.c.run_id).where(serve_run.c.instance_id == instance_id)
-        run = diagnosis_run.c
         with self.engine.begin() as conn:
-            orphaned = [r for (r,) in conn.execute(
-                select(run.run_id).where(run.status == _RUNNING, run.run_id.in_(runs)))]
-            if orphaned:
-                conn.execute(update(diagnosis_run)
-                             .where(run.status == _RUNNING, run.run_id.in_(orphaned))
-                             .values(status=StoredRunStatus.FAILED.value,
-                                     release_outcome=ReleaseOutcome.FAILED.value,
-                                     termination_state=RunState.FAILED.value,
-                                     termination_reason=PROCESS_LOST, answer_json=body,
-                                     finished_at=now))
+            orphaned = _fail_running(conn, _running_of(conn, instance_id), lost, now)
             conn.execute(update(serve_instance)
                          .where(_I.instance_id == instance_id, _I.stopped_at.is_(None))
                          .values(stopped_at=now, stop="lost"))
-        return Orphans(instance_id, host, pid, heard, tuple(orphaned))
+        return Orphans(instance_id, host, pid, heard, orphaned)
+
+    def _end_own_runs(self, conn: Connection, in_flight: Callable[[], Collection[str]],
+                      now: float, *, stopping: bool = False) -> Orphans:
+        """End this instance's RUNNING runs that it no longer runs: the store refused their
+        end, or (``stopping``) the server stops with them still blocked. ``in_flight`` is
+        asked after the rows are read, so a run that started meanwhile is never taken for one
+        that ended."""
+        running = _running_of(conn, self.instance_id)
+        if not running:
+            return Orphans(self.instance_id, self.host, self.pid, now, (), own=True)
+        still = set(in_flight())
+        ended = [r for r in running if r not in still]
+        server = f"serve instance {self.instance_id} (host {self.host}, pid {self.pid})"
+        lost = (f"{server} stopped with it unfinished: the store had refused its end "
+                f"(STORE_FAILURE), or it was still blocked on a call or on the store"
+                if stopping else
+                f"the store refused its end when it finished (STORE_FAILURE); {server} ended "
+                f"it once the store answered again")
+        return Orphans(self.instance_id, self.host, self.pid, now,
+                       _fail_running(conn, ended, lost, now), own=True)
+
+
+def _none_in_flight() -> Collection[str]:
+    return ()
+
+
+def _running_of(conn: Connection, instance_id: str) -> list[str]:
+    """The run ids noted as ``instance_id``'s whose rows are RUNNING."""
+    run = diagnosis_run.c
+    runs = select(serve_run.c.run_id).where(serve_run.c.instance_id == instance_id)
+    return [r for (r,) in conn.execute(
+        select(run.run_id).where(run.status == _RUNNING, run.run_id.in_(runs)))]
+
+
+def _fail_running(conn: Connection, run_ids: list[str], message: str, now: float
+                  ) -> tuple[str, ...]:
+    """End those of ``run_ids`` still RUNNING as the unrecoverable internal failure
+    (:data:`PROCESS_LOST`), the failure body saying ``message``; the run ids."""
+    if not run_ids:
+        return ()
+    run = diagnosis_run.c
+    body = json.dumps({"code": PROCESS_LOST, "message": message}, ensure_ascii=False)
+    conn.execute(update(diagnosis_run)
+                 .where(run.status == _RUNNING, run.run_id.in_(run_ids))
+                 .values(status=StoredRunStatus.FAILED.value,
+                         release_outcome=ReleaseOutcome.FAILED.value,
+                         termination_state=RunState.FAILED.value,
+                         termination_reason=PROCESS_LOST, answer_json=body, finished_at=now))
+    return tuple(run_ids)
 
 
 def orphaned_running(engine: Engine, now: float | None = None) -> set[str]:
@@ -225,11 +294,21 @@ def orphaned_running(engine: Engine, now: float | None = None) -> set[str]:
 
 
 def _process_exists(pid: int) -> bool:
-    """Whether a process with this id runs on this host (one we may not signal counts)."""
+    """Whether a process with this id runs on this host (one we may not signal counts; one
+    that has exited and waits for its parent to reap it, a zombie, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited and is not yet reaped (Linux's ``/proc``; elsewhere False)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[:1] in (["Z"], ["X"])

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -33,6 +34,7 @@ from harness_lab.live.wire import KEEPALIVE_FRAME, Frames
 from harness_lab.logs.codec import data, record_to_data
 from harness_lab.states import SseEventKind
 from harness_lab.store.base import RunStore
+from harness_lab.store.sql import one_line
 from harness_lab.version import __version__
 
 __all__ = ["CHAT_FIELDS", "HEALTH_CHECK_S", "KEEPALIVE_S", "MAX_BODY_BYTES", "EventWait",
@@ -115,6 +117,11 @@ class SseStream(Response):
                     self.driver.disconnect(self.slot)
                 finished = True
                 group.cancel_scope.cancel()
+        except asyncio.CancelledError:
+            # the HTTP server cut the stream as it stopped at once (a second Ctrl-C, or the
+            # grace period's end): the run is cancelled SERVER_SHUTDOWN as the server ends, and
+            # the task ends here, quietly, rather than as an error with its traceback
+            log.info("run %s: its stream was cut as the server stopped", self.slot.run_id)
         finally:  # a run waiting to hear that its result was written hears it was not
             self.slot.writer_gone = True
             self.events.refuse_flushes()
@@ -343,6 +350,12 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
         assert isinstance(exc, HTTPException)
         return error(exc.status_code, str(exc.detail), exc.headers)  # 405 keeps its Allow
 
+    async def store_down(request: Request, exc: Exception) -> Response:
+        """A read the store refused (it is down): 503, as for a run it could not start."""
+        log.error("%s %s: the store failed: %s", request.method, request.url.path,
+                  one_line(exc))
+        return error(503, f"the store did not answer: {one_line(exc)}", {"retry-after": "5"})
+
     routes = [
         Route("/chat", chat, methods=["POST"]),
         Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
@@ -354,8 +367,8 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
     middleware = ([Middleware(CORSMiddleware, allow_origins=list(cors_origins),
                               allow_methods=["GET", "POST"], allow_headers=["content-type"],
                               expose_headers=["content-type"])] if cors_origins else [])
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
-                     middleware=middleware)
+    return Starlette(routes=routes, middleware=middleware,
+                     exception_handlers={HTTPException: http_error, SQLAlchemyError: store_down})
 
 
 def _chat_body(body: bytes) -> tuple[str, str | None] | Response:

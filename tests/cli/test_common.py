@@ -82,3 +82,16 @@ def test_an_out_that_cannot_be_written_is_said_and_the_rows_go_to_standard_outpu
     assert err.endswith("; the rows follow on standard output\n")
     assert emit("schema", "{}\n", str(target)) == 2
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("argv", [
+    ["serve", "--scenario", "scenarios/outcomes/conclusion-guards-pass.yaml", "--port", "99999"],
+    ["providers", "scenarios/outcomes/conclusion-guards-pass.yaml", "--port", "-1"],
+    ["conform", "--serve", "--providers-port", "65536", "scenarios/outcomes"],
+])
+def test_a_port_outside_0_to_65535_is_a_usage_error_naming_the_range(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert "a port is 0 to 65535" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,20 @@ def test_serve_refuses_an_address_already_in_use(tmp_path: Path) -> None:
                      "--db", str(tmp_path / "runs.db"))
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_server_refused_its_address_is_recorded_stopped_not_lost(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        done = serve("--scenario", str(GUARDS_PASS), "--port", str(taken.getsockname()[1]),
+                     "--db", str(db))
+    assert done.returncode == 2
+    with sqlite3.connect(db) as conn:
+        stops = conn.execute("SELECT stop FROM serve_instance").fetchall()
+    assert stops in ([], [("stopped",)])
 
 
 def test_serve_without_the_live_extra_names_the_extra_to_install(tmp_path: Path) -> None:

@@ -57,3 +57,17 @@ def test_a_kept_alive_connection_keeps_serving_requests_sent_whole() -> None:
             for _ in range(3):
                 assert client.get(f"{server.url}/healthz").status_code == 200
                 time.sleep(0.6)  # under the idle keep-alive limit, each request in time
+
+
+def test_a_client_cut_off_for_slow_headers_costs_one_log_line_at_log_level_info() -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--header-timeout", "0.5", "--log-level",
+                 "info") as server:
+        sock = connect(server.url)
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            assert sock.recv(1024) == b""  # closed by the server
+        finally:
+            sock.close()
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    assert err.count("no complete request headers within 0.5 s") == 1, err

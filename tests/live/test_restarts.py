@@ -171,3 +171,33 @@ def test_a_server_leaves_the_runs_of_another_live_server_alone_and_names_it(
     message = cancel.json()["error"]["message"]
     assert "is not running on this server" in message and f"pid {first.process.pid}" in message
     assert {row["status"] for row in rows(db, chats.run_ids)} == {"SUCCESS"}
+
+
+def test_a_killed_server_not_yet_reaped_by_its_parent_counts_as_gone_at_the_next_start(
+        tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", db=db) as first:
+        chats = InFlight(first.url, 2)
+        first.process.kill()  # and no wait: the process stays a zombie of this one
+        chats.join()
+        with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01", db=db) as again:
+            health = httpx.get(f"{again.url}/healthz").json()
+        assert Path(f"/proc/{first.process.pid}/stat").read_text().split(") ")[1][0] == "Z"
+    assert health["instance"]["orphansEnded"] == 2
+    assert {row["termination_reason"] for row in rows(db, chats.run_ids)} == {"PROCESS_LOST"}
+
+
+def test_a_run_left_running_by_a_server_recorded_stopped_is_ended_by_the_next_one(
+        tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    run_id = turn(db, "s-left")
+    with sqlite3.connect(tmp_path / "runs.db") as conn:  # as servers before this rule left it
+        conn.execute("UPDATE diagnosis_run SET status = 'RUNNING' WHERE run_id = ?", (run_id,))
+    with serving("--scenario", str(GUARDS_PASS), db=db) as again:
+        health = httpx.get(f"{again.url}/healthz").json()
+        again.process.send_signal(signal.SIGINT)
+        _, err = again.process.communicate(timeout=60)
+    assert health["instance"]["orphansEnded"] == 1
+    assert "1 run(s) left RUNNING by serve instance" in err
+    [row] = rows(db, [run_id])
+    assert (row["status"], row["termination_reason"]) == ("FAILED", "PROCESS_LOST")

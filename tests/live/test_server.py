@@ -237,6 +237,22 @@ def test_a_client_that_leaves_while_sending_its_body_logs_no_traceback() -> None
     assert "ClientDisconnect" not in err
 
 
+def test_a_client_that_leaves_while_sending_its_body_costs_one_line_at_log_level_info() -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    with serving("--scenario", str(GUARDS_PASS), "--log-level", "info") as server:
+        where = urlsplit(server.url)
+        assert where.hostname is not None and where.port is not None
+        with socket.create_connection((where.hostname, where.port)) as sock:
+            sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         b"application/json\r\nContent-Length: 1000\r\n\r\n{\"q")
+        time.sleep(0.5)
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=30)
+    assert err.count("POST /chat: the client left before its body was read") == 1, err
+
+
 def test_health_names_the_version_and_counts_runs(served: Served) -> None:
     body = httpx.get(f"{served.url}/healthz").json()
     assert body["status"] == "ok" and body["version"]

@@ -4,13 +4,16 @@ each client hears of, and a clean exit (a real server and real streaming clients
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from benchmarks.bench_live_load import serving
 from tests.live.test_restarts import InFlight, rows
 from tests.live.test_server import GUARDS_PASS
+from tests.postgres import PostgresServer
 
 pytestmark = pytest.mark.live
 
@@ -50,3 +53,51 @@ def test_runs_that_end_within_the_grace_period_are_released_as_usual(tmp_path: P
     for events in chats.events:
         assert [e["kind"] for e in events][-2:] == ["content", "done"]
     assert {row["status"] for row in rows(db, chats.run_ids)} == {"SUCCESS"}
+
+
+def test_a_second_interrupt_stops_at_once_ending_the_runs_without_a_traceback(
+        tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "1", "--grace", "30",
+                 db=db) as server:
+        chats = InFlight(server.url, 2)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.stdout is not None
+        assert "2 run(s) in flight get 30 s to end" in server.process.stdout.readline()
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGINT)
+        out, err = server.process.communicate(timeout=60)
+        chats.join()
+    assert time.monotonic() - started < 10
+    assert server.process.returncode == 0
+    assert "Traceback" not in err and "CancelledError" not in err, err
+    assert "stopped after 2 run(s)" in out
+    for row in rows(db, chats.run_ids):
+        assert (row["status"], row["termination_reason"]) == ("CANCELLED", "SERVER_SHUTDOWN")
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_stop_while_the_database_hangs_exits_in_bounded_time_leaving_runs_to_the_next_server(
+        postgres_server: PostgresServer) -> None:
+    db = postgres_server.fresh_database()
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", "--grace", "0.5",
+                 db=db) as server:
+        chats = InFlight(server.url, 2)
+        time.sleep(0.5)  # the throwaway server commits lazily: the RUNNING rows reach disk
+        with postgres_server.hung():
+            started = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            out, err = server.process.communicate(timeout=90)
+            took = time.monotonic() - started
+        chats.join()
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert took < 45
+    # a run's write on a pooled connection blocks for ever; one on a new connection fails at
+    # the driver's connect timeout: either way the server ends
+    assert "run(s) still blocked 10 s after their cancel" in err or "the store failed" in err
+    assert "could not record its stop: the database did not answer within 10 s" in err
+    with serving("--scenario", str(GUARDS_PASS), db=db) as again:
+        health = httpx.get(f"{again.url}/healthz").json()
+    assert health["instance"]["orphansEnded"] == 2
+    assert {row["termination_reason"] for row in rows(db, chats.run_ids)} == {"PROCESS_LOST"}

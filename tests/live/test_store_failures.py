@@ -4,16 +4,19 @@ server stopped and started again)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from benchmarks.bench_live_load import parse_sse, serving
+from tests.live.test_restarts import InFlight, rows
 from tests.live.test_server import GUARDS_PASS
 from tests.postgres import PostgresServer
 
@@ -101,3 +104,104 @@ def test_a_database_serve_cannot_write_exits_two_before_listening(
     assert says in done.stderr
     assert "Traceback" not in done.stderr and "secret" not in done.stderr
     assert "listening" not in done.stdout
+
+
+def ended_rows(db: str, run_ids: list[str], timeout_s: float = 20.0) -> list[dict[str, Any]]:
+    """The rows of these runs once none is RUNNING (waiting up to ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = rows(db, run_ids)
+        if all(row["status"] != "RUNNING" for row in found):
+            return found
+        assert time.monotonic() < deadline, f"left RUNNING: {found}"
+        time.sleep(0.2)
+
+
+def test_runs_whose_end_the_store_refused_are_ended_once_it_answers_again(
+        tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    url = f"sqlite:///{db}?timeout=0.2"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", db=url) as server:
+        chats = InFlight(server.url, 2)
+        locked = lock(db)
+        chats.join()
+        left = locked.execute("SELECT status FROM diagnosis_run").fetchall()
+        locked.execute("ROLLBACK")
+        locked.close()
+        ended = ended_rows(url, chats.run_ids)
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    for events in chats.events:
+        assert events[-2]["kind"] == "failure"
+        assert events[-2]["data"]["code"] == "STORE_FAILURE"
+    assert left == [("RUNNING",), ("RUNNING",)]
+    assert "2 run(s) of this server left RUNNING (the store refused their end" in err
+    assert "Traceback" not in err
+    for row in ended:
+        assert (row["status"], row["termination_state"], row["termination_reason"]) == (
+            "FAILED", "FAILED", "PROCESS_LOST")
+        assert "the store refused its end" in json.loads(row["answer_json"])["message"]
+
+
+def test_a_server_stopped_right_after_its_database_returned_ends_the_runs_it_could_not(
+        postgres_server: PostgresServer) -> None:
+    db = postgres_server.fresh_database()
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.3", db=db) as server:
+        chats = InFlight(server.url, 2)
+        time.sleep(0.5)  # the throwaway server commits lazily: its RUNNING rows reach disk
+        postgres_server.stop()
+        try:
+            chats.join()
+        finally:
+            postgres_server.start()
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert {e[-2]["data"]["code"] for e in chats.events} == {"STORE_FAILURE"}
+    assert {(row["status"], row["termination_reason"]) for row in rows(db, chats.run_ids)} == {
+        ("FAILED", "PROCESS_LOST")}
+
+
+def test_reading_a_run_while_the_store_is_down_is_a_503_naming_the_reason_not_a_traceback(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=postgres_server.url) as server:
+        postgres_server.stop()
+        try:
+            answers = [httpx.get(f"{server.url}/runs/run-x", timeout=30),
+                       httpx.get(f"{server.url}/runs/run-x/trace", timeout=30),
+                       httpx.get(f"{server.url}/runs/run-x/record", timeout=30),
+                       httpx.post(f"{server.url}/runs/run-x/cancel", timeout=30)]
+        finally:
+            postgres_server.start()
+        after = httpx.get(f"{server.url}/runs/run-x")
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    for answer in answers:
+        assert answer.status_code == 503, answer.text
+        assert answer.headers["retry-after"] == "5"
+        problem = answer.json()["error"]
+        assert problem["code"] == "store_unavailable"
+        assert "the store did not answer: OperationalError" in problem["message"]
+    assert after.status_code == 404
+    assert "Traceback" not in err
+    assert "GET /runs/run-x: the store failed: OperationalError" in err
+
+
+def test_a_database_gone_for_several_heartbeats_is_said_once_in_one_line_and_its_return_too(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), db=postgres_server.url) as server:
+        time.sleep(1)  # the throwaway server commits lazily: the serve tables reach disk
+        postgres_server.stop()
+        try:
+            time.sleep(11)  # two heartbeats fail
+        finally:
+            postgres_server.start()
+        time.sleep(6)  # the next one succeeds
+        server.process.send_signal(2)
+        _, err = server.process.communicate(timeout=60)
+    failed = [line for line in err.splitlines() if "heartbeat failed" in line]
+    assert len(failed) == 1, err
+    assert ": OperationalError: " in failed[0]
+    assert "sqlalche.me" not in err and "Traceback" not in err
+    assert "the database answers again" in err
