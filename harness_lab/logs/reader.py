@@ -214,6 +214,7 @@ def _header(path: Path, number: int, line: dict[str, Any]) -> dict[str, Any]:
 
 
 def _entry(path: Path, number: int, line: dict[str, Any]) -> LogEntry:
+    _check_run_line(path, number, line)
     try:
         result = result_from_data(line)
         return LogEntry(line["seq"], result, line["variant"], line["sha256"],
@@ -223,3 +224,36 @@ def _entry(path: Path, number: int, line: dict[str, Any]) -> LogEntry:
                        ) from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise LogError(f"{path}:{number}: scenario {line.get('scenario')!r}: {exc}") from None
+
+
+def _check_run_line(path: Path, number: int, line: dict[str, Any]) -> None:
+    """Raise :class:`LogError` naming the file, line and each field of a run line whose
+    value is not of the type the log's schema (:class:`~harness_lab.logs.schema.RunLine`)
+    gives it, before any of it is read; fields the schema does not name are left alone, as a
+    newer writer of the same format version may add some."""
+    from pydantic import ValidationError
+
+    from harness_lab.logs.schema import RunLine
+
+    known = {k: v for k, v in line.items() if k in RunLine.model_fields}
+    try:
+        RunLine.model_validate(known, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        missing = [e for e in errors if e["type"] == "missing"]
+        if missing:
+            raise LogError(f"{path}:{number}: a run line without the field "
+                           f"{_dotted(missing[0]['loc'])!r}") from None
+        scenario = line.get("scenario")
+        named = f"scenario {scenario!r}: " if isinstance(scenario, str) else ""
+        problems = "; ".join(f"{_dotted(e['loc'])}: {e['msg']}" for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise LogError(f"{path}:{number}: {named}{problems}{more}") from None
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as the log's field path (``mismatches[0].field``)."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
