@@ -37,12 +37,22 @@ class SourceError(ValueError):
 
 @dataclass(slots=True)
 class RunRows:
-    """One run as rows."""
+    """One run as rows; for a file, the ``source`` and, by table, the line of each row."""
 
     row: dict[str, Any]
     trace: list[dict[str, Any]] = field(default_factory=list)
     invocations: list[dict[str, Any]] = field(default_factory=list)
     sse: list[dict[str, Any]] | None = None
+    source: str | None = None
+    lines: dict[str, list[int]] = field(default_factory=dict)
+
+    def where(self, table: str, index: int) -> str:
+        """``source:line: `` of the ``index``-th row of ``table`` as given, or nothing when
+        the rows do not come from lines of a file."""
+        lines = self.lines.get(table, ())
+        if self.source is None or index >= len(lines):
+            return ""
+        return f"{self.source}:{lines[index]}: "
 
 
 def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, RunRows | None]]:
@@ -63,7 +73,10 @@ def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, Ru
         elif result.stored_row:
             rows = RunRows(dict(result.stored_row),
                            [e.to_dict() for e in result.partial_trace], [],
-                           [e.to_dict() for e in result.partial_sse])
+                           [e.to_dict() for e in result.partial_sse], str(path))
+            rows.lines = {table: [entry.line] * n for table, n in (
+                ("diagnosis_run", 1), ("trace_event", len(rows.trace)),
+                ("sse_event", len(result.partial_sse)))}
             yield str(result.stored_row.get("run_id")), None, rows
 
 
@@ -105,7 +118,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     a run's SSE events are None when the export has no ``sse_event`` line for it.
     """
     runs: dict[str, RunRows] = {}
-    orphans: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    orphans: dict[str, list[tuple[str, dict[str, Any], int]]] = defaultdict(list)
     for number, text in json_lines(path):
         try:
             line = parse_line(text, source=str(path), line=number)
@@ -121,14 +134,14 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
         if table == "diagnosis_run":
             if run_id in runs:
                 raise SourceError(f"{path}:{number}: a second diagnosis_run row for {run_id}")
-            runs[run_id] = RunRows(line)
+            runs[run_id] = RunRows(line, source=str(path), lines={table: [number]})
         else:
-            orphans[run_id].append((table, line))
+            orphans[run_id].append((table, line, number))
     for run_id, rows in orphans.items():
         run = runs.get(run_id)
         if run is None:
             raise SourceError(f"{path}: rows of run {run_id} without its diagnosis_run row")
-        for table, line in rows:
+        for table, line, number in rows:
             if table == "trace_event":
                 run.trace.append(line)
             elif table == "tool_invocation":
@@ -137,6 +150,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
                 if run.sse is None:
                     run.sse = []
                 run.sse.append(line)
+            run.lines.setdefault(table, []).append(number)
     return runs
 
 

@@ -47,6 +47,34 @@ def test_a_deeply_nested_detail_column_makes_its_run_unreadable_not_a_crash(
     assert "nested 100000 levels deep" in (run.note or "")
 
 
+@pytest.mark.parametrize(("table", "column", "value"), [
+    ("diagnosis_run", "total_tokens", [5]),
+    ("diagnosis_run", "input_tokens", True),
+    ("diagnosis_run", "agent_steps", []),
+    ("diagnosis_run", "intent", [1]),
+    ("diagnosis_run", "termination_reason", ["DEADLINE_EXCEEDED"]),
+    ("diagnosis_run", "created_at", "2026-12-05"),
+    ("trace_event", "t", "abc"),
+    ("trace_event", "seq", None),
+    ("tool_invocation", "items", {"count": 1}),
+    ("tool_invocation", "tool", ["logs"]),
+    ("tool_invocation", "error", {"message": "boom"}),
+    ("sse_event", "data", 5),
+])
+def test_a_stored_value_that_does_not_fit_its_column_names_file_line_table_and_column(
+        outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str], table: str, column: str, value: Any) -> None:
+    from harness_lab.cli import main
+
+    lines = export_lines(outcomes["conclusion-guards-pass"])
+    number, line = next((n, x) for n, x in enumerate(lines, 1) if x["table"] == table)
+    line[column] = value
+    path = _export(tmp_path / "export.jsonl", lines)
+    assert main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f": unreadable: {path}:{number}: {table}.{column}: " in out, out
+
+
 def test_infinite_stored_times_make_a_run_unreadable(
         outcomes: dict[str, RunRecord], tmp_path: Path) -> None:  # noqa: F811
     db = tmp_path / "runs.db"
@@ -65,7 +93,9 @@ def test_infinite_stored_times_make_a_run_unreadable(
     report = audit(f"sqlite:///{db}")
     assert [(r.run_id, r.state) for r in report.runs] == [("r1", "unreadable"),
                                                           ("r2", "unreadable")]
-    assert all("not a finite number" in (r.note or "") for r in report.runs)
+    assert [r.note for r in report.runs] == [
+        "trace_event.t: inf is not a finite number",
+        "diagnosis_run.created_at: -inf is not a finite number"]
 
 
 def test_a_run_table_without_run_ids_is_refused_naming_the_table(tmp_path: Path) -> None:
