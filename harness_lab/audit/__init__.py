@@ -169,11 +169,15 @@ def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))
 
 
-def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None
-                     ) -> Iterable[Any]:
+def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None,
+                     *, left_out: list[AuditedRun] | None = None) -> Iterable[Any]:
     """The RunRecords of every finished, readable run of ``source`` (as :func:`audit` reads
     it, or opened by :func:`open_source`), for fitting; incomplete and unreadable runs are
-    left out."""
+    left out, each appended to ``left_out`` when it is given (so a fit can say so)."""
     opened = source if isinstance(source, Source) else open_source(source, mapping)
-    return (item[0] for item in (rebuilt(*run) for run in opened.runs)
-            if not isinstance(item, AuditedRun))
+    for run in opened.runs:
+        item = rebuilt(*run)
+        if not isinstance(item, AuditedRun):
+            yield item[0]
+        elif left_out is not None:
+            left_out.append(item)
