@@ -57,11 +57,14 @@ class RunRows:
 
 def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, RunRows | None]]:
     """(run id, record, rows) of each run of a log: the whole record where it has one, the
-    stored row and partial trace of a crashed run otherwise."""
-    from harness_lab.logs.reader import LogError, read_log
+    stored row and partial trace of a crashed run otherwise. What reading notes (the log
+    was interrupted, its last line cut short) is said on standard error, as for every
+    command that reads a log."""
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     try:
-        log = read_log(path)
+        log = read_noted(path)
     except LogError as exc:
         raise SourceError(str(exc)) from None
     for entry in log.entries:

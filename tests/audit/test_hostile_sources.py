@@ -176,3 +176,20 @@ def test_a_deeply_nested_mapping_file_is_refused_naming_it(
     mapping.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     assert main(["audit", "sqlite:///nowhere.db", "--mapping", str(mapping)]) == 2
     assert f"{mapping}: nested 100000 levels deep" in capsys.readouterr().err
+
+
+def test_auditing_a_log_cut_short_says_it_was_interrupted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+    from tests.conftest import outcomes_log
+
+    lines = outcomes_log(tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    capsys.readouterr()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:3]) + lines[3][:200], encoding="utf-8")
+    assert main(["audit", str(cut)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("2 run(s): 2 checked"), out
+    assert err == (f"{cut}: line 4 was cut short (the writer was killed); dropped\n"
+                   f"{cut}: no footer: the run was interrupted after 2 run(s); what it logged "
+                   "is read\n")
