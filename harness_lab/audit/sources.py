@@ -37,22 +37,23 @@ class SourceError(ValueError):
 
 @dataclass(slots=True)
 class RunRows:
-    """One run as rows; for a file, the ``source`` and, by table, the line of each row."""
+    """One run as rows; for a file, the ``source`` and, by table, where each row is in it
+    (its line, and in OTLP JSON its span)."""
 
     row: dict[str, Any]
     trace: list[dict[str, Any]] = field(default_factory=list)
     invocations: list[dict[str, Any]] = field(default_factory=list)
     sse: list[dict[str, Any]] | None = None
     source: str | None = None
-    lines: dict[str, list[int]] = field(default_factory=dict)
+    places: dict[str, list[str]] = field(default_factory=dict)
 
     def where(self, table: str, index: int) -> str:
-        """``source:line: `` of the ``index``-th row of ``table`` as given, or nothing when
-        the rows do not come from lines of a file."""
-        lines = self.lines.get(table, ())
-        if self.source is None or index >= len(lines):
+        """``source:place: `` of the ``index``-th row of ``table`` as given, or nothing when
+        the rows do not come from a file."""
+        places = self.places.get(table, ())
+        if self.source is None or index >= len(places):
             return ""
-        return f"{self.source}:{lines[index]}: "
+        return f"{self.source}:{places[index]}: "
 
 
 def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, RunRows | None]]:
@@ -77,7 +78,7 @@ def records_of_log(path: str | Path) -> Iterator[tuple[str, RunRecord | None, Ru
             rows = RunRows(dict(result.stored_row),
                            [e.to_dict() for e in result.partial_trace], [],
                            [e.to_dict() for e in result.partial_sse], str(path))
-            rows.lines = {table: [entry.line] * n for table, n in (
+            rows.places = {table: [str(entry.line)] * n for table, n in (
                 ("diagnosis_run", 1), ("trace_event", len(rows.trace)),
                 ("sse_event", len(result.partial_sse)))}
             yield str(result.stored_row.get("run_id")), None, rows
@@ -137,7 +138,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
         if table == "diagnosis_run":
             if run_id in runs:
                 raise SourceError(f"{path}:{number}: a second diagnosis_run row for {run_id}")
-            runs[run_id] = RunRows(line, source=str(path), lines={table: [number]})
+            runs[run_id] = RunRows(line, source=str(path), places={table: [str(number)]})
         else:
             orphans[run_id].append((table, line, number))
     for run_id, rows in orphans.items():
@@ -153,7 +154,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
                 if run.sse is None:
                     run.sse = []
                 run.sse.append(line)
-            run.lines.setdefault(table, []).append(number)
+            run.places.setdefault(table, []).append(str(number))
     return runs
 
 
