@@ -20,8 +20,9 @@ from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
-           "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
-           "iter_sql", "json_lines", "read_engine", "read_export", "records_of_log"]
+           "MappingError", "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql",
+           "export_lines", "iter_sql", "json_lines", "read_engine", "read_export",
+           "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -33,6 +34,11 @@ DEFAULT_MAPPING: dict[str, dict[str, Any]] = {name: {"table": name, "columns": {
 
 class SourceError(ValueError):
     """A source that cannot be audited; the message names the file (and line) or table."""
+
+
+class MappingError(SourceError):
+    """A mapping of names that cannot be used; the message names the place in it
+    (``mapping.TABLE.KEY``), the command line the file it was read from."""
 
 
 @dataclass(slots=True)
@@ -166,26 +172,34 @@ STATEMENT_TIMEOUT_S = 120
 
 
 def check_mapping(mapping: Mapping[str, Any]) -> None:
-    """Raise :class:`SourceError` naming what is wrong with a column mapping: each known table
-    maps to ``{"table": NAME, "columns": {OURS: THEIRS}}``, names being strings."""
+    """Raise :class:`MappingError` naming what is wrong with a column mapping: each known
+    table maps to ``{"table": NAME, "columns": {OURS: THEIRS}}``, names being strings and
+    ours the columns of the run store's table."""
+    from harness_lab.store.sql import diagnosis_run, tool_invocation, trace_event
+
     if not isinstance(mapping, Mapping):
-        raise SourceError("the mapping must be an object of tables")
+        raise MappingError("the mapping must be an object of tables")
+    ours = {t.name: t.c.keys() for t in (diagnosis_run, trace_event, tool_invocation)}
     for logical, spec in mapping.items():
-        if logical not in TABLES:
-            raise SourceError(f"mapping: unknown table {logical!r} (one of "
-                              f"{', '.join(TABLES[:3])})")
+        if logical not in TABLES[:3]:
+            raise MappingError(f"mapping: unknown table {logical!r} (one of "
+                               f"{', '.join(TABLES[:3])})")
         if not isinstance(spec, Mapping):
-            raise SourceError(f"mapping.{logical}: an object with 'table' and 'columns'")
+            raise MappingError(f"mapping.{logical}: an object with 'table' and 'columns'")
         unknown = sorted(str(k) for k in spec if k not in ("table", "columns"))
         if unknown:
-            raise SourceError(f"mapping.{logical}: unknown key {unknown[0]!r}")
+            raise MappingError(f"mapping.{logical}: unknown key {unknown[0]!r}")
         if not isinstance(spec.get("table", logical), str):
-            raise SourceError(f"mapping.{logical}.table: a table name (a string)")
+            raise MappingError(f"mapping.{logical}.table: a table name (a string)")
         columns = spec.get("columns", {})
         if not isinstance(columns, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
-            raise SourceError(f"mapping.{logical}.columns: an object of column names, ours to "
-                              "the database's (strings)")
+            raise MappingError(f"mapping.{logical}.columns: an object of column names, ours "
+                               "to the database's (strings)")
+        strange = sorted(k for k in columns if k not in ours[logical])
+        if strange:
+            raise MappingError(f"mapping.{logical}.columns: unknown column {strange[0]!r} "
+                               f"(ours are {', '.join(ours[logical])})")
 
 
 def read_engine(url: str) -> Any:

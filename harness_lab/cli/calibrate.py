@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import add_command, emit, fail, read_mapping
+from harness_lab.cli.common import add_command, emit, fail, mapping_failure, read_mapping
 
 if TYPE_CHECKING:
     from harness_lab.audit import AuditedRun
@@ -36,7 +36,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             runs = Source(source.total, counted(source.runs, advance), source.rows_only)
             block = calibrate(finished_records(runs, left_out=left_out), args.fit)
     except (SourceError, OSError, ValueError) as exc:
-        return fail("calibrate", str(exc))
+        return mapping_failure("calibrate", args.mapping, exc)
     note = f"fitted by harness-lab calibrate from {args.source} ({args.fit})"
     if left_out:
         note += f"; {_left_out(left_out)}"

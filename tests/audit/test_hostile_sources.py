@@ -123,6 +123,8 @@ def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path) -> Non
     ({"trace_event": {"table": ["t"]}}, "mapping.trace_event.table: a table name"),
     ({"trace_event": {"tabel": "t"}}, "unknown key 'tabel'"),
     ([1, 2], "the mapping must be an object"),
+    ({"diagnosis_run": {"columns": {"stauts": "run_status"}}},
+     "mapping.diagnosis_run.columns: unknown column 'stauts'"),
 ])
 def test_a_malformed_mapping_is_refused_naming_the_place(mapping: Any, message: str) -> None:
     with pytest.raises(SourceError, match=message):
@@ -193,3 +195,36 @@ def test_auditing_a_log_cut_short_says_it_was_interrupted(
     assert err == (f"{cut}: line 4 was cut short (the writer was killed); dropped\n"
                    f"{cut}: no footer: the run was interrupted after 2 run(s); what it logged "
                    "is read\n")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"diagnosis_run": {"table": ["chat_run"]}}',
+     "mapping.diagnosis_run.table: a table name (a string)"),
+    (b'{"diagnosis_run": {"table": "chat_r\xe9n"}}', "not UTF-8 text"),
+], ids=["a list for a table name", "latin-1"])
+def test_a_mapping_file_that_cannot_be_used_is_named_with_the_place_in_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
+        message: str) -> None:
+    from harness_lab.cli import main
+
+    db = tmp_path / "runs.db"
+    sqlite3.connect(db).close()
+    mapping = tmp_path / "mapping.json"
+    mapping.write_bytes(content)
+    for command in ("audit", "calibrate"):
+        assert main([command, f"sqlite:///{db}", "--mapping", str(mapping)]) == 2
+        assert f"harness-lab {command}: {mapping}: {message}" in capsys.readouterr().err
+
+
+def test_a_mapping_given_with_an_export_is_refused_rather_than_left_unused(
+        outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    path = _export(tmp_path / "export.jsonl", export_lines(outcomes["conclusion-guards-pass"]))
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text('{"diagnosis_run": {"table": "chat_run"}}', encoding="utf-8")
+    assert main(["audit", str(path), "--mapping", str(mapping)]) == 2
+    assert (f"{mapping}: {path} is a JSON Lines export, whose tables and columns are the "
+            "toolkit's own; a mapping applies to a database or to OTLP traces"
+            ) in capsys.readouterr().err
