@@ -229,8 +229,11 @@ class _Matcher:
             if keys or "$absent" in pattern:
                 out.append(Mismatch(path, Shown("a mapping"), _shown_kind(observed)))
             return out
-        for name in pattern.get("$absent", ()):
-            if name in observed:
+        for i, name in enumerate(pattern.get("$absent", ())):
+            if not isinstance(name, str):  # a mapping's $absent names keys, nothing else
+                out.append(Mismatch(f"{path}.$absent.{i}", Shown("a key name"),
+                                    _shown_kind(name)))
+            elif name in observed:
                 out.append(Mismatch(f"{path}.{name}", Shown("absent"), observed[name]))
         for name, want in keys.items():
             if name not in observed:
