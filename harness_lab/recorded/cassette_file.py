@@ -39,8 +39,8 @@ from harness_lab.errors import HarnessError
 from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["CACHED_CASSETTES", "CACHED_CASSETTE_BYTES", "MAX_CASSETTE_BYTES", "MAX_NESTING",
-           "CassetteError", "CassettePersister", "check_cassette", "nesting_problem",
-           "read_cassette", "write_atomically"]
+           "CassetteError", "CassettePersister", "check_cassette", "duplicate_key",
+           "nesting_problem", "read_cassette", "write_atomically"]
 
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 """The largest cassette file read (64 MiB): far above any recorded conversation."""
@@ -139,6 +139,32 @@ def nesting_problem(text: str, *, aliases: bool = True) -> tuple[int, str] | Non
                 return line, f"nests deeper than {MAX_NESTING} levels"
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+    return None
+
+
+def duplicate_key(root: yaml.Node | None) -> tuple[int, str] | None:
+    """The 1-based line and reason of the first key of a composed YAML document given twice
+    in one mapping (YAML loaders keep the last silently), or None."""
+    seen: set[int] = set()
+    stack = [] if root is None else [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # an alias: its node is checked once
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, yaml.Node] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    earlier = first.setdefault((key.tag, key.value), key)
+                    if earlier is not key:
+                        line = int(key.start_mark.line) + 1
+                        return line, (f"duplicate key {key.value!r}: given at line "
+                                      f"{int(earlier.start_mark.line) + 1} and again at line "
+                                      f"{line}")
+                stack += (value, key)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
     return None
 
 
@@ -280,6 +306,9 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
         raise _yaml_error(file, exc) from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise CassetteError(file, f"cannot be read: {exc}") from None
+    twice = duplicate_key(root)
+    if twice is not None:
+        raise CassetteError(file, twice[1], line=twice[0])
     checker = _Checker(file, root)
     if not isinstance(data, Mapping):
         raise CassetteError(file, "must be a mapping with an `interactions` list, not "
