@@ -200,7 +200,9 @@ class _Checker:
             return
         raise self.fail(keys, f"must be a string, not {_type_name(value)}")
 
-    def headers(self, value: Any, keys: Sequence[str | int]) -> None:
+    def headers(self, value: Any, keys: Sequence[str | int], *, request: bool = False) -> None:
+        """Header values: each a string or a list of strings (for a request, not an empty
+        one: a request header sent has a value, and vcrpy reads the first)."""
         for name, values in self.mapping(value, keys).items():
             where = [*keys, str(name)]
             if isinstance(values, str | bytes):
@@ -208,6 +210,9 @@ class _Checker:
             if not isinstance(values, list):
                 raise self.fail(where, "must be a string or a list of strings, not "
                                        f"{_type_name(values)}")
+            if request and not values:
+                raise self.fail(where, "must hold at least one string (a request header "
+                                       "sent has a value)")
             for i, item in enumerate(values):
                 self.text(item, [*where, i])
 
@@ -219,7 +224,7 @@ class _Checker:
         for name in ("method", "uri"):
             self.text(self.key(request, name, req), [*req, name])
         self.text(self.key(request, "body", req), [*req, "body"], optional=True)
-        self.headers(self.key(request, "headers", req), [*req, "headers"])
+        self.headers(self.key(request, "headers", req), [*req, "headers"], request=True)
         unknown = sorted(set(request) - {"method", "uri", "body", "headers"})
         if unknown:
             raise self.fail([*req, unknown[0]], f"unknown request key `{unknown[0]}`")
