@@ -205,7 +205,19 @@ def check_mapping(mapping: Mapping[str, Any]) -> None:
 def read_engine(url: str) -> Any:
     """An engine that reads: a SQLite file must exist (nothing is created by reading), a
     server must answer within :data:`CONNECT_TIMEOUT_S` and each statement within
-    :data:`STATEMENT_TIMEOUT_S`."""
+    :data:`STATEMENT_TIMEOUT_S`. Raise :class:`SourceError` naming the URL for one that
+    cannot be opened (a malformed URL, an unknown dialect, a missing driver)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return _read_engine(url)
+    except SourceError:
+        raise
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+
+
+def _read_engine(url: str) -> Any:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
@@ -253,16 +265,9 @@ def _keys(result: Any, columns: Mapping[str, str]) -> list[str]:
 
 def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[str, Any]]:
     """The engine of ``url`` and the checked mapping (SourceError for either)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     given = mapping or {}
     check_mapping(given)
-    try:
-        return read_engine(url), given
-    except SourceError:
-        raise
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+    return read_engine(url), given
 
 
 def _unreadable(url: str, exc: Exception) -> SourceError:

@@ -228,3 +228,16 @@ def test_a_mapping_given_with_an_export_is_refused_rather_than_left_unused(
     assert (f"{mapping}: {path} is a JSON Lines export, whose tables and columns are the "
             "toolkit's own; a mapping applies to a database or to OTLP traces"
             ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["nosuch://x", "postgresql://lab@localhost:notaport/runs"],
+                         ids=["an unknown dialect", "a port that is not a number"])
+def test_a_database_url_sqlalchemy_cannot_open_is_a_usage_error_naming_it(
+        capsys: pytest.CaptureFixture[str], url: str) -> None:
+    from harness_lab.cli import main
+
+    for command in ("audit", "calibrate"):
+        assert main([command, url]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"harness-lab {command}: {url}: not a database URL SQLAlchemy "
+                              "can open ("), err
