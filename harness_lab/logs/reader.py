@@ -221,13 +221,18 @@ def _entry(path: Path, number: int, line: dict[str, Any]) -> LogEntry:
     _check_line(path, number, line)
     try:
         result = result_from_data(line)
-        return LogEntry(line["seq"], result, line["variant"], line["sha256"],
-                        line["wall_s"], line["virtual_s"], number)
+        entry = LogEntry(line["seq"], result, line["variant"], line["sha256"],
+                         line["wall_s"], line["virtual_s"], number)
     except KeyError as exc:
         raise LogError(f"{path}:{number}: a run line without the field {exc.args[0]!r}"
                        ) from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise LogError(f"{path}:{number}: scenario {line.get('scenario')!r}: {exc}") from None
+    if result.verdict != line["verdict"]:  # read back, a failure must never become a pass
+        raise LogError(f"{path}:{number}: scenario {result.scenario!r}: verdict: the line says "
+                       f"{line['verdict']!r}, but its error, mismatches and invariants make "
+                       f"it {result.verdict!r}")
+    return entry
 
 
 def _check_line(path: Path, number: int, line: dict[str, Any]) -> None:

@@ -148,6 +148,26 @@ def test_a_header_or_footer_field_of_the_wrong_type_names_the_file_line_and_fiel
         read_log(bad)
 
 
+@pytest.mark.parametrize(("change", "said", "made"), [
+    ({"verdict": "FAILED"}, "FAILED", "ok"),
+    ({"error": "the scenario's script ran out"}, "ok", "ERROR"),
+    ({"unexpected": ["single_termination"]}, "ok", "FAILED"),
+], ids=["a failure its content does not bear out", "an error said to be ok",
+        "a broken invariant said to be ok"])
+def test_a_run_line_whose_verdict_its_content_contradicts_is_refused_naming_it(
+        library_log: Path, tmp_path: Path, change: dict[str, object], said: str,
+        made: str) -> None:
+    lines = _lines(library_log)
+    run = json.loads(lines[1])
+    assert run["verdict"] == "ok"
+    run.update(change)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + json.dumps(run) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:2: scenario '{run['scenario']}': verdict: the "
+                                       rf"line says '{said}', but .* make it '{made}'$"):
+        read_log(bad)
+
+
 @pytest.mark.parametrize("version", [0, -1])
 def test_a_format_version_below_one_is_refused_by_name(library_log: Path, tmp_path: Path,
                                                        version: int) -> None:
