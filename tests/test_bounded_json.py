@@ -43,6 +43,27 @@ def test_the_depth_scan_ignores_brackets_inside_strings() -> None:
     assert depth_of("12") == 0
 
 
+def test_the_depth_scan_of_a_long_string_takes_memory_of_its_own_size_not_per_character(
+        ) -> None:
+    import tracemalloc
+
+    text = '{"description": "' + "x" * (1 << 20) + '", "tags": ["a", "b\\"c"]}'
+    tracemalloc.start()
+    try:
+        assert depth_of(text) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
+def test_the_depth_scan_stops_at_a_string_never_closed_past_which_nothing_is_json() -> None:
+    assert depth_of('[[["never closed [[[[ {{') == 3
+    assert depth_of('["' + '\\"' * 1000 + "[]") == 1
+    with pytest.raises(JsonInputError, match=r"^log\.jsonl:2: not JSON: Unterminated string"):
+        parse_json('[["' + '\\"' * 1000, source="log.jsonl", line=2)
+
+
 def test_the_largest_and_smallest_64_bit_integers_are_kept() -> None:
     assert parse_json("[9223372036854775807, -9223372036854775808]", source="x") == [
         9223372036854775807, -9223372036854775808]

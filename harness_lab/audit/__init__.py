@@ -91,6 +91,7 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     :class:`harness_lab.audit.sources.SourceError` for one that cannot be read."""
     from harness_lab.audit.otlp import is_otlp_file, iter_otlp
     from harness_lab.audit.sources import (
+        MappingError,
         SourceError,
         count_sql,
         iter_sql,
@@ -108,11 +109,16 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     if not path.is_file():
         raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export, OTLP "
                           "JSON or a database URL such as sqlite:///runs.db)")
-    if is_log_file(path):
-        return Source(None, records_of_log(path), False)
-    if is_otlp_file(path):
+    log = is_log_file(path)
+    if not log and is_otlp_file(path):
         total, traced = iter_otlp(path, mapping)
         return Source(total, ((str(rows.row["run_id"]), None, rows) for rows in traced), True)
+    if mapping is not None:  # its names are the toolkit's own: a mapping would go unused
+        kind = "a run log" if log else "a JSON Lines export"
+        raise MappingError(f"{text} is {kind}, whose tables and columns are the toolkit's "
+                           "own; a mapping applies to a database or to OTLP traces")
+    if log:
+        return Source(None, records_of_log(path), False)
     runs = read_export(path)
     return Source(len(runs), ((k, None, v) for k, v in runs.items()), True)
 
@@ -170,11 +176,15 @@ def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))
 
 
-def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None
-                     ) -> Iterable[Any]:
+def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None,
+                     *, left_out: list[AuditedRun] | None = None) -> Iterable[Any]:
     """The RunRecords of every finished, readable run of ``source`` (as :func:`audit` reads
     it, or opened by :func:`open_source`), for fitting; incomplete and unreadable runs are
-    left out."""
+    left out, each appended to ``left_out`` when it is given (so a fit can say so)."""
     opened = source if isinstance(source, Source) else open_source(source, mapping)
-    return (item[0] for item in (rebuilt(*run[:3]) for run in opened.runs)
-            if not isinstance(item, AuditedRun))
+    for run in opened.runs:
+        item = rebuilt(*run[:3])
+        if not isinstance(item, AuditedRun):
+            yield item[0]
+        elif left_out is not None:
+            left_out.append(item)

@@ -30,7 +30,7 @@ class AuditedRun:
 def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tuple[str, ...]]:
     """The run as its record and the invariants it cannot be checked on (its source holds no
     SSE events), or as an incomplete or unreadable :class:`AuditedRun`."""
-    from harness_lab.audit.rebuild import SSE_RULES, Incomplete, rebuild
+    from harness_lab.audit.rebuild import SSE_RULES, ColumnError, Incomplete, rebuild
 
     if record is not None:
         return record, ()
@@ -42,6 +42,8 @@ def rebuilt(run_id: str, record: Any, rows: Any) -> AuditedRun | tuple[Any, tupl
     except Incomplete:
         return AuditedRun(run_id, "incomplete",
                           note="RUNNING with no RUN_FINISHED: not finished yet")
+    except ColumnError as exc:  # named where it is: the file and line of its row, if any
+        return AuditedRun(run_id, "unreadable", note=f"{rows.where(exc.table, exc.index)}{exc}")
     except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
         return AuditedRun(run_id, "unreadable", note=f"{type(exc).__name__}: {exc}")
     return record, (SSE_RULES if rows.sse is None else ())

@@ -192,7 +192,9 @@ class _Reader:
             for span_id, span in spans.items():
                 if owner.get(span_id) == span_id:
                     members = [s for sid, s in spans.items() if owner.get(sid) == span_id]
-                    yield run_rows(trace, span, members)
+                    rows = run_rows(trace, span, members)
+                    rows.source = str(self.path)
+                    yield rows
 
 
 def _hex(reader: _Reader, value: Any, digits: int, where: str) -> str:

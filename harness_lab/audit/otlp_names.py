@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness_lab.audit.sources import SourceError
+from harness_lab.audit.sources import MappingError
 from harness_lab.otel.attributes import NAMESPACE, SSE_FIELDS
 from harness_lab.otel.plan import ROOT_NAME
 from harness_lab.states import SseEventKind, TraceEventType
@@ -74,25 +74,25 @@ _KNOWN_ATTRIBUTES: Final = RUN_KEYS | TRACE_KEYS | SSE_KEYS
 
 
 def check_otlp_mapping(mapping: Mapping[str, Any]) -> None:
-    """Raise :class:`SourceError` naming what is wrong with an OTLP mapping:
-    ``{"run_span": NAME, "events": {OURS: THEIRS}, "attributes": {OURS: THEIRS}}``, ours
-    being names this reader knows (``harness_lab.detail.`` maps a prefix)."""
+    """Raise :class:`~harness_lab.audit.sources.MappingError` naming what is wrong with an
+    OTLP mapping: ``{"run_span": NAME, "events": {OURS: THEIRS}, "attributes": {OURS:
+    THEIRS}}``, ours being names this reader knows (``harness_lab.detail.`` maps a prefix)."""
     if not isinstance(mapping, Mapping):
-        raise SourceError("the mapping must be an object")
+        raise MappingError("the mapping must be an object")
     for key in mapping:
         if key not in ("run_span", "events", "attributes"):
-            raise SourceError(f"mapping: unknown key {key!r} (run_span, events, attributes)")
+            raise MappingError(f"mapping: unknown key {key!r} (run_span, events, attributes)")
     if not isinstance(mapping.get("run_span", ROOT_NAME), str):
-        raise SourceError("mapping.run_span: the name of the run's span (a string)")
+        raise MappingError("mapping.run_span: the name of the run's span (a string)")
     for section, known in (("events", EVENT_NAMES), ("attributes", _KNOWN_ATTRIBUTES)):
         names = mapping.get(section, {})
         if not isinstance(names, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
-            raise SourceError(f"mapping.{section}: an object of names, ours to theirs "
+            raise MappingError(f"mapping.{section}: an object of names, ours to theirs "
                               "(strings)")
         for ours in names:
             if ours not in known:
-                raise SourceError(f"mapping.{section}: unknown name {ours!r} (docs/otel.md "
+                raise MappingError(f"mapping.{section}: unknown name {ours!r} (docs/otel.md "
                                   "lists the names read)")
 
 

@@ -104,11 +104,12 @@ def run_rows(trace: str, run: TracedSpan, members: list[TracedSpan]) -> RunRows:
     row["answer_json"] = result
     row["published_result"] = result if attrs.get(RESULT_ATTRIBUTES["published_result"]) \
         else None
-    rows = RunRows(row)
+    rows = RunRows(row, places={"diagnosis_run": [run.where]})
     detail = DETAIL
     for span in members:
         for name, at, event in span.events:
             if TRACE_ATTRIBUTES["seq"] in event:
+                rows.places.setdefault("trace_event", []).append(span.where)
                 rows.trace.append(
                     {"run_id": run_id, "seq": event[TRACE_ATTRIBUTES["seq"]], "t": seconds(at),
                      "type": name} | {column: event[key] for column, key in
@@ -118,12 +119,14 @@ def run_rows(trace: str, run: TracedSpan, members: list[TracedSpan]) -> RunRows:
             elif name in SSE_NAMES:
                 if rows.sse is None:
                     rows.sse = []
+                rows.places.setdefault("sse_event", []).append(span.where)
                 rows.sse.append({"run_id": run_id, "seq": event.get(SSE_ATTRIBUTES["seq"]),
                                  "t": seconds(at), "kind": SSE_NAMES[name],
                                  "data": {data: event[key] for data, key in
                                           SSE_ATTRIBUTES.items()
                                           if key in event and data != "seq"}})
         if INVOCATION_ATTRIBUTES["invocation_id"] in span.attributes:
+            rows.places.setdefault("tool_invocation", []).append(span.where)
             rows.invocations.append(_invocation(run_id, len(rows.invocations), span,
                                                 seconds(span.start), seconds(span.end)))
     return rows

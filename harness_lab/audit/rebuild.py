@@ -8,6 +8,7 @@ information gains); the rules that need SSE events are not checked without them.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +40,7 @@ from harness_lab.states import (
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-__all__ = ["SSE_RULES", "Incomplete", "parse_line", "rebuild"]
+__all__ = ["SSE_RULES", "ColumnError", "Incomplete", "parse_line", "rebuild"]
 
 SSE_RULES = ("sse_protocol", "late_content_refused")
 """The invariants that read SSE events: not checked on a source without them."""
@@ -47,6 +48,18 @@ SSE_RULES = ("sse_protocol", "late_content_refused")
 
 class Incomplete(Exception):  # noqa: N818 (a state of a run, not a failure of the code)
     """The run has not finished: its row is RUNNING and there is no RUN_FINISHED event."""
+
+
+class ColumnError(ValueError):
+    """A stored value that does not fit its column: its ``table``, the row's ``index`` among
+    the rows of that table given for the run (0 for ``diagnosis_run``), the ``column`` and
+    what is wrong; its text is ``table.column: problem``."""
+
+    def __init__(self, table: str, index: int, column: str, problem: str) -> None:
+        super().__init__(f"{table}.{column}: {problem}")
+        self.table = table
+        self.index = index
+        self.column = column
 
 
 def _within_bounds(value: Any, depth: int = 1) -> bool:
@@ -121,12 +134,29 @@ def _json(value: Any) -> Any:
     return value
 
 
+def _shown(value: Any) -> str:
+    """A stored value as a message quotes it: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _number(value: Any) -> float:
-    """A stored time or amount as a finite float (NaN or infinity: ValueError)."""
-    number = float(value)
+    """A stored time or amount (a number or its text) as a finite float; ValueError for
+    anything else, NaN or infinity."""
+    if isinstance(value, bool):
+        raise ValueError(f"{_shown(value)} is not a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{_shown(value)} is not a number") from None
     if not math.isfinite(number):
-        raise ValueError(f"{value!r} is not a finite number")
+        raise ValueError(f"{_shown(value)} is not a finite number")
     return number
+
+
+def _opt_number(value: Any) -> float | None:
+    """A time or amount column that may be empty (null or empty text): None then."""
+    return None if value is None or value == "" else _number(value)
 
 
 _WIDE = 1 << 127
@@ -137,6 +167,8 @@ def _count(value: Any, *, wide: bool = False) -> int:
     run's usage, which sums 64-bit counts); ValueError otherwise."""
     if type(value) is int and INT_MIN <= value <= INT_MAX:
         return value
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a whole number")
     text = value.strip() if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
         count = value
@@ -153,6 +185,34 @@ def _count(value: Any, *, wide: bool = False) -> int:
     return count
 
 
+def _opt_count(value: Any, *, wide: bool = False) -> int:
+    """A count column that may be empty (null or empty text): 0 then."""
+    return 0 if value is None or value == "" else _count(value, wide=wide)
+
+
+def _text(value: Any) -> str:
+    """A text column (an id stored as a number reads as its digits); ValueError for a
+    boolean, an array or an object."""
+    if type(value) is str:
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"{_shown(value)} is not text")
+
+
+def _opt_text(value: Any) -> str | None:
+    """A text column that may be null."""
+    return None if value is None else _text(value)
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    """An object column (an object or its JSON text; null or empty: an empty object)."""
+    data = _json(value) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{_shown(value)} is not an object or its JSON text")
+    return data
+
+
 E = TypeVar("E", bound=Enum)
 
 
@@ -162,7 +222,11 @@ def _member(kind: type[E], value: Any) -> E:
     try:
         return kind._value2member_map_[value]  # type: ignore[return-value]
     except (KeyError, TypeError):
+        pass
+    try:
         return kind(value)
+    except ValueError:
+        raise ValueError(f"{_shown(value)} is not a valid {kind.__name__}") from None
 
 
 def _opt(kind: Any, value: Any) -> Any:
@@ -191,40 +255,126 @@ def _invocations(run_id: str, rows: Sequence[Mapping[str, Any]]
     for seq, r in _in_order(rows):
         scope = _json(r.get("scope")) or {}
         out.append(CanonicalInvocation(
-            str(r["invocation_id"]), run_id, seq, str(r["tool"]),
+            _text(r["invocation_id"]), run_id, seq, _text(r["tool"]),
             scope if isinstance(scope, dict) else {"scope": scope},
-            str(r.get("normalized_scope") or ""), _member(InvocationStatus, r["status"]),
-            _number(r.get("started_at") or 0.0), _opt(EvidenceStatus, r.get("evidence_status")),
-            _opt(ToolErrorCode, r.get("error_code")), r.get("error"), _count(r.get("items") or 0),
-            _count(r.get("size_bytes") or 0), _opt(InformationGain, r.get("information_gain")),
-            None if r.get("finished_at") is None else _number(r["finished_at"]),
-            r.get("call_id")))
+            _opt_text(r.get("normalized_scope")) or "", _member(InvocationStatus, r["status"]),
+            _opt_number(r.get("started_at")) or 0.0,
+            _opt(EvidenceStatus, r.get("evidence_status")),
+            _opt(ToolErrorCode, r.get("error_code")), _opt_text(r.get("error")),
+            _opt_count(r.get("items")), _opt_count(r.get("size_bytes")),
+            _opt(InformationGain, r.get("information_gain")), _opt_number(r.get("finished_at")),
+            _opt_text(r.get("call_id"))))
     return tuple(out)
 
 
 def _sse(rows: Sequence[Mapping[str, Any]]) -> tuple[SseEvent, ...]:
     return tuple(SseEvent(seq, _number(r["t"]), _member(SseEventKind, r["kind"]),
-                          _json(r.get("data")) or {})
+                          _object(r.get("data")))
                  for seq, r in _in_order(rows))
+
+
+def _enum(kind: type[Enum]) -> Callable[[Any], Any]:
+    return lambda value: _member(kind, value)
+
+
+def _optional(kind: type[Enum]) -> Callable[[Any], Any]:
+    return lambda value: _opt(kind, value)
+
+
+def _required(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def read(value: Any) -> Any:
+        if value is None:
+            raise ValueError("missing or null")
+        return convert(value)
+
+    return read
+
+
+_COLUMNS: dict[str, tuple[tuple[str, Callable[[Any], Any]], ...]] = {
+    "diagnosis_run": (
+        ("run_id", _required(_text)), ("session_id", _opt_text), ("query", _opt_text),
+        ("intent", _optional(IntentType)), ("status", _optional(StoredRunStatus)),
+        ("termination_state", _optional(RunState)),
+        ("release_outcome", _optional(ReleaseOutcome)),
+        ("fallback_type", _optional(FallbackType)), ("termination_reason", _opt_text),
+        ("agent_steps", _opt_count), ("tool_calls", _opt_count),
+        ("total_tokens", functools.partial(_opt_count, wide=True)),
+        ("input_tokens", functools.partial(_opt_count, wide=True)),
+        ("output_tokens", functools.partial(_opt_count, wide=True)),
+        ("created_at", _opt_number), ("finished_at", _opt_number), ("answer_json", _json)),
+    "trace_event": (
+        ("seq", _required(_count)), ("t", _required(_number)),
+        ("type", _required(_enum(TraceEventType))), ("phase", _required(_enum(TracePhase))),
+        ("status", _required(_enum(TraceEventStatus))), ("detail", _json)),
+    "tool_invocation": (
+        ("seq", _required(_count)), ("invocation_id", _required(_text)),
+        ("tool", _required(_text)), ("scope", _json), ("normalized_scope", _opt_text),
+        ("status", _required(_enum(InvocationStatus))), ("started_at", _opt_number),
+        ("evidence_status", _optional(EvidenceStatus)),
+        ("error_code", _optional(ToolErrorCode)), ("error", _opt_text),
+        ("items", _opt_count), ("size_bytes", _opt_count),
+        ("information_gain", _optional(InformationGain)), ("finished_at", _opt_number),
+        ("call_id", _opt_text)),
+    "sse_event": (
+        ("seq", _required(_count)), ("t", _required(_number)),
+        ("kind", _required(_enum(SseEventKind))), ("data", _object)),
+}
+"""Each table's columns a rebuilt record reads, with how each value is read (what
+:func:`_column_error` checks, one column at a time, to name the one that does not fit)."""
+
+
+def _column_error(tables: Mapping[str, Sequence[Mapping[str, Any]] | None]
+                  ) -> ColumnError | None:
+    """The first stored value of ``tables`` (by table name, each its run's rows) that does
+    not fit its column, or None."""
+    for table, rows in tables.items():
+        for index, r in enumerate(rows or ()):
+            for column, read in _COLUMNS[table]:
+                try:
+                    read(r.get(column))
+                except (ValueError, TypeError, ArithmeticError) as exc:
+                    return ColumnError(table, index, column, str(exc))
+    return None
 
 
 def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
             invocation_rows: Sequence[Mapping[str, Any]],
             sse_rows: Sequence[Mapping[str, Any]] | None = None) -> RunRecord:
     """The RunRecord the rows describe; raise :class:`Incomplete` for a run still RUNNING
-    without RUN_FINISHED, ValueError for a value outside its enum."""
-    run_id = str(row["run_id"])
+    without RUN_FINISHED, :class:`ColumnError` naming the table and column of a stored value
+    that does not fit it (a value outside its enum, text where a number belongs), ValueError
+    for rows that do not fit together."""
+    try:
+        return _rebuild(row, trace_rows, invocation_rows, sse_rows)
+    except (ValueError, TypeError, KeyError, ArithmeticError):
+        found = _column_error({"diagnosis_run": [row], "trace_event": trace_rows,
+                               "tool_invocation": invocation_rows, "sse_event": sse_rows})
+        if found is None:
+            raise
+        raise found from None
+
+
+def _stored(row: Mapping[str, Any], column: str) -> Any:
+    """A column's value, None when it is null or empty text (the run's trace says then)."""
+    value = row.get(column)
+    return None if value == "" else value
+
+
+def _rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
+             invocation_rows: Sequence[Mapping[str, Any]],
+             sse_rows: Sequence[Mapping[str, Any]] | None) -> RunRecord:
+    run_id = _text(row["run_id"])
     trace = _trace(run_id, trace_rows)
     finished = [e for e in trace if e.type is TraceEventType.RUN_FINISHED]
     if row.get("status") == StoredRunStatus.RUNNING.value and not finished:
         raise Incomplete(run_id)
-    state = row.get("termination_state") or (finished[-1].detail.get("run_state")
-                                             if finished else None)
-    outcome = row.get("release_outcome") or (finished[-1].detail.get("outcome")
-                                             if finished else None)
+    state = _stored(row, "termination_state") or (finished[-1].detail.get("run_state")
+                                                  if finished else None)
+    outcome = _stored(row, "release_outcome") or (finished[-1].detail.get("outcome")
+                                                  if finished else None)
     if state is None or outcome is None:
         raise Incomplete(run_id)
-    release = ReleaseOutcome(outcome)
+    release = _member(ReleaseOutcome, outcome)
     answer = _json(row.get("answer_json"))
     answer = answer if isinstance(answer, dict) else None
     published = release in (ReleaseOutcome.SUCCESS, ReleaseOutcome.FALLBACK)
@@ -236,20 +386,21 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
     terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
                          for e in finished)
     return RunRecord(
-        run_id=run_id, session_id=str(row.get("session_id") or ""),
-        query=str(row.get("query") or ""), intent=_opt(IntentType, row.get("intent")),
-        run_state=RunState(state), termination_reason=row.get("termination_reason"),
+        run_id=run_id, session_id=_opt_text(row.get("session_id")) or "",
+        query=_opt_text(row.get("query")) or "", intent=_opt(IntentType, row.get("intent")),
+        run_state=_member(RunState, state),
+        termination_reason=_opt_text(row.get("termination_reason")),
         release_outcome=release, fallback_type=_opt(FallbackType, row.get("fallback_type")),
         stored_status=_opt(StoredRunStatus, row.get("status")),
         sse_state=SseState.DISCONNECTED if disconnected else SseState.TERMINAL,
         collection_state=None, stop_reason=None, semantic_verdict=None, statuses=(),
-        usage=Usage(_count(row.get("agent_steps") or 0), _count(row.get("tool_calls") or 0),
-                    _count(row.get("total_tokens") or 0, wide=True), 0,
-                    _count(row.get("input_tokens") or 0, wide=True),
-                    _count(row.get("output_tokens") or 0, wide=True)),
-        headroom={}, started_at=_number(row.get("created_at") or 0.0),
-        finished_at=_number(row.get("finished_at") or (trace[-1].t if trace else 0.0)),
-        agent_steps=_count(row.get("agent_steps") or 0), content=answer if published else None,
+        usage=Usage(_opt_count(row.get("agent_steps")), _opt_count(row.get("tool_calls")),
+                    _opt_count(row.get("total_tokens"), wide=True), 0,
+                    _opt_count(row.get("input_tokens"), wide=True),
+                    _opt_count(row.get("output_tokens"), wide=True)),
+        headroom={}, started_at=_opt_number(row.get("created_at")) or 0.0,
+        finished_at=_opt_number(row.get("finished_at")) or (trace[-1].t if trace else 0.0),
+        agent_steps=_opt_count(row.get("agent_steps")), content=answer if published else None,
         failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
         invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),
         stop_required_delivered=False, evidence_repaired=False, deadline_at=float("inf"),

@@ -20,8 +20,9 @@ from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
-           "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql", "export_lines",
-           "iter_sql", "json_lines", "read_engine", "read_export", "records_of_log"]
+           "MappingError", "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql",
+           "export_lines", "iter_sql", "json_lines", "read_engine", "read_export",
+           "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -35,25 +36,44 @@ class SourceError(ValueError):
     """A source that cannot be audited; the message names the file (and line) or table."""
 
 
+class MappingError(SourceError):
+    """A mapping of names that cannot be used; the message names the place in it
+    (``mapping.TABLE.KEY``), the command line the file it was read from."""
+
+
 @dataclass(slots=True)
 class RunRows:
-    """One run as rows."""
+    """One run as rows; for a file, the ``source`` and, by table, where each row is in it
+    (its line, and in OTLP JSON its span)."""
 
     row: dict[str, Any]
     trace: list[dict[str, Any]] = field(default_factory=list)
     invocations: list[dict[str, Any]] = field(default_factory=list)
     sse: list[dict[str, Any]] | None = None
+    source: str | None = None
+    places: dict[str, list[str]] = field(default_factory=dict)
+
+    def where(self, table: str, index: int) -> str:
+        """``source:place: `` of the ``index``-th row of ``table`` as given, or nothing when
+        the rows do not come from a file."""
+        places = self.places.get(table, ())
+        if self.source is None or index >= len(places):
+            return ""
+        return f"{self.source}:{places[index]}: "
 
 
 def records_of_log(path: str | Path
                    ) -> Iterator[tuple[str, RunRecord | None, RunRows | None, str]]:
     """(run id, record, rows, scenario) of each run of a log: the whole record where it has
     one, the stored row and partial trace of a crashed run otherwise; the scenario's name,
-    with the turn when it played several (``sessions-carry, turn 1 of 2``)."""
-    from harness_lab.logs.reader import LogError, read_log
+    with the turn when it played several (``sessions-carry, turn 1 of 2``). What reading
+    notes (the log was interrupted, its last line cut short) is said on standard error, as
+    for every command that reads a log."""
+    from harness_lab.logs.reader import LogError
+    from harness_lab.logs.sources import read_noted
 
     try:
-        log = read_log(path)
+        log = read_noted(path)
     except LogError as exc:
         raise SourceError(str(exc)) from None
     for entry in log.entries:
@@ -68,7 +88,10 @@ def records_of_log(path: str | Path
         elif result.stored_row:
             rows = RunRows(dict(result.stored_row),
                            [e.to_dict() for e in result.partial_trace], [],
-                           [e.to_dict() for e in result.partial_sse])
+                           [e.to_dict() for e in result.partial_sse], str(path))
+            rows.places = {table: [str(entry.line)] * n for table, n in (
+                ("diagnosis_run", 1), ("trace_event", len(rows.trace)),
+                ("sse_event", len(result.partial_sse)))}
             yield str(result.stored_row.get("run_id")), None, rows, names[-1]
 
 
@@ -110,7 +133,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     a run's SSE events are None when the export has no ``sse_event`` line for it.
     """
     runs: dict[str, RunRows] = {}
-    orphans: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    orphans: dict[str, list[tuple[str, dict[str, Any], int]]] = defaultdict(list)
     for number, text in json_lines(path):
         try:
             line = parse_line(text, source=str(path), line=number)
@@ -126,14 +149,14 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
         if table == "diagnosis_run":
             if run_id in runs:
                 raise SourceError(f"{path}:{number}: a second diagnosis_run row for {run_id}")
-            runs[run_id] = RunRows(line)
+            runs[run_id] = RunRows(line, source=str(path), places={table: [str(number)]})
         else:
-            orphans[run_id].append((table, line))
+            orphans[run_id].append((table, line, number))
     for run_id, rows in orphans.items():
         run = runs.get(run_id)
         if run is None:
             raise SourceError(f"{path}: rows of run {run_id} without its diagnosis_run row")
-        for table, line in rows:
+        for table, line, number in rows:
             if table == "trace_event":
                 run.trace.append(line)
             elif table == "tool_invocation":
@@ -142,6 +165,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
                 if run.sse is None:
                     run.sse = []
                 run.sse.append(line)
+            run.places.setdefault(table, []).append(str(number))
     return runs
 
 
@@ -153,32 +177,52 @@ STATEMENT_TIMEOUT_S = 120
 
 
 def check_mapping(mapping: Mapping[str, Any]) -> None:
-    """Raise :class:`SourceError` naming what is wrong with a column mapping: each known table
-    maps to ``{"table": NAME, "columns": {OURS: THEIRS}}``, names being strings."""
+    """Raise :class:`MappingError` naming what is wrong with a column mapping: each known
+    table maps to ``{"table": NAME, "columns": {OURS: THEIRS}}``, names being strings and
+    ours the columns of the run store's table."""
+    from harness_lab.store.sql import diagnosis_run, tool_invocation, trace_event
+
     if not isinstance(mapping, Mapping):
-        raise SourceError("the mapping must be an object of tables")
+        raise MappingError("the mapping must be an object of tables")
+    ours = {t.name: t.c.keys() for t in (diagnosis_run, trace_event, tool_invocation)}
     for logical, spec in mapping.items():
-        if logical not in TABLES:
-            raise SourceError(f"mapping: unknown table {logical!r} (one of "
-                              f"{', '.join(TABLES[:3])})")
+        if logical not in TABLES[:3]:
+            raise MappingError(f"mapping: unknown table {logical!r} (one of "
+                               f"{', '.join(TABLES[:3])})")
         if not isinstance(spec, Mapping):
-            raise SourceError(f"mapping.{logical}: an object with 'table' and 'columns'")
+            raise MappingError(f"mapping.{logical}: an object with 'table' and 'columns'")
         unknown = sorted(str(k) for k in spec if k not in ("table", "columns"))
         if unknown:
-            raise SourceError(f"mapping.{logical}: unknown key {unknown[0]!r}")
+            raise MappingError(f"mapping.{logical}: unknown key {unknown[0]!r}")
         if not isinstance(spec.get("table", logical), str):
-            raise SourceError(f"mapping.{logical}.table: a table name (a string)")
+            raise MappingError(f"mapping.{logical}.table: a table name (a string)")
         columns = spec.get("columns", {})
         if not isinstance(columns, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
-            raise SourceError(f"mapping.{logical}.columns: an object of column names, ours to "
-                              "the database's (strings)")
+            raise MappingError(f"mapping.{logical}.columns: an object of column names, ours "
+                               "to the database's (strings)")
+        strange = sorted(k for k in columns if k not in ours[logical])
+        if strange:
+            raise MappingError(f"mapping.{logical}.columns: unknown column {strange[0]!r} "
+                               f"(ours are {', '.join(ours[logical])})")
 
 
 def read_engine(url: str) -> Any:
     """An engine that reads: a SQLite file must exist (nothing is created by reading), a
     server must answer within :data:`CONNECT_TIMEOUT_S` and each statement within
-    :data:`STATEMENT_TIMEOUT_S`."""
+    :data:`STATEMENT_TIMEOUT_S`. Raise :class:`SourceError` naming the URL for one that
+    cannot be opened (a malformed URL, an unknown dialect, a missing driver)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return _read_engine(url)
+    except SourceError:
+        raise
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+
+
+def _read_engine(url: str) -> Any:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
@@ -226,16 +270,9 @@ def _keys(result: Any, columns: Mapping[str, str]) -> list[str]:
 
 def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[str, Any]]:
     """The engine of ``url`` and the checked mapping (SourceError for either)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     given = mapping or {}
     check_mapping(given)
-    try:
-        return read_engine(url), given
-    except SourceError:
-        raise
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+    return read_engine(url), given
 
 
 def _unreadable(url: str, exc: Exception) -> SourceError:

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness_lab.audit import PARALLEL_FROM
 from harness_lab.audit.tally import AuditTally
-from harness_lab.cli.common import add_command, fail, read_mapping
+from harness_lab.cli.common import add_command, fail, mapping_failure, read_mapping
 
 __all__ = ["register"]
 
@@ -33,7 +33,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             for run in audit_runs(source, workers=args.workers, advance=advance):
                 tally.add(run)
     except (SourceError, OSError, ValueError) as exc:
-        return fail("audit", str(exc))
+        return mapping_failure("audit", args.mapping, exc)
     if not tally.runs and not args.allow_empty:  # an empty export must not pass a CI gate
         return fail("audit", f"{args.source}: holds no run to audit (--allow-empty accepts "
                              "that)")

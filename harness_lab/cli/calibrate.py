@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import add_command, emit, fail, read_mapping
+from harness_lab.cli.common import add_command, emit, fail, mapping_failure, read_mapping
+
+if TYPE_CHECKING:
+    from harness_lab.audit import AuditedRun
 
 __all__ = ["register"]
+
+_SHOWN = 20  # unreadable runs named one per line before the rest are only counted
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -23,19 +29,36 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         return fail("calibrate", f"--out {args.out}: its directory does not exist")
     show = progress_wanted(quiet=args.quiet)
+    left_out: list[AuditedRun] = []
     try:
         source = open_source(args.source, read_mapping(args.mapping), count=show)
         with progress(source.total, "runs read", enabled=show, unit="runs") as advance:
             runs = Source(source.total, counted(source.runs, advance), source.rows_only)
-            block = calibrate(finished_records(runs), args.fit)
+            block = calibrate(finished_records(runs, left_out=left_out), args.fit)
     except (SourceError, OSError, ValueError) as exc:
-        return fail("calibrate", str(exc))
-    text = sweep_yaml(block, f"fitted by harness-lab calibrate from {args.source} "
-                             f"({args.fit}); paste under a scenario's top level")
+        return mapping_failure("calibrate", args.mapping, exc)
+    note = f"fitted by harness-lab calibrate from {args.source} ({args.fit})"
+    if left_out:
+        note += f"; {_left_out(left_out)}"
+    text = sweep_yaml(block, f"{note}; paste under a scenario's top level")
     code = emit("calibrate", text, args.out)
     if args.out and not code:
         print(f"wrote {args.out}", file=sys.stderr)
     return code
+
+
+def _left_out(runs: list[AuditedRun]) -> str:
+    """Say on standard error why each unreadable run (the first few) was left out of the
+    fit, and return how many runs were left out, by state, for the block's comment."""
+    unreadable = [r for r in runs if r.state == "unreadable"]
+    for run in unreadable[:_SHOWN]:
+        print(f"harness-lab calibrate: left out {run.run_id}: unreadable: {run.note}",
+              file=sys.stderr)
+    if len(unreadable) > _SHOWN:
+        print(f"harness-lab calibrate: ... and {len(unreadable) - _SHOWN} more unreadable "
+              "run(s) left out", file=sys.stderr)
+    counts = Counter(r.state for r in runs)
+    return "left out: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 
 def register(sub: Any) -> None:

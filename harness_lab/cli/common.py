@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
            "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
-           "no_scenarios_message", "otlp_option", "otlp_send", "out_problem", "output_format",
-           "port_number", "read_mapping", "selected_results", "usage_problem"]
+           "mapping_failure", "no_scenarios_message", "otlp_option", "otlp_send", "out_problem",
+           "output_format", "port_number", "read_mapping", "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -130,7 +130,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
                  "live extra not installed"},
     "conform": {0: "every applicable scenario passed",
                 1: "a scenario failed or errored (each row says what differed)",
-                2: "usage error: a missing path, a bad adapter file, no URL and no --serve",
+                2: "usage error: a missing path, a bad adapter file, no URL and no --serve, "
+                   "a URL no request can go to",
                 5: "no scenario selected"},
 }
 """Each command's own exit codes, printed under its help by :func:`exit_codes`."""
@@ -443,9 +444,27 @@ def read_mapping(path: str | None) -> dict[str, Any] | None:
 
         _, data = load_yaml(Path(path), "a mapping file")
     else:
-        from harness_lab.bounded_json import parse_json
+        from harness_lab.bounded_json import MAX_JSON_BYTES, parse_json
 
-        data = parse_json(Path(path).read_text(encoding="utf-8"), source=path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read(MAX_JSON_BYTES + 1)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                             ) from None
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = parse_json(text, source=path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the mapping is not an object")
     return data
+
+
+def mapping_failure(command: str, mapping: str | None, exc: Exception) -> int:
+    """Say why a source could not be read, as :func:`fail` does, naming the ``--mapping``
+    file first when the mapping read from it is what is wrong; return the usage exit code."""
+    from harness_lab.audit.sources import MappingError
+
+    if isinstance(exc, MappingError) and mapping is not None:
+        return fail(command, f"{mapping}: {exc}")
+    return fail(command, str(exc))

@@ -21,6 +21,17 @@ __all__ = ["register"]
 _VERDICT_STYLE = {"pass": "#117733", "fail": "#CC3311", "error": "#CC3311", "n/a": "#777777"}
 
 
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be the harness's base URL (an invalid port, no host), or None."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return f"not a URL a request can go to ({exc})"
+    return None if parsed.host else "not a URL a request can go to (it names no host)"
+
+
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
     p = add_command(sub, "conform", func=_cmd_conform)
@@ -65,6 +76,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         url = None
     if args.serve == (url is not None):
         return fail("conform", "give the harness's URL, or --serve to start one (not both)")
+    if url is not None and (problem := _url_problem(url)) is not None:
+        return fail("conform", f"{url}: {problem}")
     if not (args.time_scale > 0):
         return fail("conform", f"--time-scale {args.time_scale}: give a number > 0")
     try:

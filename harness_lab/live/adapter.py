@@ -9,26 +9,91 @@ wrong type is an error naming the file, the field and its line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 from harness_lab.yaml_lines import YamlLines
 
-__all__ = ["Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "StreamLimitsSpec",
-           "load_adapter"]
+__all__ = ["MAX_PATH", "Adapter", "AdapterError", "ChatSpec", "DatabaseSpec", "EventName",
+           "StreamLimitsSpec", "UrlPath", "load_adapter"]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+MAX_PATH = 2048
+"""The longest path an adapter may give (far above any route)."""
+
+_PATH = re.compile(r"/[!-~]*")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"[\t -~]*")
+
+
+def _path(value: str) -> str:
+    """A URL path an HTTP request can carry: ``/`` then visible ASCII, no spaces."""
+    if len(value) > MAX_PATH or not _PATH.fullmatch(value):
+        raise ValueError(f"a URL path starts with '/' and holds visible ASCII characters "
+                         f"only (no spaces or control characters, at most {MAX_PATH}); got "
+                         f"{value[:40]!r}")
+    return value
+
+
+def _one_line(value: str) -> str:
+    """A name the harness sends (an SSE event name): not empty, on one line."""
+    if not value or any(c in value for c in "\r\n\x00"):
+        raise ValueError(f"a name of one line, not empty; got {value[:40]!r}")
+    return value
+
+
+def _header_name(value: str) -> str:
+    """A header name an HTTP request can carry (a token)."""
+    if not _TOKEN.fullmatch(value):
+        raise ValueError(f"a header name holds letters, digits and !#$%&'*+-.^_`|~ only; got "
+                         f"{value[:40]!r}")
+    return value
+
+
+def _header_value(value: str) -> str:
+    """A header value an HTTP request can carry."""
+    if not _HEADER_VALUE.fullmatch(value):
+        raise ValueError("a header value holds visible ASCII characters, spaces and tabs only "
+                         f"(no line breaks); got {value[:40]!r}")
+    return value
+
+
+def _database_url(value: str) -> str:
+    """A URL SQLAlchemy can parse."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        make_url(value)
+    except ArgumentError:
+        raise ValueError(f"not a SQLAlchemy database URL: {value[:60]!r}") from None
+    return value
+
+
+def _mapping(value: dict[str, Any]) -> dict[str, Any]:
+    """The audit's column mapping, checked as the audit checks it."""
+    from harness_lab.audit.sources import check_mapping
+
+    check_mapping(value)
+    return value
+
+
+UrlPath = Annotated[str, AfterValidator(_path)]
+EventName = Annotated[str, AfterValidator(_one_line)]
+
+
 class ChatSpec(_Strict):
     """The endpoint a query is POSTed to, and the names of its JSON body's fields."""
 
-    path: str = "/chat"
+    path: UrlPath = "/chat"
     """The path of the SSE chat endpoint."""
     query_field: str = "query"
     """The body field holding the user's query."""
@@ -39,15 +104,15 @@ class ChatSpec(_Strict):
 class EventNames(_Strict):
     """The harness's SSE event names for the contract's five kinds."""
 
-    metadata: str = "metadata"
+    metadata: EventName = "metadata"
     """The first event: the session and run ids."""
-    status: str = "status"
+    status: EventName = "status"
     """A progress status."""
-    content: str = "content"
+    content: EventName = "content"
     """The released answer."""
-    failure: str = "failure"
+    failure: EventName = "failure"
     """The public failure notice."""
-    done: str = "done"
+    done: EventName = "done"
     """The closing event."""
 
 
@@ -65,9 +130,9 @@ class FieldNames(_Strict):
 class DatabaseSpec(_Strict):
     """Where the harness stores its runs, with the audit's column mapping."""
 
-    url: str
+    url: Annotated[str, AfterValidator(_database_url)]
     """A SQLAlchemy database URL."""
-    mapping: dict[str, Any] = {}
+    mapping: Annotated[dict[str, Any], AfterValidator(_mapping)] = {}
     """Tables and columns by the toolkit's names (see docs/logs.md, Column mapping)."""
 
 
@@ -90,11 +155,11 @@ class Adapter(_Strict):
 
     chat: ChatSpec = ChatSpec()
     """The chat endpoint."""
-    cancel_path: str | None = "/runs/{runId}/cancel"
+    cancel_path: UrlPath | None = "/runs/{runId}/cancel"
     """POSTed to cancel a run (``{runId}`` is replaced); null: the harness has none."""
-    run_path: str | None = "/runs/{runId}"
+    run_path: UrlPath | None = "/runs/{runId}"
     """GET: the stored run row as JSON; null: none (then give ``database``)."""
-    trace_path: str | None = "/runs/{runId}/trace"
+    trace_path: UrlPath | None = "/runs/{runId}/trace"
     """GET: the run's trace events as a JSON list; null: none."""
     events: EventNames = EventNames()
     """SSE event names."""
@@ -102,7 +167,8 @@ class Adapter(_Strict):
     """Payload field names."""
     database: DatabaseSpec | None = None
     """Read the row and trace from this database instead of the endpoints."""
-    headers: dict[str, str] = {}
+    headers: dict[Annotated[str, AfterValidator(_header_name)],
+                  Annotated[str, AfterValidator(_header_value)]] = {}
     """Headers sent with every request (e.g. an Authorization header)."""
     limits: StreamLimitsSpec = StreamLimitsSpec()
     """What one run's stream may send before conform stops reading it."""

@@ -242,9 +242,15 @@ def _change(name: str, old: Side | None, new: Side | None) -> ScenarioChange:
 
 
 def _by_name(sides: Iterable[Side]) -> dict[str, Side]:
+    """The sides by scenario name; a second scenario of a name already seen (another file
+    that gives the same name, whose run errors) is kept under its name and file, never
+    dropped, so its verdict is compared too."""
     named: dict[str, Side] = {}
     for side in sides:
-        named.setdefault(side.result.scenario, side)
+        name = side.result.scenario
+        if name in named and side.result.path != named[name].result.path:
+            name = f"{name} ({side.result.path})"
+        named.setdefault(name, side)
     return named
 
 

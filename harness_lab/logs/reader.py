@@ -143,6 +143,7 @@ def read_log(path: str | os.PathLike[str]) -> Log:
             elif line["kind"] == "run":
                 entries.append(_entry(where, number, line))
             elif line["kind"] == "footer":
+                _check_line(where, number, line)
                 footer = line
             else:
                 raise LogError(f"{where}:{number}: unknown line kind {line['kind']!r} "
@@ -210,16 +211,62 @@ def _header(path: Path, number: int, line: dict[str, Any]) -> dict[str, Any]:
     if version > FORMAT_VERSION:
         raise LogError(f"{path}:{number}: format_version {version} is newer than this "
                        f"toolkit reads ({FORMAT_VERSION}); upgrade harness-lab")
+    if version < 1:
+        raise LogError(f"{path}:{number}: format_version: expected 1 or more, got {version}")
+    _check_line(path, number, line)
     return line
 
 
 def _entry(path: Path, number: int, line: dict[str, Any]) -> LogEntry:
+    _check_line(path, number, line)
     try:
         result = result_from_data(line)
-        return LogEntry(line["seq"], result, line["variant"], line["sha256"],
-                        line["wall_s"], line["virtual_s"], number)
+        entry = LogEntry(line["seq"], result, line["variant"], line["sha256"],
+                         line["wall_s"], line["virtual_s"], number)
     except KeyError as exc:
         raise LogError(f"{path}:{number}: a run line without the field {exc.args[0]!r}"
                        ) from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise LogError(f"{path}:{number}: scenario {line.get('scenario')!r}: {exc}") from None
+    if result.verdict != line["verdict"]:  # read back, a failure must never become a pass
+        raise LogError(f"{path}:{number}: scenario {result.scenario!r}: verdict: the line says "
+                       f"{line['verdict']!r}, but its error, mismatches and invariants make "
+                       f"it {result.verdict!r}")
+    return entry
+
+
+def _check_line(path: Path, number: int, line: dict[str, Any]) -> None:
+    """Raise :class:`LogError` naming the file, line and each field of a header, run or
+    footer line whose values are not of the types the log's schema
+    (:mod:`harness_lab.logs.schema`) gives them, before any of it is read; fields the schema
+    does not name are left alone, as a newer writer of the same format version may add some."""
+    from pydantic import BaseModel, ValidationError
+
+    from harness_lab.logs.schema import Footer, Header, RunLine
+
+    kind = line["kind"]
+    models: dict[str, type[BaseModel]] = {"header": Header, "run": RunLine, "footer": Footer}
+    model = models[kind]
+    known = {k: v for k, v in line.items() if k in model.model_fields}
+    try:
+        model.model_validate(known, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        missing = [e for e in errors if e["type"] == "missing"]
+        if missing:
+            what = "a run line" if kind == "run" else f"the {kind}"
+            raise LogError(f"{path}:{number}: {what} without the field "
+                           f"{_dotted(missing[0]['loc'])!r}") from None
+        scenario = line.get("scenario")
+        named = f"scenario {scenario!r}: " if isinstance(scenario, str) else ""
+        problems = "; ".join(f"{_dotted(e['loc'])}: {e['msg']}" for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise LogError(f"{path}:{number}: {named}{problems}{more}") from None
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as the log's field path (``mismatches[0].field``)."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text

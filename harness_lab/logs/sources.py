@@ -30,7 +30,7 @@ def is_log_file(path: str | Path) -> bool:
     if not first.lstrip().startswith(b"{"):
         return False
     try:
-        header = parse_json(first.decode("utf-8"), source=str(path), line=1)
+        header = parse_json(first.decode("utf-8"), source=str(path), line=1, wide_ints=True)
     except ValueError:  # not UTF-8, not JSON, or beyond the bounded reader's limits
         return False
     return (isinstance(header, dict) and header.get("kind") == "header"

@@ -39,8 +39,8 @@ from harness_lab.errors import HarnessError
 from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["CACHED_CASSETTES", "CACHED_CASSETTE_BYTES", "MAX_CASSETTE_BYTES", "MAX_NESTING",
-           "CassetteError", "CassettePersister", "check_cassette", "nesting_problem",
-           "read_cassette", "write_atomically"]
+           "CassetteError", "CassettePersister", "check_cassette", "duplicate_key",
+           "nesting_problem", "read_cassette", "write_atomically"]
 
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 """The largest cassette file read (64 MiB): far above any recorded conversation."""
@@ -142,6 +142,32 @@ def nesting_problem(text: str, *, aliases: bool = True) -> tuple[int, str] | Non
     return None
 
 
+def duplicate_key(root: yaml.Node | None) -> tuple[int, str] | None:
+    """The 1-based line and reason of the first key of a composed YAML document given twice
+    in one mapping (YAML loaders keep the last silently), or None."""
+    seen: set[int] = set()
+    stack = [] if root is None else [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # an alias: its node is checked once
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, yaml.Node] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    earlier = first.setdefault((key.tag, key.value), key)
+                    if earlier is not key:
+                        line = int(key.start_mark.line) + 1
+                        return line, (f"duplicate key {key.value!r}: given at line "
+                                      f"{int(earlier.start_mark.line) + 1} and again at line "
+                                      f"{line}")
+                stack += (value, key)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    return None
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -174,7 +200,9 @@ class _Checker:
             return
         raise self.fail(keys, f"must be a string, not {_type_name(value)}")
 
-    def headers(self, value: Any, keys: Sequence[str | int]) -> None:
+    def headers(self, value: Any, keys: Sequence[str | int], *, request: bool = False) -> None:
+        """Header values: each a string or a list of strings (for a request, not an empty
+        one: a request header sent has a value, and vcrpy reads the first)."""
         for name, values in self.mapping(value, keys).items():
             where = [*keys, str(name)]
             if isinstance(values, str | bytes):
@@ -182,6 +210,9 @@ class _Checker:
             if not isinstance(values, list):
                 raise self.fail(where, "must be a string or a list of strings, not "
                                        f"{_type_name(values)}")
+            if request and not values:
+                raise self.fail(where, "must hold at least one string (a request header "
+                                       "sent has a value)")
             for i, item in enumerate(values):
                 self.text(item, [*where, i])
 
@@ -193,7 +224,7 @@ class _Checker:
         for name in ("method", "uri"):
             self.text(self.key(request, name, req), [*req, name])
         self.text(self.key(request, "body", req), [*req, "body"], optional=True)
-        self.headers(self.key(request, "headers", req), [*req, "headers"])
+        self.headers(self.key(request, "headers", req), [*req, "headers"], request=True)
         unknown = sorted(set(request) - {"method", "uri", "body", "headers"})
         if unknown:
             raise self.fail([*req, unknown[0]], f"unknown request key `{unknown[0]}`")
@@ -280,6 +311,9 @@ def _parse(file: Path, raw: bytes, serializer: Any) -> _Parsed:
         raise _yaml_error(file, exc) from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise CassetteError(file, f"cannot be read: {exc}") from None
+    twice = duplicate_key(root)
+    if twice is not None:
+        raise CassetteError(file, twice[1], line=twice[0])
     checker = _Checker(file, root)
     if not isinstance(data, Mapping):
         raise CassetteError(file, "must be a mapping with an `interactions` list, not "

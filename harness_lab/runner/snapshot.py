@@ -233,7 +233,7 @@ def check_snapshot(scenario_file: str | None, name: str, observation: Mapping[st
     """Compare (or, with ``update``, write) one scenario's snapshot: its mismatches (one,
     carrying the diff), an error (a snapshot that cannot be read or written), and what
     happened, for the result's ``extra`` (``{"snapshot": "written" | "unchanged" | ...}``)."""
-    from harness_lab.scenarios.match import Mismatch, Shown
+    from harness_lab.scenarios.match import Mismatch, Shown, same
 
     if scenario_file is None or scenario_file.startswith("<"):
         return [], "a snapshot needs a scenario file to live beside; this one has none", {}
@@ -245,7 +245,7 @@ def check_snapshot(scenario_file: str | None, name: str, observation: Mapping[st
         if not update:
             return [], f"{exc} (--update-snapshots replaces it)", {}
         stored, unreadable = None, True
-    if stored == observation:
+    if same(stored, observation):  # a snapshot's true is not the observed 1
         return [], None, {"snapshot": "unchanged"}
     if update:
         try:

@@ -39,7 +39,7 @@ from typing import Any
 from harness_lab.scenarios.relations import Relation, parse_relation
 
 __all__ = ["ANY", "LIST_OPERATORS", "OPERATORS", "Mismatch", "check_pattern", "count_rules",
-           "match", "plain", "render"]
+           "match", "plain", "render", "same"]
 
 OPERATORS = ("$equals", "$in_order", "$adjacent", "$any_order", "$contains", "$count",
              "$absent", "$where")
@@ -190,8 +190,8 @@ class _Matcher:
             return self._sequence(pattern, observed, path, top)
         if top is False and self.key is not None and isinstance(observed, Mapping):
             got = observed.get(self.key)  # shorthand: a string item names the key field
-            return [] if _same(pattern, got) else [Mismatch(path, pattern, got)]
-        return [] if _same(pattern, observed) else [Mismatch(path, pattern, observed)]
+            return [] if same(pattern, got) else [Mismatch(path, pattern, got)]
+        return [] if same(pattern, observed) else [Mismatch(path, pattern, observed)]
 
     # -- mappings --------------------------------------------------------------------------
 
@@ -199,7 +199,7 @@ class _Matcher:
                  ) -> list[Mismatch]:
         out: list[Mismatch] = []
         keys = {k: v for k, v in pattern.items() if not str(k).startswith("$")}
-        if "$equals" in pattern and not _same(plain(pattern["$equals"]), observed):
+        if "$equals" in pattern and not same(plain(pattern["$equals"]), observed):
             out.append(Mismatch(path, pattern["$equals"], observed))
         if "$where" in pattern:
             out += _where(pattern["$where"], observed, path)
@@ -229,8 +229,11 @@ class _Matcher:
             if keys or "$absent" in pattern:
                 out.append(Mismatch(path, Shown("a mapping"), _shown_kind(observed)))
             return out
-        for name in pattern.get("$absent", ()):
-            if name in observed:
+        for i, name in enumerate(pattern.get("$absent", ())):
+            if not isinstance(name, str):  # a mapping's $absent names keys, nothing else
+                out.append(Mismatch(f"{path}.$absent.{i}", Shown("a key name"),
+                                    _shown_kind(name)))
+            elif name in observed:
                 out.append(Mismatch(f"{path}.{name}", Shown("absent"), observed[name]))
         for name, want in keys.items():
             if name not in observed:
@@ -274,7 +277,7 @@ class _Matcher:
     def _same_key(self, pattern: Any, item: Any) -> bool:
         named = self._named(pattern)
         return (named is not None and isinstance(item, Mapping)
-                and _same(named, item.get(self.key or "")))
+                and same(named, item.get(self.key or "")))
 
     def _show_item(self, item: Any, pattern: Any) -> Any:
         """An observed item as a mismatch shows it: what the pattern asked about."""
@@ -455,15 +458,16 @@ def _where(value: Any, observed: Any, path: str) -> list[Mismatch]:
     return out
 
 
-def _same(want: Any, got: Any) -> bool:
-    """Equal, with ``true``/``false`` never equal to ``1``/``0`` at any depth."""
+def same(want: Any, got: Any) -> bool:
+    """Equal, with ``true``/``false`` never equal to ``1``/``0`` at any depth (as YAML and
+    JSON read them, unlike Python's ``==``)."""
     if isinstance(want, bool) or isinstance(got, bool):
         return isinstance(want, bool) and isinstance(got, bool) and want is got
     if isinstance(want, Mapping) and isinstance(got, Mapping):
         return (set(want) == set(got)
-                and all(_same(want[k], got[k]) for k in want))
+                and all(same(want[k], got[k]) for k in want))
     if isinstance(want, list | tuple) and isinstance(got, list | tuple):
-        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
+        return len(want) == len(got) and all(same(a, b) for a, b in zip(want, got, strict=True))
     return bool(want == got)
 
 

@@ -31,8 +31,8 @@ from harness_lab.states import (
 
 __all__ = ["ENUM_PLACEHOLDER", "GainsPattern", "MappingPattern", "Pattern", "RecordsPattern",
            "RejectionsPattern", "RelationText", "SsePattern", "SseStatesPattern",
-           "StatusesPattern", "TerminationsPattern", "TimelinePattern", "TracePattern",
-           "with_pattern_definitions"]
+           "StatusesPattern", "TerminationsPattern", "TimelinePattern", "TraceItemsPattern",
+           "TracePattern", "with_pattern_definitions"]
 
 _DOC = ("A pattern (docs/scenarios.md, Matching): a scalar is compared exactly (`$any`: any "
         "value), a list item by item, a mapping by the keys it names; `$equals`, "
@@ -161,15 +161,21 @@ def _spellings(kinds: tuple[type[enum.Enum], ...], words: tuple[str, ...]) -> di
     return {v.lower(): v for v in values}
 
 
-def _schema_of_items(kinds: tuple[type[enum.Enum], ...], key: str | None,
-                     what: str) -> WithJsonSchema:
-    """The schema of a list pattern whose items are ``kinds`` values (or ``$any``) or
-    mappings (naming one as their ``key``, when given)."""
+def _item_schema(kinds: tuple[type[enum.Enum], ...], key: str | None) -> dict[str, Any]:
+    """The schema of an item of a list pattern: a ``kinds`` value (or ``$any``) or a mapping
+    (naming one as its ``key``, when given)."""
     named: dict[str, Any] = {"anyOf": [{ENUM_PLACEHOLDER: k.__name__} for k in kinds]}
     if len(kinds) == 1:
         named = {ENUM_PLACEHOLDER: kinds[0].__name__}
     mapping = {"type": "object"} if key is None else {"type": "object", "properties": {key: named}}
-    return WithJsonSchema(_list_schema({"anyOf": [named, {"const": ANY}, mapping]}, what))
+    return {"anyOf": [named, {"const": ANY}, mapping]}
+
+
+def _schema_of_items(kinds: tuple[type[enum.Enum], ...], key: str | None,
+                     what: str) -> WithJsonSchema:
+    """The schema of a list pattern whose items are ``kinds`` values (or ``$any``) or
+    mappings (naming one as their ``key``, when given)."""
+    return WithJsonSchema(_list_schema(_item_schema(kinds, key), what))
 
 
 _CHECK = AfterValidator(check_pattern)
@@ -199,6 +205,14 @@ TracePattern = Annotated[Any, *_items_of(
     (TraceEventType,), "type",
     "The trace events, each {type, t, phase, status, detail}; a string item is a type.")]
 """A pattern over a run's trace."""
+
+TraceItemsPattern = Annotated[
+    list[Any], _CHECK, AfterValidator(_respell((TraceEventType,), "type")),
+    WithJsonSchema({"type": "array", "items": _item_schema((TraceEventType,), "type"),
+                    "description": "Trace events, each a pattern of one event {type, t, "
+                                   "phase, status, detail}; a string item is a type."})]
+"""The items of an operator over a run's trace (``trace_contains``, ``trace_excludes``): a
+list, never a scalar or a mapping, since the operator is the field's."""
 
 RejectionsPattern = Annotated[Any, *_items_of(
     (PreflightReason,), "reason",

@@ -31,6 +31,7 @@ from harness_lab.scenarios.patterns import (
     StatusesPattern,
     TerminationsPattern,
     TimelinePattern,
+    TraceItemsPattern,
     TracePattern,
 )
 from harness_lab.states import (
@@ -488,9 +489,9 @@ class Expect(SpecModel):
     sse_refused: SseKindsPattern | None = None
     """The kinds of the SSE sends the session refused (a closed stream, a failed send, a
     second result), in order (a pattern)."""
-    trace_contains: TracePattern | None = None
+    trace_contains: TraceItemsPattern | None = None
     """Trace events that must occur in this order, others between (`trace: {$in_order: ...}`)."""
-    trace_excludes: TracePattern | None = None
+    trace_excludes: TraceItemsPattern | None = None
     """Trace events that must not occur (`trace: {$absent: ...}`)."""
     tool_calls: Count | None = None
     """Tool calls made."""

@@ -47,6 +47,34 @@ def test_a_deeply_nested_detail_column_makes_its_run_unreadable_not_a_crash(
     assert "nested 100000 levels deep" in (run.note or "")
 
 
+@pytest.mark.parametrize(("table", "column", "value"), [
+    ("diagnosis_run", "total_tokens", [5]),
+    ("diagnosis_run", "input_tokens", True),
+    ("diagnosis_run", "agent_steps", []),
+    ("diagnosis_run", "intent", [1]),
+    ("diagnosis_run", "termination_reason", ["DEADLINE_EXCEEDED"]),
+    ("diagnosis_run", "created_at", "2026-12-05"),
+    ("trace_event", "t", "abc"),
+    ("trace_event", "seq", None),
+    ("tool_invocation", "items", {"count": 1}),
+    ("tool_invocation", "tool", ["logs"]),
+    ("tool_invocation", "error", {"message": "boom"}),
+    ("sse_event", "data", 5),
+])
+def test_a_stored_value_that_does_not_fit_its_column_names_file_line_table_and_column(
+        outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str], table: str, column: str, value: Any) -> None:
+    from harness_lab.cli import main
+
+    lines = export_lines(outcomes["conclusion-guards-pass"])
+    number, line = next((n, x) for n, x in enumerate(lines, 1) if x["table"] == table)
+    line[column] = value
+    path = _export(tmp_path / "export.jsonl", lines)
+    assert main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f": unreadable: {path}:{number}: {table}.{column}: " in out, out
+
+
 def test_infinite_stored_times_make_a_run_unreadable(
         outcomes: dict[str, RunRecord], tmp_path: Path) -> None:  # noqa: F811
     db = tmp_path / "runs.db"
@@ -65,7 +93,9 @@ def test_infinite_stored_times_make_a_run_unreadable(
     report = audit(f"sqlite:///{db}")
     assert [(r.run_id, r.state) for r in report.runs] == [("r1", "unreadable"),
                                                           ("r2", "unreadable")]
-    assert all("not a finite number" in (r.note or "") for r in report.runs)
+    assert [r.note for r in report.runs] == [
+        "trace_event.t: inf is not a finite number",
+        "diagnosis_run.created_at: -inf is not a finite number"]
 
 
 def test_a_run_table_without_run_ids_is_refused_naming_the_table(tmp_path: Path) -> None:
@@ -93,6 +123,8 @@ def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path) -> Non
     ({"trace_event": {"table": ["t"]}}, "mapping.trace_event.table: a table name"),
     ({"trace_event": {"tabel": "t"}}, "unknown key 'tabel'"),
     ([1, 2], "the mapping must be an object"),
+    ({"diagnosis_run": {"columns": {"stauts": "run_status"}}},
+     "mapping.diagnosis_run.columns: unknown column 'stauts'"),
 ])
 def test_a_malformed_mapping_is_refused_naming_the_place(mapping: Any, message: str) -> None:
     with pytest.raises(SourceError, match=message):
@@ -146,3 +178,66 @@ def test_a_deeply_nested_mapping_file_is_refused_naming_it(
     mapping.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     assert main(["audit", "sqlite:///nowhere.db", "--mapping", str(mapping)]) == 2
     assert f"{mapping}: nested 100000 levels deep" in capsys.readouterr().err
+
+
+def test_auditing_a_log_cut_short_says_it_was_interrupted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+    from tests.conftest import outcomes_log
+
+    lines = outcomes_log(tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    capsys.readouterr()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:3]) + lines[3][:200], encoding="utf-8")
+    assert main(["audit", str(cut)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("2 run(s): 2 checked"), out
+    assert err == (f"{cut}: line 4 was cut short (the writer was killed); dropped\n"
+                   f"{cut}: no footer: the run was interrupted after 2 run(s); what it logged "
+                   "is read\n")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"diagnosis_run": {"table": ["chat_run"]}}',
+     "mapping.diagnosis_run.table: a table name (a string)"),
+    (b'{"diagnosis_run": {"table": "chat_r\xe9n"}}', "not UTF-8 text"),
+], ids=["a list for a table name", "latin-1"])
+def test_a_mapping_file_that_cannot_be_used_is_named_with_the_place_in_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
+        message: str) -> None:
+    from harness_lab.cli import main
+
+    db = tmp_path / "runs.db"
+    sqlite3.connect(db).close()
+    mapping = tmp_path / "mapping.json"
+    mapping.write_bytes(content)
+    for command in ("audit", "calibrate"):
+        assert main([command, f"sqlite:///{db}", "--mapping", str(mapping)]) == 2
+        assert f"harness-lab {command}: {mapping}: {message}" in capsys.readouterr().err
+
+
+def test_a_mapping_given_with_an_export_is_refused_rather_than_left_unused(
+        outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    path = _export(tmp_path / "export.jsonl", export_lines(outcomes["conclusion-guards-pass"]))
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text('{"diagnosis_run": {"table": "chat_run"}}', encoding="utf-8")
+    assert main(["audit", str(path), "--mapping", str(mapping)]) == 2
+    assert (f"{mapping}: {path} is a JSON Lines export, whose tables and columns are the "
+            "toolkit's own; a mapping applies to a database or to OTLP traces"
+            ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["nosuch://x", "postgresql://lab@localhost:notaport/runs"],
+                         ids=["an unknown dialect", "a port that is not a number"])
+def test_a_database_url_sqlalchemy_cannot_open_is_a_usage_error_naming_it(
+        capsys: pytest.CaptureFixture[str], url: str) -> None:
+    from harness_lab.cli import main
+
+    for command in ("audit", "calibrate"):
+        assert main([command, url]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"harness-lab {command}: {url}: not a database URL SQLAlchemy "
+                              "can open ("), err

@@ -196,6 +196,21 @@ def test_the_command_names_the_run_and_the_invariant_of_a_tampered_trace(
         in out
 
 
+def test_an_unreadable_run_of_a_trace_names_the_file_line_span_and_column(
+        outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (request,) = _requests([outcomes["conclusion-guards-pass"]], tmp_path)
+    (root,) = [(n, s) for n, s in enumerate(_spans(request)) if s["name"] == "harness_lab.run"]
+    for a in root[1]["attributes"]:
+        if a["key"] == "harness_lab.db_status":
+            a["value"] = {"stringValue": "MAYBE"}
+    path = _write(tmp_path / "traces.json", [request])
+    assert main(["audit", str(path)]) == 1
+    assert (f"run-000001: unreadable: {path}:1: resourceSpans[0].scopeSpans[0].spans[{root[0]}]"
+            ": diagnosis_run.status: 'MAYBE' is not a valid StoredRunStatus"
+            ) in capsys.readouterr().out.splitlines()
+
+
 FOREIGN_MAPPING = """\
 run_span: diagnosis.request
 events:

@@ -72,3 +72,21 @@ def test_calibrate_draws_the_runs_it_reads_on_a_terminal_and_nothing_when_piped(
     assert main(["calibrate", database]) == 0
     drawn = terminal.getvalue()
     assert "runs read" in drawn and "3/3" in drawn and "runs/s" in drawn
+
+
+def test_calibrate_says_which_runs_it_left_out_as_unreadable_and_why(
+        database: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    path = database.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        (run_id,) = conn.execute("SELECT MIN(run_id) FROM diagnosis_run").fetchone()
+        conn.execute("UPDATE trace_event SET t = 'soon' WHERE run_id = ? AND seq = 1",
+                     (run_id,))
+    conn.close()
+    assert main(["calibrate", database]) == 0
+    out, err = capsys.readouterr()
+    assert err == (f"harness-lab calibrate: left out {run_id}: unreadable: trace_event.t: "
+                   "'soon' is not a number\n")
+    assert out.startswith(f"# fitted by harness-lab calibrate from {database} (lognormal); "
+                          "left out: 1 unreadable; paste")

@@ -73,6 +73,14 @@ def test_conform_without_a_url_or_serve_is_a_usage_error(
     assert "give the harness's URL, or --serve" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:80x", "http://[::1", "http://"])
+def test_conform_to_a_url_no_request_could_go_to_is_a_usage_error_before_anything_runs(
+        capsys: pytest.CaptureFixture[str], url: str) -> None:
+    assert main(["conform", url, str(SCENARIOS / HANDFUL[0])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harness-lab conform: {url}: not a URL a request can go to"), err
+
+
 @pytest.mark.live
 @pytest.mark.slow
 def test_conform_drives_a_harness_at_a_url_that_calls_the_providers_port(

@@ -89,6 +89,16 @@ def test_added_removed_and_new_failing_scenarios_are_listed(
                              "added": 1, "removed": 1, "unchanged": 0}
 
 
+def test_a_second_scenario_of_the_same_name_is_compared_under_its_file_not_dropped(
+        unsupported: ScenarioResult) -> None:
+    clash = dataclasses.replace(unsupported, path="other/semantic-unsupported.yaml",
+                                error="scenario name 's' is already used")
+    diff = diff_results([Side(unsupported, "a")], [Side(unsupported, "a"), Side(clash, "b")])
+    assert [(c.scenario, c.change, c.regressed) for c in diff.changes] == [
+        ("s (other/semantic-unsupported.yaml)", "new failure", True), ("s", "unchanged", False)]
+    assert diff.regressed
+
+
 def test_the_frame_lists_changed_scenarios_with_an_ordered_change_column(
         unsupported: ScenarioResult, unavailable: ScenarioResult) -> None:
     same = dataclasses.replace(unsupported, scenario="same")

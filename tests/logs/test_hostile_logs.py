@@ -54,3 +54,35 @@ def test_a_hostile_log_line_is_refused_naming_file_and_line(
     assert f"{bad}:2" in err, err
     assert "Traceback" not in out + err
     assert not (tmp_path / "r.html").exists()
+
+
+WRONG_TYPES = {
+    "scenario": [1],
+    "file": 7,
+    "description": None,
+    "case": {"row": 1},
+    "tags": "outcome-table",
+    "error": ["boom"],
+    "stored_row": "SUCCESS",
+    "turns": {},
+    "seq": "0",
+    "wall_s": True,
+    "verdict": "PASSED",
+}
+"""A field of a run line and a value of the wrong type (or outside its values) for it."""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("field", WRONG_TYPES)
+def test_a_run_line_field_of_the_wrong_type_is_refused_naming_file_line_and_field(
+        library_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        command: str, field: str) -> None:
+    run = json.loads(_lines(library_log)[1])
+    run[field] = WRONG_TYPES[field]
+    bad = _hostile(library_log, tmp_path, field, json.dumps(run))
+    code = main(COMMANDS[command](bad, library_log, tmp_path))
+    out, err = capsys.readouterr()
+    assert code in (1, 2), (out, err)
+    assert f"{bad}:2: " in err and f"{field}: " in err, err
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "r.html").exists()

@@ -125,6 +125,61 @@ def test_a_log_of_a_newer_format_is_refused_with_the_versions(library_log: Path,
         read_log(newer)
 
 
+@pytest.mark.parametrize(("line", "field", "value"), [
+    ("header", "command", "harness-lab run"),
+    ("header", "started_at", 1764892800),
+    ("header", "git_commit", ["e0a187f"]),
+    ("header", "cwd", None),
+    ("footer", "runs", "240"),
+    ("footer", "verdicts", ["ok"]),
+    ("footer", "ok", "yes"),
+    ("footer", "finished_at", None),
+])
+def test_a_header_or_footer_field_of_the_wrong_type_names_the_file_line_and_field(
+        library_log: Path, tmp_path: Path, line: str, field: str, value: object) -> None:
+    lines = _lines(library_log)
+    index = 0 if line == "header" else len(lines) - 1
+    changed = json.loads(lines[index])
+    changed[field] = value
+    lines[index] = json.dumps(changed) + "\n"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:{index + 1}: {field}: "):
+        read_log(bad)
+
+
+@pytest.mark.parametrize(("change", "said", "made"), [
+    ({"verdict": "FAILED"}, "FAILED", "ok"),
+    ({"error": "the scenario's script ran out"}, "ok", "ERROR"),
+    ({"unexpected": ["single_termination"]}, "ok", "FAILED"),
+], ids=["a failure its content does not bear out", "an error said to be ok",
+        "a broken invariant said to be ok"])
+def test_a_run_line_whose_verdict_its_content_contradicts_is_refused_naming_it(
+        library_log: Path, tmp_path: Path, change: dict[str, object], said: str,
+        made: str) -> None:
+    lines = _lines(library_log)
+    run = json.loads(lines[1])
+    assert run["verdict"] == "ok"
+    run.update(change)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + json.dumps(run) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:2: scenario '{run['scenario']}': verdict: the "
+                                       rf"line says '{said}', but .* make it '{made}'$"):
+        read_log(bad)
+
+
+@pytest.mark.parametrize("version", [0, -1])
+def test_a_format_version_below_one_is_refused_by_name(library_log: Path, tmp_path: Path,
+                                                       version: int) -> None:
+    lines = _lines(library_log)
+    header = json.loads(lines[0])
+    header["format_version"] = version
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with pytest.raises(LogError, match=rf"^{bad}:1: format_version: expected 1 or more"):
+        read_log(bad)
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("", "empty; not a run log"),
     ('{"kind": "run"}\n', "the first line is not a log header"),

@@ -38,6 +38,18 @@ def test_a_log_rewritten_with_other_json_spacing_is_still_a_log(log: Path, tmp_p
     assert not is_log_file(not_a_header)
 
 
+def test_a_header_with_an_integer_past_64_bits_is_still_a_log_and_its_reader_names_it(
+        log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = log.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["command"] = 1 << 100
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    assert is_log_file(bad)
+    assert main(["explain", str(bad)]) == 2
+    assert f"{bad}:1: command: " in capsys.readouterr().err
+
+
 def test_logged_results_are_the_logs_and_none_for_scenario_paths(log: Path) -> None:
     read = read_logs("report", [str(log)], ["outcome-table"])
     assert not isinstance(read, int) and read is not None

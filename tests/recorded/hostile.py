@@ -77,6 +77,15 @@ CASSETTES: list[tuple[str, Callable[[Path], Path], str, int | None, int | None]]
      "interaction 0: request.x: unknown request key", 6, 0),
     ("nested too deep", lambda p: write(p, "interactions: " + "[" * 500 + "]" * 500 + "\n"),
      f"nests deeper than {MAX_NESTING} levels", 1, None),
+    ("a request header an empty list", lambda p: write(p, GOOD.replace(
+        "headers: {content-type: [application/json]}\n    method",
+        "headers: {content-type: []}\n    method", 1)),
+     "interaction 0: request.headers.content-type: must hold at least one string", 4, 0),
+    ("a key given twice", lambda p: write(p, GOOD.replace(
+        "    method: POST\n", "    method: POST\n    method: GET\n", 1)),
+     "duplicate key 'method': given at line 5 and again at line 6", 6, None),
+    ("interactions given twice", lambda p: write(p, "interactions: []\n" + GOOD),
+     "duplicate key 'interactions': given at line 1 and again at line 2", 2, None),
 ]
 
 

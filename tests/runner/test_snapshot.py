@@ -54,6 +54,18 @@ def test_a_changed_run_fails_with_a_unified_diff(tmp_path: Path) -> None:
     assert "+  - {kind: done, t: 3.5, data: {outcome: SUCCESS}}\n" in m.detail
 
 
+def test_a_snapshot_edited_to_say_true_where_the_run_counted_1_fails(tmp_path: Path) -> None:
+    path = scenario(tmp_path)
+    run(path, update=True)
+    snap = snapshot_path(path)
+    text = snap.read_text(encoding="utf-8")
+    assert " items: 1," in text
+    snap.write_text(text.replace(" items: 1,", " items: true,", 1), encoding="utf-8")
+    [m] = run(path).mismatches  # type: ignore[attr-defined]
+    assert m.field == "snapshot"
+    assert " items: true," in m.detail and " items: 1," in m.detail
+
+
 def test_a_snapshot_path_that_is_a_directory_is_an_error_not_a_pass(tmp_path: Path) -> None:
     path = scenario(tmp_path)
     snapshot_path(path).mkdir(parents=True)

@@ -110,6 +110,12 @@ RECORDED = "recorded: {base_url: 'http://127.0.0.1:18765/v1'}\n"
     pytest.param(BASE + "router: DIAGNOSI\n",
                  "m.yaml:7: router: Input should be 'SYSTEM_CHAT', 'KNOWLEDGE_QUERY' or "
                  "'DIAGNOSIS'", id="misspelt-router-intent"),
+    pytest.param(BASE + "expect:\n  trace_excludes: 0\n",
+                 "m.yaml:8: expect.trace_excludes: Input should be a valid list",
+                 id="trace-excludes-that-is-not-a-list"),
+    pytest.param(BASE + "expect:\n  trace_contains: {type: RUN_STARTED}\n",
+                 "m.yaml:8: expect.trace_contains: Input should be a valid list",
+                 id="trace-contains-that-is-not-a-list"),
     pytest.param(BASE + "faults:\n  - {kind: store_failure, operation: commit}\n",
                  "m.yaml:8: faults.0.operation: Input should be 'read_session', 'insert_running' "
                  "or 'complete'", id="store-failure-of-an-operation-the-store-does-not-have"),

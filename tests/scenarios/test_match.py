@@ -117,6 +117,14 @@ def test_absent_in_a_mapping_names_a_key_that_is_there() -> None:
         "sse[content].data.conclusion: expected absent, got pool"]
 
 
+def test_absent_in_a_mapping_names_each_item_that_is_not_a_key_name() -> None:
+    row = {"status": "SUCCESS", "conclusion": None}
+    assert messages({"$absent": [["conclusion"], {"a": 1}, 5, "answer"]}, row, "row", None) == [
+        "row.$absent.0: expected a key name, got a list of 1: [conclusion]",
+        "row.$absent.1: expected a key name, got a mapping: {a: 1}",
+        "row.$absent.2: expected a key name, got 5"]
+
+
 def test_equals_refuses_keys_a_subset_would_ignore() -> None:
     assert messages({"$equals": {"a": 1}}, {"a": 1, "b": 2}, "row", None) == [
         "row: expected {a: 1}, got {a: 1, b: 2}"]
