@@ -762,8 +762,8 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
                                  predicted, seconds=time.monotonic() - began)
         row, trace, invocations = player.stored(play.run_id)
     except (httpx.HTTPError, OSError, ValueError) as exc:  # a ValueError says what it is
-        why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        return ConformResult(sc.name, loaded.path, "error", (why,),
+        said = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        return ConformResult(sc.name, loaded.path, "error", (said,),
                              predicted, seconds=time.monotonic() - began)
     finally:
         player.close()
