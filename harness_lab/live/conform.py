@@ -549,7 +549,8 @@ class _Player:
                 body += chunk
                 if len(body) > limit:
                     raise ValueError(f"{what} at {url}: more than {limit:,} bytes")
-        value = parse_json(body.decode("utf-8", "replace"), source=f"{what} at {url}")
+        value = parse_json(body.decode("utf-8", "replace"), source=f"{what} at {url}",
+                           wide_ints=True)  # a run's usage may sum past 64 bits, as logged
         if not isinstance(value, kind):
             raise ValueError(f"{what} at {url}: {_JSON_KINDS[type(value)]}, not "
                              f"{_JSON_KINDS[kind]}")

@@ -114,7 +114,11 @@ class ServeProcess:
 
     def __init__(self, sc: Scenario, providers_url: str, db: str, *, time_scale: float,
                  workdir: Path, extra: Sequence[str] = ()) -> None:
-        data = configured(sc).model_dump(mode="json", by_alias=True, exclude_none=True)
+        served = configured(sc)
+        data = served.model_dump(mode="json", by_alias=True, exclude_none=True)
+        # the configuration whole: a null there is a value (``budget.tokens: null`` is no
+        # limit), where leaving it out would give the server the default
+        data["config"] = served.config.model_dump(mode="json", by_alias=True)
         data.pop("$schema", None)
         path = workdir / "scenario.yaml"
         path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -218,7 +218,8 @@ def parse_completion(response: httpx.Response, url: str) -> ChatCompletion:
                             f"{_error_message(response)}", status=status)
     bad = functools.partial(_bad_completion, url, status)
     try:
-        data = parse_json(response.text, source=url)
+        # 128-bit integers: a usage past what a store holds is the store's to refuse
+        data = parse_json(response.text, source=url, wide_ints=True)
     except NotJsonError as exc:
         raise bad(f" is not JSON: {preview(response.text)}") from exc
     except JsonInputError as exc:  # JSON past the bounded reader's limits

@@ -67,6 +67,19 @@ def test_a_deadline_in_seconds_applies_only_to_a_harness_conform_configures() ->
                for r in not_applicable(sc, configurable=False))
 
 
+def test_the_server_conform_starts_keeps_a_configuration_value_that_is_null(
+        tmp_path: Path) -> None:
+    from harness_lab.scenarios import load_file
+
+    [loaded] = [s for s in load_file(SCENARIOS / "faults" / "unstorable-token-count.yaml")
+                if s.scenario.name.endswith("[at-the-limit]")]
+    assert loaded.scenario.config.budget.tokens is None  # no token limit
+    ServeProcess(loaded.scenario, "http://127.0.0.1:1", "sqlite:///runs.db", time_scale=0.05,
+                 workdir=tmp_path)
+    [served] = load_file(tmp_path / "scenario.yaml")
+    assert served.scenario.config == loaded.scenario.config
+
+
 def test_conform_without_a_url_or_serve_is_a_usage_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", str(SCENARIOS / HANDFUL[0])]) == 2

@@ -33,6 +33,13 @@ def test_a_completion_is_parsed_with_content_tool_calls_and_usage() -> None:
     assert result.finish_reason == "stop" and result.model == "gpt-4o-mini"
 
 
+def test_a_usage_past_what_a_store_holds_is_read_for_the_store_to_refuse() -> None:
+    body = chat_body("done", usage=(9223372036854775807, 1))
+    body["usage"]["total_tokens"] = 9223372036854775808  # one past the signed 64-bit range
+    result = mock_client(reply_with(body)).complete(MESSAGES)
+    assert (result.prompt_tokens, result.completion_tokens) == (9223372036854775807, 1)
+
+
 def test_the_request_is_deterministic_with_sorted_keys_and_credentials_in_headers() -> None:
     seen: list[httpx.Request] = []
     client = mock_client(reply_with(chat_body("x"), seen=seen), organization="org-abc")
