@@ -207,8 +207,17 @@ class ScriptedProviders:
 
     def _model_completion(self, kind: CallKind, reply: ModelReply) -> Answer:
         content = (json.dumps(reply.payload, sort_keys=True) if reply.payload is not None
-                   else reply.content)
+                   else self._live_ids(reply.content))
         return self._completion(kind, content, reply.usage, reply.latency_s, reply.tool_call)
+
+    def _live_ids(self, text: str | None) -> str | None:
+        """A scripted text reply with the simulated run's invocation ids
+        (``run-000001-inv-2``, known before the run) naming the served run's instead, as a
+        scripted draft's ``inv-N`` does: raw text is written against the simulation."""
+        if not text or not self.run_id:
+            return text
+        turn = self.turn if self.turn is not None else len(self.scenario.turns)
+        return text.replace(f"run-{turn + 1:06d}-inv-", f"{self.run_id}-inv-")
 
     def _agent_request(self, messages: list[Any]) -> AgentRequest:
         own = [i for i, m in enumerate(messages)

@@ -44,6 +44,26 @@ def test_a_harness_on_the_http_adapters_plays_the_scenario_as_its_fakes_would() 
                      ("tool", "logs"), ("model", ""), ("guard", "")]
 
 
+def test_a_text_reply_naming_the_simulated_runs_invocation_names_the_served_runs() -> None:
+    sc = load_script(str(SCENARIOS / "paths/repair-reply-forms.yaml"), None, "bare-draft")
+    with ProvidersServer(time_scale=0.001) as server:
+        server.load(sc)
+        source = HttpSource(f"{server.url}/v1", tool_url=server.url, scenario=sc)
+        try:
+            parts = source.parts()
+            harness = Harness(parts.components, parts.config)
+            harness.run("Why is checkout slow?")  # run-000001: the scripts are then played
+            server.load(sc)
+            record = harness.run("Why is checkout slow?")
+        finally:
+            source.close()
+    # the repair's text cites run-000001-inv-2; the served run is run-000002
+    assert record.run_id == "run-000002"
+    assert (record.release_outcome, record.fallback_type) == (ReleaseOutcome.SUCCESS, None)
+    assert record.content is not None
+    assert [e["invocation_id"] for e in record.content["evidence"]] == ["run-000002-inv-2"]
+
+
 def test_a_scripted_provider_error_is_a_real_http_error() -> None:
     sc = load_script(str(SCENARIOS / "faults/provider-error-router.yaml"), None, None)
     body = {"model": "m", "messages": [
