@@ -136,7 +136,7 @@ class ChatApplication:
             return self._finish(live, ctx, self._failed(live, ctx, "STORE_FAILURE",
                                                         str(refused)), stored=False)
         def disconnected() -> None:
-            ctx.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+            live.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
 
         live.sse.on_disconnect = disconnected
         if live.pending_cancel is not None:

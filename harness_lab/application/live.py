@@ -40,6 +40,10 @@ class LiveRun:
     error: str | None = None
     draft_error: str | None = None
     pending_cancel: CancellationReason | None = None
+    requested: set[CancellationReason] = field(default_factory=set)
+    """The reasons this run was asked to end for once it had started: one reason asked again
+    (a live server cancels at once when a client leaves, then tells the SSE session) is the
+    same request, not a second one to reject and trace."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __init__(self, run_id: str, session_id: str, query: str, sse: ChatSseSession) -> None:
@@ -61,6 +65,7 @@ class LiveRun:
         self.error = None
         self.draft_error = None
         self.pending_cancel = None
+        self.requested = set()
         self.extra = {}
 
     def cancel(self, reason: CancellationReason, detail: str = "") -> bool:
@@ -69,7 +74,8 @@ class LiveRun:
 
         Safe from another thread than the run's: before the run has a context the reason is
         left for it (the first one left wins), and the context is read again after, so a run
-        starting at this very moment sees the reason or is cancelled here.
+        starting at this very moment sees the reason or is cancelled here. A reason asked
+        again once the run has started is the same request (False, nothing traced).
         """
         ctx = self.ctx
         if ctx is None:
@@ -78,6 +84,9 @@ class LiveRun:
             ctx = self.ctx
             if ctx is None:
                 return True
+        if reason in self.requested:
+            return False
+        self.requested.add(reason)
         return ctx.cancel(reason, detail)  # an empty detail is the reason's own
 
     def user_cancel(self) -> None:

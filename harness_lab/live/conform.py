@@ -245,6 +245,9 @@ def not_applicable(sc: Scenario, *, configurable: bool) -> list[str]:
         elif isinstance(f, fs.StoreFailure):
             why.append(f"{label}: the served harness's own run store would have to fail; a "
                        "live harness's database is not the scenario's to break")
+        elif isinstance(f, fs.UserCancel) and f.at_s == 0:
+            why.append(f"{label}: a cancel before the run has started; a client can name the "
+                       "run only once its metadata event has come, when the run has begun")
     return why
 
 

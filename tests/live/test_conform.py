@@ -45,6 +45,30 @@ def test_conform_serve_on_postgresql_stores_and_checks_the_run(
     assert result["live"]["db_status"] == "CANCELLED"
 
 
+@pytest.mark.live
+@pytest.mark.slow
+def test_a_client_leaving_after_the_winning_cancel_is_one_rejected_termination_live(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The server cancels at once when the client leaves, then tells the SSE session: one
+    request, traced once as the loser (doc §4), as simulated."""
+    code = main(["conform", "--serve", "--format", "json",
+                 str(SCENARIOS / "late/first-reason-wins.yaml[user-cancel-first]"),
+                 str(SCENARIOS / "late/rejected-termination-after-winner.yaml")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert [(r["scenario"], r["verdict"]) for r in report["results"]] == [
+        ("late-first-reason-wins[user-cancel-first]", "pass"),
+        ("late-rejected-termination-after-winner", "pass")]
+
+
+def test_a_cancel_before_the_run_has_started_is_not_applicable_live() -> None:
+    sc = load_script(str(SCENARIOS / "late/cancel-before-start.yaml"), None, "user-cancel")
+    [why] = not_applicable(sc, configurable=True)
+    assert why == ("user_cancel(at_s=0.0): a cancel before the run has started; a client can "
+                   "name the run only once its metadata event has come, when the run has "
+                   "begun")
+
+
 def test_a_crash_and_a_deadline_at_a_lifecycle_point_are_not_applicable_live() -> None:
     crash = load_script(str(SCENARIOS / "faults/crash-after-tool.yaml"), None, None)
     deadline = load_script(str(SCENARIOS / "faults/deadline-at-after.yaml"), None, None)
