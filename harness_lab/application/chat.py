@@ -16,7 +16,7 @@ from typing import Any, Final
 import simpy
 
 from harness_lab.application.components import Components
-from harness_lab.application.live import LiveRun
+from harness_lab.application.live import LiveRun, cancel_once
 from harness_lab.application.parts import RunParts
 from harness_lab.config import UserCancelNotice
 from harness_lab.core.budget import Usage
@@ -135,8 +135,11 @@ class ChatApplication:
             live.error = f"StoreError: {refused}"
             return self._finish(live, ctx, self._failed(live, ctx, "STORE_FAILURE",
                                                         str(refused)), stored=False)
+        requested = live.requested  # not the run itself: its session holds this callback
+
         def disconnected() -> None:
-            live.cancel(CancellationReason.CLIENT_DISCONNECTED, "client disconnected")
+            cancel_once(requested, ctx, CancellationReason.CLIENT_DISCONNECTED,
+                        "client disconnected")
 
         live.sse.on_disconnect = disconnected
         if live.pending_cancel is not None:

@@ -13,7 +13,7 @@ from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, ChatApplicationStatus, IntentType
 from harness_lab.tools.boundary import ToolBoundary
 
-__all__ = ["LiveRun"]
+__all__ = ["LiveRun", "cancel_once"]
 
 
 @dataclass(slots=True, init=False)
@@ -84,10 +84,7 @@ class LiveRun:
             ctx = self.ctx
             if ctx is None:
                 return True
-        if reason in self.requested:
-            return False
-        self.requested.add(reason)
-        return ctx.cancel(reason, detail)  # an empty detail is the reason's own
+        return cancel_once(self.requested, ctx, reason, detail)
 
     def user_cancel(self) -> None:
         """The user cancels the run now (the client stays connected)."""
@@ -102,3 +99,14 @@ class LiveRun:
         if self.ctx is None and self.pending_cancel is None:
             self.pending_cancel = CancellationReason.CLIENT_DISCONNECTED
         self.sse.disconnect()
+
+
+def cancel_once(requested: set[CancellationReason], ctx: RunContext,
+                reason: CancellationReason, detail: str = "") -> bool:
+    """Cancel ``ctx`` for ``reason`` unless ``requested`` (a run's
+    :attr:`LiveRun.requested`) holds it already: the same request again, which ends nothing
+    and is not traced. True if this cancel ends the run."""
+    if reason in requested:
+        return False
+    requested.add(reason)
+    return ctx.cancel(reason, detail)  # an empty detail is the reason's own
