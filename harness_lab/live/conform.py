@@ -41,6 +41,7 @@ from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted import ProvidersServer
+from harness_lab.states import TraceEventType
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "StreamLimitError",
            "Tolerance", "conform_scenario", "default_tolerance", "not_applicable"]
@@ -262,12 +263,33 @@ def _sent_after_the_end(sc: Scenario, record: Any) -> list[str]:
             and (f.sse_event or 0) > 1 and ended]
 
 
+def _tied_with_the_deadline(sc: Scenario, record: Any) -> list[str]:
+    """A cancel at a lifecycle point that the simulated run makes at the very instant its
+    deadline is reached: which of the two comes first is decided inside one virtual instant
+    (by the deadline detection policy), a tie the wall clock cannot play (n/a, said)."""
+    cancels = [f for f in sc.faults
+               if isinstance(f, fs.ClientDisconnect | fs.UserCancel) and f.at is not None]
+    if record is None or not cancels:
+        return []
+    asked = {"USER_REQUESTED", "CLIENT_DISCONNECTED"}
+    instants = [at for (_, _, at), cause in zip(record.terminations, record.termination_causes,
+                                                 strict=False) if cause in asked]
+    instants += [e.detail.get("at") for e in record.trace
+                 if e.type is TraceEventType.TERMINATION_REJECTED
+                 and e.detail.get("reason") in asked]
+    if not any(_number(t) and t == record.deadline_at for t in instants):
+        return []
+    return [f"{fs.describe(f)}: comes at the instant the {record.deadline_at:g} s deadline is "
+            "reached; which wins is decided within one virtual instant, a tie no wall clock "
+            "plays" for f in cancels]
+
+
 def _at_once(f: Any) -> bool:
     """A client disconnect at the run's very start: the client leaves before any event."""
     return isinstance(f, fs.ClientDisconnect) and f.at_s == 0
 
 
-BEFORE_FIELDS = ("trace", "trace_excludes")
+BEFORE_FIELDS = ("trace", "trace_contains", "trace_excludes")
 """Expectations a lifecycle point ``before`` a call cannot hold live: the point is realised
 while the call is in flight, so the call's outcome is traced (as cancelled). So is a client
 gone before the first event (the harness has begun its first call before it learns so) and a
@@ -740,7 +762,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     began = time.monotonic()
     why = not_applicable(sc, configurable=configurable)
     sim = simulated if simulated is not None else run_scenario(loaded)
-    why += _sent_after_the_end(sc, sim.record)
+    why += _sent_after_the_end(sc, sim.record) + _tied_with_the_deadline(sc, sim.record)
     predicted = _simulated_outcome(sim.record, sim.stored_row)
     if why:
         return ConformResult(sc.name, loaded.path, "n/a", tuple(why), predicted)

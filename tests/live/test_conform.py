@@ -61,6 +61,41 @@ def test_a_client_leaving_after_the_winning_cancel_is_one_rejected_termination_l
         ("late-rejected-termination-after-winner", "pass")]
 
 
+@pytest.mark.live
+@pytest.mark.slow
+def test_a_cancel_tied_with_the_deadline_is_not_applicable_live_and_the_others_pass(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conform", "--serve", "--format", "json",
+                 str(SCENARIOS / "policy/deadline-at-call-end.yaml")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    verdicts = {r["scenario"]: r["verdict"] for r in report["results"]}
+    assert verdicts == {"policy-deadline-at-call-end[boundary]": "pass",
+                        "policy-deadline-at-call-end[instant]": "pass",
+                        "policy-deadline-at-call-end[boundary-cancel]": "n/a",
+                        "policy-deadline-at-call-end[instant-cancel]": "n/a"}
+    tied = next(r for r in report["results"] if r["scenario"].endswith("[boundary-cancel]"))
+    assert tied["reasons"] == ["user_cancel(after tool#1): comes at the instant the 5 s "
+                               "deadline is reached; which wins is decided within one virtual "
+                               "instant, a tie no wall clock plays"]
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_the_trace_of_a_run_whose_client_left_between_events_is_left_unchecked(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Live, the server learns at once that the client left (here while the router call is
+    in flight), the simulated one only when its next send fails: the same outcome, another
+    trace (no budget stop reached to lose)."""
+    code = main(["conform", "--serve", "--format", "json",
+                 str(SCENARIOS / "sse/budget-stop-after-client-left.yaml")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    [result] = report["results"]
+    assert (result["verdict"], result["agrees"]) == ("pass", True)
+    assert {"trace_contains", "trace_excludes"} <= set(result["unchecked"])
+
+
 def test_a_cancel_before_the_run_has_started_is_not_applicable_live() -> None:
     sc = load_script(str(SCENARIOS / "late/cancel-before-start.yaml"), None, "user-cancel")
     [why] = not_applicable(sc, configurable=True)
