@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Connection,
     Engine,
     Float,
     ForeignKey,
-    Integer,
     MetaData,
     Select,
     Table,
@@ -84,7 +84,7 @@ metadata = MetaData()
 _TYPES: dict[str, type[TypeEngine[Any]]] = {
     "duration_ms": Float, "created_at": Float, "finished_at": Float,
     **dict.fromkeys(("input_tokens", "output_tokens", "total_tokens", "agent_steps",
-                     "tool_calls"), Integer),
+                     "tool_calls"), BigInteger),
 }
 _REQUIRED = frozenset({"session_id", "query", "status", "created_at"})
 
@@ -99,7 +99,7 @@ diagnosis_run = Table(
     "diagnosis_run", metadata,
     *(_run_column(name) for name in RUN_COLUMNS),
     # indexed: each new row reads MAX(ordinal), which would otherwise scan the whole table
-    Column("ordinal", Integer, nullable=False, index=True),
+    Column("ordinal", BigInteger, nullable=False, index=True),
 )
 """One row per run: RUNNING from its start, completed in one transaction (doc §12)."""
 
@@ -107,7 +107,7 @@ tool_invocation = Table(
     "tool_invocation", metadata,
     Column("invocation_id", Text, primary_key=True),
     Column("run_id", Text, ForeignKey("diagnosis_run.run_id"), nullable=False, index=True),
-    Column("seq", Integer, nullable=False),
+    Column("seq", BigInteger, nullable=False),
     Column("tool", Text, nullable=False),
     Column("scope", Text, nullable=False),
     Column("normalized_scope", Text, nullable=False),
@@ -115,8 +115,8 @@ tool_invocation = Table(
     Column("evidence_status", Text),
     Column("error_code", Text),
     Column("error", Text),
-    Column("items", Integer, nullable=False),
-    Column("size_bytes", Integer, nullable=False),
+    Column("items", BigInteger, nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
     Column("information_gain", Text),
     Column("started_at", Float, nullable=False),
     Column("finished_at", Float),
@@ -127,7 +127,7 @@ tool_invocation = Table(
 trace_event = Table(
     "trace_event", metadata,
     Column("run_id", Text, ForeignKey("diagnosis_run.run_id"), primary_key=True),
-    Column("seq", Integer, primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
     Column("t", Float, nullable=False),
     Column("type", Text, nullable=False),
     Column("phase", Text, nullable=False),

@@ -7,7 +7,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import create_engine, text
 
+from harness_lab.config import HarnessConfig
+from harness_lab.core.budget import BudgetLimits
 from harness_lab.fakes import call_tool, draft, progress
+from harness_lab.messages import TokenUsage
 from harness_lab.states import IntentType, RunState, StoredRunStatus
 from harness_lab.store.sql import SqlRunStore, metadata
 from tests.conftest import INV1, build
@@ -52,6 +55,22 @@ def test_a_second_turn_on_postgresql_sees_the_first_as_its_previous_turn(
     requests = second.parts.components.model.requests
     assert requests[0].previous_turn is not None
     assert requests[0].previous_turn.run_id == first.run_id
+
+
+def test_a_token_count_at_the_64_bit_limit_is_stored_on_postgresql_as_anywhere(
+        store: SqlRunStore) -> None:
+    """Every integer column holds a signed 64-bit value, the one rule of what a store
+    holds (an INTEGER column of PostgreSQL holds 32 bits)."""
+    usage = TokenUsage(9223372036854775806, 1)
+    harness = build([draft(missing_info=["which service"], usage=usage)], store=store,
+                    config=HarnessConfig(budget=BudgetLimits(tokens=None)))
+    record = harness.run("why is checkout slow?", "s1")
+    assert (record.run_state, record.stored_status) == (RunState.SUCCESS,
+                                                        StoredRunStatus.SUCCESS)
+    row = store.get_run(record.run_id)
+    assert row is not None
+    assert (row["input_tokens"], row["output_tokens"], row["total_tokens"]) == (
+        9223372036854775806, 1, 9223372036854775807)
 
 
 def test_the_store_really_is_postgresql(store: SqlRunStore) -> None:
