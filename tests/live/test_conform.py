@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,18 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 HANDFUL = ["paths/diagnosis.yaml", "faults/client-disconnect-at.yaml",
            "faults/provider-error-model.yaml", "faults/user-cancel-at-s.yaml",
            "faults/crash-after-tool.yaml"]
+
+
+def passed_report(capsys: pytest.CaptureFixture[str], *paths: str,
+                  db: str | None = None) -> dict[str, Any]:
+    """``conform --serve`` of ``paths`` (under scenarios/) as its JSON report, which must
+    have exited 0."""
+    code = main(["conform", "--serve", "--format", "json",
+                 *(["--db", db] if db is not None else []),
+                 *(str(SCENARIOS / path) for path in paths)])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    return report
 
 
 @pytest.mark.live
@@ -36,10 +49,7 @@ def test_conform_serve_passes_a_handful_and_prints_the_parity(
 @pytest.mark.slow
 def test_conform_serve_on_postgresql_stores_and_checks_the_run(
         postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["conform", "--serve", "--db", postgres_url, "--format", "json",
-                 str(SCENARIOS / "faults/client-disconnect-at.yaml")])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    report = passed_report(capsys, "faults/client-disconnect-at.yaml", db=postgres_url)
     result = report["results"][0]
     assert (result["verdict"], result["agrees"]) == ("pass", True)
     assert result["live"]["db_status"] == "CANCELLED"
@@ -51,11 +61,8 @@ def test_a_client_leaving_after_the_winning_cancel_is_one_rejected_termination_l
         capsys: pytest.CaptureFixture[str]) -> None:
     """The server cancels at once when the client leaves, then tells the SSE session: one
     request, traced once as the loser (doc §4), as simulated."""
-    code = main(["conform", "--serve", "--format", "json",
-                 str(SCENARIOS / "late/first-reason-wins.yaml[user-cancel-first]"),
-                 str(SCENARIOS / "late/rejected-termination-after-winner.yaml")])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    report = passed_report(capsys, "late/first-reason-wins.yaml[user-cancel-first]",
+                           "late/rejected-termination-after-winner.yaml")
     assert [(r["scenario"], r["verdict"]) for r in report["results"]] == [
         ("late-first-reason-wins[user-cancel-first]", "pass"),
         ("late-rejected-termination-after-winner", "pass")]
@@ -65,10 +72,7 @@ def test_a_client_leaving_after_the_winning_cancel_is_one_rejected_termination_l
 @pytest.mark.slow
 def test_a_cancel_tied_with_the_deadline_is_not_applicable_live_and_the_others_pass(
         capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["conform", "--serve", "--format", "json",
-                 str(SCENARIOS / "policy/deadline-at-call-end.yaml")])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    report = passed_report(capsys, "policy/deadline-at-call-end.yaml")
     verdicts = {r["scenario"]: r["verdict"] for r in report["results"]}
     assert verdicts == {"policy-deadline-at-call-end[boundary]": "pass",
                         "policy-deadline-at-call-end[instant]": "pass",
@@ -87,10 +91,7 @@ def test_the_trace_of_a_run_whose_client_left_between_events_is_left_unchecked(
     """Live, the server learns at once that the client left (here while the router call is
     in flight), the simulated one only when its next send fails: the same outcome, another
     trace (no budget stop reached to lose)."""
-    code = main(["conform", "--serve", "--format", "json",
-                 str(SCENARIOS / "sse/budget-stop-after-client-left.yaml")])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    report = passed_report(capsys, "sse/budget-stop-after-client-left.yaml")
     [result] = report["results"]
     assert (result["verdict"], result["agrees"]) == ("pass", True)
     assert {"trace_contains", "trace_excludes"} <= set(result["unchecked"])
@@ -183,10 +184,7 @@ def test_an_expectation_naming_the_scenarios_own_ids_holds_against_a_live_run(
         capsys: pytest.CaptureFixture[str]) -> None:
     # the file expects metadata and content to carry session-000001 / run-000001, the ids the
     # simulator gives; a live server draws its own, which the check reads as the simulated ones
-    code = main(["conform", "--serve", "--format", "json",
-                 str(SCENARIOS / "sse/terminal-content-done.yaml")])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    report = passed_report(capsys, "sse/terminal-content-done.yaml")
     assert report["results"][0]["verdict"] == "pass"
 
 

@@ -126,6 +126,20 @@ def _log(paths: list[Path], where: Path) -> Path:
     return writer.path
 
 
+def _logs_before_and_after_a_wrong_expectation(tmp_path: Path, *names: str
+                                               ) -> tuple[Path, Path]:
+    """Logs of the outcome scenarios ``names`` (``semantic-unsupported.yaml`` among them),
+    then of the same after that file's guard was made to answer SUPPORTED, which its
+    expectations do not allow: a new failure."""
+    library = _copy(tmp_path / "lib", *names)
+    old = _log([library], tmp_path / "logs")
+    edited = library / "semantic-unsupported.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("UNSUPPORTED, rationale",
+                                                                 "SUPPORTED, rationale"),
+                      encoding="utf-8")
+    return old, _log([library], tmp_path / "logs2")
+
+
 def test_two_logs_of_the_same_files_differ_in_nothing(tmp_path: Path) -> None:
     library = _copy(tmp_path / "lib", "missing-context.yaml", "timeout-no-content.yaml")
     diff = diff_logs(_log([library], tmp_path / "a"), _log([library], tmp_path / "b"))
@@ -136,13 +150,8 @@ def test_two_logs_of_the_same_files_differ_in_nothing(tmp_path: Path) -> None:
 def test_diff_names_the_one_scenario_changed_between_two_runs_and_exits_1(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    library = _copy(tmp_path / "lib", "missing-context.yaml", "semantic-unsupported.yaml")
-    old = _log([library], tmp_path / "logs")
-    edited = library / "semantic-unsupported.yaml"
-    edited.write_text(edited.read_text(encoding="utf-8").replace("UNSUPPORTED, rationale",
-                                                                 "SUPPORTED, rationale"),
-                      encoding="utf-8")
-    new = _log([library], tmp_path / "logs2")
+    old, new = _logs_before_and_after_a_wrong_expectation(
+        tmp_path, "missing-context.yaml", "semantic-unsupported.yaml")
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["diff", str(old), str(new)]) == 1
     out = capsys.readouterr().out
@@ -168,13 +177,7 @@ def test_diff_names_the_one_scenario_changed_between_two_runs_and_exits_1(
 def test_at_80_columns_the_table_gives_the_names_room_and_the_lines_below_say_what_changed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    library = _copy(tmp_path / "lib", "semantic-unsupported.yaml")
-    old = _log([library], tmp_path / "logs")
-    edited = library / "semantic-unsupported.yaml"
-    edited.write_text(edited.read_text(encoding="utf-8").replace("UNSUPPORTED, rationale",
-                                                                 "SUPPORTED, rationale"),
-                      encoding="utf-8")
-    new = _log([library], tmp_path / "logs2")
+    old, new = _logs_before_and_after_a_wrong_expectation(tmp_path, "semantic-unsupported.yaml")
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["diff", str(old), str(new)]) == 1
     lines = capsys.readouterr().out.splitlines()
