@@ -25,7 +25,8 @@ __all__ = ["register", "serve"]
 log = logging.getLogger("harness_lab.serve")
 
 STOP_WAIT_S = 10.0
-"""Seconds a stopping server waits for the database to record its stop."""
+"""Seconds a stopping server waits, by default, for runs still blocked after their cancel,
+then for the database to record its stop (``--stop-wait``)."""
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -86,7 +87,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from harness_lab.live.clock import WallClock
     from harness_lab.live.collector import tune_collector
-    from harness_lab.live.driver import CLOSE_WAIT_S, LiveDriver
+    from harness_lab.live.driver import LiveDriver
     from harness_lab.live.instances import HEARTBEAT_S, Instance
     from harness_lab.live.protocol import header_timeout_protocol
     from harness_lab.live.server import create_app
@@ -106,6 +107,8 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"--workers must be >= 1, got {args.workers}")
     if not args.grace >= 0:
         return fail("serve", f"--grace must be >= 0 seconds, got {args.grace}")
+    if not args.stop_wait >= 0:
+        return fail("serve", f"--stop-wait must be >= 0 seconds, got {args.stop_wait}")
     if not args.header_timeout > 0:
         return fail("serve", f"--header-timeout must be > 0 seconds, got {args.header_timeout}")
     if not args.keepalive > 0:
@@ -191,13 +194,13 @@ def serve(args: argparse.Namespace) -> int:
             server.run(sockets=[sock])
     finally:
         stop_beating.set()
-        stuck = driver.close(CLOSE_WAIT_S)
+        stuck = driver.close(args.stop_wait)
         if stuck:
-            print(f"harness-lab serve: {len(stuck)} run(s) still blocked {CLOSE_WAIT_S:g} s after "
-                  f"their cancel (on a provider call or a database that does not answer) are "
+            print(f"harness-lab serve: {len(stuck)} run(s) still blocked {args.stop_wait:g} s "
+                  f"after their cancel (on a provider call or a database that does not answer) are "
                   f"left; a row of theirs still RUNNING is ended FAILED (PROCESS_LOST) as this "
                   f"server records its stop, or by the next serve", file=sys.stderr, flush=True)
-        _record_stop(instance)
+        _record_stop(instance, args.stop_wait)
         store.close()
         sock.close()
         if isinstance(source, HttpSource):
@@ -211,10 +214,10 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _record_stop(instance: Any) -> None:
-    """Record this server's stop (ending its runs left RUNNING), waiting at most
-    :data:`STOP_WAIT_S` for the database: one that does not answer must not keep the
-    process from exiting, and the next serve then takes this one for lost."""
+def _record_stop(instance: Any, wait_s: float) -> None:
+    """Record this server's stop (ending its runs left RUNNING), waiting at most ``wait_s``
+    for the database: one that does not answer must not keep the process from exiting, and
+    the next serve then takes this one for lost."""
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
 
     outcome: list[Any] = []
@@ -227,11 +230,11 @@ def _record_stop(instance: Any) -> None:
 
     recording = threading.Thread(target=stop, name="record-stop", daemon=True)
     recording.start()
-    recording.join(STOP_WAIT_S)
+    recording.join(wait_s)
     if not outcome:
         log.error("serve instance %s: could not record its stop: the database did not answer "
                   "within %g s; the next serve takes this one for lost and ends its runs",
-                  instance.instance_id, STOP_WAIT_S)
+                  instance.instance_id, wait_s)
     elif isinstance(outcome[0], Exception):
         log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
                   one_line(outcome[0]))
@@ -336,6 +339,11 @@ def register(sub: Any) -> None:
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="on SIGINT or SIGTERM, the runs in flight get this long to end; the "
                         "rest are cancelled (SERVER_SHUTDOWN) and their clients told so")
+    p.add_argument("--stop-wait", type=float, default=STOP_WAIT_S, metavar="SECONDS",
+                   help="after --grace, how long a stopping server waits for runs still "
+                        "blocked after their cancel (on a provider or a database that does not "
+                        "answer), then for the database to record its stop; what is left is "
+                        "ended by the next serve")
     p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="close a connection whose request headers are not complete this long "
                         "after it opened or its previous response ended")

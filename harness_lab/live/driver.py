@@ -41,7 +41,7 @@ from harness_lab.sse import ChatSseSession
 from harness_lab.states import CancellationReason, SseEventKind
 from harness_lab.store.base import RunStore
 
-__all__ = ["CLOSE_WAIT_S", "FLUSH_WAIT_S", "CancelAnswer", "EventSink", "Flush", "LiveDriver",
+__all__ = ["FLUSH_WAIT_S", "CancelAnswer", "EventSink", "Flush", "LiveDriver",
            "LiveSlot"]
 
 _log = logging.getLogger("harness_lab.live")
@@ -49,10 +49,6 @@ _log = logging.getLogger("harness_lab.live")
 FLUSH_WAIT_S = 10.0
 """Seconds a run waits for its stream's writer to confirm delivery before it sends a result
 (a writer that cannot write as fast, to a slow client, lets the run go on after this)."""
-
-CLOSE_WAIT_S = 10.0
-"""Seconds a stopping server waits for its cancelled runs to end before it leaves the ones
-still blocked (on a provider call or a database that does not answer) and exits."""
 
 _RESULT_KINDS = frozenset({SseEventKind.CONTENT, SseEventKind.FAILURE, SseEventKind.DONE})
 
