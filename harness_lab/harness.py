@@ -32,7 +32,7 @@ from harness_lab.sse import ChatSseSession, SendHook
 from harness_lab.store.base import RunStore
 from harness_lab.tools.ledger import InvocationLedger, Ledger
 
-__all__ = ["Harness", "RunHandle"]
+__all__ = ["Harness", "RunHandle", "nth_run_id"]
 
 try:
     from mypy_extensions import mypyc_attr
@@ -74,6 +74,12 @@ class RunHandle:
         value = self.process.value
         assert isinstance(value, RunRecord)
         return value
+
+
+def nth_run_id(n: int) -> str:
+    """The id a harness gives its ``n``-th run (from 1): ``run-000001``. A scenario's runs
+    are known by it before they are played."""
+    return f"run-{n:06d}"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -154,7 +160,7 @@ class Harness:
         env = self.env
         second = Defect.SECOND_CONTENT_EVENT in bound.config.defects
         sse = ChatSseSession(clock_of(env), bound.before_send, allow_second_content=second)
-        live = LiveRun(run_id or f"run-{self._runs:06d}", session_id or self.new_session_id(),
+        live = LiveRun(run_id or nth_run_id(self._runs), session_id or self.new_session_id(),
                        query, sse)
         start = virtual_now(env) if at is None else at
         process = env.process(_handled_at(app, live, env, start, bound))

@@ -41,7 +41,7 @@ from harness_lab.scenarios import faults as fs
 from harness_lab.scenarios.loader import LoadedScenario
 from harness_lab.scenarios.spec import Expect, Scenario
 from harness_lab.scripted import ProvidersServer
-from harness_lab.states import TraceEventType
+from harness_lab.states import CancellationReason, TraceEventType
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "StreamLimitError",
            "Tolerance", "conform_scenario", "default_tolerance", "not_applicable"]
@@ -271,7 +271,7 @@ def _tied_with_the_deadline(sc: Scenario, record: Any) -> list[str]:
                if isinstance(f, fs.ClientDisconnect | fs.UserCancel) and f.at is not None]
     if record is None or not cancels:
         return []
-    asked = {"USER_REQUESTED", "CLIENT_DISCONNECTED"}
+    asked = {CancellationReason.USER_REQUESTED.value, CancellationReason.CLIENT_DISCONNECTED.value}
     instants = [at for (_, _, at), cause in zip(record.terminations, record.termination_causes,
                                                  strict=False) if cause in asked]
     instants += [e.detail.get("at") for e in record.trace

@@ -15,7 +15,7 @@ from harness_lab.application.components import Components
 from harness_lab.application.live import LiveRun
 from harness_lab.application.parts import RunParts
 from harness_lab.errors import ProcessCrash
-from harness_lab.harness import Harness, RunHandle
+from harness_lab.harness import Harness, RunHandle, nth_run_id
 from harness_lab.invariants import Violation, check
 from harness_lab.outcome_table import OUTCOME_BY_CASE
 from harness_lab.ports import CallKind
@@ -236,7 +236,7 @@ class ScenarioRun:
             turn_plan = FaultPlan(turn.faults) if turn.faults else None
             handle = _submit(harness, turn.query, session, turn_plan, RunParts(
                 self._components(turn, tools), config, ledger, latency),
-                run_id=f"run-{t + 1:06d}" if restarted else None)
+                run_id=nth_run_id(t + 1) if restarted else None)
             expect = turn.expect or Expect()
             try:
                 harness.env.run(until=handle.process)
@@ -267,7 +267,7 @@ class ScenarioRun:
         components = self._components(None, tools) if sc.turns else first
         handle = _submit(harness, sc.query, session, plan,
                          RunParts(components, config, ledger, latency),
-                         run_id=f"run-{len(sc.turns) + 1:06d}" if restarted else None)
+                         run_id=nth_run_id(len(sc.turns) + 1) if restarted else None)
         try:
             harness.env.run(until=handle.process)
         except ProcessCrash as exc:

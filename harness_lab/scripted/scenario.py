@@ -25,6 +25,7 @@ from typing import Any
 
 from harness_lab.application.intercept import intercepted
 from harness_lab.errors import ProviderError, ScriptExhausted, ToolExecutionError
+from harness_lab.harness import nth_run_id
 from harness_lab.ports import (
     AgentRequest,
     AnswerRequest,
@@ -217,7 +218,7 @@ class ScriptedProviders:
         if not text or not self.run_id:
             return text
         turn = self.turn if self.turn is not None else len(self.scenario.turns)
-        return text.replace(f"run-{turn + 1:06d}-inv-", f"{self.run_id}-inv-")
+        return text.replace(f"{nth_run_id(turn + 1)}-inv-", f"{self.run_id}-inv-")
 
     def _agent_request(self, messages: list[Any]) -> AgentRequest:
         own = [i for i, m in enumerate(messages)
