@@ -127,9 +127,16 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     print_table(rows, [Column("scenario", "scenario", name=True),
                        Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
                        Column("run_state", "live run state"), Column("parity", "= simulated")])
-    for row in rows:
+    import textwrap
+
+    from harness_lab.terminal.console import width_of
+
+    width = max(width_of(sys.stdout), 40)
+    for row in rows:  # the reasons wrapped to the terminal, as diff's details are
         if row["why"] != "-":
-            print(f"{row['scenario']} ({row['verdict']}): {row['why']}")
+            print(textwrap.fill(f"{row['scenario']} ({row['verdict']}): {row['why']}", width,
+                                subsequent_indent="    ", break_long_words=False,
+                                break_on_hyphens=False))
     c = report.counts()
     figure = f"{report.parity:.1%}" if report.parity is not None else "-"
     print(f"\n{c['scenarios']} scenario(s): {c['pass']} pass, {c['fail']} fail, "

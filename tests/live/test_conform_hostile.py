@@ -84,3 +84,17 @@ def test_a_stored_run_that_is_not_a_json_object_is_an_error_naming_its_url(
     error = conform_error(capsys, "stored")
     assert error.startswith("the stored run at http://127.0.0.1:")
     assert error.endswith(f"/runs/r-1{'' if why.startswith(':') else ': '}{why}")
+
+
+def test_the_reason_is_wrapped_to_the_terminal_under_its_scenario(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    Hostile.events, Hostile.stored = METADATA + DONE, b"[1, 2, 3]"
+    monkeypatch.setenv("COLUMNS", "60")
+    with BackgroundHTTPServer(Hostile, name="hostile-wrapped") as server:
+        assert main(["conform", server.url, str(SCENARIO)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith("conclusion-guards-pass (error): "))
+    said = [lines[start]] + [line for line in lines[start + 1:] if line.startswith("    ")]
+    assert len(said) > 1 and max(map(len, said)) <= 60
+    assert " ".join(" ".join(said).split()).endswith("/runs/r-1: an array, not an object")
