@@ -3,6 +3,7 @@ layers of the suite, told from the fixtures each test uses (markers in pyproject
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,17 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     import and cannot be imported twice in one process."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:phoenix")
     return pytester
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker more than the cores this process may use. About a fifth of
+    the workers' time waits on servers that play in real time, during which a third worker
+    keeps the cores busy (docs/development.md, "Running the tests", has the figures).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` and ``-n logical`` keep their meaning."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
+        return None
+    return len(os.sched_getaffinity(0)) + 1
+
 
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
 
