@@ -111,6 +111,8 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"--stop-wait must be >= 0 seconds, got {args.stop_wait}")
     if not args.header_timeout > 0:
         return fail("serve", f"--header-timeout must be > 0 seconds, got {args.header_timeout}")
+    if not args.body_timeout > 0:
+        return fail("serve", f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
     if not args.keepalive > 0:
         return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
     otlp = otlp_option("serve", args.otlp)
@@ -168,7 +170,8 @@ def serve(args: argparse.Namespace) -> int:
                         on_record=None if exported is None else functools.partial(
                             exported.submit, scenario=label if args.provider_url is None
                             else None))
-    app = create_app(driver, store, keepalive_s=args.keepalive, cors_origins=args.cors_origin,
+    app = create_app(driver, store, body_timeout_s=args.body_timeout, keepalive_s=args.keepalive,
+                     cors_origins=args.cors_origin,
                      store_check=lambda: store_problem(store), instance=instance)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
@@ -347,6 +350,9 @@ def register(sub: Any) -> None:
     p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="close a connection whose request headers are not complete this long "
                         "after it opened or its previous response ended")
+    p.add_argument("--body-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="answer 408 and close the connection when a POST /chat body is not "
+                        "complete this long after its headers")
     p.add_argument("--otlp", metavar="URL",
                    help="also send each run, as it finishes, as an OpenTelemetry trace to this "
                         "OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318), from a thread of its "

@@ -37,11 +37,15 @@ from harness_lab.store.base import RunStore
 from harness_lab.store.sql import one_line
 from harness_lab.version import __version__
 
-__all__ = ["CHAT_FIELDS", "HEALTH_CHECK_S", "KEEPALIVE_S", "MAX_BODY_BYTES", "EventWait",
-           "SseStream", "create_app", "unstarted"]
+__all__ = ["BODY_TIMEOUT_S", "CHAT_FIELDS", "HEALTH_CHECK_S", "KEEPALIVE_S", "MAX_BODY_BYTES",
+           "EventWait", "SseStream", "create_app", "unstarted"]
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest ``POST /chat`` body accepted (413 beyond)."""
+
+BODY_TIMEOUT_S = 10.0
+"""Seconds a client has to send a whole ``POST /chat`` body once its headers are in (408
+beyond; ``serve --body-timeout``)."""
 
 HEALTH_CHECK_S = 2.0
 """Seconds ``/healthz`` waits for the store to answer before it reports the store down."""
@@ -53,7 +57,8 @@ so proxies and browsers keep the connection open."""
 CHAT_FIELDS = ("query", "sessionId")
 """The fields of a ``POST /chat`` body; any other is refused with 422, naming it."""
 
-_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
+_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+          408: "request_timeout", 409: "conflict",
           413: "too_large", 415: "unsupported_media_type", 422: "unprocessable",
           500: "internal_failure", 503: "store_unavailable"}
 log = logging.getLogger("harness_lab.serve")
@@ -227,12 +232,15 @@ def unstarted(slot: LiveSlot) -> tuple[str, str]:
 
 
 def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_BYTES,
-               keepalive_s: float = KEEPALIVE_S, cors_origins: Sequence[str] = (),
+               body_timeout_s: float = BODY_TIMEOUT_S, keepalive_s: float = KEEPALIVE_S,
+               cors_origins: Sequence[str] = (),
                store_check: Callable[[], str | None] | None = None,
                instance: Instance | None = None) -> Starlette:
     """The application: chat, cancel, the stored row and trace, the record, health.
 
     ``cors_origins`` lets browsers on those origins call it (``*`` any; none by default).
+    A ``POST /chat`` body not complete ``body_timeout_s`` after its headers is a 408, and its
+    connection is closed.
     ``store_check`` says why the store does not answer now (None when it does); ``/healthz``
     calls it and answers 503 when it names a problem. ``instance`` is this server as the
     database knows it: a cancel of a run another server runs says which.
@@ -247,13 +255,19 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
             return error(413, f"the body is {declared} bytes; at most {max_body} are accepted")
         body = b""
         try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > max_body:
-                    return error(413, f"the body exceeds {max_body} bytes")
+            async with asyncio.timeout(body_timeout_s):
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > max_body:
+                        return error(413, f"the body exceeds {max_body} bytes")
         except ClientDisconnect:  # the client left while sending: no run was started
             log.info("POST /chat: the client left before its body was read")
             return Response(status_code=400)
+        except TimeoutError:  # a client trickling its body would hold the connection for ever
+            log.info("POST /chat from %s: the body was not complete within %g s; closed",
+                     request.client, body_timeout_s)
+            return error(408, f"the body was not complete within {body_timeout_s:g} s of its "
+                              "headers", {"connection": "close"})
         parsed = _chat_body(body)
         if isinstance(parsed, Response):
             return parsed

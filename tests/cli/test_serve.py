@@ -44,6 +44,24 @@ def test_serve_without_providers_says_how_to_give_them() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--body-timeout", "0", "--body-timeout must be > 0 seconds, got 0.0"),
+    ("--header-timeout", "-1", "--header-timeout must be > 0 seconds, got -1.0"),
+    ("--keepalive", "nan", "--keepalive must be > 0 seconds, got nan"),
+    ("--grace", "-0.5", "--grace must be >= 0 seconds, got -0.5"),
+    ("--stop-wait", "-1", "--stop-wait must be >= 0 seconds, got -1.0"),
+    ("--time-scale", "0", "--time-scale must be > 0, got 0.0"),
+])
+def test_serve_refuses_a_time_out_of_range_before_opening_anything(
+        option: str, value: str, said: str, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    done = serve("--scenario", str(GUARDS_PASS), "--db", str(db), option, value)
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert not db.exists()
+
+
+@pytest.mark.slow
 def test_serve_with_a_scenario_that_is_not_there_names_the_file() -> None:
     done = serve("--scenario", "no/such.yaml")
     assert done.returncode == 2

@@ -71,3 +71,41 @@ def test_a_client_cut_off_for_slow_headers_costs_one_log_line_at_log_level_info(
         server.process.send_signal(2)
         _, err = server.process.communicate(timeout=60)
     assert err.count("no complete request headers within 0.5 s") == 1, err
+
+
+def test_a_client_trickling_its_chat_body_gets_a_408_and_its_connection_closed() -> None:
+    body = b'{"query": "why is checkout slow?"}'
+    with serving("--scenario", str(GUARDS_PASS), "--body-timeout", "1") as server:
+        sock = connect(server.url)
+        started = time.monotonic()
+        answer = b""
+        try:
+            sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(body))
+            for byte in body[:20]:  # one body byte every 0.2 s: never a whole body in time
+                time.sleep(0.2)
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    break
+            sock.settimeout(5)
+            while chunk := sock.recv(4096):  # the answer, then the server's close
+                answer += chunk
+        finally:
+            sock.close()
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert b'"code":"request_timeout"' in answer
+        assert b"within 1 s of its headers" in answer
+        assert time.monotonic() - started < 4.0
+        health = httpx.get(f"{server.url}/healthz").json()
+        assert health["runs"]["finished"] == 0 and health["runs"]["active"] == 0
+
+
+def test_a_chat_body_sent_whole_in_time_starts_its_run() -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--body-timeout", "1", "--time-scale",
+                 "0.01") as server:
+        with httpx.stream("POST", f"{server.url}/chat", json={"query": "why?"},
+                          timeout=10) as reply:
+            assert reply.status_code == 200
+            events = [line for line in reply.iter_lines() if line.startswith("event:")]
+        assert events[-1] == "event: done"
