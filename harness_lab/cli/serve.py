@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -182,10 +183,11 @@ def serve(args: argparse.Namespace) -> int:
         print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
     # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
-                            timeout_graceful_shutdown=args.grace + 10, access_log=False,
+                            timeout_graceful_shutdown=args.grace + args.stop_wait,
+                            access_log=False,
                             http=header_timeout_protocol(args.header_timeout),
 )
-    server = _graceful_server(config, driver, args.grace)
+    server = _graceful_server(config, driver, args.grace, args.stop_wait)
     tune_collector()  # started: what exists now lives as long as the server
     stop_beating = threading.Event()
     beats = threading.Thread(target=_heartbeats,
@@ -197,7 +199,7 @@ def serve(args: argparse.Namespace) -> int:
             server.run(sockets=[sock])
     finally:
         stop_beating.set()
-        stuck = driver.close(args.stop_wait)
+        stuck = driver.close(server.left_to_wait())
         if stuck:
             print(f"harness-lab serve: {len(stuck)} run(s) still blocked {args.stop_wait:g} s "
                   f"after their cancel (on a provider call or a database that does not answer) are "
@@ -245,17 +247,30 @@ def _record_stop(instance: Any, wait_s: float) -> None:
         print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
-def _graceful_server(config: Any, driver: Any, grace_s: float) -> Any:
+def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float) -> Any:
     """uvicorn's server, whose first stop signal also starts the runs' grace period
-    (:meth:`LiveDriver.drain`); its ``cancelled`` counts the runs cancelled at the end."""
+    (:meth:`LiveDriver.drain`); its ``cancelled`` counts the runs cancelled at the end.
+
+    The runs cancelled after the grace period and their streams (uvicorn's graceful
+    shutdown) share one deadline, ``wait_s`` after the cancel: ``left_to_wait`` is what is
+    left of it once the streams have closed."""
     import uvicorn
 
     class GracefulServer(uvicorn.Server):
         cancelled = 0
         draining: threading.Thread | None = None
+        deadline: float | None = None
+
+        def left_to_wait(self) -> float:
+            """Seconds the runs still blocked may yet be waited for (``wait_s`` when the
+            server stopped without a stop signal)."""
+            if self.deadline is None:
+                return wait_s
+            return max(0.0, self.deadline - time.monotonic())
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if self.draining is None:
+                self.deadline = time.monotonic() + grace_s + wait_s
                 if driver.active:
                     print(f"harness-lab serve: stopping; {driver.active} run(s) in flight "
                           f"get {grace_s:g} s to end", flush=True)
@@ -345,8 +360,8 @@ def register(sub: Any) -> None:
     p.add_argument("--stop-wait", type=float, default=STOP_WAIT_S, metavar="SECONDS",
                    help="after --grace, how long a stopping server waits for runs still "
                         "blocked after their cancel (on a provider or a database that does not "
-                        "answer), then for the database to record its stop; what is left is "
-                        "ended by the next serve")
+                        "answer) and their streams, then for the database to record its stop; "
+                        "what is left is ended by the next serve")
     p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="close a connection whose request headers are not complete this long "
                         "after it opened or its previous response ended")
