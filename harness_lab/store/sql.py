@@ -10,6 +10,8 @@ directly, e.g. ``pandas.read_sql_table("diagnosis_run", store.engine)``.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,22 +210,49 @@ def make_engine(url: str | URL, **pool: Any) -> Engine:
     return engine
 
 
+WAL_SWITCH_WAIT_S = 5.0
+"""How long a new SQLite connection tries to put its file in WAL mode while another
+connection holds it (pysqlite's own default wait for a lock)."""
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+    try:
+        _wal(cursor)
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def _wal(cursor: Any) -> None:
+    """Put the file in WAL mode. SQLite refuses the switch at once while another connection
+    holds the file (its busy wait does not cover it): two processes opening one fresh file
+    together would see "database is locked". The switch is tried again for up to
+    :data:`WAL_SWITCH_WAIT_S`; by then the other one has made the file WAL, and the pragma
+    only reads that."""
+    deadline = time.monotonic() + WAL_SWITCH_WAIT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def create_tables(engine: Engine, tables: MetaData) -> None:
-    """Create the missing tables of ``tables``, also when another process creates them at the
-    same moment (its CREATE lands between this one's check and its own CREATE)."""
-    for attempt in range(3):
+    """Create the missing tables of ``tables`` and their indexes, also when another process
+    creates them at the same moment (its CREATE lands between this one's check and its own
+    CREATE). Each such collision means the other process made one more of them, so there are
+    at most as many as there are tables and indexes."""
+    attempts = 1 + sum(1 + len(table.indexes) for table in tables.tables.values())
+    for attempt in range(attempts):
         try:
             tables.create_all(engine)
             return
         except OperationalError as exc:
-            if "already exists" not in str(exc) or attempt == 2:
+            if "already exists" not in str(exc) or attempt == attempts - 1:
                 raise
 
 
@@ -241,7 +270,11 @@ class SqlRunStore:
         self._serialise_ordinals = self.engine.dialect.name == "postgresql"
         create_tables(self.engine, metadata)
         for index in diagnosis_run.indexes:  # a table made by an older release may lack one
-            index.create(self.engine, checkfirst=True)
+            try:
+                index.create(self.engine, checkfirst=True)
+            except OperationalError as exc:  # made by another process since the check
+                if "already exists" not in str(exc):
+                    raise
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> SqlRunStore:

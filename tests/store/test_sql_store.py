@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from pathlib import Path
+from typing import Any
 
 import pandas
 import pytest
@@ -200,3 +202,35 @@ def test_a_value_the_driver_refuses_is_a_store_error_and_rolls_back_the_completi
     assert store.invocations() == []
     row = store.get_run("r1")
     assert row is not None and row["status"] == "RUNNING"
+
+
+def _open_at_the_barrier(path: str, barrier: Any, answers: Any) -> None:
+    barrier.wait()
+    try:
+        SqlRunStore.from_path(path).close()
+        answers.put("opened")
+    except Exception as exc:  # noqa: BLE001 (the answer names whatever went wrong)
+        answers.put(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+
+
+@pytest.mark.slow
+def test_two_processes_opening_one_fresh_file_at_the_same_moment_both_get_the_store(
+        tmp_path: Path) -> None:
+    # the second connection's switch to WAL was refused at once, and the tables made at the
+    # same moment could collide more often than the creation tried again: a third of the
+    # pairs failed before
+    fork = multiprocessing.get_context("fork")
+    answers = []
+    for trial in range(20):
+        path = str(tmp_path / f"runs-{trial}.db")
+        barrier, queue = fork.Barrier(2), fork.Queue()
+        both = [fork.Process(target=_open_at_the_barrier, args=(path, barrier, queue))
+                for _ in range(2)]
+        for process in both:
+            process.start()
+        answers += [queue.get(timeout=60) for _ in both]
+        for process in both:
+            process.join(timeout=60)
+        queue.close()
+        queue.join_thread()
+    assert answers == ["opened"] * 40
