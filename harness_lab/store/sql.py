@@ -38,7 +38,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
@@ -251,9 +251,17 @@ def create_tables(engine: Engine, tables: MetaData) -> None:
         try:
             tables.create_all(engine)
             return
-        except OperationalError as exc:
-            if "already exists" not in str(exc) or attempt == attempts - 1:
+        except (OperationalError, ProgrammingError, IntegrityError) as exc:
+            if not _made_meanwhile(exc) or attempt == attempts - 1:
                 raise
+
+
+def _made_meanwhile(exc: SQLAlchemyError) -> bool:
+    """Whether a CREATE failed because another process made the same table or index since
+    this one looked: SQLite and PostgreSQL say it "already exists", or PostgreSQL's catalogue
+    refuses the second type of the same name (a unique violation of ``pg_type``)."""
+    text = str(exc)
+    return "already exists" in text or "pg_type_typname_nsp_index" in text
 
 
 class SqlRunStore:
@@ -272,8 +280,8 @@ class SqlRunStore:
         for index in diagnosis_run.indexes:  # a table made by an older release may lack one
             try:
                 index.create(self.engine, checkfirst=True)
-            except OperationalError as exc:  # made by another process since the check
-                if "already exists" not in str(exc):
+            except (OperationalError, ProgrammingError, IntegrityError) as exc:
+                if not _made_meanwhile(exc):
                     raise
 
     @classmethod

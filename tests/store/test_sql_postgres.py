@@ -14,6 +14,8 @@ from harness_lab.messages import TokenUsage
 from harness_lab.states import IntentType, RunState, StoredRunStatus
 from harness_lab.store.sql import SqlRunStore, metadata
 from tests.conftest import INV1, build
+from tests.postgres import PostgresServer
+from tests.store.test_sql_store import opened_in_pairs
 
 STEPS = [
     call_tool("logs", {"service": "checkout"}),
@@ -78,3 +80,11 @@ def test_the_store_really_is_postgresql(store: SqlRunStore) -> None:
         version = conn.execute(text("SELECT version()")).scalar_one()
     assert store.engine.dialect.name == "postgresql"
     assert version.startswith("PostgreSQL")
+
+
+def test_two_processes_opening_one_fresh_database_at_the_same_moment_both_get_the_store(
+        postgres_server: PostgresServer) -> None:
+    # PostgreSQL refused the second CREATE TABLE of a name with a unique violation of its
+    # catalogue, which the store did not take for a table made meanwhile: every pair failed
+    urls = [postgres_server.fresh_database() for _ in range(5)]
+    assert opened_in_pairs(urls) == ["opened"] * 10

@@ -204,27 +204,22 @@ def test_a_value_the_driver_refuses_is_a_store_error_and_rolls_back_the_completi
     assert row is not None and row["status"] == "RUNNING"
 
 
-def _open_at_the_barrier(path: str, barrier: Any, answers: Any) -> None:
+def _open_at_the_barrier(url: str, barrier: Any, answers: Any) -> None:
     barrier.wait()
     try:
-        SqlRunStore.from_path(path).close()
+        SqlRunStore(url).close()
         answers.put("opened")
     except Exception as exc:  # noqa: BLE001 (the answer names whatever went wrong)
         answers.put(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
 
 
-@pytest.mark.slow
-def test_two_processes_opening_one_fresh_file_at_the_same_moment_both_get_the_store(
-        tmp_path: Path) -> None:
-    # the second connection's switch to WAL was refused at once, and the tables made at the
-    # same moment could collide more often than the creation tried again: a third of the
-    # pairs failed before
+def opened_in_pairs(urls: list[str]) -> list[str]:
+    """What two processes opening each fresh database of ``urls`` at the same moment said."""
     fork = multiprocessing.get_context("fork")
     answers = []
-    for trial in range(20):
-        path = str(tmp_path / f"runs-{trial}.db")
+    for url in urls:
         barrier, queue = fork.Barrier(2), fork.Queue()
-        both = [fork.Process(target=_open_at_the_barrier, args=(path, barrier, queue))
+        both = [fork.Process(target=_open_at_the_barrier, args=(url, barrier, queue))
                 for _ in range(2)]
         for process in both:
             process.start()
@@ -233,4 +228,14 @@ def test_two_processes_opening_one_fresh_file_at_the_same_moment_both_get_the_st
             process.join(timeout=60)
         queue.close()
         queue.join_thread()
-    assert answers == ["opened"] * 40
+    return answers
+
+
+@pytest.mark.slow
+def test_two_processes_opening_one_fresh_file_at_the_same_moment_both_get_the_store(
+        tmp_path: Path) -> None:
+    # the second connection's switch to WAL was refused at once, and the tables made at the
+    # same moment could collide more often than the creation tried again: a third of the
+    # pairs failed before
+    urls = [f"sqlite:///{tmp_path / f'runs-{trial}.db'}" for trial in range(20)]
+    assert opened_in_pairs(urls) == ["opened"] * 40
