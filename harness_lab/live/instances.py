@@ -252,18 +252,26 @@ def _running_of(conn: Connection, instance_id: str) -> list[str]:
 def _fail_running(conn: Connection, run_ids: list[str], message: str, now: float
                   ) -> tuple[str, ...]:
     """End those of ``run_ids`` still RUNNING as the unrecoverable internal failure
-    (:data:`PROCESS_LOST`), the failure body saying ``message``; the run ids."""
+    (:data:`PROCESS_LOST`), the failure body saying ``message``; the run ids this call ended.
+
+    Two servers may reap one lost instance at once: the second one's rows are no longer
+    RUNNING when its update runs, and it ends (and reports) none of them, where the database
+    says which rows an update changed (PostgreSQL, SQLite from 3.35)."""
     if not run_ids:
         return ()
     run = diagnosis_run.c
     body = json.dumps({"code": PROCESS_LOST, "message": message}, ensure_ascii=False)
-    conn.execute(update(diagnosis_run)
-                 .where(run.status == _RUNNING, run.run_id.in_(run_ids))
-                 .values(status=StoredRunStatus.FAILED.value,
-                         release_outcome=ReleaseOutcome.FAILED.value,
-                         termination_state=RunState.FAILED.value,
-                         termination_reason=PROCESS_LOST, answer_json=body, finished_at=now))
-    return tuple(run_ids)
+    ending = (update(diagnosis_run)
+              .where(run.status == _RUNNING, run.run_id.in_(run_ids))
+              .values(status=StoredRunStatus.FAILED.value,
+                      release_outcome=ReleaseOutcome.FAILED.value,
+                      termination_state=RunState.FAILED.value,
+                      termination_reason=PROCESS_LOST, answer_json=body, finished_at=now))
+    if not conn.dialect.update_returning:
+        conn.execute(ending)
+        return tuple(run_ids)
+    ended = set(conn.execute(ending.returning(run.run_id)).scalars())
+    return tuple(r for r in run_ids if r in ended)
 
 
 def orphaned_running(engine: Engine, now: float | None = None) -> set[str]:
