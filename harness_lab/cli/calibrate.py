@@ -7,10 +7,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import add_command, emit, fail, mapping_failure, read_mapping
+from harness_lab.cli.common import (
+    add_command,
+    emit,
+    fail,
+    mapping_failure,
+    out_problem,
+    read_mapping,
+)
 
 if TYPE_CHECKING:
     from harness_lab.audit import AuditedRun
@@ -26,8 +32,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness_lab.audit.sources import SourceError
     from harness_lab.terminal.progress import progress, progress_wanted
 
-    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
-        return fail("calibrate", f"--out {args.out}: its directory does not exist")
+    if args.out is not None and (problem := out_problem("--out", args.out)):
+        return fail("calibrate", problem)
     show = progress_wanted(quiet=args.quiet)
     left_out: list[AuditedRun] = []
     try:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_lab.atomic import write_atomically
+
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
     from harness_lab.runner.results import ResultSet
@@ -209,7 +211,7 @@ def emit(command: str, text: str, out: str | None, *, or_stdout: bool = False) -
         sys.stdout.write(text)
         return 0
     try:
-        Path(out).write_text(text, encoding="utf-8")
+        write_atomically(out, text)
     except OSError as exc:
         tail = "; the rows follow on standard output" if or_stdout else ""
         fail(command, f"cannot write --out {out}: {exc.strerror or exc}{tail}")

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import EXIT_USAGE, add_command, emit, fail, format_rows, usage_problem
+from harness_lab.cli.common import (
+    EXIT_USAGE,
+    add_command,
+    emit,
+    fail,
+    format_rows,
+    out_problem,
+    usage_problem,
+)
 from harness_lab.scenarios.faults import FAULT_KINDS
 
 __all__ = ["TABLE_COLUMNS", "register"]
@@ -59,6 +66,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     if usage_problem("explore", args.paths, args.out):
         return EXIT_USAGE
+    if args.heatmap and (problem := out_problem("--heatmap", args.heatmap)):
+        return fail("explore", problem)
     show = progress_wanted(quiet=args.quiet)
     try:
         files = len(discover([Selector.parse(p).path for p in args.paths]))
@@ -96,9 +105,14 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     elif emit("explore", format_rows(rows, TABLE_COLUMNS, args.format), args.out):
         return EXIT_USAGE
     if args.heatmap:
+        from harness_lab.atomic import write_atomically
         from harness_lab.report.plots import exploration_heatmap, figure_png
 
-        Path(args.heatmap).write_bytes(figure_png(exploration_heatmap(result)))
+        try:
+            write_atomically(args.heatmap, figure_png(exploration_heatmap(result)))
+        except OSError as exc:
+            return fail("explore", f"cannot write --heatmap {args.heatmap}: "
+                                   f"{exc.strerror or exc}", EXIT_USAGE)
     if args.write_failures:
         written = result.to_scenarios(args.write_failures)
         print(f"wrote {len(written)} flagged variant(s) to {args.write_failures}",

@@ -238,13 +238,16 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
 
     A write that fails anyway (the disk full) is said, and the sweep exits 1.
     """
+    from harness_lab.atomic import replacing
+
     try:
         if args.out:
-            result.frame.to_csv(args.out, index=False)
+            with replacing(args.out) as fh:
+                result.frame.to_csv(fh, index=False)
         if args.records_out:
             import json
 
-            with open(args.records_out, "w", encoding="utf-8") as fh:
+            with replacing(args.records_out) as fh:
                 json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
                           default=str)
     except OSError as exc:
@@ -257,9 +260,10 @@ def _plot(args: argparse.Namespace, result: Any) -> bool:
     from harness_lab.report.plots import figure_png, sweep_share
 
     ax = sweep_share(result, result.axes[0], args.value, args.column)
+    from harness_lab.atomic import write_atomically
+
     try:
-        with open(args.plot, "wb") as fh:
-            fh.write(figure_png(ax))
+        write_atomically(args.plot, figure_png(ax))
     except OSError as exc:
         fail("sweep", f"could not write {args.plot}: {exc.strerror or exc}")
         return False

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_lab.atomic import write_atomically
 from harness_lab.explore.boundaries import BaseRun, record_base
 from harness_lab.explore.oracle import (
     CRASH,
@@ -151,7 +152,7 @@ class ExplorationResult:
         paths = []
         for finding in self.flagged:
             path = out / f"{_slug(finding.variant.name)}.yaml"
-            path.write_text(finding.reproducer(), encoding="utf-8")
+            write_atomically(path, finding.reproducer())
             paths.append(path)
         return paths
 

@@ -24,6 +24,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
+from harness_lab.atomic import write_atomically
 from harness_lab.explore.oracle import (
     Observed,
     closest_row,
@@ -129,7 +130,7 @@ class SearchResult:
         """Write :meth:`to_yaml` to ``path`` (directories are created); return the path."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(self.to_yaml(), encoding="utf-8")
+        write_atomically(out, self.to_yaml())
         return out
 
 

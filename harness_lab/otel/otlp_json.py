@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from harness_lab.atomic import replacing
 from harness_lab.otel.attributes import AttributeValue
 from harness_lab.otel.clock import epoch_of, nanoseconds
 from harness_lab.otel.ids import run_seed, span_ids, trace_id
@@ -125,22 +125,12 @@ def write_otlp_json(records: Iterable[RunRecord], path: str | Path, *,
     the file cannot be written (nothing is left behind then)."""
     target = Path(path)
     names: Iterable[str | None] = scenarios if scenarios is not None else repeat(None)
-    fd, temp = tempfile.mkstemp(dir=target.resolve().parent, prefix=f".{target.name}.",
-                                suffix=".tmp")
     runs = spans = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for record, scenario in zip(records, names, strict=scenarios is not None):
-                request = otlp_request(record, epoch=epoch, scenario=scenario)
-                f.write(json.dumps(request, ensure_ascii=False, separators=(",", ":")))
-                f.write("\n")
-                runs += 1
-                spans += len(request["resourceSpans"][0]["scopeSpans"][0]["spans"])
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with replacing(target) as f:
+        for record, scenario in zip(records, names, strict=scenarios is not None):
+            request = otlp_request(record, epoch=epoch, scenario=scenario)
+            f.write(json.dumps(request, ensure_ascii=False, separators=(",", ":")))
+            f.write("\n")
+            runs += 1
+            spans += len(request["resourceSpans"][0]["scopeSpans"][0]["spans"])
     return WrittenOtlp(str(path), runs, spans)

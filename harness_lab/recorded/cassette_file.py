@@ -10,9 +10,9 @@ and the digest of its bytes (an edited file is read again), and every call gets 
 objects and copies of the responses and metadata, since vcrpy changes loaded requests in
 place. The file's bytes are still read on every call.
 
-:func:`write_atomically` writes a temporary file in the target's directory and renames it
-over the target, so a reader (or a crash) never sees half a cassette.
-:class:`CassettePersister` plugs both into vcrpy.
+:class:`CassettePersister` plugs both into vcrpy; it writes a cassette whole or not at all
+(:func:`harness_lab.atomic.write_atomically`), so a reader (or a crash) never sees half a
+cassette.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import copy
 import hashlib
 import os
 import stat
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -35,12 +34,13 @@ from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat, yamlserializer  # type: ignore[import-untyped]
 
+from harness_lab.atomic import write_atomically
 from harness_lab.errors import HarnessError
 from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["CACHED_CASSETTES", "CACHED_CASSETTE_BYTES", "MAX_CASSETTE_BYTES", "MAX_NESTING",
            "CassetteError", "CassettePersister", "check_cassette", "duplicate_key",
-           "nesting_problem", "read_cassette", "write_atomically"]
+           "nesting_problem", "read_cassette"]
 
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 """The largest cassette file read (64 MiB): far above any recorded conversation."""
@@ -368,38 +368,6 @@ def check_cassette(path: str | Path) -> int:
     return len(requests)
 
 
-# -- writing --------------------------------------------------------------------------------
-
-
-def write_atomically(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory.
-
-    The temporary file is flushed to disk and renamed over ``path`` (``os.replace``), so
-    ``path`` holds either its old content or all of ``data``, never part of it. The
-    directory is created when missing; the file keeps the mode of the one it replaces; a
-    symbolic link stays one (the file it points to is replaced).
-    """
-    target = Path(path)
-    if target.is_symlink():
-        target = target.resolve()  # replace the file the link points to, keep the link
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 class CassettePersister:
     """vcrpy persister: strict reads (:func:`read_cassette`), atomic writes.
 
@@ -418,5 +386,7 @@ class CassettePersister:
 
     def save_cassette(self, cassette_path: str | Path, cassette_dict: dict[str, Any],
                       serializer: Any) -> None:
-        """Serialize and write atomically (vcrpy's persister protocol)."""
+        """Serialize and write atomically, making a missing directory (vcrpy's persister
+        protocol)."""
+        Path(cassette_path).parent.mkdir(parents=True, exist_ok=True)
         write_atomically(cassette_path, serialize(cassette_dict, serializer).encode("utf-8"))

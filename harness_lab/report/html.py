@@ -12,11 +12,11 @@ from __future__ import annotations
 import base64
 import html
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_lab.atomic import write_atomically
 from harness_lab.record import RunRecord
 from harness_lab.report.viewer import ReportContext, viewer_html
 
@@ -138,21 +138,5 @@ def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResu
     text = html_report(items, labels=labels, cases=cases, title=title, context=context,
                        plots=plots, compare=compare)
     target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                         dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(target, text)
     return target
-
-
-def _umask() -> int:
-    """The process's file creation mask (read by setting it, then restoring it)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from harness_lab.atomic import write_atomically
 from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
 
 __all__ = ["SNAPSHOT_DIRECTORY", "SnapshotError", "Unused", "check_snapshot", "diff", "dump",
@@ -138,16 +138,7 @@ def _write(path: Path, entries: Mapping[str, Any], scenario_file: Path) -> None:
         path.parent.mkdir(exist_ok=True)
         text = _HEADER.format(name=scenario_file.name) + "".join(
             f"{_flow(name)}:\n" + dump(obs, "  ") for name, obs in sorted(entries.items()))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, text)
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot write the snapshot: {exc.strerror or exc}"
                             ) from exc

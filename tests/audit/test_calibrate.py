@@ -85,6 +85,9 @@ def test_the_command_prints_a_sweep_block_a_scenario_file_takes(
     assert len(block["latency"]["model"]["empirical"]) == QUANTILES
     SweepBlock.model_validate(block)
     assert main(["calibrate", str(swept), "--out", str(tmp_path / "no" / "x.yaml")]) == 2
+    assert "the directory" in capsys.readouterr().err
+    assert main(["calibrate", str(swept), "--out", str(tmp_path)]) == 2  # a directory
+    assert f"--out {tmp_path} is a directory; give a file name" in capsys.readouterr().err
     assert main(["calibrate", str(tmp_path / "missing.jsonl")]) == 2
 
 

@@ -127,3 +127,12 @@ def test_at_80_columns_explore_leaves_out_the_derived_columns_and_shows_variants
     assert " ".join(lines[-2:]) == ("(expected, run, db left out at this width: widen the "
                                     "terminal or use --format json)")
     assert any(line.startswith(" @start/budget_exhausted:tokens ") for line in lines)
+
+
+def test_a_heatmap_in_a_missing_directory_is_refused_before_anything_is_explored(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    png = tmp_path / "missing" / "heatmap.png"
+    assert main(["explore", str(REPORT), "--heatmap", str(png)]) == 2
+    captured = capsys.readouterr()
+    assert f"--heatmap {png}: the directory {png.parent} does not exist" in captured.err
+    assert captured.out == ""  # no table: nothing was explored

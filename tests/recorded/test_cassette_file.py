@@ -17,7 +17,6 @@ from harness_lab.recorded.cassette_file import (
     check_cassette,
     nesting_problem,
     read_cassette,
-    write_atomically,
 )
 from harness_lab.runner import run_paths
 from tests.recorded.hostile import (
@@ -120,16 +119,17 @@ def test_a_run_on_a_tampered_cassette_is_one_error_row_naming_the_cassette(
                             "`response` is missing")
 
 
-def test_an_atomic_write_replaces_the_whole_file_and_leaves_no_temporary(
-        tmp_path: Path) -> None:
-    path = write(tmp_path / "c.yaml", "old")
-    os.chmod(path, 0o640)
-    write_atomically(path, b"new content")
-    assert path.read_bytes() == b"new content"
-    assert oct(path.stat().st_mode & 0o777) == oct(0o640)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
-    write_atomically(tmp_path / "new" / "d.yaml", b"x")
-    assert (tmp_path / "new" / "d.yaml").read_bytes() == b"x"
+def test_a_recording_saved_into_a_missing_directory_makes_it(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "deeper" / "made.yaml"
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"made": True})
+
+    with cassette(path, record_mode="all"):
+        with httpx.Client(transport=httpx.MockTransport(answer)) as http:
+            http.post(URL, json={"a": 1})
+    assert "made" in path.read_text(encoding="utf-8")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["made.yaml"]
 
 
 def test_a_block_that_raises_leaves_an_existing_cassette_byte_identical(tmp_path: Path) -> None:
@@ -160,15 +160,6 @@ def test_a_hand_written_response_without_message_list_headers_or_body_still_repl
     assert (response.status_code, response.content) == (204, b"")
     assert response.headers["content-type"] == "application/json"
     assert report.played == 2
-
-
-def test_an_atomic_write_through_a_symbolic_link_keeps_the_link(tmp_path: Path) -> None:
-    real = write(tmp_path / "real.yaml", "old")
-    link = tmp_path / "link.yaml"
-    link.symlink_to(real)
-    write_atomically(link, b"new")
-    assert link.is_symlink() and link.resolve() == real
-    assert real.read_bytes() == b"new"
 
 
 # -- one parse per process, a fresh copy per read ---------------------------------------------
