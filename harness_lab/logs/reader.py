@@ -134,7 +134,8 @@ def read_log(path: str | os.PathLike[str]) -> Log:
     try:
         for number, line, torn in _parsed(where):
             if torn:
-                notes.append(f"line {number} was cut short (the writer was killed); dropped")
+                notes.append(f"line {number} was cut short (the writer stopped mid-line: "
+                             "killed, or its disk full); dropped")
                 break
             if header is None:
                 header = _header(where, number, line)
@@ -166,7 +167,7 @@ def read_log(path: str | os.PathLike[str]) -> Log:
 def _parsed(path: Path) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """(line number, parsed object, torn) of each non-blank line, each bounded in length,
     looking one line ahead: a last line without its newline that is not JSON is torn (the
-    writer was killed)."""
+    writer stopped mid-line)."""
     pending: tuple[int, str] | None = None
     with open(path, encoding="utf-8", errors="strict") as f:
         for number, text in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):

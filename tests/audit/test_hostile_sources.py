@@ -192,7 +192,8 @@ def test_auditing_a_log_cut_short_says_it_was_interrupted(
     assert main(["audit", str(cut)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("2 run(s): 2 checked"), out
-    assert err == (f"{cut}: line 4 was cut short (the writer was killed); dropped\n"
+    assert err == (f"{cut}: line 4 was cut short (the writer stopped mid-line: killed, or "
+                   "its disk full); dropped\n"
                    f"{cut}: no footer: the run was interrupted after 2 run(s); what it logged "
                    "is read\n")
 

@@ -75,7 +75,8 @@ def test_a_last_line_cut_short_by_a_kill_is_dropped_with_a_note(library_log: Pat
     torn.write_text("".join(lines[:4]) + lines[4][:100], encoding="utf-8")
     log = read_log(torn)
     assert len(log.entries) == 3
-    assert log.notes[0] == "line 5 was cut short (the writer was killed); dropped"
+    assert log.notes[0] == ("line 5 was cut short (the writer stopped mid-line: killed, or "
+                            "its disk full); dropped")
 
 
 def test_a_malformed_line_in_the_middle_names_the_file_and_line(library_log: Path,
