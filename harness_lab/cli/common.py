@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harness_lab.runner.results import ResultSet
     from harness_lab.runner.run import ScenarioResult
 
-__all__ = ["COMMAND_EXIT_CODES", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
+__all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
            "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
            "mapping_failure", "no_scenarios_message", "otlp_option", "otlp_send", "out_problem",
@@ -285,9 +285,15 @@ def usage_problem(command: str, paths: Sequence[str], out: str | None) -> int:
 
     missing = [p for p in paths if not Selector.parse(p).path.exists()]
     if missing:
-        return fail(command, f"no such file or directory: {', '.join(missing)}")
+        hint = ("; name scenario files or directories, or make a starter directory with "
+                "`harness-lab init`" if tuple(missing) == DEFAULT_PATHS else "")
+        return fail(command, f"no such file or directory: {', '.join(missing)}{hint}")
     problem = out_problem("--out", out) if out is not None else None
     return fail(command, problem) if problem else 0
+
+
+DEFAULT_PATHS = ("scenarios",)
+"""What the commands that take scenario paths run when given none."""
 
 
 def out_problem(flag: str, path: str) -> str | None:

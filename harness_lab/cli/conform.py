@@ -14,7 +14,15 @@ import sys
 import time
 from typing import Any
 
-from harness_lab.cli.common import EXIT_NO_SCENARIOS, add_command, fail, port_number
+from harness_lab.cli.common import (
+    DEFAULT_PATHS,
+    EXIT_NO_SCENARIOS,
+    EXIT_USAGE,
+    add_command,
+    fail,
+    port_number,
+    usage_problem,
+)
 
 __all__ = ["register"]
 
@@ -62,7 +70,6 @@ def register(sub: Any) -> None:
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from harness_lab.live.adapter import Adapter, AdapterError, load_adapter
     from harness_lab.live.conform import ConformResult, Tolerance
@@ -84,10 +91,9 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         tolerance = None if args.tolerance is None else Tolerance.parse(args.tolerance)
     except ValueError as exc:
         return fail("conform", f"--tolerance {exc}")
-    paths = paths or ["scenarios"]
-    for path in paths:
-        if not Path(path.split("[", 1)[0]).exists():
-            return fail("conform", f"{path}: no such file or directory")
+    paths = paths or list(DEFAULT_PATHS)
+    if usage_problem("conform", paths, None):
+        return EXIT_USAGE
     try:
         adapter = load_adapter(args.adapter) if args.adapter else Adapter()
         plan = plan_paths(paths, tags=args.tag)

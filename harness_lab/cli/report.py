@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_lab.cli.common import EXIT_FAILED, add_command, fail, selected_results
+from harness_lab.cli.common import (
+    DEFAULT_PATHS,
+    EXIT_FAILED,
+    add_command,
+    fail,
+    selected_results,
+)
 
 if TYPE_CHECKING:
     from harness_lab.logs.reader import Log
@@ -38,7 +44,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.report.html import write_html_report
     from harness_lab.report.viewer import ReportContext, git_commit
 
-    paths = args.paths or ["scenarios"]
+    paths = args.paths or list(DEFAULT_PATHS)
     old = _old_log(args.compare) if args.compare else None  # before anything runs
     if isinstance(old, int):
         return old

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_lab.cli.common import (
+    DEFAULT_PATHS,
     EXIT_FAILED,
     EXIT_NO_SCENARIOS,
     EXIT_USAGE,
@@ -37,13 +38,10 @@ if TYPE_CHECKING:
     from harness_lab.sse import SseEvent
     from harness_lab.trace import TraceEvent
 
-__all__ = ["COMMANDS", "DEFAULT_PATHS", "RUN_TABLE_COLUMNS", "register", "write_results"]
+__all__ = ["COMMANDS", "RUN_TABLE_COLUMNS", "register", "write_results"]
 
 COMMANDS = ("run", "validate", "show", "schema")
 """The subcommands :func:`register` adds."""
-
-DEFAULT_PATHS = ("scenarios",)
-"""What ``run`` and ``validate`` take when given no path."""
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -60,13 +60,25 @@ def test_an_option_like_none_of_the_commands_gets_no_guess(
 
 
 @pytest.mark.parametrize("command", ["validate", "show", "explore", "report", "record",
-                                     "sweep", "providers"])
+                                     "sweep", "providers", "conform --serve"])
 def test_every_command_that_reads_a_scenario_file_names_a_missing_one_alike(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = str(tmp_path / "nosuch.yaml")
-    assert main([command, missing]) == 2
-    assert capsys.readouterr().err == (f"harness-lab {command}: no such file or directory: "
-                                       f"{missing}\n")
+    assert main([*command.split(), missing]) == 2
+    assert capsys.readouterr().err == (f"harness-lab {command.split()[0]}: no such file or "
+                                       f"directory: {missing}\n")
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "report", "conform --serve"])
+def test_a_command_run_where_there_is_no_scenarios_directory_says_how_to_make_one(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(command.split()) == 2
+    assert capsys.readouterr().err == (
+        f"harness-lab {command.split()[0]}: no such file or directory: scenarios; name "
+        "scenario files or directories, or make a starter directory with `harness-lab init`\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_optional_package_is_one_line_naming_the_extra(
