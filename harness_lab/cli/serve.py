@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -153,10 +153,12 @@ def serve(args: argparse.Namespace) -> int:
         return fail("serve", f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     # registered once it can serve: a server refused its address is never taken for lost
     instance = Instance(store.inner.engine, instance_id)
+    early = _EarlyStops()  # from its registration, a stop ends a server that records it
     try:
         instance.register()
         reaped = instance.reap(stopped=True)
     except DRIVER_REFUSALS as exc:
+        early.release()
         store.close()
         sock.close()
         return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
@@ -176,18 +178,19 @@ def serve(args: argparse.Namespace) -> int:
                      store_check=lambda: store_problem(store), instance=instance)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
-          f"runs stored in {_safe(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
-          flush=True)
-    for orphans in reaped:
-        print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
+
+    def announce() -> None:  # once started: from then on Ctrl-C stops it gracefully
+        print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
+              f"runs stored in {_safe(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
+              flush=True)
+        for orphans in reaped:
+            print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
+
     # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
                             timeout_graceful_shutdown=args.grace + args.stop_wait,
-                            access_log=False,
-                            http=header_timeout_protocol(args.header_timeout),
-)
-    server = _graceful_server(config, driver, args.grace, args.stop_wait)
+                            access_log=False, http=header_timeout_protocol(args.header_timeout))
+    server = _graceful_server(config, driver, args.grace, args.stop_wait, early, announce)
     tune_collector()  # started: what exists now lives as long as the server
     stop_beating = threading.Event()
     beats = threading.Thread(target=_heartbeats,
@@ -198,6 +201,7 @@ def serve(args: argparse.Namespace) -> int:
         with _signals_end_quietly():
             server.run(sockets=[sock])
     finally:
+        early.release()
         stop_beating.set()
         stuck = driver.close(server.left_to_wait())
         if stuck:
@@ -247,9 +251,35 @@ def _record_stop(instance: Any, wait_s: float) -> None:
         print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
-def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float) -> Any:
+class _EarlyStops:
+    """SIGINT and SIGTERM kept, not raised, from a server's registration until uvicorn takes
+    them over, and honoured once it has started. Python's own SIGINT raises
+    KeyboardInterrupt in whatever runs, a weak reference's callback included, where it is
+    ignored and the stop lost; SIGTERM would end the process with its registration not
+    recorded as stopped."""
+
+    def __init__(self) -> None:
+        self.kept: list[int] = []
+        self.previous = {sig: signal.signal(sig, self.keep)
+                         for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def keep(self, signum: int, _frame: object) -> None:
+        """The handler until uvicorn's: keep the signal."""
+        self.kept.append(signum)
+
+    def release(self) -> None:
+        """Give the signals back their handlers from before."""
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous = {}
+
+
+def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
+                     early: _EarlyStops, announce: Callable[[], None]) -> Any:
     """uvicorn's server, whose first stop signal also starts the runs' grace period
-    (:meth:`LiveDriver.drain`); its ``cancelled`` counts the runs cancelled at the end.
+    (:meth:`LiveDriver.drain`); its ``cancelled`` counts the runs cancelled at the end. Once
+    started (uvicorn handles the signals), it calls ``announce`` and honours a stop signal
+    ``early`` kept.
 
     The runs cancelled after the grace period and their streams (uvicorn's graceful
     shutdown) share one deadline, ``wait_s`` after the cancel: ``left_to_wait`` is what is
@@ -260,6 +290,12 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float) ->
         cancelled = 0
         draining: threading.Thread | None = None
         deadline: float | None = None
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            announce()
+            for sig in early.kept:
+                self.handle_exit(sig, None)
 
         def left_to_wait(self) -> float:
             """Seconds the runs still blocked may yet be waited for (``wait_s`` when the
