@@ -40,6 +40,20 @@ def _url_problem(url: str) -> str | None:
     return None if parsed.host else "not a URL a request can go to (it names no host)"
 
 
+def _unreachable(url: str) -> str | None:
+    """Why no request reaches the harness at ``url`` (nothing listens there, its name does
+    not resolve), or None: any answer, an HTTP error or a slow one included, is a harness."""
+    import httpx
+
+    try:
+        httpx.get(url, timeout=httpx.Timeout(5.0, read=1.0))
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        return str(exc) or type(exc).__name__
+    except httpx.HTTPError:
+        return None
+    return None
+
+
 def register(sub: Any) -> None:
     """Add the ``conform`` subcommand."""
     p = add_command(sub, "conform", func=_cmd_conform)
@@ -94,6 +108,9 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     paths = paths or list(DEFAULT_PATHS)
     if usage_problem("conform", paths, None):
         return EXIT_USAGE
+    if url is not None and (problem := _unreachable(url)) is not None:
+        return fail("conform", f"nothing answers at {url} ({problem}): start the harness "
+                               "there, or give --serve to play against a serve of its own")
     try:
         adapter = load_adapter(args.adapter) if args.adapter else Adapter()
         plan = plan_paths(paths, tags=args.tag)

@@ -3,6 +3,7 @@ error naming what is wrong and where, never a traceback."""
 
 from __future__ import annotations
 
+import socket
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
@@ -98,3 +99,16 @@ def test_the_reason_is_wrapped_to_the_terminal_under_its_scenario(
     said = [lines[start]] + [line for line in lines[start + 1:] if line.startswith("    ")]
     assert len(said) > 1 and max(map(len, said)) <= 60
     assert " ".join(" ".join(said).split()).endswith("/runs/r-1: an array, not an object")
+
+
+def test_a_url_where_nothing_answers_is_one_line_before_any_scenario_plays(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    assert main(["conform", url, str(SCENARIO)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # no table of scenarios that each say the same
+    assert err.startswith(f"harness-lab conform: nothing answers at {url} (")
+    assert err.endswith("give --serve to play against a serve of its own\n")
+    assert len(err.splitlines()) == 1
