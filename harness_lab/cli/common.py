@@ -52,7 +52,8 @@ exit codes:
        names the extra to install)
   5    no scenario selected: no scenario file under the paths (files inside a
        cassettes/ directory are never scenarios), or none carries the --tag
-  130  interrupted (Ctrl-C): the command stops where it was, without a traceback
+  130  interrupted (Ctrl-C or SIGTERM): the command stops where it was, without a
+       traceback
   141  standard output was closed early (e.g. piped into head); the rest is dropped
 """
 """Every exit code of the command line, as ``harness-lab --help`` prints them."""
@@ -107,7 +108,7 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
               2: "usage error: a malformed scenario or sweep block, a bad option, an output "
                  "path that cannot be written (checked before any sample runs), or a missing "
                  "optional package",
-              130: "interrupted (Ctrl-C): what was stored is listed"},
+              130: "interrupted (Ctrl-C or SIGTERM): what was stored is listed"},
     "init": {0: "the directory was written",
              2: "usage error: the directory holds files already (nothing is overwritten)"},
     "explain": {0: "every run was explained",

@@ -10,8 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from harness_lab.cli import run
@@ -107,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     args.argv = words  # the command line as typed, which a run log records
     try:
-        code: int = args.func(args)
+        with _sigterm_as_ctrl_c():
+            code: int = args.func(args)
         sys.stdout.flush()
     except BrokenPipeError:
         _drop_stdout()
@@ -130,6 +134,24 @@ OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "nbclient": "notebook
                     "uvicorn": "live", "psycopg": "live", "opentelemetry": "otel"}
 """The optional packages a command may need, and the extra of ``pyproject.toml`` that
 installs each: a command missing one ends in one line naming the extra (exit 2)."""
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a supervisor, ``timeout``, a cancelled CI job) stops the command as Ctrl-C
+    does, with Python's own Ctrl-C handler: what it has done is said and kept (a sweep's
+    summary and how to resume it, its workers stopped), where SIGTERM's own action ends the
+    process without a word. A handler installed by a program the command runs inside is
+    left alone."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _drop_stdout() -> None:

@@ -83,8 +83,11 @@ def test_a_killed_sweep_resumed_runs_only_the_missing_samples_and_equals_an_unbr
     assert out.read_text(encoding="utf-8") == unbroken.to_csv(index=False)
 
 
+@pytest.mark.parametrize("stop", ["Ctrl-C", "SIGTERM to the sweep alone"])
 def test_ctrl_c_stops_the_workers_and_the_result_lists_every_stored_run_it_does_not_count(
-        sweep_file: Path, tmp_path: Path) -> None:
+        stop: str, sweep_file: Path, tmp_path: Path) -> None:
+    # SIGTERM (a supervisor, `timeout`, a cancelled CI job) stops it as Ctrl-C does; its own
+    # action ended the process with nothing said (exit 143)
     db = tmp_path / "runs.db"
     out = tmp_path / "samples.csv"
     proc = start_sweep([str(sweep_file), "--samples", str(SAMPLES), "--seed", "4",
@@ -92,7 +95,10 @@ def test_ctrl_c_stops_the_workers_and_the_result_lists_every_stored_run_it_does_
                         "16", "--out", str(out)])
     wait_for(lambda: completed_runs(db) > 0, "the first stored runs")
     workers = children(proc.pid)
-    kill_session(proc, signal.SIGINT)
+    if stop == "Ctrl-C":
+        kill_session(proc, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     wait_for(lambda: not any(running(w) for w in workers), "every worker to end")
