@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import resource
 import signal
 import subprocess
@@ -12,14 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness_lab.atomic import replacing, write_atomically
+from tests.report.test_html import current_umask
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-
-
-def current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def test_a_write_replaces_the_whole_file_keeps_its_mode_and_leaves_no_temporary(

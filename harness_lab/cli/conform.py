@@ -84,7 +84,6 @@ def register(sub: Any) -> None:
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:
-
     from harness_lab.live.adapter import Adapter, AdapterError, load_adapter
     from harness_lab.live.conform import ConformResult, Tolerance
     from harness_lab.live.conform_suite import run_suite

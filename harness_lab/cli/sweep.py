@@ -257,11 +257,10 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
 
 
 def _plot(args: argparse.Namespace, result: Any) -> bool:
+    from harness_lab.atomic import write_atomically
     from harness_lab.report.plots import figure_png, sweep_share
 
     ax = sweep_share(result, result.axes[0], args.value, args.column)
-    from harness_lab.atomic import write_atomically
-
     try:
         write_atomically(args.plot, figure_png(ax))
     except OSError as exc:

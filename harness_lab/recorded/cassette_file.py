@@ -10,9 +10,9 @@ and the digest of its bytes (an edited file is read again), and every call gets 
 objects and copies of the responses and metadata, since vcrpy changes loaded requests in
 place. The file's bytes are still read on every call.
 
-:class:`CassettePersister` plugs both into vcrpy; it writes a cassette whole or not at all
-(:func:`harness_lab.atomic.write_atomically`), so a reader (or a crash) never sees half a
-cassette.
+:class:`CassettePersister` plugs these reads into vcrpy and writes a cassette whole or not
+at all (:func:`harness_lab.atomic.write_atomically`), so a reader (or a crash) never sees half
+a cassette.
 """
 
 from __future__ import annotations
