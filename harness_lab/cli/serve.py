@@ -63,10 +63,12 @@ def _heartbeats(instance: Any, driver: Any, stop: threading.Event, interval_s: f
             failing = False
             for orphans in instance.reap(driver.in_flight):
                 log.warning("%s", orphans.describe())
+            instance.write_error = None
         except Exception as exc:  # the database is down: said once, tried again next beat
+            instance.write_error = one_line(exc)
             if not failing:
                 log.error("serve instance %s: heartbeat failed (tried again every %g s): %s",
-                          instance.instance_id, interval_s, one_line(exc))
+                          instance.instance_id, interval_s, instance.write_error)
             failing = True
 
 

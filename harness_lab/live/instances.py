@@ -136,6 +136,9 @@ class Instance:
         self.wall = wall
         self.alive = alive or _process_exists
         self.reaped = 0  # orphans this instance ended
+        self.write_error: str | None = None
+        """Why the last heartbeat's writes failed (one line), None when they were made: a store
+        can answer reads and refuse writes (locked, full, read-only)."""
 
     def register(self) -> None:
         """Record this instance as running, heard from now."""

@@ -243,7 +243,8 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
     connection is closed.
     ``store_check`` says why the store does not answer now (None when it does); ``/healthz``
     calls it and answers 503 when it names a problem. ``instance`` is this server as the
-    database knows it: a cancel of a run another server runs says which.
+    database knows it: a cancel of a run another server runs says which, and ``/healthz``
+    answers 503 while its last heartbeat could not be written.
     """
 
     async def chat(request: Request) -> Response:
@@ -350,6 +351,8 @@ def create_app(driver: LiveDriver, store: RunStore, *, max_body: int = MAX_BODY_
                 problem = await asyncio.wait_for(asyncio.to_thread(store_check), HEALTH_CHECK_S)
             except TimeoutError:
                 problem = f"the store did not answer within {HEALTH_CHECK_S:g} s"
+        if problem is None and instance is not None and instance.write_error is not None:
+            problem = f"the store refused the last heartbeat: {instance.write_error}"
         store_state = {"ok": problem is None, "error": problem,
                        "failures": driver.store_failures, "lastError": driver.last_store_error}
         answer: dict[str, Any] = {

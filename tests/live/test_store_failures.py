@@ -64,6 +64,73 @@ def test_a_store_that_refuses_the_running_row_is_a_503_naming_the_run_and_the_re
     assert "Traceback" not in err
 
 
+def health_until(url: str, status: int, timeout_s: float = 15.0) -> dict[str, Any]:
+    """``/healthz`` once it answers ``status`` (polling up to ``timeout_s``: heartbeats come
+    every five seconds)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = httpx.get(f"{url}/healthz", timeout=10.0)
+        if answer.status_code == status:
+            return dict(answer.json())
+        assert time.monotonic() < deadline, f"still {answer.status_code}: {answer.text}"
+        time.sleep(0.2)
+
+
+def test_a_store_that_answers_reads_but_refuses_writes_is_unhealthy_until_a_heartbeat_passes(
+        tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=f"sqlite:///{db}?timeout=0.2") as server:
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
+        locked = lock(db)
+        try:
+            refused = health_until(server.url, 503)
+        finally:
+            locked.execute("ROLLBACK")
+            locked.close()
+        healthy = health_until(server.url, 200)
+        server.process.send_signal(2)
+        server.process.communicate(timeout=60)
+    assert refused["status"] == "store_unavailable"
+    assert refused["store"]["ok"] is False
+    assert refused["store"]["error"].startswith("the store refused the last heartbeat: ")
+    assert "database is locked" in refused["store"]["error"]
+    assert healthy["store"] == {"ok": True, "error": None, "failures": 0, "lastError": None}
+
+
+def read_only(postgres_server: PostgresServer, on: bool) -> None:
+    """Make every transaction of the server read-only (or not again), in its sessions open
+    now too (a configuration reload), as a server whose disk filled or that was demoted."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(postgres_server.url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("ALTER SYSTEM SET default_transaction_read_only = "
+                              + ("on" if on else "off")))
+            conn.execute(text("SELECT pg_reload_conf()"))
+    finally:
+        engine.dispose()
+
+
+def test_a_read_only_postgresql_is_unhealthy_until_it_takes_writes_again(
+        postgres_server: PostgresServer) -> None:
+    with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
+                 db=postgres_server.fresh_database()) as server:
+        read_only(postgres_server, True)
+        try:
+            refused = health_until(server.url, 503)
+            chat = post_chat(server.url)
+        finally:
+            read_only(postgres_server, False)
+        health_until(server.url, 200)
+        server.process.send_signal(2)
+        server.process.communicate(timeout=60)
+    assert "read-only transaction" in refused["store"]["error"]
+    assert chat.status_code == 503
+    assert "read-only transaction" in chat.json()["error"]["message"]
+
+
 def test_a_stopped_postgresql_is_a_503_and_an_unhealthy_check_until_it_returns(
         postgres_server: PostgresServer) -> None:
     with serving("--scenario", str(GUARDS_PASS), "--time-scale", "0.01",
