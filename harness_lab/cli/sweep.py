@@ -238,22 +238,25 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
 
     A write that fails anyway (the disk full) is said, and the sweep exits 1.
     """
+    import json
+
     from harness_lab.atomic import replacing
 
-    try:
-        if args.out:
-            with replacing(args.out) as fh:
-                result.frame.to_csv(fh, index=False)
-        if args.records_out:
-            import json
-
-            with replacing(args.records_out) as fh:
-                json.dump({"failures": result.failures, "kept": result.kept}, fh, indent=1,
-                          default=str)
-    except OSError as exc:
-        fail("sweep", f"could not write {exc.filename or 'the output'}: {exc.strerror or exc}")
-        return False
-    return True
+    writers = {"--out": (args.out, lambda fh: result.frame.to_csv(fh, index=False)),
+               "--records-out": (args.records_out, lambda fh: json.dump(
+                   {"failures": result.failures, "kept": result.kept}, fh, indent=1,
+                   default=str))}
+    written = True
+    for flag, (path, write) in writers.items():
+        if not path:
+            continue
+        try:
+            with replacing(path) as fh:
+                write(fh)
+        except OSError as exc:  # said; the other output is still written
+            fail("sweep", f"could not write {flag} {path}: {exc.strerror or exc}")
+            written = False
+    return written
 
 
 def _plot(args: argparse.Namespace, result: Any) -> bool:
