@@ -212,19 +212,27 @@ def read_engine(url: str) -> Any:
     server must answer within :data:`CONNECT_TIMEOUT_S` and each statement within
     :data:`STATEMENT_TIMEOUT_S`. Raise :class:`SourceError` naming the URL for one that
     cannot be opened (a malformed URL, an unknown dialect, a missing driver)."""
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
+
+    from harness_lab.store.target import missing_driver, shown_url
 
     try:
         return _read_engine(url)
     except SourceError:
         raise
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise SourceError(f"{url}: not a database URL SQLAlchemy can open ({exc})") from None
+    except ImportError as exc:
+        raise SourceError(f"{shown_url(url)}: {missing_driver(make_url(url), exc)}") from None
+    except (SQLAlchemyError, ValueError) as exc:
+        raise SourceError(f"{shown_url(url)}: not a database URL SQLAlchemy can open "
+                          f"({exc})") from None
 
 
 def _read_engine(url: str) -> Any:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
+
+    from harness_lab.store.target import shown_url
 
     parsed = make_url(url)
     backend = parsed.get_backend_name()
@@ -233,7 +241,7 @@ def _read_engine(url: str) -> Any:
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
             if not Path(database).is_file():
-                raise SourceError(f"{url}: no such database file {database}")
+                raise SourceError(f"{shown_url(url)}: no such database file {database}")
             parsed = parsed.set(database=f"file:{Path(database).resolve()}",
                                 query={**parsed.query, "mode": "ro", "uri": "true"})
         args = {"timeout": STATEMENT_TIMEOUT_S}
@@ -276,8 +284,10 @@ def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[s
 
 
 def _unreadable(url: str, exc: Exception) -> SourceError:
-    first = str(exc).strip().splitlines()[0]
-    return SourceError(f"{url}: cannot read the run tables ({first})")
+    from harness_lab.store.sql import one_line
+    from harness_lab.store.target import shown_url
+
+    return SourceError(f"{shown_url(url)}: cannot read the run tables: {one_line(exc)}")
 
 
 def count_sql(url: str, mapping: Mapping[str, Any] | None = None) -> int:
@@ -315,6 +325,8 @@ class SqlReader:
         """The run rows, in the table's order, :data:`BATCH` at a time, under our names."""
         from sqlalchemy.exc import SQLAlchemyError
 
+        from harness_lab.store.target import shown_url
+
         try:
             with self.engine.connect() as conn:
                 runs = conn.execution_options(stream_results=True).execute(
@@ -325,7 +337,8 @@ class SqlReader:
                         batch = [dict(zip(keys, r, strict=True)) for r in part]
                         if "run_id" not in batch[0]:
                             theirs = self.run_columns.get("run_id", "run_id")
-                            raise SourceError(f"{self.url}: table {self.run_table} has no "
+                            raise SourceError(f"{shown_url(self.url)}: table "
+                                              f"{self.run_table} has no "
                                               f"column {theirs} (the run id; map it with "
                                               f"--mapping)")
                         yield batch

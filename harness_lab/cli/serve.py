@@ -99,6 +99,7 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.parent_watch import watch_parent_named_in
     from harness_lab.scenarios.discovery import load_scenario
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
+    from harness_lab.store.target import missing_driver, parse_url, shown_url
 
     watch_parent_named_in()  # started by conform or a test: end with it
     if args.scenario is None and args.provider_url is None:
@@ -140,13 +141,12 @@ def serve(args: argparse.Namespace) -> int:
     try:
         store = open_store(url, owner=instance_id)
     except DRIVER_REFUSALS as exc:
-        return fail("serve", f"--db {_safe(args.db)}: cannot open the database: "
+        return fail("serve", f"--db {shown_url(args.db)}: cannot open the database: "
                              f"{one_line(exc)}")
     except ImportError as exc:  # the URL names a driver that is not installed
-        return fail("serve", f"--db {_safe(args.db)}: the database driver is not installed "
-                             f"({exc})")
+        return fail("serve", f"--db {shown_url(args.db)}: {missing_driver(parse_url(url), exc)}")
     except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
-        return fail("serve", f"--db {_safe(args.db)}: an option of the URL is not one the "
+        return fail("serve", f"--db {shown_url(args.db)}: an option of the URL is not one the "
                              f"driver takes: {exc}")
     try:
         sock = _listen(args.host, args.port)
@@ -163,7 +163,7 @@ def serve(args: argparse.Namespace) -> int:
         early.release()
         store.close()
         sock.close()
-        return fail("serve", f"--db {_safe(args.db)}: cannot register this server: "
+        return fail("serve", f"--db {shown_url(args.db)}: cannot register this server: "
                              f"{one_line(exc)}")
     clock = WallClock(args.time_scale)
     exported = None
@@ -183,7 +183,7 @@ def serve(args: argparse.Namespace) -> int:
 
     def announce() -> None:  # once started: from then on Ctrl-C stops it gracefully
         print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
-              f"runs stored in {_safe(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
+              f"runs stored in {shown_url(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
               flush=True)
         for orphans in reaped:
             print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
@@ -342,17 +342,6 @@ def _signals_end_quietly() -> Iterator[None]:
 
 def _raise_interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _safe(url: str) -> str:
-    """``url`` without a password."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-        return url if parsed.password is None else parsed.render_as_string(hide_password=True)
-    except Exception:  # an unparsable URL fails later with its own message
-        return url
 
 
 def register(sub: Any) -> None:

@@ -19,10 +19,27 @@ from harness_lab.states import StoredRunStatus
 from harness_lab.store.errors import StoreError
 from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
 
-__all__ = ["open_writable", "parse_url", "sqlite_path"]
+__all__ = ["missing_driver", "open_writable", "parse_url", "shown_url", "sqlite_path"]
 
 _DRIVERS = {"postgresql": "psycopg (or psycopg2, as the URL names it)",
             "mysql": "mysqlclient (or PyMySQL)", "mssql": "pyodbc", "oracle": "oracledb"}
+
+
+def shown_url(url: str | URL) -> str:
+    """``url`` as a message may show it: its password replaced by ``***`` (a URL that does
+    not parse, as given: it holds no part SQLAlchemy would read as a password)."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return str(url)
+    return str(url) if parsed.password is None else parsed.render_as_string(hide_password=True)
+
+
+def missing_driver(url: URL, exc: ImportError) -> str:
+    """Why ``url`` cannot be opened when its driver is not installed, and what to install."""
+    backend = url.get_backend_name()
+    return (f"the {backend} driver is not installed ({exc}); install "
+            f"{_DRIVERS.get(backend, 'its driver')}")
 
 
 def parse_url(url: str | URL) -> URL:
@@ -62,8 +79,7 @@ def open_writable(url: str | URL, *, in_memory: bool = True) -> SqlRunStore:
     that commits nothing.
     """
     parsed = parse_url(url)
-    shown = (str(url) if parsed.password is None
-             else parsed.render_as_string(hide_password=True))
+    shown = shown_url(parsed)
     path = sqlite_path(parsed)
     if path is not None:
         _check_file(shown, path)
@@ -76,9 +92,7 @@ def open_writable(url: str | URL, *, in_memory: bool = True) -> SqlRunStore:
         raise StoreError(f"{shown}: no SQLAlchemy dialect named "
                          f"{parsed.drivername!r}") from exc
     except ImportError as exc:
-        driver = _DRIVERS.get(parsed.get_backend_name(), "its driver")
-        raise StoreError(f"{shown}: the {parsed.get_backend_name()} driver is not installed "
-                         f"({exc}); install {driver}") from exc
+        raise StoreError(f"{shown}: {missing_driver(parsed, exc)}") from exc
     except DRIVER_REFUSALS as exc:
         raise StoreError(f"cannot open {shown}: {one_line(exc)}") from exc
     try:

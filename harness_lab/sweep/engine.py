@@ -260,7 +260,7 @@ class Sweep:
         """Try the database and claim it (or take over its sweep, resuming): before any
         sample runs, as SweepError naming the database and the reason."""
         from harness_lab.store.errors import StoreError
-        from harness_lab.store.target import open_writable
+        from harness_lab.store.target import open_writable, shown_url
         from harness_lab.sweep.claim import (
             Claim,
             Stored,
@@ -275,8 +275,8 @@ class Sweep:
         try:
             with closing(open_writable(url, in_memory=False)) as store:
                 if self.resume:
-                    return resume_claim(store, claim, url)
-                stake_claim(store, claim, url)
+                    return resume_claim(store, claim, shown_url(url))
+                stake_claim(store, claim, shown_url(url))
                 return Stored({})
         except StoreError as exc:
             raise SweepError(str(exc)) from exc

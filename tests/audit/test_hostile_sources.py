@@ -242,3 +242,23 @@ def test_a_database_url_sqlalchemy_cannot_open_is_a_usage_error_naming_it(
         err = capsys.readouterr().err
         assert err.startswith(f"harness-lab {command}: {url}: not a database URL SQLAlchemy "
                               "can open ("), err
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("postgresql://lab:s3cr3t@127.0.0.1:1/runs",
+     "postgresql://lab:***@127.0.0.1:1/runs: cannot read the run tables: OperationalError: "),
+    ("mysql://lab:s3cr3t@127.0.0.1/runs",
+     "mysql://lab:***@127.0.0.1/runs: the mysql driver is not installed (No module named "
+     "'MySQLdb'); install mysqlclient (or PyMySQL)"),
+    ("postgresql+nosuch://lab:s3cr3t@127.0.0.1/runs",
+     "postgresql+nosuch://lab:***@127.0.0.1/runs: not a database URL SQLAlchemy can open ("),
+], ids=["a server that refuses", "a driver not installed", "an unknown driver"])
+def test_a_database_that_cannot_be_read_is_named_without_its_password(
+        capsys: pytest.CaptureFixture[str], url: str, says: str) -> None:
+    from harness_lab.cli import main
+
+    for command in ("audit", "calibrate"):
+        assert main([command, url]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"harness-lab {command}: {says}"), err
+        assert "s3cr3t" not in err and len(err.splitlines()) == 1

@@ -159,7 +159,8 @@ def test_a_stopped_postgresql_is_a_503_and_an_unhealthy_check_until_it_returns(
 @pytest.mark.parametrize(("db", "says"), [
     ("sqlite:///file:{tmp}/ro.db?mode=ro&uri=true", "attempt to write a readonly database"),
     ("sqlite:///{tmp}/x.db?timeout=abc", "an option of the URL is not one the driver takes"),
-    ("mysql://user:secret@localhost/db", "the database driver is not installed"),
+    ("mysql://user:secret@localhost/db",
+     "the mysql driver is not installed (No module named 'MySQLdb'); install mysqlclient"),
 ])
 def test_a_database_serve_cannot_write_exits_two_before_listening(
         tmp_path: Path, db: str, says: str) -> None:

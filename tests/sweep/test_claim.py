@@ -24,6 +24,7 @@ from harness_lab.sweep.claim import (
     sweep_claim,
 )
 from harness_lab.sweep.engine import Sweep
+from tests.postgres import PostgresServer
 from tests.store.test_run_store import start  # a RUNNING row, as a killed process leaves it
 from tests.sweep.processes import completed_runs
 
@@ -135,3 +136,19 @@ def test_two_sweeps_started_together_on_one_fresh_database_never_share_it(
     assert f"{db} already holds a sweep (scenario 'sweep-fixture'" in refused
     assert len(refused.strip().splitlines()) == 1
     assert completed_runs(db) == 400
+
+
+def test_a_refused_sweep_names_the_database_without_its_password(
+        sweep_data: dict[str, Any], tmp_path: Path, postgres_server: PostgresServer,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    url = postgres_server.fresh_database().replace("//postgres@", "//postgres:s3cr3t@")
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep_data), encoding="utf-8")
+    command = ["sweep", str(path), "--samples", "5", "--persist", url, "--no-log", "-q"]
+    assert main(command) == 0
+    assert main([*command[:-2], "--seed", "9", "--no-log", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert ":***@127.0.0.1:" in err and "already holds a sweep" in err
+    assert "s3cr3t" not in err
