@@ -18,6 +18,7 @@ from harness_lab.audit.rebuild import parse_line
 from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import CONNECT_TIMEOUT_S
 from harness_lab.record import RunRecord
+from harness_lab.redact import shown_url
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
            "MappingError", "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql",
@@ -215,7 +216,7 @@ def read_engine(url: str) -> Any:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
-    from harness_lab.store.target import missing_driver, shown_url
+    from harness_lab.store.target import missing_driver
 
     try:
         return _read_engine(url)
@@ -231,8 +232,6 @@ def read_engine(url: str) -> Any:
 def _read_engine(url: str) -> Any:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
-
-    from harness_lab.store.target import shown_url
 
     parsed = make_url(url)
     backend = parsed.get_backend_name()
@@ -285,7 +284,6 @@ def _opened(url: str, mapping: Mapping[str, Any] | None) -> tuple[Any, Mapping[s
 
 def _unreadable(url: str, exc: Exception) -> SourceError:
     from harness_lab.store.sql import one_line
-    from harness_lab.store.target import shown_url
 
     return SourceError(f"{shown_url(url)}: cannot read the run tables: {one_line(exc)}")
 
@@ -324,8 +322,6 @@ class SqlReader:
     def run_batches(self) -> Iterator[list[dict[str, Any]]]:
         """The run rows, in the table's order, :data:`BATCH` at a time, under our names."""
         from sqlalchemy.exc import SQLAlchemyError
-
-        from harness_lab.store.target import shown_url
 
         try:
             with self.engine.connect() as conn:

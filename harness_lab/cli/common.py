@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.atomic import write_atomically
+from harness_lab.redact import shown_url
 
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
@@ -199,7 +200,7 @@ def otlp_send(command: str, runs: Sequence[tuple[str | None, RunRecord]], url: s
                               scenarios=[name for name, _ in runs])
     except OtlpExportError as exc:
         return fail(command, f"--otlp: {exc}", EXIT_FAILED)
-    print(f"otlp: {sent.spans:,} span(s) of {sent.runs:,} run(s) sent to {url}",
+    print(f"otlp: {sent.spans:,} span(s) of {sent.runs:,} run(s) sent to {shown_url(url)}",
           file=sys.stderr)
     return 0
 

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from harness_lab.cli.common import add_command, fail, otlp_option, port_number
+from harness_lab.redact import shown_url
 
 __all__ = ["register", "serve"]
 
@@ -99,7 +100,7 @@ def serve(args: argparse.Namespace) -> int:
     from harness_lab.parent_watch import watch_parent_named_in
     from harness_lab.scenarios.discovery import load_scenario
     from harness_lab.store.sql import DRIVER_REFUSALS, one_line
-    from harness_lab.store.target import missing_driver, parse_url, shown_url
+    from harness_lab.store.target import missing_driver, parse_url
 
     watch_parent_named_in()  # started by conform or a test: end with it
     if args.scenario is None and args.provider_url is None:

@@ -24,6 +24,7 @@ from typing import IO, Any
 from harness_lab.logs.codec import result_to_data
 from harness_lab.logs.options import log_directory
 from harness_lab.logs.version import FORMAT_VERSION
+from harness_lab.redact import shown_words
 from harness_lab.runner.run import ScenarioResult
 from harness_lab.version import __version__
 
@@ -86,15 +87,17 @@ class LogWriter:
         """Create a new log file in ``directory`` (see :func:`log_directory`), named by the
         wall-clock time and ``command`` (``2026-12-04T05-01-02_run_3fa2c1.jsonl``).
 
-        The directory is created when missing; raise OSError when it cannot be (a file of
-        that name, no permission), before any scenario runs.
+        ``argv`` is recorded with the password of each URL in it hidden
+        (:func:`~harness_lab.redact.shown_url`). The directory is created when missing;
+        raise OSError when it cannot be (a file of that name, no permission), before any
+        scenario runs.
         """
         folder = log_directory(directory)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
         path = folder / f"{stamp}_{command}_{secrets.token_hex(3)}.jsonl"
         stream = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed by close())
-        return cls(path, stream, ["harness-lab", command] if argv is None else list(argv))
+        return cls(path, stream, ["harness-lab", command] if argv is None else shown_words(argv))
 
     def _write(self, line: dict[str, Any]) -> None:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")

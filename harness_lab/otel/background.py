@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from harness_lab.otel.export import OtlpExportError, export_runs, otlp_exporter
+from harness_lab.redact import shown_url
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -76,7 +77,8 @@ class BackgroundSummary:
 
     def describe(self, target: str) -> str:
         """One line: what was sent to ``target``, and what was not."""
-        line = f"otlp: {self.spans:,} span(s) of {self.runs:,} run(s) sent to {target}"
+        line = (f"otlp: {self.spans:,} span(s) of {self.runs:,} run(s) sent to "
+                f"{shown_url(target)}")
         if self.lost:
             parts = [f"{n:,} {why}" for n, why in (
                 (self.failed, "refused or unreachable"), (self.dropped, "dropped, the queue full"),

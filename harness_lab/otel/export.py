@@ -25,6 +25,7 @@ from harness_lab.otel.clock import epoch_of, nanoseconds
 from harness_lab.otel.ids import run_seed
 from harness_lab.otel.plan import plan_run
 from harness_lab.otel.spans import Collector, PlannedIds, emit_run
+from harness_lab.redact import shown_url
 from harness_lab.version import __version__
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class OtlpExportError(HarnessError):
 
     def __init__(self, target: str, sent: int, lost: int) -> None:
         self.target, self.sent, self.lost = target, sent, lost
-        super().__init__(f"could not send {lost:,} span(s) to {target} ({sent:,} sent "
+        super().__init__(f"could not send {lost:,} span(s) to {shown_url(target)} ({sent:,} sent "
                          "before them)")
 
 

@@ -15,24 +15,15 @@ from sqlalchemy import false, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
+from harness_lab.redact import shown_url
 from harness_lab.states import StoredRunStatus
 from harness_lab.store.errors import StoreError
 from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
 
-__all__ = ["missing_driver", "open_writable", "parse_url", "shown_url", "sqlite_path"]
+__all__ = ["missing_driver", "open_writable", "parse_url", "sqlite_path"]
 
 _DRIVERS = {"postgresql": "psycopg (or psycopg2, as the URL names it)",
             "mysql": "mysqlclient (or PyMySQL)", "mssql": "pyodbc", "oracle": "oracledb"}
-
-
-def shown_url(url: str | URL) -> str:
-    """``url`` as a message may show it: its password replaced by ``***`` (a URL that does
-    not parse, as given: it holds no part SQLAlchemy would read as a password)."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        return str(url)
-    return str(url) if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 def missing_driver(url: URL, exc: ImportError) -> str:
@@ -79,7 +70,7 @@ def open_writable(url: str | URL, *, in_memory: bool = True) -> SqlRunStore:
     that commits nothing.
     """
     parsed = parse_url(url)
-    shown = shown_url(parsed)
+    shown = shown_url(url)
     path = sqlite_path(parsed)
     if path is not None:
         _check_file(shown, path)

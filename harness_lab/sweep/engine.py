@@ -259,8 +259,9 @@ class Sweep:
     def _claim(self, url: str) -> Stored:
         """Try the database and claim it (or take over its sweep, resuming): before any
         sample runs, as SweepError naming the database and the reason."""
+        from harness_lab.redact import shown_url
         from harness_lab.store.errors import StoreError
-        from harness_lab.store.target import open_writable, shown_url
+        from harness_lab.store.target import open_writable
         from harness_lab.sweep.claim import (
             Claim,
             Stored,

@@ -4,9 +4,11 @@ OpenTelemetry is imported."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tests.cli.conftest import ROOT, run_cli
 from tests.otel.conftest import SCENARIOS, Receiver, modules_loaded_by, string_attributes
@@ -71,3 +73,19 @@ def test_run_without_otlp_imports_nothing_of_opentelemetry() -> None:
     done = modules_loaded_by("run", GUARDS_PASS, "-q")
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stderr
+
+
+def test_an_endpoints_password_is_neither_printed_nor_recorded_in_the_run_log(
+        receiver: Receiver, tmp_path: Path) -> None:
+    with_password = receiver.url.replace("//", "//collector:tok3n@")
+    shown = receiver.url.replace("//", "//collector:***@")
+    sent = run_cli("run", GUARDS_PASS, "-q", "--otlp", with_password, "--log-dir", str(tmp_path))
+    receiver.status = 401
+    refused = run_cli("run", GUARDS_PASS, "-q", "--otlp", with_password, "--no-log")
+    assert f"sent to {shown}/v1/traces" in sent.stderr
+    assert f" span(s) to {shown}/v1/traces (0 sent before them)" in refused.stderr
+    (log,) = tmp_path.glob("*.jsonl")
+    header = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    assert header["command"][-4:-2] == ["--otlp", shown]
+    for text in (sent.stderr, refused.stderr, log.read_text(encoding="utf-8")):
+        assert "tok3n" not in text
