@@ -227,6 +227,10 @@ def _incomplete(args: argparse.Namespace, result: Any) -> bool:
                                                     else "")
         print(f"note: the database holds {len(result.unreported)} completed runs this result "
               f"does not count ({shown}); --resume completes the sweep", file=sys.stderr)
+    elif result.unreadable:
+        print(f"note: the database could not be read back to find the runs it holds that "
+              f"this result does not count ({result.unreadable}); --resume completes the "
+              "sweep", file=sys.stderr)
     elif result.interrupted and args.persist:
         print("note: --resume completes the sweep, running only the samples not stored",
               file=sys.stderr)

@@ -214,7 +214,7 @@ class Sweep:
             if client is not None and client is not self.scheduler:
                 client.close()
         if self.store_url is not None and result.incomplete:
-            result.unreported = self._unreported(self.store_url, result)
+            self._unreported(self.store_url, result)
         return result
 
     def _run(self, client: Any, stored: Stored | None = None) -> SweepResult:
@@ -282,23 +282,25 @@ class Sweep:
         except StoreError as exc:
             raise SweepError(str(exc)) from exc
 
-    def _unreported(self, url: str, result: SweepResult) -> list[str]:
-        """Runs the database holds completed that the result does not count as played
-        (their chunk was lost or interrupted after some of its groups were committed)."""
-        from harness_lab.store.sql import SqlRunStore
+    def _unreported(self, url: str, result: SweepResult) -> None:
+        """Set the result's ``unreported``: the runs the database holds completed that the
+        result does not count as played (their chunk was lost or interrupted after some of
+        its groups were committed); or its ``unreadable``, why the database could not say."""
+        from harness_lab.store.sql import SqlRunStore, one_line
         from harness_lab.sweep.claim import stored_runs
 
         try:
             with closing(SqlRunStore(url)) as store:
                 held = stored_runs(store)
         except Exception as exc:  # the result stands; say why it could not be compared
-            return [f"(the database could not be read back: {type(exc).__name__}: {exc})"]
+            result.unreadable = one_line(exc)
+            return
         frame = result.frame
         played = frame["error"].isna() | ~frame["error"].astype(str).str.startswith("lost: ")
         reported = set(zip(frame["grid"][played].tolist(), frame["sample"][played].tolist(),
                            strict=True))
-        return [run_id_of(g, s) for g in sorted(held.completed)
-                for s in sorted(held.completed[g]) if (g, s) not in reported]
+        result.unreported = [run_id_of(g, s) for g in sorted(held.completed)
+                             for s in sorted(held.completed[g]) if (g, s) not in reported]
 
     def job_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`run_chunk` this sweep's settings give."""

@@ -65,8 +65,10 @@ class SweepResult:
     ``unstored`` counts the samples whose run a store refused (their error names the
     StoreError); ``unreported`` lists the runs a persisting sweep's database holds completed
     although the result does not count them (their chunk was lost or interrupted after part
-    of it was committed); ``replayed`` counts the samples a resumed sweep found stored and
-    played again, without writing them, for this result.
+    of it was committed), and ``unreadable`` says why the database could not be read back to
+    find them (None when it was, or the sweep persisted nothing); ``replayed`` counts the
+    samples a resumed sweep found stored and played again, without writing them, for this
+    result.
     """
 
     frame: pd.DataFrame
@@ -82,6 +84,7 @@ class SweepResult:
     cause: str | None = None
     unstored: int = 0
     unreported: list[str] = field(default_factory=list)
+    unreadable: str | None = None
     replayed: int = 0
 
     @classmethod

@@ -45,7 +45,9 @@ def describe(exc: BaseException) -> str:
     """The error text of a sample that raised ``exc`` (``crash: ...`` for a process crash)."""
     if isinstance(exc, ProcessCrash):
         return f"crash: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+    orig = getattr(exc, "orig", None)  # a database error: the driver's, not SQLAlchemy's wrap
+    cause = orig if isinstance(orig, BaseException) else exc
+    return f"{type(cause).__name__}: {cause}"
 
 
 def run_id_of(grid: int, sample: int) -> str:
