@@ -13,10 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "harness_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the vocabulary: states, values, messages, the clock's and the terminal's devices
-    ("version", "codec", "bounded_json", "atomic", "redact", "states", "errors", "frozen",
-     "bounds", "lazy", "native", "json_text", "speedups", "parent_watch", "background_http",
-     "messages", "ports", "trace", "sse", "outcome_table", "defects", "yaml_lines",
-     "terminal.console", "terminal.progress"),
+    ("version", "codec", "bounded_json", "atomic", "redact", "pool", "states", "errors",
+     "frozen", "bounds", "lazy", "native", "json_text", "speedups", "parent_watch",
+     "background_http", "messages", "ports", "trace", "sse", "outcome_table", "defects",
+     "yaml_lines", "terminal.console", "terminal.progress"),
     ("core", "config"),
     ("columns",),
     ("tools", "diagnosis", "release", "store", "fakes"),

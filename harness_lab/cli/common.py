@@ -102,7 +102,9 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "report": {0: "every expectation and invariant held (the report is written either way)",
                1: "one did not, or a scenario errored", 2: _OUT, 5: _NOTHING},
     "explore": {0: "no variant contradicts SPEC §4 or breaks an invariant",
-                1: "a variant does", 2: f"{_OUT}; or no file under the paths can be explored",
+                1: "a variant does, or variants were not run: their worker process died "
+                   "(said; they are inconclusive)",
+                2: f"{_OUT}; or no file under the paths can be explored",
                 EXIT_BROKEN_PIPE: _PIPE},
     "sweep": {0: "every sample ran and every output was written",
               1: "samples were lost, runs not stored or an output not written (each said)",

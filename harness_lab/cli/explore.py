@@ -19,11 +19,15 @@ from harness_lab.cli.common import (
 )
 from harness_lab.scenarios.faults import FAULT_KINDS
 
-__all__ = ["TABLE_COLUMNS", "register"]
+__all__ = ["FILE_COLUMNS", "TABLE_COLUMNS", "register"]
 
 TABLE_COLUMNS = ("flag", "variant", "expected", "run_state", "release_outcome",
                  "fallback_type", "db_status", "contradicts_spec", "violations")
-"""The columns the subcommand prints."""
+"""The columns the subcommand prints in a terminal table."""
+
+FILE_COLUMNS = (*TABLE_COLUMNS, "error", "note")
+"""The columns of ``--format csv``, ``json`` and ``markdown`` and of ``--out``: the table's,
+then why a variant is inconclusive (``error``) and what else its run said (``note``)."""
 
 
 def register(sub: Any) -> None:
@@ -102,7 +106,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
                                       row_style=styles.release_style
                                       if c == "release_outcome" else None)
                                for c in TABLE_COLUMNS])
-    elif emit("explore", format_rows(rows, TABLE_COLUMNS, args.format), args.out):
+    elif emit("explore", format_rows(rows, FILE_COLUMNS, args.format), args.out):
         return EXIT_USAGE
     if args.heatmap:
         from harness_lab.atomic import write_atomically
@@ -119,7 +123,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(library.summary() if several or plan.unexplored else result.summary(),
           file=sys.stderr)
-    return 1 if result.flagged else 0
+    return 1 if result.flagged or library.not_run else 0
 
 
 _HEADERS = {"flag": "", "run_state": "run", "release_outcome": "release",

@@ -58,18 +58,21 @@ class LibraryPlan:
 @dataclass
 class LibraryExploration:
     """Every judged variant of a library (one :class:`ExplorationResult`) and what was left
-    out, with the reason."""
+    out, with the reason; ``not_run`` counts the variants whose worker process died before
+    it ran them (inconclusive, their error saying so)."""
 
     result: ExplorationResult
     unexplored: list[Unexplored]
     files: int
+    not_run: int = 0
 
     def summary(self) -> str:
         """``16,739 variants of 130 bases in 112 files, 0 flagged, ... (3 not explorable)``."""
         r = self.result
         left = f", {len(self.unexplored)} not explorable" if self.unexplored else ""
+        lost = f" ({self.not_run:,} not run: a worker died)" if self.not_run else ""
         return (f"{r.variant_count:,} variants of {len(r.bases)} bases in {self.files} files, "
-                f"{len(r.flagged)} flagged, {len(r.inconclusive)} inconclusive{left}, "
+                f"{len(r.flagged)} flagged, {len(r.inconclusive)} inconclusive{lost}{left}, "
                 f"{r.elapsed_s:.2f} s on {r.workers} worker(s)")
 
 
@@ -128,36 +131,41 @@ def run_library(plan: LibraryPlan, *, workers: int | None = None,
         used = 1 if len(jobs) < IN_PROCESS_BELOW else default_workers()
     else:
         used = max(1, workers)
-    observed = _observe(jobs, used, advance)
+    observed, not_run = _observe(jobs, used, advance)
     findings: list[Finding] = []  # one per variant, so its length is where the next base starts
     for base, variants in zip(plan.bases, plan.variants, strict=True):
         findings += judged(base, variants, observed[len(findings):len(findings) + len(variants)])
     result = ExplorationResult(findings, list(plan.bases), time.perf_counter() - start, used)
-    return LibraryExploration(result, list(plan.unexplored), plan.files)
+    return LibraryExploration(result, list(plan.unexplored), plan.files, not_run)
 
 
 def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
-             advance: Advance | None) -> list[Observed]:
-    """Every job's observation, in order."""
+             advance: Advance | None) -> tuple[list[Observed], int]:
+    """Every job's observation, in order, and how many jobs a worker that died left unrun
+    (their observation is an error saying so)."""
     tick = advance or (lambda n: None)
     size = 64 if workers <= 1 else max(8, min(200, len(jobs) // (workers * 16) or 1))
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     results: list[list[Observed]] = [[] for _ in chunks]
+    not_run = 0
     if workers <= 1:
         for n, chunk in enumerate(chunks):
             results[n] = run_chunk(chunk)
             tick(len(chunk))
-    else:
-        from concurrent.futures import as_completed
+    else:  # a chunk whose worker died: its variants inconclusive, saying why
+        from harness_lab.pool import in_workers, why_lost
 
-        from joblib.externals.loky import get_reusable_executor
+        def lost(n: int, exc: BaseException) -> list[Observed]:
+            nonlocal not_run
+            not_run += len(chunks[n])
+            error = f"not run: {why_lost(exc)}"
+            return [Observed(None, None, None, None, error=error) for _ in chunks[n]]
 
-        executor = get_reusable_executor(max_workers=workers)
-        futures = {executor.submit(run_chunk, chunk): n for n, chunk in enumerate(chunks)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            tick(len(chunks[futures[future]]))
-    return [o for chunk in results for o in chunk]
+        for n, observed in in_workers(run_chunk, [((chunk,), {}) for chunk in chunks],
+                                      workers, lost):
+            results[n] = observed
+            tick(len(observed))
+    return [o for chunk in results for o in chunk], not_run
 
 
 def explore_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,

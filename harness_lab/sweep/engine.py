@@ -16,11 +16,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -348,47 +345,30 @@ def _segments(samples: int, stored: Stored | None, grid: int) -> Iterator[tuple[
 
 def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any], seed: int,
               chunks: list[Chunk], kw: dict[str, Any]) -> Iterator[ChunkResult]:
-    """``job`` over ``chunks`` on ``workers`` loky processes, each result as it completes.
+    """``job`` over ``chunks`` on ``workers`` loky processes, each result as it completes
+    (:func:`~harness_lab.pool.in_workers`): a worker that dies (killed, out of memory) costs
+    the chunks then running, which come back as error rows naming the cause."""
+    from harness_lab.pool import in_workers
 
-    At most one chunk per worker is in flight, so a worker that dies (killed, out of memory)
-    costs the chunks then running, which come back as error rows naming the cause; the pool
-    is started again for the chunks still to run.
-    """
-    from concurrent.futures import FIRST_COMPLETED, wait
+    calls = [((data, g, point, seed, start, stop), chunk_kwargs(kw, chunk))
+             for chunk in chunks for g, point, start, stop, _ in [chunk]]
 
-    from joblib.externals.loky import get_reusable_executor
+    for _, result in in_workers(job, calls, workers, lambda i, exc: _lost(chunks[i], exc)):
+        yield result
 
-    from harness_lab.parent_watch import watch_parent
 
-    todo = deque(chunks)
-    running: dict[Future[ChunkResult], Chunk] = {}
-    main = threading.current_thread() is threading.main_thread()
-    try:
-        while todo or running:  # the same pool while it works, a fresh one after a worker died
-            executor = get_reusable_executor(max_workers=workers, timeout=300,
-                                             initializer=watch_parent,
-                                             initargs=(os.getpid(), main))
-            while todo and len(running) < workers:
-                chunk = todo.popleft()
-                g, point, start, stop, _ = chunk
-                running[executor.submit(job, data, g, point, seed, start, stop,
-                                        **chunk_kwargs(kw, chunk))] = chunk
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: (running[f][0], running[f][2])):
-                yield _result(future, running.pop(future))
-    finally:
-        if running:  # stopped early: the workers' chunks are abandoned, the workers ended
-            # and waited for, so nothing is written after the sweep returns
-            executor.shutdown(wait=True, kill_workers=True)
+def _lost(chunk: Chunk, exc: BaseException) -> ChunkResult:
+    """The chunk's samples as error rows naming its failure."""
+    g, _, start, stop, _ = chunk
+    return ChunkResult.lost_samples(g, start, stop, describe(exc))
 
 
 def _result(future: Any, chunk: Chunk) -> ChunkResult:
     """The future's chunk result, or the chunk's samples as error rows naming its failure."""
-    g, _, start, stop, _ = chunk
     try:
         result: ChunkResult = future.result()
     except Exception as exc:
-        return ChunkResult.lost_samples(g, start, stop, describe(exc))
+        return _lost(chunk, exc)
     return result
 
 

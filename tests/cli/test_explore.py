@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness_lab.cli import main
 from harness_lab.runner import run_paths
-from tests.cli.conftest import run_cli
+from tests.cli.conftest import ROOT, run_cli
 from tests.explore.helpers import REPORT, write_with_defects
+from tests.sweep.processes import children, wait_for
 
 
 def test_a_clean_exploration_prints_one_row_per_variant_and_exits_0(
@@ -29,9 +34,9 @@ def test_csv_output_starts_with_the_header(capsys: pytest.CaptureFixture[str]) -
     assert main(["explore", str(REPORT), "--format", "csv", "--fault", "crash"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("flag,variant,expected,run_state,release_outcome,fallback_type,"
-                      "db_status,contradicts_spec,violations")
+                      "db_status,contradicts_spec,violations,error,note")
     assert out[1] == (',report-released@before router#1/crash,"crash: db RUNNING, no record",'
-                      ",,,RUNNING,False,")
+                      ",,,RUNNING,False,,,")
     assert len(out) == 1 + 14
 
 
@@ -136,3 +141,28 @@ def test_a_heatmap_in_a_missing_directory_is_refused_before_anything_is_explored
     captured = capsys.readouterr()
     assert f"--heatmap {png}: the directory {png.parent} does not exist" in captured.err
     assert captured.out == ""  # no table: nothing was explored
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_exploration_costs_only_its_variants_said_as_not_run() -> None:
+    scenarios = ROOT / "scenarios"
+    proc = subprocess.Popen([sys.executable, "-m", "harness_lab", "explore", "-q", "--workers",
+                             "2", "--format", "json", str(scenarios / "faults"),
+                             str(scenarios / "outcomes")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def workers() -> list[int]:
+        return [c for c in children(proc.pid)
+                if "popen_loky" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+
+    wait_for(lambda: len(workers()) == 2, "the two worker processes")
+    os.kill(workers()[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    rows = json.loads(out)
+    not_run = [r for r in rows if r["error"].startswith("not run: ")]
+    assert proc.returncode == 1, err
+    assert not_run and {(r["flag"], r["error"]) for r in not_run} == {
+        ("?", "not run: its worker process died (exit SIGKILL(-9))")}
+    assert f"inconclusive ({len(not_run):,} not run: a worker died)" in err.splitlines()[-1]
+    judged = [r for r in rows if not r["error"]]
+    assert len(judged) > len(not_run)  # the other chunks ran, on a fresh worker too

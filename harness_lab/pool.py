@@ -1,0 +1,83 @@
+"""Work spread over local worker processes, where a worker that dies costs only its own work.
+
+Sweeps and the explorer hand their chunks to :func:`in_workers`: joblib's loky processes
+(one pool, reused across calls), at most one chunk per worker in flight. A worker killed
+(out of memory, ``kill -9``, a crash in native code) breaks the pool and fails every chunk
+then running: each of those comes back as what ``lost`` makes of it (error rows, an
+inconclusive verdict), and a fresh pool takes the chunks still to run. Every worker watches
+this process (:func:`~harness_lab.parent_watch.watch_parent`), so none goes on working
+after it is gone; stopped early (Ctrl-C), the running workers are ended and waited for
+before the caller goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any, TypeVar
+
+__all__ = ["IDLE_WORKER_S", "Call", "in_workers", "why_lost"]
+
+IDLE_WORKER_S = 300
+"""Seconds an idle worker of the pool waits for more work before it exits."""
+
+Result = TypeVar("Result")
+
+Call = tuple[tuple[Any, ...], Mapping[str, Any]]
+"""The positional and keyword arguments of one call of the job."""
+
+
+def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,
+               lost: Callable[[int, BaseException], Result]) -> Iterator[tuple[int, Result]]:
+    """``job(*args, **kwargs)`` for each of ``calls`` on ``workers`` processes, yielding
+    ``(index, result)`` as calls complete (those that complete together in index order).
+
+    A call that raises, or whose worker died, yields ``lost(index, exception)`` instead.
+    """
+    from joblib.externals.loky import get_reusable_executor
+
+    from harness_lab.parent_watch import watch_parent
+
+    todo = deque(range(len(calls)))
+    running: dict[Future[Result], int] = {}
+    main = threading.current_thread() is threading.main_thread()
+    executor = None
+    try:
+        while todo or running:  # the same pool while it works, a fresh one after a worker died
+            executor = get_reusable_executor(max_workers=workers, timeout=IDLE_WORKER_S,
+                                             initializer=watch_parent,
+                                             initargs=(os.getpid(), main))
+            while todo and len(running) < workers:
+                index = todo.popleft()
+                args, kwargs = calls[index]
+                running[executor.submit(job, *args, **kwargs)] = index
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=running.__getitem__):
+                index = running.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:
+                    result = lost(index, exc)
+                yield index, result
+    finally:
+        if running and executor is not None:  # stopped early: the running work is abandoned,
+            # its workers ended and waited for, so nothing is written after the caller returns
+            executor.shutdown(wait=True, kill_workers=True)
+
+
+def why_lost(exc: BaseException) -> str:
+    """One line saying why a call came back without its result: for a worker process that
+    died, that and its exit code as loky gives it (``SIGKILL(-9)``); otherwise the
+    exception and the first line of its message."""
+    text = str(exc).strip()
+    died = _DIED.search(text)
+    if died:
+        return f"its worker process died (exit {died['codes']})"
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+_DIED = re.compile(r"exit codes of the workers are \{(?P<codes>[^}]*)\}")
