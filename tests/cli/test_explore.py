@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +13,7 @@ from harness_lab.cli import main
 from harness_lab.runner import run_paths
 from tests.cli.conftest import ROOT, run_cli
 from tests.explore.helpers import REPORT, write_with_defects
-from tests.sweep.processes import children, wait_for
+from tests.sweep.processes import kill_a_worker
 
 
 def test_a_clean_exploration_prints_one_row_per_variant_and_exits_0(
@@ -150,13 +148,7 @@ def test_a_worker_killed_mid_exploration_costs_only_its_variants_said_as_not_run
                              "2", "--format", "json", str(scenarios / "faults"),
                              str(scenarios / "outcomes")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def workers() -> list[int]:
-        return [c for c in children(proc.pid)
-                if "popen_loky" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
-
-    wait_for(lambda: len(workers()) == 2, "the two worker processes")
-    os.kill(workers()[0], signal.SIGKILL)
+    kill_a_worker(proc.pid)
     out, err = proc.communicate(timeout=300)
     rows = json.loads(out)
     not_run = [r for r in rows if r["error"].startswith("not run: ")]

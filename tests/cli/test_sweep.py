@@ -166,22 +166,13 @@ def test_a_database_the_sweep_cannot_write_is_refused_in_one_line_before_any_sam
 @pytest.mark.slow
 def test_a_sweep_that_loses_samples_to_a_killed_worker_exits_1_saying_how_many(
         sweep_file: Path) -> None:
-    import os
-    import signal
-
     from harness_lab.sweep.engine import available_cores
-    from tests.sweep.processes import children, start_sweep, wait_for
+    from tests.sweep.processes import kill_a_worker, start_sweep
 
     if available_cores() < 2:
         pytest.skip("needs two worker processes")
     proc = start_sweep([str(sweep_file), "--samples", "2000", "--workers", "2"])
-
-    def workers() -> list[int]:
-        return [c for c in children(proc.pid)
-                if "popen_loky" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
-
-    wait_for(lambda: len(workers()) == 2, "the two worker processes")
-    os.kill(workers()[0], signal.SIGKILL)
+    kill_a_worker(proc.pid)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err
     [line] = [x for x in err.splitlines() if x.startswith("incomplete:")]

@@ -65,6 +65,17 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def kill_a_worker(pid: int) -> None:
+    """Wait until the process ``pid`` has its two loky worker processes, and SIGKILL one."""
+
+    def workers() -> list[int]:
+        return [c for c in children(pid)
+                if "popen_loky" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+
+    wait_for(lambda: len(workers()) == 2, "the two worker processes")
+    os.kill(workers()[0], signal.SIGKILL)
+
+
 def running(pid: int) -> bool:
     """Whether ``pid`` is a process that has not ended (a zombie has)."""
     try:
