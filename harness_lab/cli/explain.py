@@ -48,11 +48,8 @@ def _targets(run: str) -> Iterator[Any]:
         else:
             yield log.find(ref)
         return
-    from harness_lab.runner.run import SelectionError, Selector, plan_paths
+    from harness_lab.runner.run import SelectionError, plan_paths
 
-    if not Selector.parse(run).path.exists():
-        raise ValueError(f"{run.rpartition('#')[0]}: no such log file" if "#" in run
-                         else f"{run}: no such file or directory")
     try:
         plan = plan_paths([run])
     except SelectionError as exc:
@@ -65,10 +62,29 @@ def _targets(run: str) -> Iterator[Any]:
         yield entry.run()
 
 
+def _missing(runs: list[str]) -> str | None:
+    """Why a RUN names nothing there (checked for all before any is explained), with the
+    ``LOG#NAME`` form when it follows a log, as a scenario name after it would; or None."""
+    from harness_lab.runner.run import Selector
+
+    for n, run in enumerate(runs):
+        if split_log_ref(run) is not None or Selector.parse(run).path.exists():
+            continue
+        if "#" in run:
+            return f"{run.rpartition('#')[0]}: no such log file"
+        logs = [ref[0] for ref in map(split_log_ref, runs[:n]) if ref is not None]
+        hint = (f" (to explain one scenario or run of the log before it: {logs[-1]}#{run})"
+                if logs else "")
+        return f"{run}: no such file or directory{hint}"
+    return None
+
+
 def _cmd_explain(args: argparse.Namespace) -> int:
     from harness_lab.explanation import explain
     from harness_lab.terminal.console import width_of
 
+    if problem := _missing(args.run):
+        return fail("explain", problem)
     questions = tuple(args.question) if args.question else None
     width = width_of(sys.stdout)
     explained: list[Any] = []

@@ -56,6 +56,17 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path,
     assert "no such log file" in capsys.readouterr().err
 
 
+def test_a_scenario_named_after_a_log_is_refused_before_anything_is_explained_with_the_form(
+        log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["explain", str(log), "client-disconnect"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"harness-lab explain: client-disconnect: no such file or directory (to "
+                   f"explain one scenario or run of the log before it: "
+                   f"{log}#client-disconnect)\n")
+
+
 def test_a_directory_of_logs_names_a_log_to_give(log: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(log.parent)]) == 2
