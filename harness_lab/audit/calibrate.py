@@ -111,20 +111,22 @@ def _round(x: float) -> float:
 def fit_distribution(values: list[float], method: str = "lognormal") -> dict[str, Any]:
     """A ``sweep:`` distribution of ``values``: ``fixed`` when they are all equal, else a
     ``lognormal`` (maximum likelihood) or an ``empirical`` list of :data:`QUANTILES`
-    quantiles."""
+    quantiles. Values holding a zero (a call that took no time, as a scenario without
+    latencies gives) get the empirical list under ``lognormal`` too: no lognormal has
+    them, and a fit forced on them is nonsense (a sigma of 8 in log space)."""
     if not values:
         raise ValueError("no values to fit")
     low, high = min(values), max(values)
     if high - low <= 1e-9 * max(1.0, high):
         return {"fixed": _round(low)}
-    if method == "empirical":
+    if method == "empirical" or (method == "lognormal" and low <= 0):
         ordered = sorted(values)
         picks = [ordered[round(i * (len(ordered) - 1) / (QUANTILES - 1))]
                  for i in range(QUANTILES)]
         return {"empirical": [_round(v) for v in picks]}
     if method != "lognormal":
         raise ValueError(f"unknown fit {method!r}: lognormal or empirical")
-    logs = [math.log(max(v, 1e-9)) for v in values]
+    logs = [math.log(v) for v in values]
     mean = sum(logs) / len(logs)
     sigma = math.sqrt(sum((x - mean) ** 2 for x in logs) / len(logs))
     return {"lognormal": {"median": _round(math.exp(mean)), "sigma": _round(sigma)}}

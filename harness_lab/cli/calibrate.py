@@ -46,7 +46,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     note = f"fitted by harness-lab calibrate from {args.source} ({args.fit})"
     if left_out:
         note += f"; {_left_out(left_out)}"
-    text = sweep_yaml(block, f"{note}; paste under a scenario's top level")
+    note += "; paste under a scenario's top level"
+    quantiled = [kind for kind, fit in block["latency"].items() if "empirical" in fit]
+    if args.fit == "lognormal" and quantiled:  # fit_distribution's rule for zero latencies
+        note += (f"\n{', '.join(quantiled)}: quantiles, not a lognormal: some of these calls "
+                 "took no time, which no lognormal has")
+    text = sweep_yaml(block, note)
     code = emit("calibrate", text, args.out)
     if args.out and not code:
         print(f"wrote {args.out}", file=sys.stderr)

@@ -100,3 +100,27 @@ def test_fits_of_simple_samples() -> None:
         float(i) for i in range(0, 101, 5)]
     with pytest.raises(ValueError, match="no values"):
         fit_distribution([])
+
+
+def test_latencies_holding_a_zero_are_kept_as_quantiles_not_forced_into_a_lognormal() -> None:
+    fitted = fit_distribution([0.0, 0.2, 0.2, 0.2])  # quantile i is value round(3 i / 20)
+    assert fitted == {"empirical": [0.0] * 4 + [0.2] * 17}
+
+
+def test_the_command_says_which_kinds_it_kept_as_quantiles_and_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    starter = tmp_path / "scenarios"  # one of its scenarios gives no latencies: calls of 0 s
+    assert main(["init", str(starter)]) == 0
+    assert main(["run", str(starter), "-q", "--log-dir", str(tmp_path / "logs")]) == 0
+    (log,) = (tmp_path / "logs").glob("*.jsonl")
+    capsys.readouterr()
+    assert main(["calibrate", str(log)]) == 0
+    text = capsys.readouterr().out
+    second = text.splitlines()[1]
+    assert second.startswith("# ") and second.endswith(
+        ": quantiles, not a lognormal: some of these calls took no time, which no lognormal "
+        "has")
+    block = yaml.safe_load(text)["sweep"]["latency"]
+    quantiled = second[2:].partition(":")[0].split(", ")
+    assert quantiled and all("empirical" in block[kind] for kind in quantiled)
+    assert all(fit.get("lognormal", {}).get("sigma", 0) < 3 for fit in block.values())
