@@ -107,8 +107,9 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
                               for rows in iter_sql(text, mapping)), True, (text, mapping))
     path = Path(text)
     if not path.is_file():
-        raise SourceError(f"{text}: no such file (give a run log, a JSON Lines export, OTLP "
-                          "JSON or a database URL such as sqlite:///runs.db)")
+        what = "is a directory" if path.is_dir() else "no such file"
+        raise SourceError(f"{text}: {what} (give a run log, a JSON Lines export, OTLP JSON or "
+                          "a database URL such as sqlite:///runs.db)")
     log = is_log_file(path)
     if not log and is_otlp_file(path):
         total, traced = iter_otlp(path, mapping)

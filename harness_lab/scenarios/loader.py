@@ -84,11 +84,16 @@ def load_file(path: str | Path) -> list[LoadedScenario]:
     """The scenarios of one file (one per matrix variant); raise ScenarioError.
 
     The file must be a regular UTF-8 file within the limits of
-    :mod:`harness_lab.scenarios.limits`; anything else is one problem naming the file.
+    :mod:`harness_lab.scenarios.limits`, not a ``.jsonl`` file (a run log); anything else
+    is one problem naming the file.
     """
     p = Path(path)
     if p.is_dir():
         raise ScenarioError([Problem(str(p), None, "", _directory_problem(p))])
+    if p.suffix == ".jsonl":  # what a newcomer holds after a run: its log
+        raise ScenarioError([Problem(str(p), None, "", "a JSON Lines file (a run log?), not a "
+                                     "scenario file: explain, diff, audit and report "
+                                     "--compare read run logs")])
     try:
         text = read_source(p)
     except SourceError as exc:

@@ -116,6 +116,11 @@ def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path) -> Non
     assert not missing.exists()
 
 
+def test_a_directory_given_as_the_source_is_called_one(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match=f"^{tmp_path}: is a directory \\(give a run log, "):
+        audit(str(tmp_path))
+
+
 @pytest.mark.parametrize(("mapping", "message"), [
     ({"diagnosis_run": {"columns": [1, 2]}}, "mapping.diagnosis_run.columns: an object"),
     ({"diagnosis_run": {"columns": {"run_id": 7}}}, "mapping.diagnosis_run.columns"),

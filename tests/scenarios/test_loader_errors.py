@@ -226,3 +226,15 @@ def test_a_misspelt_fault_kind_is_named_at_its_line_with_the_closest_kind() -> N
     assert problem.startswith("m.yaml:8: faults.0.kind: unknown kind 'user_cancle'; did you "
                               "mean 'user_cancel'? (one of: client_disconnect, user_cancel, ")
     assert "Input tag" not in problem
+
+
+def test_a_run_log_given_as_a_scenario_file_names_the_commands_that_read_logs(
+        tmp_path: Path) -> None:
+    from tests.conftest import outcomes_log
+
+    log = outcomes_log(tmp_path)
+    with pytest.raises(ScenarioError) as info:
+        load_file(log)
+    assert [str(p) for p in info.value.problems] == [
+        f"{log}: <document>: a JSON Lines file (a run log?), not a scenario file: explain, "
+        "diff, audit and report --compare read run logs"]
