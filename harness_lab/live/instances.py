@@ -44,6 +44,7 @@ from sqlalchemy import (
 )
 
 from harness_lab.audit.checked import PROCESS_LOST
+from harness_lab.bounds import HEARTBEAT_S, STALE_S
 from harness_lab.states import ReleaseOutcome, RunState, StoredRunStatus
 from harness_lab.store.base import RunStart
 from harness_lab.store.sql import SqlRunStore, create_tables, diagnosis_run
@@ -51,11 +52,6 @@ from harness_lab.store.sql import SqlRunStore, create_tables, diagnosis_run
 __all__ = ["HEARTBEAT_S", "PROCESS_LOST", "STALE_S", "Instance", "Orphans", "OwnedRunStore",
            "orphaned_running", "serve_instance", "serve_metadata", "serve_run"]
 
-HEARTBEAT_S = 5.0
-"""Seconds between two heartbeats of a running ``serve`` (each also looks for orphans)."""
-
-STALE_S = 30.0
-"""An instance not heard from for this long is gone, and its RUNNING runs are orphans."""
 
 # PROCESS_LOST: the termination reason stored for a crash orphan (toolkit-added; the document
 # has none), defined with the audit that tells such runs apart

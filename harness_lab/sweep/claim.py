@@ -6,7 +6,10 @@ plays anything: of two sweeps started at once on one fresh database, the second'
 fails on the primary key and it is refused, naming the first. The row records what the sweep
 is (a fingerprint of the scenario, seed and grid points) and who runs it (host and process),
 so ``--resume`` can take the sweep over once that process is gone, and run only the samples
-the database does not hold yet.
+the database does not hold yet. A running sweep beats in ``sweep_beat`` every
+:data:`~harness_lab.bounds.HEARTBEAT_S` seconds: a sweep on another host is gone once it has
+not been heard from for :data:`~harness_lab.bounds.STALE_S` seconds (a process of this host,
+once it no longer exists).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +40,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from harness_lab.bounds import HEARTBEAT_S, STALE_S
 from harness_lab.errors import SweepError
 from harness_lab.states import StoredRunStatus
 from harness_lab.store.errors import StoreError
@@ -49,8 +55,8 @@ from harness_lab.store.sql import (
 )
 from harness_lab.sweep.sample import run_id_of
 
-__all__ = ["Claim", "Stored", "fingerprint", "resume_claim", "stake_claim", "stored_runs",
-           "sweep_claim"]
+__all__ = ["Claim", "Stored", "beat", "fingerprint", "resume_claim", "stake_claim",
+           "stored_runs", "sweep_beat", "sweep_claim"]
 
 claim_metadata = MetaData()
 """The MetaData of the claim table (kept apart from the run store's three tables)."""
@@ -70,6 +76,15 @@ sweep_claim = Table(
     Column("started_at", Float, nullable=False),
 )
 """The claim of the sweep a database holds."""
+
+sweep_beat = Table(
+    "sweep_beat", claim_metadata,
+    Column("id", Text, primary_key=True),
+    Column("owner", Text, nullable=False),  # host:pid of the process that beat
+    Column("beat_at", Float, nullable=False),  # wall-clock time (Unix) of its last beat
+)
+"""The last heartbeat of the process running the sweep (a table of its own: a database
+claimed by an older release gains it without a change to ``sweep_claim``)."""
 
 
 def fingerprint(data: Mapping[str, Any], seed: int, points: Sequence[Mapping[str, Any]]
@@ -119,6 +134,56 @@ class Stored:
         return sum(len(s) for s in self.completed.values())
 
 
+def beat(store: SqlRunStore) -> None:
+    """Say, in the database, that this process still runs its sweep."""
+    with store.engine.begin() as conn:
+        _beat(conn)
+
+
+@contextmanager
+def beating(url: str, every_s: float = HEARTBEAT_S) -> Iterator[None]:
+    """:func:`beat` every ``every_s`` seconds, on a thread and a connection of its own, while
+    the block runs. A beat the database refuses is dropped: the runs say it is down."""
+    stop = threading.Event()
+
+    def beats() -> None:
+        store = None
+        try:
+            store = SqlRunStore(url)
+            while not stop.wait(every_s):
+                try:
+                    beat(store)
+                except DRIVER_REFUSALS:
+                    continue
+        except DRIVER_REFUSALS:
+            return
+        finally:
+            if store is not None:
+                store.close()
+
+    thread = threading.Thread(target=beats, name="sweep heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _beat(conn: Connection) -> None:
+    values = {"owner": _owner(), "beat_at": time.time()}
+    if conn.execute(update(sweep_beat).where(sweep_beat.c.id == _CLAIM_ID)
+                    .values(values)).rowcount == 0:
+        conn.execute(insert(sweep_beat).values(id=_CLAIM_ID, **values))
+
+
+def _heard(conn: Connection, owner: str) -> float | None:
+    """Seconds since ``owner`` last beat, or None when it never did."""
+    at = conn.execute(select(sweep_beat.c.beat_at).where(
+        sweep_beat.c.id == _CLAIM_ID, sweep_beat.c.owner == owner)).scalar()
+    return None if at is None else max(0.0, time.time() - at)
+
+
 def _describe(row: Mapping[str, Any]) -> str:
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["started_at"]))
     return (f"scenario {row['scenario']!r}, seed {row['seed']}, {row['samples']} samples x "
@@ -144,6 +209,7 @@ def stake_claim(store: SqlRunStore, claim: Claim, url: str) -> None:
                     raise SweepError(f"{url} already holds run {run} of a sweep: persist each "
                                      "sweep into a fresh database (or remove this one first)")
                 conn.execute(insert(sweep_claim).values(claim.row(1)))
+                _beat(conn)
     except IntegrityError:  # another sweep inserted the claim first
         held = _held(store)
     except DRIVER_REFUSALS as exc:
@@ -161,6 +227,11 @@ def _held(store: SqlRunStore) -> dict[str, Any] | None:
 def _claim_row(conn: Connection) -> dict[str, Any] | None:
     row = conn.execute(select(sweep_claim)).mappings().first()
     return None if row is None else dict(row)
+
+
+def _elsewhere(owner: str) -> bool:
+    """Whether ``owner`` (host:pid) runs on another host, where its process cannot be seen."""
+    return owner.rpartition(":")[0] != socket.gethostname()
 
 
 def _alive(owner: str) -> bool:
@@ -189,13 +260,16 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
     """Take over the claim of the same sweep; return the samples the database holds.
 
     Refused (SweepError) when the database holds no sweep, a different one, or one whose
-    process still runs on this host, or when another process took it over first. Runs a
+    process still runs on this host, or runs on another host and beat within
+    :data:`~harness_lab.bounds.STALE_S` seconds, or when another process took it over first. Runs a
     killed process left RUNNING are removed (their trace and invocations with them), so
     they are played again.
     """
     try:
         create_tables(store.engine, claim_metadata)
         held = _held(store)
+        with store.engine.connect() as conn:
+            heard = None if held is None else _heard(conn, held["owner"])
     except DRIVER_REFUSALS as exc:
         raise StoreError(f"cannot read the sweep of {url}: {one_line(exc)}") from exc
     if held is None:
@@ -206,6 +280,10 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
     if _alive(held["owner"]):
         raise SweepError(f"{url}: the sweep is still running ({held['owner']}); stop it "
                          "before resuming")
+    if _elsewhere(held["owner"]) and heard is not None and heard < STALE_S:
+        raise SweepError(f"{url}: the sweep is still running on another host "
+                         f"({held['owner']}, heard from {heard:.0f} s ago); stop it before "
+                         f"resuming (a sweep not heard from for {STALE_S:g} s has stopped)")
     try:
         with store.engine.begin() as conn:
             took = conn.execute(update(sweep_claim)
@@ -216,6 +294,7 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
             if took.rowcount != 1:
                 raise SweepError(f"{url}: another process resumed the sweep first")
             stored = _remove_running(conn)
+            _beat(conn)
     except DRIVER_REFUSALS as exc:
         raise StoreError(f"cannot resume the sweep in {url}: {one_line(exc)}") from exc
     return stored

@@ -206,7 +206,13 @@ class Sweep:
         stored = self._claim(self.store_url) if self.store_url is not None else None
         client = self._client() if self.scheduler is not None else None
         try:
-            result = self._run(client, stored)
+            if self.store_url is None:
+                result = self._run(client, stored)
+            else:
+                from harness_lab.sweep.claim import beating
+
+                with beating(self.store_url):
+                    result = self._run(client, stored)
         finally:
             if client is not None and client is not self.scheduler:
                 client.close()

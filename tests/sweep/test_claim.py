@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 import yaml
 from sqlalchemy import select, update
 
+from harness_lab.bounds import STALE_S
 from harness_lab.errors import SweepError
 from harness_lab.store.sql import SqlRunStore, trace_event
 from harness_lab.sweep.claim import (
@@ -21,12 +24,13 @@ from harness_lab.sweep.claim import (
     resume_claim,
     stake_claim,
     stored_runs,
+    sweep_beat,
     sweep_claim,
 )
 from harness_lab.sweep.engine import Sweep
 from tests.postgres import PostgresServer
 from tests.store.test_run_store import start  # a RUNNING row, as a killed process leaves it
-from tests.sweep.processes import completed_runs
+from tests.sweep.processes import completed_runs, start_sweep, wait_for
 
 
 def claim_of(data: dict[str, Any], seed: int = 1, samples: int = 10) -> Claim:
@@ -105,6 +109,60 @@ def test_resuming_is_refused_without_a_sweep_for_another_sweep_and_while_it_runs
         sleeper.wait()
     assert resume_claim(store, claim_of(sweep_data), url).count == 0
     store.close()
+
+
+def another_host_beat(store: SqlRunStore, seconds_ago: float) -> str:
+    """Make the claim's owner a process of another host that last beat ``seconds_ago``."""
+    owner = "another-host.example:4242"
+    with store.engine.begin() as conn:
+        conn.execute(update(sweep_claim).values(owner=owner))
+        conn.execute(update(sweep_beat).values(owner=owner, beat_at=time.time() - seconds_ago))
+    return owner
+
+
+def test_a_sweep_another_host_runs_is_not_resumed_while_it_is_heard_from(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = SqlRunStore(url)
+    stake_claim(store, claim_of(sweep_data), url)
+    owner = another_host_beat(store, seconds_ago=STALE_S - 2)
+    with pytest.raises(SweepError, match=f"the sweep is still running on another host "
+                                         f"\\({owner}, heard from 28 s ago\\); stop it"):
+        resume_claim(store, claim_of(sweep_data), url)
+    another_host_beat(store, seconds_ago=STALE_S + 1)
+    assert resume_claim(store, claim_of(sweep_data), url).count == 0
+    with store.engine.connect() as conn:
+        assert conn.execute(select(sweep_beat.c.owner)).scalar_one() == (
+            f"{socket.gethostname()}:{os.getpid()}")
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_persisting_sweep_beats_while_it_runs(sweep_data: dict[str, Any],
+                                                tmp_path: Path) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep_data), encoding="utf-8")
+    db = tmp_path / "runs.db"
+    proc = start_sweep([str(path), "--samples", "100000", "--persist", f"sqlite:///{db}",
+                        "--no-log", "-q"])
+
+    def beats() -> list[tuple[str, float]]:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+                return conn.execute("SELECT owner, beat_at FROM sweep_beat").fetchall()
+        except sqlite3.OperationalError:  # not made yet
+            return []
+
+    try:
+        wait_for(lambda: bool(beats()), "the first beat")
+        first = beats()
+        wait_for(lambda: beats()[0][1] > first[0][1], "a second beat")
+        second = beats()
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert first[0][0] == second[0][0] == f"{socket.gethostname()}:{proc.pid}"
+    assert 4 < second[0][1] - first[0][1] < 10  # about HEARTBEAT_S apart
 
 
 def test_a_resumed_sweep_with_more_samples_runs_only_the_new_ones_and_equals_a_whole_sweep(
