@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness_lab.redact import shown_url, shown_words
@@ -31,3 +33,14 @@ def test_a_command_line_is_shown_word_by_word() -> None:
     assert shown_words(["harness-lab", "sweep", "--persist", "postgresql://u:pw@h/db"]) == [
         "harness-lab", "sweep", "--persist", "postgresql://u:***@h/db"]
 
+
+
+def test_a_command_that_fails_on_a_url_never_prints_its_password(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    library = Path(__file__).resolve().parent.parent / "scenarios" / "outcomes"
+    assert main(["conform", "http://harness:s3cr3t@127.0.0.1:1", str(library)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness-lab conform: nothing answers at http://harness:***@127.0.0.1:1")
+    assert "s3cr3t" not in err

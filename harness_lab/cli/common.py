@@ -159,8 +159,9 @@ def add_command(sub: Any, name: str, doc: str | None = None, *,
 
 
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
-    """Say ``harness-lab COMMAND: MESSAGE`` on standard error; return ``code``."""
-    print(f"harness-lab {command}: {message}", file=sys.stderr)
+    """Say ``harness-lab COMMAND: MESSAGE`` on standard error, the password of any URL in
+    it hidden (:func:`~harness_lab.redact.shown_url`); return ``code``."""
+    print(f"harness-lab {command}: {shown_url(message)}", file=sys.stderr)
     return code
 
 

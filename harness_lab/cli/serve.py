@@ -183,9 +183,9 @@ def serve(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
 
     def announce() -> None:  # once started: from then on Ctrl-C stops it gracefully
-        print(f"harness-lab serve: listening on http://{shown}:{port} ({source.describe()}; "
-              f"runs stored in {shown_url(url)}; time scale {args.time_scale:g}); Ctrl-C stops",
-              flush=True)
+        print(f"harness-lab serve: listening on http://{shown}:{port} "
+              f"({shown_url(source.describe())}; runs stored in {shown_url(url)}; time scale "
+              f"{args.time_scale:g}); Ctrl-C stops", flush=True)
         for orphans in reaped:
             print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
 

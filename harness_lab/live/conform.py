@@ -35,6 +35,7 @@ import httpx
 
 from harness_lab.bounded_json import NotJsonError, parse_json
 from harness_lab.live.adapter import Adapter, StreamLimitsSpec
+from harness_lab.redact import shown_url
 from harness_lab.runner.expect import Mismatch, compare
 from harness_lab.runner.observe import observe
 from harness_lab.scenarios import faults as fs
@@ -345,7 +346,7 @@ class _Stream:
                         head += chunk
                         if len(head) >= 200:
                             break
-                    raise RuntimeError(f"POST {self.url}: HTTP {response.status_code}: "
+                    raise RuntimeError(f"POST {shown_url(self.url)}: HTTP {response.status_code}: "
                                        f"{head[:200].decode('utf-8', 'replace')}")
                 self._parse(response, on_event)
                 if self.breach is not None:
@@ -356,7 +357,8 @@ class _Stream:
             if self.breach is not None:
                 raise StreamLimitError(self.breach) from exc
             if not self.closed_by_us.is_set():
-                raise RuntimeError(f"the SSE stream of {self.url} failed: {exc}") from exc
+                raise RuntimeError(f"the SSE stream of {shown_url(self.url)} failed: "
+                                   f"{exc}") from exc
 
     def _parse(self, response: httpx.Response, on_event: Callable[[str, Any], None]) -> None:
         """Split the raw bytes into SSE lines and events within the limits (a line is never
@@ -395,11 +397,11 @@ class _Stream:
             watchdog.cancel()
 
     def _breach(self, why: str) -> None:
-        self.breach = f"the SSE stream of {self.url} broke a limit: {why}"
+        self.breach = f"the SSE stream of {shown_url(self.url)} broke a limit: {why}"
         raise StreamLimitError(self.breach)
 
     def _expire(self) -> None:
-        self.breach = (f"the SSE stream of {self.url} broke a limit: still open after "
+        self.breach = (f"the SSE stream of {shown_url(self.url)} broke a limit: still open after "
                        f"{self.limits.seconds:g} s")
         self.close()
 
