@@ -41,15 +41,30 @@ def _pairs(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def _whole(text: str) -> int:
+    """An option's whole number; a usage error naming the option otherwise."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
+def _not_negative(text: str) -> int:
+    value = _whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def _workers(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (1: one process; -1: every core)")
     return value
@@ -330,7 +345,7 @@ def register(sub: Any) -> None:
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
     p.add_argument("--samples", type=_positive, default=1000, metavar="N",
                    help="samples per grid point")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=_whole, default=0, metavar="N",
                    help="the random seed of the first sample")
     p.add_argument("--workers", type=_workers, default=1, metavar="N",
                    help="local processes (joblib; -1: every core, -2: all but one)")
@@ -339,7 +354,7 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep --persist's database holds (same file, seed, grid "
                         "and --set): run only the samples it does not hold yet")
-    p.add_argument("--commit-every", type=int, default=256, metavar="N",
+    p.add_argument("--commit-every", type=_positive, default=256, metavar="N",
                    help="persisted runs per transaction (default 256; 1: run by run)")
     p.add_argument("--no-invariants", action="store_true",
                    help="do not check the lifecycle invariants on every sample")
@@ -363,10 +378,10 @@ def register(sub: Any) -> None:
                    help="show a progress bar even when standard error is not a terminal "
                         "(on a terminal it is shown unless --quiet)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--keep-failures", type=int, default=20, metavar="N",
+    p.add_argument("--keep-failures", type=_not_negative, default=20, metavar="N",
                    help="failing samples kept per grid point, the first in sample order, as "
                         "summaries (default 20)")
-    p.add_argument("--keep-every", type=int, default=0, metavar="K",
+    p.add_argument("--keep-every", type=_not_negative, default=0, metavar="K",
                    help="also keep the full record of every K-th sample")
     p.add_argument("--records-out", metavar="JSON",
                    help="write the kept failures and records to this JSON")

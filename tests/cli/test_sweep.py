@@ -244,6 +244,24 @@ def test_a_setting_that_cannot_be_read_is_a_usage_error_in_one_line(
     assert capsys.readouterr().err == message
 
 
+@pytest.mark.parametrize("option, value, says", [
+    ("--samples", "x", "not a whole number: 'x'"),
+    ("--workers", "1.5", "not a whole number: '1.5'"),
+    ("--seed", "abc", "not a whole number: 'abc'"),
+    ("--commit-every", "0", "must be at least 1, got 0"),
+    ("--keep-failures", "-2", "must be at least 0, got -2"),
+    ("--keep-every", "-1", "must be at least 0, got -1"),
+])
+def test_a_count_option_out_of_range_is_refused_naming_the_option(
+        sweep_file: Path, option: str, value: str, says: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["sweep", str(sweep_file), option, value])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"harness-lab sweep: error: argument {option}: {says}")
+
+
 def test_a_sweep_table_drops_empty_categories_that_csv_keeps(
         capsys: pytest.CaptureFixture[str]) -> None:
     canonical = str(ROOT / "benchmarks" / "canonical.yaml")
