@@ -70,6 +70,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     if usage_problem("explore", args.paths, args.out):
         return EXIT_USAGE
+    if args.workers is not None and args.workers < 1:
+        return fail("explore", f"--workers {args.workers}: give 1 or more")
     if args.heatmap and (problem := out_problem("--heatmap", args.heatmap)):
         return fail("explore", problem)
     show = progress_wanted(quiet=args.quiet)

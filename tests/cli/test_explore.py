@@ -158,3 +158,12 @@ def test_a_worker_killed_mid_exploration_costs_only_its_variants_said_as_not_run
     assert f"inconclusive ({len(not_run):,} not run: a worker died)" in err.splitlines()[-1]
     judged = [r for r in rows if not r["error"]]
     assert len(judged) > len(not_run)  # the other chunks ran, on a fresh worker too
+
+
+@pytest.mark.parametrize("workers", ["0", "-5"])
+def test_fewer_than_one_worker_is_refused_before_anything_runs(
+        workers: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(REPORT), "--workers", workers]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"harness-lab explore: --workers {workers}: give 1 or more\n"
