@@ -271,9 +271,12 @@ def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
 
 
 def _cell(value: Any, joiner: str) -> str:
+    from harness_lab.terminal.console import printable
     from harness_lab.terminal.tables import human
 
-    return joiner.join(value.splitlines()) if isinstance(value, str) else human(value)
+    if isinstance(value, str):
+        return joiner.join(map(printable, value.splitlines()))
+    return human(value)
 
 
 def _csv_cell(value: Any) -> Any:

@@ -29,7 +29,7 @@ from harness_lab.cli.common import (
     selected_results,
     usage_problem,
 )
-from harness_lab.terminal.console import cut, width_of
+from harness_lab.terminal.console import cut, printable, width_of
 
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
@@ -273,7 +273,7 @@ def _show(result: ScenarioResult, width: int) -> None:
 
     wrap = textwrap.TextWrapper(width, subsequent_indent="   ", break_long_words=False,
                                 break_on_hyphens=False)
-    print(wrap.fill(f"== {result.scenario}: {result.description}"))
+    print(wrap.fill(printable(f"== {result.scenario}: {result.description}")))
     print(wrap.fill(f"   {_states(result)}; expected {result.expected_text}; "
                     f"invariants {result.invariants_text}"))
     r = result.record

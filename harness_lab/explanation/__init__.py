@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.explanation.answers import QUESTIONS
+from harness_lab.terminal.console import printable
 
 if TYPE_CHECKING:
     from harness_lab.logs.reader import LogEntry
@@ -55,12 +56,13 @@ class Explanation:
 
     def text(self, width: int = 100) -> str:
         """The answers as plain text wrapped to ``width`` columns."""
-        lines = [f"== {self.title()}"]
+        lines = [f"== {printable(self.title())}"]
         if self.note:
-            lines += textwrap.wrap(self.note, width)
+            lines += textwrap.wrap(printable(self.note), width)
         for a in self.answers:
             lines.append(a.question)
-            lines += textwrap.wrap(a.text, width, initial_indent="  ", subsequent_indent="  ")
+            lines += textwrap.wrap(printable(a.text), width, initial_indent="  ",
+                                   subsequent_indent="  ")
         return "\n".join(lines)
 
     def __str__(self) -> str:

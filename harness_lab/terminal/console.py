@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import sys
 from typing import TYPE_CHECKING, Literal, TextIO
@@ -11,11 +12,23 @@ from typing import TYPE_CHECKING, Literal, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["UNBOUNDED", "colour_wanted", "console", "cut", "is_terminal", "width_of"]
+__all__ = ["UNBOUNDED", "colour_wanted", "console", "cut", "is_terminal", "printable",
+           "width_of"]
 
 UNBOUNDED = 100_000
 """The width of a stream that is not a terminal and has no ``COLUMNS``: nothing is shortened,
 so piped output keeps whole names for grep and friends."""
+
+
+_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as a terminal may be given it: each control character but the line break
+    written as its escape (``\\x1b``, ``\\r``, ``\\t``, ``\\u202e``), so that text from a
+    file (a scenario's name, a model's answer) can neither recolour nor rewrite the screen
+    nor reorder a line; the caller splits or joins its lines."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def is_terminal(stream: TextIO) -> bool:

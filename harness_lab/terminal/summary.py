@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from harness_lab.terminal.console import console
+from harness_lab.terminal.console import console, printable
 from harness_lab.terminal.styles import verdict_style
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def summary_lines(results: Sequence[ScenarioResult]) -> list[tuple[str, str]]:
         difference = first_difference(r)
         for prefix in (f"{where}: ", f"{path}: "):
             difference = difference.removeprefix(prefix)
-        lines.append((r.verdict, f"{r.scenario} ({where}): {difference}"))
+        lines.append((r.verdict, printable(f"{r.scenario} ({where}): {difference}")))
     return lines
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from harness_lab.terminal.console import UNBOUNDED, console
+from harness_lab.terminal.console import UNBOUNDED, console, printable
 
 __all__ = ["COMFORTABLE_NAME_WIDTH", "ELLIPSIS", "MIN_NAME_WIDTH", "Column", "fit_widths", "human",
            "print_table", "shorten", "shown_columns"]
@@ -72,7 +72,7 @@ def human(value: Any) -> str:
         if abs(value) >= 1000:
             return f"{value:,.0f}"
         return f"{value:.3g}"
-    return "; ".join(str(value).splitlines())
+    return "; ".join(map(printable, str(value).splitlines()))
 
 
 def shorten(name: str, width: int) -> str:

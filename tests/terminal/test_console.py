@@ -1,12 +1,14 @@
-"""Colour and width as the environment asks."""
+"""Colour and width as the environment asks, and text from files made safe to print."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
-from harness_lab.terminal.console import UNBOUNDED, colour_wanted, cut, width_of
+from harness_lab.terminal.console import UNBOUNDED, colour_wanted, cut, printable, width_of
+from tests.conftest import OUTCOMES
 
 
 class Tty(io.StringIO):
@@ -47,3 +49,36 @@ def test_columns_sets_the_width_and_a_pipe_without_it_is_unbounded(
 def test_a_line_is_cut_to_the_width_ending_in_an_ellipsis() -> None:
     assert cut("abcdef", 4) == "abc…"
     assert cut("abcd", 4) == "abcd"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("red\x1b[31m", "red\\x1b[31m"),
+    ("ok\rFAILED", "ok\\rFAILED"),
+    ("a\tb\x00c\x7fd\x9b", "a\\tb\\x00c\\x7fd\\x9b"),
+    ("abc\u202edef\u2066", "abc\\u202edef\\u2066"),
+    ("line\nbreak, é, 日本, emoji \U0001f600", "line\nbreak, é, 日本, emoji \U0001f600"),
+], ids=["escape sequence", "carriage return", "other controls", "bidi controls", "kept"])
+def test_control_characters_are_written_as_their_escapes(text: str, shown: str) -> None:
+    assert printable(text) == shown
+
+
+def test_a_scenario_named_with_escape_sequences_cannot_rewrite_the_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    source = (OUTCOMES / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")
+    hostile = tmp_path / "hostile.yaml"
+    hostile.write_text(source.replace("name: conclusion-guards-pass",
+                                      'name: "ok\\x1b[2K\\rFAKE\\u202e"'), encoding="utf-8")
+    logs = tmp_path / "logs"
+    for command in (["run", str(hostile), "--log-dir", str(logs)],
+                    ["run", str(hostile), "--no-log", "--format", "markdown"],
+                    ["show", str(hostile)]):
+        main(command)
+        out = capsys.readouterr().out
+        assert "ok\\x1b[2K" in out, command
+        assert not {"\x1b", "\r", "\u202e"} & set(out), command
+    (log,) = logs.glob("*.jsonl")
+    main(["explain", str(log)])
+    out = capsys.readouterr().out
+    assert out.startswith("== ok\\x1b[2K\\rFAKE\\u202e / run run-000001\n")
