@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_lab.atomic import write_atomically
 from harness_lab.redact import shown_url
+from harness_lab.terminal.console import printable
 
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
@@ -160,8 +161,9 @@ def add_command(sub: Any, name: str, doc: str | None = None, *,
 
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
     """Say ``harness-lab COMMAND: MESSAGE`` on standard error, the password of any URL in
-    it hidden (:func:`~harness_lab.redact.shown_url`); return ``code``."""
-    print(f"harness-lab {command}: {shown_url(message)}", file=sys.stderr)
+    it hidden (:func:`~harness_lab.redact.shown_url`) and its control characters escaped
+    (:func:`~harness_lab.terminal.console.printable`); return ``code``."""
+    print(f"harness-lab {command}: {printable(shown_url(message))}", file=sys.stderr)
     return code
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_lab.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, fail, usage_problem
+from harness_lab.terminal.console import printable
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
@@ -128,7 +129,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     try:
         loaded = load_file(args.scenario)[0]
     except ScenarioError as exc:
-        print(exc, file=sys.stderr)
+        print(printable(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except IndexError:
         print(f"{args.scenario}: holds no scenario", file=sys.stderr)
@@ -165,7 +166,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         kept = "was left as it was" if outcome.path.exists() else "was not written"
         print(f"not recorded: {_shown(outcome.path)} {kept}", file=sys.stderr)
         for problem in outcome.problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(printable(f"  {problem}"), file=sys.stderr)
         print(f"  (scenario {sc.name}, record mode {outcome.record_mode})", file=sys.stderr)
         return EXIT_FAILED  # the recording was refused
     if outcome.written:

@@ -235,7 +235,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     found = validate_files(files)
     for problems in found.problems.values():
         for item in problems:
-            print(item, file=sys.stderr)
+            print(printable(str(item)), file=sys.stderr)
     bad = len(found.problems)
     print(f"{found.scenarios} scenario(s) valid, {bad} file(s) with problems",
           file=sys.stderr if bad else sys.stdout)

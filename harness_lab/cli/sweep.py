@@ -20,6 +20,7 @@ from harness_lab.cli.common import (
     out_problem,
     usage_problem,
 )
+from harness_lab.terminal.console import printable
 
 __all__ = ["register"]
 
@@ -101,7 +102,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             return _compare(args, sweep)
         return _sweep(args, sweep, otlp)
     except ScenarioError as exc:
-        print(exc, file=sys.stderr)
+        print(printable(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except SweepError as exc:
         return fail("sweep", str(exc))

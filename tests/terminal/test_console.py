@@ -82,3 +82,17 @@ def test_a_scenario_named_with_escape_sequences_cannot_rewrite_the_terminal(
     main(["explain", str(log)])
     out = capsys.readouterr().out
     assert out.startswith("== ok\\x1b[2K\\rFAKE\\u202e / run run-000001\n")
+
+
+def test_a_file_problem_naming_a_hostile_key_is_printed_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    source = (OUTCOMES / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")
+    hostile = tmp_path / "hostile.yaml"
+    hostile.write_text(source + '"bad\\x1b[31mkey": 1\n', encoding="utf-8")
+    for command in ("validate", "sweep"):
+        assert main([command, str(hostile)]) == 2
+        err = capsys.readouterr().err
+        assert "bad\\x1b[31mkey: unknown key" in err, command
+        assert "\x1b" not in err, command
