@@ -34,16 +34,21 @@ DEFAULT_DB = "harness_lab.db"
 def database_url(db: str) -> str:
     """``db`` as an SQLAlchemy URL: a URL as given, a path as an SQLite file URL.
 
-    ValueError when the file's directory does not exist (said before anything starts).
+    ValueError when it names a SQLite file that cannot be one (a directory, a path in a
+    missing directory), as a sweep's ``--persist`` says it, before anything starts.
     """
-    if "://" in db:
-        return db
-    path = Path(db).expanduser()
-    if path.is_dir():
-        raise ValueError(f"--db {db}: is a directory, not a database file")
-    if not path.parent.is_dir():
-        raise ValueError(f"--db {db}: the directory {str(path.parent)!r} does not exist")
-    return f"sqlite:///{path.resolve()}"
+    from harness_lab.redact import shown_url
+    from harness_lab.store.errors import StoreError
+    from harness_lab.store.target import check_sqlite_file, parse_url, sqlite_path
+
+    url = db if "://" in db else f"sqlite:///{Path(db).expanduser().absolute()}"
+    try:
+        path = sqlite_path(parse_url(url))
+        if path is not None:
+            check_sqlite_file(f"--db {shown_url(db)}", path)
+    except StoreError as exc:
+        raise ValueError(str(exc)) from None
+    return url
 
 
 class LiveStore:

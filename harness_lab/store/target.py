@@ -20,7 +20,7 @@ from harness_lab.states import StoredRunStatus
 from harness_lab.store.errors import StoreError
 from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, one_line
 
-__all__ = ["missing_driver", "open_writable", "parse_url", "sqlite_path"]
+__all__ = ["check_sqlite_file", "missing_driver", "open_writable", "parse_url", "sqlite_path"]
 
 _DRIVERS = {"postgresql": "psycopg (or psycopg2, as the URL names it)",
             "mysql": "mysqlclient (or PyMySQL)", "mssql": "pyodbc", "oracle": "oracledb"}
@@ -73,7 +73,7 @@ def open_writable(url: str | URL, *, in_memory: bool = True) -> SqlRunStore:
     shown = shown_url(url)
     path = sqlite_path(parsed)
     if path is not None:
-        _check_file(shown, path)
+        check_sqlite_file(shown, path)
     elif parsed.get_backend_name() == "sqlite" and not in_memory:
         raise StoreError(f"{shown} is an in-memory database: each worker would write its own "
                          "and lose it; give a file, e.g. sqlite:///runs.db")
@@ -96,8 +96,9 @@ def open_writable(url: str | URL, *, in_memory: bool = True) -> SqlRunStore:
     return store
 
 
-def _check_file(shown: str, path: Path) -> None:
-    """Refuse a SQLite path that cannot become a database file, naming why."""
+def check_sqlite_file(shown: str, path: Path) -> None:
+    """Refuse (StoreError, beginning with ``shown``) a SQLite path that cannot become a
+    database file: a directory, a path in a missing directory, not a regular file."""
     if path.is_dir():
         raise StoreError(f"{shown}: {path} is a directory, not a database file")
     parent = path.parent if str(path.parent) else Path(".")

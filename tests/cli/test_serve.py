@@ -69,11 +69,18 @@ def test_serve_with_a_scenario_that_is_not_there_names_the_file() -> None:
 
 
 @pytest.mark.slow
-def test_serve_refuses_a_database_in_a_missing_directory_before_serving(tmp_path: Path
-                                                                       ) -> None:
-    done = serve("--scenario", str(GUARDS_PASS), "--db", str(tmp_path / "nope" / "runs.db"))
+@pytest.mark.parametrize(("db", "says"), [
+    ("{tmp}/nope/runs.db", "--db {tmp}/nope/runs.db: the directory {tmp}/nope does not exist"),
+    ("sqlite:///{tmp}/nope/runs.db",
+     "--db sqlite:///{tmp}/nope/runs.db: the directory {tmp}/nope does not exist"),
+    ("{tmp}", "--db {tmp}: {tmp} is a directory, not a database file"),
+    ("sqlite:///{tmp}", "--db sqlite:///{tmp}: {tmp} is a directory, not a database file"),
+], ids=["a path", "a URL", "a directory's path", "a directory's URL"])
+def test_serve_refuses_a_sqlite_file_that_cannot_be_one_before_serving(
+        tmp_path: Path, db: str, says: str) -> None:
+    done = serve("--scenario", str(GUARDS_PASS), "--db", db.format(tmp=tmp_path))
     assert done.returncode == 2
-    assert "does not exist" in done.stderr and "nope" in done.stderr
+    assert done.stderr == f"harness-lab serve: {says.format(tmp=tmp_path)}\n"
     assert not (tmp_path / "nope").exists()
 
 
