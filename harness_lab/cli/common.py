@@ -138,7 +138,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "conform": {0: "every applicable scenario passed",
                 1: "a scenario failed or errored (each row says what differed)",
                 2: "usage error: a missing path, a bad adapter file, no URL and no --serve, "
-                   "a URL no request can go to or where nothing answers",
+                   "a URL no request can go to or where nothing answers, a --db serve "
+                   "could not open",
                 5: "no scenario selected"},
 }
 """Each command's own exit codes, printed under its help by :func:`exit_codes`."""

@@ -104,6 +104,13 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         tolerance = None if args.tolerance is None else Tolerance.parse(args.tolerance)
     except ValueError as exc:
         return fail("conform", f"--tolerance {exc}")
+    if args.db is not None:  # checked as serve checks it, once rather than for each serve
+        from harness_lab.live.store import database_url
+
+        try:
+            database_url(args.db)
+        except ValueError as exc:
+            return fail("conform", str(exc))
     paths = paths or list(DEFAULT_PATHS)
     if usage_problem("conform", paths, None):
         return EXIT_USAGE

@@ -112,3 +112,13 @@ def test_a_url_where_nothing_answers_is_one_line_before_any_scenario_plays(
     assert err.startswith(f"harness-lab conform: nothing answers at {url} (")
     assert err.endswith("give --serve to play against a serve of its own\n")
     assert len(err.splitlines()) == 1
+
+
+def test_a_database_serve_could_not_open_is_one_line_before_any_serve_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"sqlite:///{tmp_path}/nope/runs.db"
+    assert main(["conform", "--serve", str(SCENARIO), "--db", db]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"harness-lab conform: --db {db}: the directory {tmp_path}/nope does not "
+                   "exist\n")
