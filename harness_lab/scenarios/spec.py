@@ -9,6 +9,7 @@ them to the current run's N-th canonical invocation (``<run_id>-inv-N``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
@@ -568,7 +569,7 @@ class Expect(SpecModel):
 class Variant(SpecModel):
     """One named variant of a ``matrix`` list: dotted-path overrides and expectations."""
 
-    name: str
+    name: Name
     """The variant's name; the scenario becomes `name[variant]`."""
     set: dict[str, Any] = empty(dict)
     """Values to set, by dotted path (`config.deadline_s`, `faults.0.at_s`)."""
@@ -607,6 +608,18 @@ def check_tag(tag: str) -> str:
     return tag
 
 
+def check_name(name: str) -> str:
+    """``name`` when it holds no control character (an escape sequence, a carriage return, a
+    bidi override): a name is printed on terminals and in pytest's test ids; else ValueError."""
+    for position, char in enumerate(name):
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            raise ValueError(f"the name holds the control character {char!r} (character "
+                             f"{position + 1}); it is printed on terminals and in test ids: "
+                             "write it in plain text")
+    return name
+
+
+Name = Annotated[str, AfterValidator(check_name)]
 Tag = Annotated[str, AfterValidator(check_tag)]
 Axis = Annotated[list[Any], Field(min_length=1)]
 
@@ -617,7 +630,7 @@ class Scenario(SpecModel):
     model_config = ConfigDict(populate_by_name=True)
     schema_url: str | None = Field(None, alias="$schema")
     """The JSON Schema of the file, for editors (``harness-lab schema``); not read by runs."""
-    name: str
+    name: Name
     """A unique name (kebab-case); matrix variants become `name[variant]`."""
     description: str
     """One line: what the file demonstrates."""

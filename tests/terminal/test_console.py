@@ -62,26 +62,44 @@ def test_control_characters_are_written_as_their_escapes(text: str, shown: str) 
     assert printable(text) == shown
 
 
-def test_a_scenario_named_with_escape_sequences_cannot_rewrite_the_terminal(
+def test_text_from_a_scenario_file_cannot_rewrite_the_terminal(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from harness_lab.cli import main
 
     source = (OUTCOMES / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")
     hostile = tmp_path / "hostile.yaml"
-    hostile.write_text(source.replace("name: conclusion-guards-pass",
-                                      'name: "ok\\x1b[2K\\rFAKE\\u202e"'), encoding="utf-8")
+    hostile.write_text(source.replace(
+        "conclusion: The checkout database connection pool is exhausted.",
+        'conclusion: "pool exhausted\\x1b[2K\\rFAKE\\u202e"').replace(
+        "description: A conclusion whose evidence and semantics pass both guards is released "
+        "as a report.", 'description: "\\x1b[8mhidden\\x1b[0m A conclusion"'),
+        encoding="utf-8")
     logs = tmp_path / "logs"
-    for command in (["run", str(hostile), "--log-dir", str(logs)],
-                    ["run", str(hostile), "--no-log", "--format", "markdown"],
-                    ["show", str(hostile)]):
-        main(command)
-        out = capsys.readouterr().out
-        assert "ok\\x1b[2K" in out, command
-        assert not {"\x1b", "\r", "\u202e"} & set(out), command
+    assert main(["show", str(hostile)]) == 0
+    shown = capsys.readouterr().out
+    assert main(["run", str(hostile), "-q", "--log-dir", str(logs)]) == 0
+    capsys.readouterr()
     (log,) = logs.glob("*.jsonl")
-    main(["explain", str(log)])
-    out = capsys.readouterr().out
-    assert out.startswith("== ok\\x1b[2K\\rFAKE\\u202e / run run-000001\n")
+    assert main(["explain", str(log), "--question", "stored_status"]) == 0
+    explained = capsys.readouterr().out
+    assert "\\x1b[8mhidden\\x1b[0m A conclusion" in shown
+    assert "pool exhausted\\x1b[2K\\rFAKE\\u202e" in explained
+    for out in (shown, explained):
+        assert not {"\x1b", "\r", "\u202e"} & set(out)
+
+
+def test_a_name_with_a_control_character_is_refused_naming_file_line_and_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.cli import main
+
+    source = (OUTCOMES / "conclusion-guards-pass.yaml").read_text(encoding="utf-8")
+    hostile = tmp_path / "hostile.yaml"
+    hostile.write_text(source.replace("name: conclusion-guards-pass", 'name: "ok\\x1b[2K"'),
+                       encoding="utf-8")
+    assert main(["validate", str(hostile)]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{hostile}:2: name: Value error, the name holds the control character '\\x1b' "
+        "(character 3); it is printed on terminals and in test ids: write it in plain text")
 
 
 def test_a_file_problem_naming_a_hostile_key_is_printed_escaped(
