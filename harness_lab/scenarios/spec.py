@@ -611,6 +611,8 @@ def check_tag(tag: str) -> str:
 def check_name(name: str) -> str:
     """``name`` when it holds no control character (an escape sequence, a carriage return, a
     bidi override): a name is printed on terminals and in pytest's test ids; else ValueError."""
+    if name.isprintable():  # the usual name, at C speed (a sweep validates it per point)
+        return name
     for position, char in enumerate(name):
         if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
             raise ValueError(f"the name holds the control character {char!r} (character "
