@@ -261,9 +261,9 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
 
     Refused (SweepError) when the database holds no sweep, a different one, or one whose
     process still runs on this host, or runs on another host and beat within
-    :data:`~harness_lab.bounds.STALE_S` seconds, or when another process took it over first. Runs a
-    killed process left RUNNING are removed (their trace and invocations with them), so
-    they are played again.
+    :data:`~harness_lab.bounds.STALE_S` seconds, or when another process took it over
+    first. Runs a killed process left RUNNING are removed (their trace and invocations with
+    them), so they are played again.
     """
     try:
         create_tables(store.engine, claim_metadata)
