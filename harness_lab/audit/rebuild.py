@@ -164,8 +164,8 @@ _WIDE = 1 << 127
 
 def _count(value: Any, *, wide: bool = False) -> int:
     """A stored count or sequence number as a 64-bit integer, or 128-bit with ``wide`` (a
-    run's usage, which sums 64-bit counts); ValueError otherwise."""
-    if type(value) is int and INT_MIN <= value <= INT_MAX:
+    run's usage, which sums 64-bit counts), never negative; ValueError otherwise."""
+    if type(value) is int and 0 <= value <= INT_MAX:
         return value
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a whole number")
@@ -182,6 +182,8 @@ def _count(value: Any, *, wide: bool = False) -> int:
     low, high = (-_WIDE, _WIDE - 1) if wide else (INT_MIN, INT_MAX)
     if not low <= count <= high:
         raise ValueError(f"{str(value)[:40]!r} is not a {128 if wide else 64}-bit integer")
+    if count < 0:
+        raise ValueError(f"{count} is negative: a count is 0 or more")
     return count
 
 

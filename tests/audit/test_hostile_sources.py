@@ -60,6 +60,9 @@ def test_a_deeply_nested_detail_column_makes_its_run_unreadable_not_a_crash(
     ("tool_invocation", "tool", ["logs"]),
     ("tool_invocation", "error", {"message": "boom"}),
     ("sse_event", "data", 5),
+    ("diagnosis_run", "total_tokens", -100),
+    ("diagnosis_run", "tool_calls", "-3"),
+    ("tool_invocation", "size_bytes", -1.0),
 ])
 def test_a_stored_value_that_does_not_fit_its_column_names_file_line_table_and_column(
         outcomes: dict[str, RunRecord], tmp_path: Path,  # noqa: F811
