@@ -87,8 +87,15 @@ class Explanation:
 
 def explain(target: RunRecord | ScenarioResult | LogEntry,
             questions: tuple[str, ...] | None = None) -> Explanation:
-    """Answer doc §15's questions (all, or the ``questions`` keys, in order) for a run."""
+    """Answer doc §15's questions (all, or the ``questions`` keys, in order) for a run.
+    TypeError for anything else (a path: ``read_log(path)`` or ``run_paths([path])`` first)."""
     from harness_lab.record import RunRecord
+    from harness_lab.runner.run import ScenarioResult
+
+    if not isinstance(target, RunRecord | ScenarioResult) and not hasattr(target, "result"):
+        raise TypeError(f"explain takes a RunRecord, a ScenarioResult or a log entry, not "
+                        f"{type(target).__name__}; read_log(path) or run_paths([path]) gives "
+                        "them from a file")
 
     keys = tuple(QUESTIONS) if questions is None else questions
     unknown = [k for k in keys if k not in QUESTIONS]

@@ -396,7 +396,11 @@ def _observe(handle: RunHandle, plan: FaultPlan | None) -> dict[str, Any]:
 def run_scenario(scenario: LoadedScenario | Scenario, *, store: RunStore | None = None,
                  update_snapshots: bool = False) -> ScenarioResult:
     """Run one scenario (variant); ``update_snapshots`` writes its snapshot (if it keeps one)
-    instead of comparing with it."""
+    instead of comparing with it. TypeError for a path: files are run by :func:`run_paths`."""
+    if not isinstance(scenario, LoadedScenario | Scenario):
+        raise TypeError(f"run_scenario takes a loaded scenario (load_file(path)[0]) or a "
+                        f"Scenario, not {type(scenario).__name__}; run_paths([path]) runs "
+                        "files")
     return ScenarioRun(scenario, store=store, update_snapshots=update_snapshots).run()
 
 

@@ -149,3 +149,9 @@ def test_a_timeout_names_when_it_was_taken_and_the_cancel_that_lost_to_it() -> N
     assert "deadline at t=5 s was found passed at t=5 s" in text
     assert "0 s late" in text
     assert "CANCELLED (USER_REQUESTED) at t=7 (TERMINATION_REJECTED t=7 REJECTED)" in text
+
+
+def test_a_path_given_to_explain_is_a_type_error_saying_what_reads_files() -> None:
+    with pytest.raises(TypeError, match=r"^explain takes a RunRecord, a ScenarioResult or a log "
+                                        r"entry, not str; read_log\(path\) or run_paths"):
+        explain("harness_logs/run.jsonl")  # type: ignore[arg-type]

@@ -236,3 +236,11 @@ def test_the_library_on_a_database_gives_the_records_of_the_default_in_memory_st
         assert [t.to_dict() for t in on_database.turns] == [
             t.to_dict() for t in in_memory.turns], item.scenario.name
         assert on_database.stored_row == in_memory.stored_row, item.scenario.name
+
+
+def test_a_path_given_to_run_scenario_is_a_type_error_naming_run_paths() -> None:
+    from harness_lab.runner import run_scenario
+
+    with pytest.raises(TypeError, match=r"^run_scenario takes a loaded scenario .* not str; "
+                                        r"run_paths\(\[path\]\) runs files$"):
+        run_scenario("scenarios/outcomes/conclusion-guards-pass.yaml")  # type: ignore[arg-type]
