@@ -6,6 +6,7 @@ named setting here (SPEC §5), so a user can switch it and compare outcomes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -78,6 +79,19 @@ class HarnessConfig:
     authorized_tools: frozenset[str] | None = None  # None: every registered tool
     policy: Policy = field(default_factory=Policy)
     defects: frozenset[Defect] = frozenset()  # test-only seeded bugs (harness_lab.defects)
+
+    def __post_init__(self) -> None:
+        # the rules a scenario file's config block states too (its JSON Schema, for editors)
+        if not (math.isfinite(self.deadline_s) and self.deadline_s > 0):
+            raise ValueError(f"HarnessConfig: deadline_s must be a finite number of seconds "
+                             f"> 0, got {self.deadline_s!r}")
+        for name, least in (("no_gain_threshold", 1), ("protocol_violation_threshold", 1),
+                            ("history_limit", 0), ("projection_max_items", 1),
+                            ("projection_max_bytes", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"HarnessConfig: {name} must be a whole number >= {least}, "
+                                 f"got {value!r}")
 
     def with_(self, **changes: Any) -> HarnessConfig:
         """A copy with ``changes`` applied (``policy`` and ``budget`` take mappings too)."""
