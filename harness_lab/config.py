@@ -92,6 +92,11 @@ class HarnessConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"HarnessConfig: {name} must be a whole number >= {least}, "
                                  f"got {value!r}")
+        for kind in ("model_calls", "tool_calls", "tokens", "bytes"):
+            limit = getattr(self.budget, kind)
+            if limit is not None and (isinstance(limit, bool) or limit < 0):
+                raise ValueError(f"HarnessConfig: budget.{kind} must be a whole number >= 0 "
+                                 f"or None (unlimited), got {limit!r}")
 
     def with_(self, **changes: Any) -> HarnessConfig:
         """A copy with ``changes`` applied (``policy`` and ``budget`` take mappings too)."""
