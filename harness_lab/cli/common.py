@@ -88,7 +88,8 @@ _OUT = ("usage error: a missing path, an unknown matrix variant, or an --out tha
 COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
     "run": {0: "every expectation and invariant held",
             1: "one did not, or a scenario errored or could not be loaded, or the runs "
-               "could not be sent to --otlp or written to --otlp-file",
+               "could not be sent to --otlp or written to --otlp-file, or the run log "
+               "stopped being writable (said)",
             2: f"{_OUT}; or a --log-dir where no run log can be written, or an --otlp "
                "URL that is not http(s) or a missing otel extra, or an --otlp-file that "
                "cannot be written as --out cannot", 5: _NOTHING,

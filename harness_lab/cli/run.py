@@ -81,6 +81,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _report_snapshots(results, paths, args.update_snapshots, stream)
     if logged is not None and not args.quiet:
         print(f"log: {logged}", file=sys.stderr)
+    elif log is not None and log.failed is not None:
+        print(f"log: not written ({printable(log.failed)})", file=sys.stderr)
     if args.out and not written:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -88,7 +90,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     exported = _export_otlp(results, otlp, started_at.timestamp()) if otlp else 0
     if args.otlp_file:
         exported = _write_otlp_file(results, args.otlp_file, started_at.timestamp()) or exported
-    return written or exported or (EXIT_FAILED if not results.ok else 0)
+    log_lost = log is not None and log.failed is not None
+    return written or exported or (EXIT_FAILED if not results.ok or log_lost else 0)
 
 
 def _runs_of(results: ResultSet) -> list[tuple[str | None, RunRecord]]:

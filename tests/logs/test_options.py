@@ -131,3 +131,30 @@ def test_a_writer_on_a_full_disk_raises_rather_than_claiming_a_log() -> None:
         with contextlib.suppress(OSError):  # the unwritten header is flushed again
             full.close()
     assert caught.value.strerror == "No space left on device"
+
+
+def _file_size_limited_to(limit: int) -> None:
+    """In the child: files it writes stop growing at ``limit`` bytes, as on a full disk (a
+    write past it fails with EFBIG instead of killing the process)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_run_whose_log_stopped_being_writable_exits_1_though_every_run_passed(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "harness_lab", "run", f"{OUTCOMES}/missing-context.yaml",
+         "--format", "csv", "--log-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+        preexec_fn=lambda: _file_size_limited_to(600))
+    assert done.stdout.splitlines()[1].startswith("missing-context,")
+    assert "cannot write the run log" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"log: not written ({tmp_path}/")
+    assert done.stderr.splitlines()[-1].endswith(": File too large)")
+    assert done.returncode == 1, done.stderr
