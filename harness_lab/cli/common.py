@@ -25,13 +25,14 @@ from harness_lab.terminal.console import printable
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
     from harness_lab.runner.results import ResultSet
-    from harness_lab.runner.run import ScenarioResult
+    from harness_lab.runner.run import PlannedRun, ScenarioResult
 
 __all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
            "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
            "mapping_failure", "no_scenarios_message", "otlp_option", "otlp_send", "out_problem",
-           "output_format", "port_number", "read_mapping", "selected_results", "usage_problem"]
+           "output_format", "port_number", "read_mapping", "selected_plan", "selected_results",
+           "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -275,7 +276,6 @@ def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
 
 
 def _cell(value: Any, joiner: str) -> str:
-    from harness_lab.terminal.console import printable
     from harness_lab.terminal.tables import human
 
     if isinstance(value, str):
@@ -326,6 +326,26 @@ def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]
             f"(exit {EXIT_NO_SCENARIOS})")
 
 
+def selected_plan(command: str, paths: Sequence[str], tags: Sequence[str],
+                  out: str | None) -> list[PlannedRun] | int:
+    """The run plan of what ``paths`` and ``tags`` select, none of it run yet, or the exit
+    code to stop with (said): a usage error (a missing path, an unknown ``FILE[variant]``, an
+    ``--out`` that cannot be written), or nothing selected."""
+    from harness_lab.runner.run import SelectionError, plan_paths
+
+    problem = usage_problem(command, paths, out)
+    if problem:
+        return problem
+    try:
+        plan = plan_paths(paths, tags=tags)
+    except SelectionError as exc:
+        return fail(command, str(exc))
+    if not plan:
+        print(no_scenarios_message(command, paths, tags), file=sys.stderr)
+        return EXIT_NO_SCENARIOS
+    return plan
+
+
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
                      out: str | None, *, progress_enabled: bool | None = None,
                      on_result: Callable[[ScenarioResult], None] | None = None,
@@ -340,19 +360,12 @@ def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],
     ``update_snapshots`` writes snapshots instead of comparing with them; ``wall_times``, when
     given, gets the seconds each scenario took to run, in order.
     """
-    from harness_lab.runner.run import SelectionError, plan_paths, run_plan
+    from harness_lab.runner.run import run_plan
     from harness_lab.terminal.progress import progress, progress_wanted
 
-    problem = usage_problem(command, paths, out)
-    if problem:
-        return problem
-    try:
-        plan = plan_paths(paths, tags=tags)
-    except SelectionError as exc:
-        return fail(command, str(exc))
-    if not plan:
-        print(no_scenarios_message(command, paths, tags), file=sys.stderr)
-        return EXIT_NO_SCENARIOS
+    plan = selected_plan(command, paths, tags, out)
+    if isinstance(plan, int):
+        return plan
     enabled = progress_wanted() if progress_enabled is None else progress_enabled
     with progress(len(plan), "scenario runs", enabled=enabled) as advance:
         started = [time.perf_counter()]

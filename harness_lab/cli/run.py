@@ -26,6 +26,7 @@ from harness_lab.cli.common import (
     otlp_send,
     out_problem,
     output_format,
+    selected_plan,
     selected_results,
     usage_problem,
 )
@@ -87,7 +88,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"wrote {len(results)} row(s) as {fmt} to {args.out}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _annotate(results, data_on_stdout=fmt != "table" and (not args.out or bool(written)))
-    exported = _export_otlp(results, otlp, started_at.timestamp()) if otlp else 0
+    exported = otlp_send("run", _runs_of(results), otlp, started_at.timestamp()) if otlp else 0
     if args.otlp_file:
         exported = _write_otlp_file(results, args.otlp_file, started_at.timestamp()) or exported
     log_lost = log is not None and log.failed is not None
@@ -115,14 +116,6 @@ def _write_otlp_file(results: ResultSet, path: str, epoch: float) -> int:
     print(f"otlp: {written.spans:,} span(s) of {written.runs:,} run(s) written to {path}",
           file=sys.stderr)
     return 0
-
-
-def _export_otlp(results: ResultSet, url: str, epoch: float) -> int:
-    """Send every run of ``results`` (earlier turns included) to ``url``, virtual second 0
-    placed at ``epoch``; 0, or :data:`EXIT_FAILED` (said) when they could not be sent."""
-    return otlp_send("run", _runs_of(results), url, epoch)
-
-
 
 
 def _annotate(results: ResultSet, *, data_on_stdout: bool) -> None:
@@ -246,17 +239,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from harness_lab.runner.run import SelectionError, plan_paths
-
-    if usage_problem("show", args.scenario, None):
-        return EXIT_USAGE
-    try:
-        plan = plan_paths(args.scenario)
-    except SelectionError as exc:
-        return fail("show", str(exc))
-    if not plan:
-        print(no_scenarios_message("show", args.scenario, ()), file=sys.stderr)
-        return EXIT_NO_SCENARIOS
+    plan = selected_plan("show", args.scenario, (), None)
+    if isinstance(plan, int):
+        return plan
     width = width_of(sys.stdout)
     status = 0
     for entry in plan:

@@ -106,20 +106,16 @@ def serve(args: argparse.Namespace) -> int:
     if args.scenario is None and args.provider_url is None:
         return fail("serve", "say where the providers are: --scenario FILE (its scripted "
                              "providers) or --provider-url URL (an OpenAI-compatible endpoint)")
-    if not args.time_scale > 0:
-        return fail("serve", f"--time-scale must be > 0, got {args.time_scale}")
-    if args.workers < 1:
-        return fail("serve", f"--workers must be >= 1, got {args.workers}")
-    if not args.grace >= 0:
-        return fail("serve", f"--grace must be >= 0 seconds, got {args.grace}")
-    if not args.stop_wait >= 0:
-        return fail("serve", f"--stop-wait must be >= 0 seconds, got {args.stop_wait}")
-    if not args.header_timeout > 0:
-        return fail("serve", f"--header-timeout must be > 0 seconds, got {args.header_timeout}")
-    if not args.body_timeout > 0:
-        return fail("serve", f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
-    if not args.keepalive > 0:
-        return fail("serve", f"--keepalive must be > 0 seconds, got {args.keepalive}")
+    for flag, value, ok, rule in (  # comparisons a NaN fails, so a NaN is refused too
+            ("--time-scale", args.time_scale, args.time_scale > 0, "> 0"),
+            ("--workers", args.workers, args.workers >= 1, ">= 1"),
+            ("--grace", args.grace, args.grace >= 0, ">= 0 seconds"),
+            ("--stop-wait", args.stop_wait, args.stop_wait >= 0, ">= 0 seconds"),
+            ("--header-timeout", args.header_timeout, args.header_timeout > 0, "> 0 seconds"),
+            ("--body-timeout", args.body_timeout, args.body_timeout > 0, "> 0 seconds"),
+            ("--keepalive", args.keepalive, args.keepalive > 0, "> 0 seconds")):
+        if not ok:
+            return fail("serve", f"{flag} must be {rule}, got {value}")
     otlp = otlp_option("serve", args.otlp)
     if isinstance(otlp, int):
         return otlp
@@ -139,16 +135,15 @@ def serve(args: argparse.Namespace) -> int:
     except (SourceError, ValueError) as exc:
         return fail("serve", str(exc))
     instance_id = uuid.uuid4().hex[:12]
+    db = f"--db {shown_url(args.db)}"
     try:
         store = open_store(url, owner=instance_id)
     except DRIVER_REFUSALS as exc:
-        return fail("serve", f"--db {shown_url(args.db)}: cannot open the database: "
-                             f"{one_line(exc)}")
+        return fail("serve", f"{db}: cannot open the database: {one_line(exc)}")
     except ImportError as exc:  # the URL names a driver that is not installed
-        return fail("serve", f"--db {shown_url(args.db)}: {missing_driver(parse_url(url), exc)}")
+        return fail("serve", f"{db}: {missing_driver(parse_url(url), exc)}")
     except (ValueError, TypeError) as exc:  # a URL option the driver cannot take
-        return fail("serve", f"--db {shown_url(args.db)}: an option of the URL is not one the "
-                             f"driver takes: {exc}")
+        return fail("serve", f"{db}: an option of the URL is not one the driver takes: {exc}")
     try:
         sock = _listen(args.host, args.port)
     except OSError as exc:
@@ -164,8 +159,7 @@ def serve(args: argparse.Namespace) -> int:
         early.release()
         store.close()
         sock.close()
-        return fail("serve", f"--db {shown_url(args.db)}: cannot register this server: "
-                             f"{one_line(exc)}")
+        return fail("serve", f"{db}: cannot register this server: {one_line(exc)}")
     clock = WallClock(args.time_scale)
     exported = None
     if otlp is not None:  # each run, once finished, queued for a thread of its own to send
