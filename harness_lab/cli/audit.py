@@ -39,8 +39,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                              "that)")
     if args.format == "json":
         print(json.dumps(tally.to_dict(str(args.source)), indent=2, ensure_ascii=False))
-        return 0 if tally.ok else 1
-    _print(tally)
+    else:
+        _print(tally)
     return 0 if tally.ok else 1
 
 

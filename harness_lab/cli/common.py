@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
-           "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "format_rows",
+           "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "filled", "format_rows",
            "mapping_failure", "no_scenarios_message", "otlp_option", "otlp_send", "out_problem",
            "output_format", "port_number", "read_mapping", "selected_plan", "selected_results",
            "usage_problem"]
@@ -238,6 +238,15 @@ def exit_codes(command: str) -> str:
     lines = ["exit codes:"]
     lines += [f"  {code:<5}{meaning}" for code, meaning in COMMAND_EXIT_CODES[command].items()]
     return "\n".join(lines) + "\n"
+
+
+def filled(text: str, width: int, indent: str = "") -> str:
+    """``text`` wrapped to ``width`` columns, each line after the first starting with
+    ``indent``, never breaking a word or at a hyphen (a path or ``key=value`` stays whole)."""
+    import textwrap
+
+    return textwrap.fill(text, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 FORMATS = ("table", "csv", "json", "markdown", "html", "junit")

@@ -20,6 +20,7 @@ from harness_lab.cli.common import (
     EXIT_USAGE,
     add_command,
     fail,
+    filled,
     port_number,
     usage_problem,
 )
@@ -156,16 +157,12 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     print_table(rows, [Column("scenario", "scenario", name=True),
                        Column("verdict", "verdict", style=lambda v: _VERDICT_STYLE.get(v)),
                        Column("run_state", "live run state"), Column("parity", "= simulated")])
-    import textwrap
-
     from harness_lab.terminal.console import width_of
 
     width = max(width_of(sys.stdout), 40)
     for row in rows:  # the reasons wrapped to the terminal, as diff's details are
         if row["why"] != "-":
-            print(textwrap.fill(f"{row['scenario']} ({row['verdict']}): {row['why']}", width,
-                                subsequent_indent="    ", break_long_words=False,
-                                break_on_hyphens=False))
+            print(filled(f"{row['scenario']} ({row['verdict']}): {row['why']}", width, "    "))
     c = report.counts()
     figure = f"{report.parity:.1%}" if report.parity is not None else "-"
     print(f"\n{c['scenarios']} scenario(s): {c['pass']} pass, {c['fail']} fail, "

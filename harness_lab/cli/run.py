@@ -20,6 +20,7 @@ from harness_lab.cli.common import (
     add_command,
     emit,
     fail,
+    filled,
     format_rows,
     no_scenarios_message,
     otlp_option,
@@ -257,13 +258,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _show(result: ScenarioResult, width: int) -> None:
     """The scenario's heading and verdict, wrapped to ``width`` (they are read whole), then
     its timeline."""
-    import textwrap
-
-    wrap = textwrap.TextWrapper(width, subsequent_indent="   ", break_long_words=False,
-                                break_on_hyphens=False)
-    print(wrap.fill(printable(f"== {result.scenario}: {result.description}")))
-    print(wrap.fill(f"   {_states(result)}; expected {result.expected_text}; "
-                    f"invariants {result.invariants_text}"))
+    print(filled(printable(f"== {result.scenario}: {result.description}"), width, "   "))
+    print(filled(f"   {_states(result)}; expected {result.expected_text}; "
+                 f"invariants {result.invariants_text}", width, "   "))
     r = result.record
     if r is not None:
         _timeline(r.sse_events, r.trace, "", width)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from harness_lab.cli.common import (
     EXIT_USAGE,
     add_command,
     fail,
+    filled,
     format_rows,
     otlp_option,
     otlp_send,
@@ -50,18 +52,16 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
-def _positive(text: str) -> int:
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least(floor: int) -> Callable[[str], int]:
+    """The argparse ``type`` of a whole number of at least ``floor``."""
 
+    def whole(text: str) -> int:
+        value = _whole(text)
+        if value < floor:
+            raise argparse.ArgumentTypeError(f"must be at least {floor}, got {value}")
+        return value
 
-def _not_negative(text: str) -> int:
-    value = _whole(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    return whole
 
 
 def _workers(text: str) -> int:
@@ -111,13 +111,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _print_summary(summary: dict[str, Any]) -> None:
     """The sweep's ``key=value`` summary on standard error, wrapped to its width between
     pairs (never inside one)."""
-    import textwrap
-
     from harness_lab.terminal.console import width_of
 
     pairs = "  ".join(f"{k}={v}" for k, v in summary.items())
-    print(textwrap.fill(pairs, width_of(sys.stderr), break_long_words=False,
-                        break_on_hyphens=False), file=sys.stderr)
+    print(filled(pairs, width_of(sys.stderr)), file=sys.stderr)
 
 
 def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
@@ -344,7 +341,7 @@ def register(sub: Any) -> None:
     """Add ``harness-lab sweep``."""
     p = add_command(sub, "sweep", func=_cmd_sweep)
     p.add_argument("file", help="a scenario file (its sweep: block sets the distributions)")
-    p.add_argument("--samples", type=_positive, default=1000, metavar="N",
+    p.add_argument("--samples", type=_at_least(1), default=1000, metavar="N",
                    help="samples per grid point")
     p.add_argument("--seed", type=_whole, default=0, metavar="N",
                    help="the random seed of the first sample")
@@ -355,7 +352,7 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep --persist's database holds (same file, seed, grid "
                         "and --set): run only the samples it does not hold yet")
-    p.add_argument("--commit-every", type=_positive, default=256, metavar="N",
+    p.add_argument("--commit-every", type=_at_least(1), default=256, metavar="N",
                    help="persisted runs per transaction (default 256; 1: run by run)")
     p.add_argument("--no-invariants", action="store_true",
                    help="do not check the lifecycle invariants on every sample")
@@ -379,10 +376,10 @@ def register(sub: Any) -> None:
                    help="show a progress bar even when standard error is not a terminal "
                         "(on a terminal it is shown unless --quiet)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--keep-failures", type=_not_negative, default=20, metavar="N",
+    p.add_argument("--keep-failures", type=_at_least(0), default=20, metavar="N",
                    help="failing samples kept per grid point, the first in sample order, as "
                         "summaries (default 20)")
-    p.add_argument("--keep-every", type=_not_negative, default=0, metavar="K",
+    p.add_argument("--keep-every", type=_at_least(0), default=0, metavar="K",
                    help="also keep the full record of every K-th sample")
     p.add_argument("--records-out", metavar="JSON",
                    help="write the kept failures and records to this JSON")
