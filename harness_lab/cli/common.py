@@ -271,7 +271,7 @@ def format_rows(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str
     if fmt == "json":
         return json.dumps([{c: row.get(c) for c in columns} for row in rows], indent=2) + "\n"
     if fmt == "markdown":
-        return _markdown([[_cell(row.get(c), "<br>") for c in columns] for row in rows], columns)
+        return _markdown([[_cell(row.get(c)) for c in columns] for row in rows], columns)
     from harness_lab.terminal.tables import Column, print_table
 
     buf = io.StringIO()
@@ -284,11 +284,11 @@ def _markdown(cells: Sequence[Sequence[str]], columns: Sequence[str]) -> str:
     return "\n".join(["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|", *body]) + "\n"
 
 
-def _cell(value: Any, joiner: str) -> str:
+def _cell(value: Any) -> str:
     from harness_lab.terminal.tables import human
 
     if isinstance(value, str):
-        return joiner.join(map(printable, value.splitlines()))
+        return "<br>".join(map(printable, value.splitlines()))
     return human(value)
 
 

@@ -32,28 +32,21 @@ def split_log_ref(text: str) -> tuple[Path, str | None] | None:
 
 def _targets(run: str) -> Iterator[Any]:
     """The scenario results (or log entries) that ``run`` names; raise LookupError or
-    ValueError with a message for a usage error."""
-    from harness_lab.logs.reader import LogError
+    ValueError (a LogError, a SelectionError) with a message for a usage error."""
     from harness_lab.logs.sources import read_noted
 
     logged = split_log_ref(run)
     if logged is not None:
         path, ref = logged
-        try:
-            log = read_noted(path)
-        except LogError as exc:
-            raise ValueError(str(exc)) from None
+        log = read_noted(path)
         if ref is None:
             yield from log.entries
         else:
             yield log.find(ref)
         return
-    from harness_lab.runner.run import SelectionError, plan_paths
+    from harness_lab.runner.run import plan_paths
 
-    try:
-        plan = plan_paths([run])
-    except SelectionError as exc:
-        raise ValueError(str(exc)) from None
+    plan = plan_paths([run])
     if not plan:
         logs = sorted(Path(run).glob("*.jsonl")) if Path(run).is_dir() else []
         hint = (f"; it holds run logs: name one, e.g. {logs[-1]}#SCENARIO" if logs else "")
