@@ -36,7 +36,7 @@ from harness_lab.audit.otlp_names import (
 )
 from harness_lab.audit.otlp_rows import TracedSpan, check_parents, owners, run_rows
 from harness_lab.audit.rebuild import parse_line
-from harness_lab.audit.sources import RunRows, SourceError, json_lines
+from harness_lab.audit.sources import RunRows, SourceError, json_lines, json_value, reading
 from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import INT_MAX, INT_MIN
 
@@ -307,26 +307,16 @@ def _read(where: Path, reader: _Reader) -> None:
         return
     reader.request(data, first[0])
     for number, text in lines:
-        try:
-            reader.request(parse_line(text, source=str(where), line=number), number)
-        except JsonInputError as exc:
-            raise SourceError(str(exc)) from None
+        reader.request(json_value(text, where, number), number)
 
 
 def _document(path: Path) -> Any:
     """The file as one JSON document, within the bounded reader's size."""
-    try:
+    with reading(path):
         size = os.stat(path).st_size
         if size > MAX_JSON_BYTES:
             raise SourceError(f"{path}: its first line is not JSON and the whole file, "
                               f"{size:,} bytes, is more than the {MAX_JSON_BYTES:,} read as "
                               "one document")
         text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return parse_line(text, source=str(path))
-    except JsonInputError as exc:
-        raise SourceError(str(exc)) from None
+    return json_value(text, path)
