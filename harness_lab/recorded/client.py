@@ -22,6 +22,7 @@ import httpx
 from harness_lab.bounded_json import JsonInputError, NotJsonError, parse_json
 from harness_lab.errors import ProviderError
 from harness_lab.ports import TokenUsage
+from harness_lab.recorded.divergence import preview
 
 __all__ = ["ChatCompletion", "ChatToolCall", "DEFAULT_BASE_URL", "JsonEndpoint",
            "OpenAICompatibleClient", "encode_body", "http_client", "parse_completion",
@@ -298,8 +299,3 @@ def _error_message(response: httpx.Response) -> str:
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-
-def preview(value: Any, limit: int = 200) -> str:
-    """``value`` as text for an error message, cut to ``limit`` characters and ``...``."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."
