@@ -179,8 +179,7 @@ class _Reader:
         """Check every trace's parents and find its runs; how many runs there are."""
         for trace, spans in self.traces.items():
             check_parents(self.path, trace, spans)
-            owner = owners(spans, self.names.run_span)
-            self.owners[trace] = owner
+            self.owners[trace] = owners(spans, self.names.run_span)
         return sum(1 for owner in self.owners.values() for span, run in owner.items()
                    if span == run)
 

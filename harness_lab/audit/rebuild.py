@@ -170,7 +170,7 @@ def _count(value: Any, *, wide: bool = False) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a whole number")
     text = value.strip() if isinstance(value, str) else None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):  # not a boolean: refused above
         count = value
     elif text is not None and text.lstrip("-").isdigit() and len(text) <= (40 if wide else 20):
         count = int(text)
