@@ -134,9 +134,8 @@ def reading(path: str | Path) -> Iterator[None]:
 
 
 def json_value(text: str, path: str | Path, line: int | None = None) -> Any:
-    """The JSON value of ``text``, line ``line`` of ``path`` (None: the whole file), as
-    :func:`~harness_lab.audit.rebuild.parse_line` reads it; SourceError naming the file
-    and line for JSON this toolkit does not read."""
+    """:func:`~harness_lab.audit.rebuild.parse_line`'s value of ``text``, line ``line`` of
+    ``path`` (None: all of it); SourceError, naming both, for JSON this toolkit does not read."""
     try:
         return parse_line(text, source=str(path), line=line)
     except JsonInputError as exc:
