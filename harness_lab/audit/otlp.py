@@ -134,8 +134,7 @@ class _Reader:
                 span.events.append((ours, time, {k: v for k, v in attrs.items()
                                                  if k in TRACE_KEYS or k.startswith(DETAIL)}))
             elif ours in SSE_NAMES:
-                span.events.append((ours, time, {k: v for k, v in attrs.items()
-                                                 if k in SSE_KEYS}))
+                span.events.append((ours, time, {k: v for k, v in attrs.items() if k in SSE_KEYS}))
         status = data.get("status")
         status = {} if status is None else status
         if not isinstance(status, dict):
@@ -216,8 +215,7 @@ def _nanos(reader: _Reader, value: Any, where: str) -> int:
         raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a time in "
                           "nanoseconds (a whole number as a string)")
     if not 0 <= number <= _UINT64:
-        raise SourceError(f"{reader.path}:{where}: {value} is outside the unsigned 64-bit "
-                          "range")
+        raise SourceError(f"{reader.path}:{where}: {value} is outside the unsigned 64-bit range")
     return number
 
 
@@ -241,14 +239,12 @@ def _any(reader: _Reader, value: Any, where: str) -> Any:
         return _DOUBLES[given]
     items = given.get("values", []) if isinstance(given, dict) else None
     if kind == "arrayValue" and isinstance(items, list):
-        return [_any(reader, v, f"{where}.arrayValue.values[{n}]")
-                for n, v in enumerate(items)]
+        return [_any(reader, v, f"{where}.arrayValue.values[{n}]") for n, v in enumerate(items)]
     if kind == "kvlistValue" and isinstance(items, list) and all(
             isinstance(p, dict) and isinstance(p.get("key"), str) for p in items):
         return {p["key"]: _any(reader, p.get("value", {}), f"{where}.kvlistValue.values[{n}]")
                 for n, p in enumerate(items)}
-    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a valid "
-                      f"{kind}")
+    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a valid {kind}")
 
 
 def _int(reader: _Reader, value: Any, where: str) -> int:
@@ -259,8 +255,7 @@ def _int(reader: _Reader, value: Any, where: str) -> int:
     elif text is not None and text.lstrip("-").isdigit() and len(text) <= 20:
         number = int(text)
     else:
-        raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a 64-bit "
-                          "integer")
+        raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a 64-bit integer")
     if not INT_MIN <= number <= INT_MAX:
         raise SourceError(f"{reader.path}:{where}: {str(value)[:40]} is outside the signed "
                           "64-bit range")

@@ -325,8 +325,7 @@ _COLUMNS: dict[str, tuple[tuple[str, Callable[[Any], Any]], ...]] = {
 :func:`_column_error` checks, one column at a time, to name the one that does not fit)."""
 
 
-def _column_error(tables: Mapping[str, Sequence[Mapping[str, Any]] | None]
-                  ) -> ColumnError | None:
+def _column_error(tables: Mapping[str, Sequence[Mapping[str, Any]] | None]) -> ColumnError | None:
     """The first stored value of ``tables`` (by table name, each its run's rows) that does
     not fit its column, or None."""
     for table, rows in tables.items():

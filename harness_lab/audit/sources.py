@@ -345,10 +345,9 @@ class SqlReader:
                         batch = [dict(zip(keys, r, strict=True)) for r in part]
                         if "run_id" not in batch[0]:
                             theirs = self.run_columns.get("run_id", "run_id")
-                            raise SourceError(f"{shown_url(self.url)}: table "
-                                              f"{self.run_table} has no "
-                                              f"column {theirs} (the run id; map it with "
-                                              f"--mapping)")
+                            raise SourceError(f"{shown_url(self.url)}: table {self.run_table} "
+                                              f"has no column {theirs} (the run id; map it "
+                                              "with --mapping)")
                         yield batch
         except SQLAlchemyError as exc:
             raise _unreadable(self.url, exc) from None

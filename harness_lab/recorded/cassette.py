@@ -422,8 +422,7 @@ class _Tracker:
             steps.append(noted("passthrough", status=status))
         return response
 
-    def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str
-              ) -> CassetteMiss:
+    def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str) -> CassetteMiss:
         cass = self.cass
         live = cass.filter_request(VcrRequest(request.method, str(request.url), body,
                                               dict(request.headers)))

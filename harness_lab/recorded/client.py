@@ -206,8 +206,7 @@ class OpenAICompatibleClient(JsonEndpoint):
         """Send one chat completion and parse the first choice; raise ProviderError."""
         body = self.request_body(messages, tools=tools, json_output=json_output,
                                  tool_choice=tool_choice, max_tokens=max_tokens)
-        response = self._post(encode_body(body), self.headers(), "chat completion",
-                              ProviderError)
+        response = self._post(encode_body(body), self.headers(), "chat completion", ProviderError)
         return parse_completion(response, self.url)
 
 
