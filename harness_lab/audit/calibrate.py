@@ -23,8 +23,7 @@ from harness_lab.record import RunRecord
 from harness_lab.states import TraceEventStatus, TraceEventType
 from harness_lab.trace import TraceEvent
 
-__all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "observe",
-           "sweep_yaml"]
+__all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "observe", "sweep_yaml"]
 
 QUANTILES = 21
 """Values kept by an empirical fit: the 0th, 5th, ..., 100th percentiles."""

@@ -36,7 +36,7 @@ from harness_lab.audit.otlp_names import (
 )
 from harness_lab.audit.otlp_rows import TracedSpan, check_parents, owners, run_rows
 from harness_lab.audit.rebuild import parse_line
-from harness_lab.audit.sources import RunRows, SourceError, json_lines
+from harness_lab.audit.sources import RunRows, SourceError, json_lines, json_value, reading
 from harness_lab.bounded_json import MAX_JSON_BYTES, JsonInputError
 from harness_lab.bounds import INT_MAX, INT_MIN
 
@@ -134,8 +134,7 @@ class _Reader:
                 span.events.append((ours, time, {k: v for k, v in attrs.items()
                                                  if k in TRACE_KEYS or k.startswith(DETAIL)}))
             elif ours in SSE_NAMES:
-                span.events.append((ours, time, {k: v for k, v in attrs.items()
-                                                 if k in SSE_KEYS}))
+                span.events.append((ours, time, {k: v for k, v in attrs.items() if k in SSE_KEYS}))
         status = data.get("status")
         status = {} if status is None else status
         if not isinstance(status, dict):
@@ -179,8 +178,7 @@ class _Reader:
         """Check every trace's parents and find its runs; how many runs there are."""
         for trace, spans in self.traces.items():
             check_parents(self.path, trace, spans)
-            owner = owners(spans, self.names.run_span)
-            self.owners[trace] = owner
+            self.owners[trace] = owners(spans, self.names.run_span)
         return sum(1 for owner in self.owners.values() for span, run in owner.items()
                    if span == run)
 
@@ -217,8 +215,7 @@ def _nanos(reader: _Reader, value: Any, where: str) -> int:
         raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a time in "
                           "nanoseconds (a whole number as a string)")
     if not 0 <= number <= _UINT64:
-        raise SourceError(f"{reader.path}:{where}: {value} is outside the unsigned 64-bit "
-                          "range")
+        raise SourceError(f"{reader.path}:{where}: {value} is outside the unsigned 64-bit range")
     return number
 
 
@@ -242,14 +239,12 @@ def _any(reader: _Reader, value: Any, where: str) -> Any:
         return _DOUBLES[given]
     items = given.get("values", []) if isinstance(given, dict) else None
     if kind == "arrayValue" and isinstance(items, list):
-        return [_any(reader, v, f"{where}.arrayValue.values[{n}]")
-                for n, v in enumerate(items)]
+        return [_any(reader, v, f"{where}.arrayValue.values[{n}]") for n, v in enumerate(items)]
     if kind == "kvlistValue" and isinstance(items, list) and all(
             isinstance(p, dict) and isinstance(p.get("key"), str) for p in items):
         return {p["key"]: _any(reader, p.get("value", {}), f"{where}.kvlistValue.values[{n}]")
                 for n, p in enumerate(items)}
-    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a valid "
-                      f"{kind}")
+    raise SourceError(f"{reader.path}:{where}.{kind}: {repr(given)[:60]} is not a valid {kind}")
 
 
 def _int(reader: _Reader, value: Any, where: str) -> int:
@@ -260,8 +255,7 @@ def _int(reader: _Reader, value: Any, where: str) -> int:
     elif text is not None and text.lstrip("-").isdigit() and len(text) <= 20:
         number = int(text)
     else:
-        raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a 64-bit "
-                          "integer")
+        raise SourceError(f"{reader.path}:{where}: {repr(value)[:60]} is not a 64-bit integer")
     if not INT_MIN <= number <= INT_MAX:
         raise SourceError(f"{reader.path}:{where}: {str(value)[:40]} is outside the signed "
                           "64-bit range")
@@ -307,26 +301,16 @@ def _read(where: Path, reader: _Reader) -> None:
         return
     reader.request(data, first[0])
     for number, text in lines:
-        try:
-            reader.request(parse_line(text, source=str(where), line=number), number)
-        except JsonInputError as exc:
-            raise SourceError(str(exc)) from None
+        reader.request(json_value(text, where, number), number)
 
 
 def _document(path: Path) -> Any:
     """The file as one JSON document, within the bounded reader's size."""
-    try:
+    with reading(path):
         size = os.stat(path).st_size
         if size > MAX_JSON_BYTES:
             raise SourceError(f"{path}: its first line is not JSON and the whole file, "
                               f"{size:,} bytes, is more than the {MAX_JSON_BYTES:,} read as "
                               "one document")
         text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return parse_line(text, source=str(path))
-    except JsonInputError as exc:
-        raise SourceError(str(exc)) from None
+    return json_value(text, path)

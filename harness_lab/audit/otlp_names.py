@@ -108,7 +108,7 @@ class OtlpNames:
     @property
     def ours(self) -> bool:
         """True when every attribute has our name."""
-        return not self.attributes and self.detail == TRACE_ATTRIBUTES["detail"]
+        return not self.attributes and self.detail == DETAIL
 
     @classmethod
     def of(cls, mapping: Mapping[str, Any] | None) -> OtlpNames:
@@ -116,7 +116,7 @@ class OtlpNames:
         given = mapping or {}
         check_otlp_mapping(given)
         attributes = dict(given.get("attributes", {}))
-        detail = attributes.pop(TRACE_ATTRIBUTES["detail"], TRACE_ATTRIBUTES["detail"])
+        detail = attributes.pop(DETAIL, DETAIL)
         return cls(str(given.get("run_span", ROOT_NAME)),
                    {theirs: ours for ours, theirs in given.get("events", {}).items()},
                    {theirs: ours for ours, theirs in attributes.items()}, detail)
@@ -126,6 +126,6 @@ class OtlpNames:
         ours = self.attributes.get(key)
         if ours is not None:
             return ours
-        if self.detail != TRACE_ATTRIBUTES["detail"] and key.startswith(self.detail):
-            return TRACE_ATTRIBUTES["detail"] + key[len(self.detail):]
+        if self.detail != DETAIL and key.startswith(self.detail):
+            return DETAIL + key[len(self.detail):]
         return key

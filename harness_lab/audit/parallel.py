@@ -54,8 +54,7 @@ def _start(database: tuple[str, Mapping[str, Any] | None] | None) -> None:
 def _audit_run_rows(batch: list[dict[str, Any]]) -> list[AuditedRun]:
     """Each run of a batch of run rows read whole and audited (in a worker)."""
     assert _reader is not None, "the worker's database is opened by _start"
-    return [audited(str(rows.row["run_id"]), None, rows)
-            for rows in _reader.with_children(batch)]
+    return [audited(str(rows.row["run_id"]), None, rows) for rows in _reader.with_children(batch)]
 
 
 def audited_in_workers(runs: Iterable[tuple[str, Any]], workers: int) -> Iterator[AuditedRun]:

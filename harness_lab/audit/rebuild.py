@@ -170,7 +170,7 @@ def _count(value: Any, *, wide: bool = False) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a whole number")
     text = value.strip() if isinstance(value, str) else None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):  # not a boolean: refused above
         count = value
     elif text is not None and text.lstrip("-").isdigit() and len(text) <= (40 if wide else 20):
         count = int(text)
@@ -325,8 +325,7 @@ _COLUMNS: dict[str, tuple[tuple[str, Callable[[Any], Any]], ...]] = {
 :func:`_column_error` checks, one column at a time, to name the one that does not fit)."""
 
 
-def _column_error(tables: Mapping[str, Sequence[Mapping[str, Any]] | None]
-                  ) -> ColumnError | None:
+def _column_error(tables: Mapping[str, Sequence[Mapping[str, Any]] | None]) -> ColumnError | None:
     """The first stored value of ``tables`` (by table name, each its run's rows) that does
     not fit its column, or None."""
     for table, rows in tables.items():

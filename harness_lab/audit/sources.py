@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,8 @@ from harness_lab.redact import shown_url
 
 __all__ = ["BATCH", "CONNECT_TIMEOUT_S", "DEFAULT_MAPPING", "STATEMENT_TIMEOUT_S", "TABLES",
            "MappingError", "RunRows", "SourceError", "SqlReader", "check_mapping", "count_sql",
-           "export_lines", "iter_sql", "json_lines", "read_engine", "read_export",
-           "records_of_log"]
+           "export_lines", "iter_sql", "json_lines", "json_value", "read_engine", "read_export",
+           "reading", "records_of_log"]
 
 TABLES = ("diagnosis_run", "trace_event", "tool_invocation", "sse_event")
 """The tables (``table`` values of an export line) a source may hold."""
@@ -112,19 +113,33 @@ def json_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     :data:`~harness_lab.bounded_json.MAX_JSON_BYTES` characters, so a line of gigabytes is
     refused having read no more than that; SourceError for a line beyond it, a file that is
     not UTF-8 or cannot be read."""
+    with reading(path), open(path, encoding="utf-8") as f:
+        for number, text in enumerate(iter(lambda: f.readline(MAX_JSON_BYTES + 1), ""), 1):
+            if len(text) > MAX_JSON_BYTES:
+                raise SourceError(f"{path}:{number}: a line longer than {MAX_JSON_BYTES:,} "
+                                  "characters, more than this toolkit reads")
+            if text.strip():
+                yield number, text
+
+
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Inside: a file that is not UTF-8 or cannot be read is a SourceError naming ``path``."""
     try:
-        with open(path, encoding="utf-8") as f:
-            for number, text in enumerate(iter(lambda: f.readline(MAX_JSON_BYTES + 1), ""), 1):
-                if len(text) > MAX_JSON_BYTES:
-                    raise SourceError(f"{path}:{number}: a line longer than "
-                                      f"{MAX_JSON_BYTES:,} characters, more than this "
-                                      "toolkit reads")
-                if text.strip():
-                    yield number, text
+        yield
     except UnicodeDecodeError as exc:
         raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def json_value(text: str, path: str | Path, line: int | None = None) -> Any:
+    """:func:`~harness_lab.audit.rebuild.parse_line`'s value of ``text``, line ``line`` of
+    ``path`` (None: all of it); SourceError, naming both, for JSON this toolkit does not read."""
+    try:
+        return parse_line(text, source=str(path), line=line)
+    except JsonInputError as exc:
+        raise SourceError(str(exc)) from None
 
 
 def read_export(path: str | Path) -> dict[str, RunRows]:
@@ -136,10 +151,7 @@ def read_export(path: str | Path) -> dict[str, RunRows]:
     runs: dict[str, RunRows] = {}
     orphans: dict[str, list[tuple[str, dict[str, Any], int]]] = defaultdict(list)
     for number, text in json_lines(path):
-        try:
-            line = parse_line(text, source=str(path), line=number)
-        except JsonInputError as exc:
-            raise SourceError(str(exc)) from None
+        line = json_value(text, path, number)
         if not isinstance(line, dict) or line.get("table") not in TABLES:
             raise SourceError(f"{path}:{number}: not an export line (an object with "
                               f"'table' one of {', '.join(TABLES)})")
@@ -333,10 +345,9 @@ class SqlReader:
                         batch = [dict(zip(keys, r, strict=True)) for r in part]
                         if "run_id" not in batch[0]:
                             theirs = self.run_columns.get("run_id", "run_id")
-                            raise SourceError(f"{shown_url(self.url)}: table "
-                                              f"{self.run_table} has no "
-                                              f"column {theirs} (the run id; map it with "
-                                              f"--mapping)")
+                            raise SourceError(f"{shown_url(self.url)}: table {self.run_table} "
+                                              f"has no column {theirs} (the run id; map it "
+                                              "with --mapping)")
                         yield batch
         except SQLAlchemyError as exc:
             raise _unreadable(self.url, exc) from None

@@ -60,8 +60,7 @@ class AuditTally:
         that is not clean."""
         return {"source": source, "ok": self.ok, "counts": self.counts(),
                 "runs": [{"run_id": r.run_id, "scenario": r.scenario, "state": r.state,
-                          "note": r.note,
-                          "unchecked": list(r.unchecked),
+                          "note": r.note, "unchecked": list(r.unchecked),
                           "violations": [{"invariant": n, "message": m}
                                          for n, m in r.violations]}
                          for r in self.not_clean]}

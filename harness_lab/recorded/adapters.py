@@ -205,8 +205,7 @@ class OpenAIDiagnosisModel:
             news.append({"role": "user", "content": "Harness: " + "\n".join(notes)})
         return news
 
-    def _reply(self, completion: ChatCompletion, step: int
-               ) -> tuple[ModelReply, dict[str, Any]]:
+    def _reply(self, completion: ChatCompletion, step: int) -> tuple[ModelReply, dict[str, Any]]:
         own: dict[str, Any] = {"role": "assistant", "content": completion.content}
         tool_call = None
         if completion.tool_calls:
@@ -348,8 +347,7 @@ class OpenAIRepair(_JsonAdapter):
         return ModelReply(content=completion.content, usage=completion.usage, latency_s=None)
 
 
-def openai_providers(client: OpenAICompatibleClient, tools: Sequence[ToolSpec]
-                     ) -> dict[str, Any]:
+def openai_providers(client: OpenAICompatibleClient, tools: Sequence[ToolSpec]) -> dict[str, Any]:
     """The model-like components of a harness on one client, as ``Components`` keywords.
 
     ``Components(**openai_providers(client, specs), retriever=..., tools=...)``: router,

@@ -43,6 +43,7 @@ from harness_lab.recorded.divergence import (
     count_differences,
     first_divergence,
     parse_body,
+    preview,
 )
 
 __all__ = ["CASSETTE_DIR", "DEFAULT_MATCH_ON", "RECORD_MODES", "REDACTED", "SECRET_HEADERS",
@@ -421,8 +422,7 @@ class _Tracker:
             steps.append(noted("passthrough", status=status))
         return response
 
-    def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str
-              ) -> CassetteMiss:
+    def _miss(self, step: int, request: httpx.Request, body: bytes, reason: str) -> CassetteMiss:
         cass = self.cass
         live = cass.filter_request(VcrRequest(request.method, str(request.url), body,
                                               dict(request.headers)))
@@ -449,8 +449,7 @@ def _preview(body: Any) -> str:
         text = str(last.get("content") if isinstance(last, Mapping) else last)
     else:
         text = data if isinstance(data, str) else _canonical(data)
-    text = " ".join(text.split())
-    return text if len(text) <= 80 else text[:80] + "..."
+    return preview(" ".join(text.split()), 80)
 
 
 def _unplayed(cass: Any, loaded: int, mode: str) -> tuple[UnplayedInteraction, ...]:

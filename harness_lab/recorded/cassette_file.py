@@ -363,8 +363,7 @@ def check_cassette(path: str | Path) -> int:
     try:
         requests, *_ = read_cassette(path)
     except CassetteNotFoundError:
-        raise CassetteError(path, "does not exist (record it with `harness-lab record`)"
-                            ) from None
+        raise CassetteError(path, "does not exist (record it with `harness-lab record`)") from None
     return len(requests)
 
 

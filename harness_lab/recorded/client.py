@@ -22,6 +22,7 @@ import httpx
 from harness_lab.bounded_json import JsonInputError, NotJsonError, parse_json
 from harness_lab.errors import ProviderError
 from harness_lab.ports import TokenUsage
+from harness_lab.recorded.divergence import preview
 
 __all__ = ["ChatCompletion", "ChatToolCall", "DEFAULT_BASE_URL", "JsonEndpoint",
            "OpenAICompatibleClient", "encode_body", "http_client", "parse_completion",
@@ -205,8 +206,7 @@ class OpenAICompatibleClient(JsonEndpoint):
         """Send one chat completion and parse the first choice; raise ProviderError."""
         body = self.request_body(messages, tools=tools, json_output=json_output,
                                  tool_choice=tool_choice, max_tokens=max_tokens)
-        response = self._post(encode_body(body), self.headers(), "chat completion",
-                              ProviderError)
+        response = self._post(encode_body(body), self.headers(), "chat completion", ProviderError)
         return parse_completion(response, self.url)
 
 
@@ -298,8 +298,3 @@ def _error_message(response: httpx.Response) -> str:
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-
-def preview(value: Any, limit: int = 200) -> str:
-    """``value`` as text for an error message, cut to ``limit`` characters and ``...``."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["BODY", "Divergence", "DivergenceReport", "body_digest", "count_differences",
-           "first_divergence", "parse_body"]
+           "first_divergence", "parse_body", "preview"]
 
 BODY = "(body)"
 """The path of the whole body (the root of the walk)."""
@@ -197,5 +197,10 @@ def _text(value: Any) -> str:
 def _short(value: Any) -> str:
     if value is _MISSING:
         return "nothing"
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "..."
+    return preview(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str), _PREVIEW)
+
+
+def preview(value: Any, limit: int = 200) -> str:
+    """``value`` as text for an error message, cut to ``limit`` characters and ``...``."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "..."

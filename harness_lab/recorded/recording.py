@@ -76,8 +76,7 @@ class Recording:
             return 0
 
 
-def _problems(result: ScenarioResult, report: CassetteReport | None, key_env: str
-              ) -> list[str]:
+def _problems(result: ScenarioResult, report: CassetteReport | None, key_env: str) -> list[str]:
     out: list[str] = []
     steps = report.steps if report is not None else []
     refused_key = False
@@ -137,8 +136,7 @@ def record_scenario(loaded: LoadedScenario, *, record_mode: str = "once",
     mode = "all" if record_mode == "rewrite" else record_mode
     target = cassette_file(sc, loaded.path)
     if sc.recorded is None or target is None:
-        raise ValueError(f"{loaded.path}: a recorded scenario needs `recorded:` and "
-                         "`cassette:`")
+        raise ValueError(f"{loaded.path}: a recorded scenario needs `recorded:` and `cassette:`")
     if sc.faults and mode != "none":
         raise ValueError(f"{loaded.path}: this scenario injects faults into a replay of "
                          f"{target}; record the scenario without faults that uses the same "

@@ -72,8 +72,7 @@ class HttpJsonTool(JsonEndpoint):
         except (TypeError, ValueError) as exc:
             raise ToolExecutionError(f"tool {self.name!r}: scope is not JSON data: {exc}"
                                      ) from exc
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   **self.headers}
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
         response = self._post(body, headers, f"tool {self.name!r}:", ToolExecutionError)
         raw = response.content
         if response.status_code >= 400:
