@@ -50,8 +50,9 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     cpu_start = time.process_time()
-    from harness_lab.explore.library import default_workers, plan_library, run_library
+    from harness_lab.explore.library import plan_library, run_library
     from harness_lab.native import core_build
+    from harness_lab.pool import available_cores
 
     imported = time.perf_counter()
     plan = plan_library(args.paths)
@@ -68,7 +69,7 @@ def main() -> None:
           f"flagged {len(result.flagged)}")
     print(f"imports {imported - start:.2f} s, planning {planned - imported:.2f} s, "
           f"running and judging {done - planned:.2f} s on {workers} of "
-          f"{default_workers()} core(s)")
+          f"{available_cores()} core(s)")
     print(f"wall clock {done - start:.2f} s; "
           f"{(done - planned) * workers / max(result.variant_count, 1) * 1e3:.2f} ms "
           "per variant per worker")

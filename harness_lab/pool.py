@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, TypeVar
 
-__all__ = ["IDLE_WORKER_S", "Call", "in_workers", "why_lost"]
+__all__ = ["IDLE_WORKER_S", "Call", "available_cores", "in_workers", "why_lost"]
 
 IDLE_WORKER_S = 300
 """Seconds an idle worker of the pool waits for more work before it exits."""
@@ -29,6 +29,15 @@ Result = TypeVar("Result")
 
 Call = tuple[tuple[Any, ...], Mapping[str, Any]]
 """The positional and keyword arguments of one call of the job."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it): the
+    default number of workers of sweeps, the explorer and audits."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):  # not on Linux
+        return max(os.cpu_count() or 1, 1)
 
 
 def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,

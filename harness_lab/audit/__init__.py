@@ -130,14 +130,11 @@ def audit_runs(source: Source, *, workers: int | None = None,
     rebuild and check the runs of a source of rows (None: one per core when it holds at
     least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of the runs as
     they are audited, a batch at a time."""
-    from harness_lab.audit.parallel import (
-        audited_in_workers,
-        audited_sql_in_workers,
-        default_workers,
-    )
+    from harness_lab.audit.parallel import audited_in_workers, audited_sql_in_workers
+    from harness_lab.pool import available_cores
 
     if workers is None:
-        workers = default_workers() if (source.total or 0) >= PARALLEL_FROM else 1
+        workers = available_cores() if (source.total or 0) >= PARALLEL_FROM else 1
     runs: Iterator[AuditedRun]
     if workers > 1 and source.database is not None:
         runs = audited_sql_in_workers(*source.database, workers)

@@ -8,7 +8,6 @@ rebuilds and checks its runs. Runs already in memory (an export) are handed out 
 
 from __future__ import annotations
 
-import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -20,21 +19,13 @@ from typing import Any
 from harness_lab.audit.checked import AuditedRun, audited
 from harness_lab.audit.sources import BATCH, SourceError, SqlReader
 
-__all__ = ["IN_FLIGHT", "audited_in_workers", "audited_sql_in_workers", "default_workers"]
+__all__ = ["IN_FLIGHT", "audited_in_workers", "audited_sql_in_workers"]
 
 IN_FLIGHT = 2
 """Batches (of :data:`~harness_lab.audit.sources.BATCH` runs) queued per worker beyond the
 one it works on."""
 
 _reader: SqlReader | None = None  # a worker's own connection to the database
-
-
-def default_workers() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _audit_rows(batch: list[tuple[str, Any]]) -> list[AuditedRun]:

@@ -9,7 +9,6 @@ calls), chunk by chunk, and judges them base by base.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from harness_lab.explore.explorer import ExplorationResult, Finding, judged
 from harness_lab.explore.oracle import Observed
 from harness_lab.explore.variants import Variant, enumerate_variants
 from harness_lab.explore.worker import run_chunk
+from harness_lab.pool import available_cores
 
 __all__ = ["IN_PROCESS_BELOW", "LibraryExploration", "LibraryPlan", "Unexplored",
            "explore_library", "plan_library", "run_library"]
@@ -111,14 +111,6 @@ def plan_library(paths: Iterable[str | Path], *, faults: Collection[str] | None 
     return plan
 
 
-def default_workers() -> int:
-    """Every core this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
 def run_library(plan: LibraryPlan, *, workers: int | None = None,
                 advance: Advance | None = None) -> LibraryExploration:
     """Run and judge every variant of ``plan`` on ``workers`` processes (default: every
@@ -128,7 +120,7 @@ def run_library(plan: LibraryPlan, *, workers: int | None = None,
     jobs = [(data, base.path) for base, variants in zip(plan.bases, plan.variants, strict=True)
             for data in (v.data for v in variants)]
     if workers is None:
-        used = 1 if len(jobs) < IN_PROCESS_BELOW else default_workers()
+        used = 1 if len(jobs) < IN_PROCESS_BELOW else available_cores()
     else:
         used = max(1, workers)
     observed, not_run = _observe(jobs, used, advance)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from harness_lab.errors import SweepError
+from harness_lab.pool import available_cores
 from harness_lab.sweep.chunk import ChunkResult, run_chunk
 from harness_lab.sweep.result import SweepResult
 from harness_lab.sweep.sample import describe, run_id_of
@@ -53,14 +53,6 @@ MAX_GRID_POINTS = 10_000
 
 MAX_RUNS = 100_000_000
 """The most runs (samples times grid points) a sweep plays: its result keeps a row each."""
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the system tells it)."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except (AttributeError, OSError):
-        return max(os.cpu_count() or 1, 1)
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
