@@ -165,8 +165,7 @@ def read_runs(source: Source) -> pd.DataFrame:
     A plain ``sqlite://`` URL opens a new, empty in-memory database: pass the store or its
     engine to read an in-memory store.
     """
-    query = select(*(diagnosis_run.c[name] for name in _STORED_RUN_COLUMNS)).order_by(
-        *_RUN_ORDER)
+    query = select(*(diagnosis_run.c[name] for name in _STORED_RUN_COLUMNS)).order_by(*_RUN_ORDER)
     df = _read(source, query).rename(columns=_STORED_RUN_NAMES)
     df["duration_s"] = df.pop("duration_ms").astype("float64") / 1000.0
     return categorize(df.reindex(columns=list(_READ_RUN_COLUMNS)), AXIS_DTYPES)
