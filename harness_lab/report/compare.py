@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from harness_lab.logs.diff import LogDiff, ScenarioChange, Side, diff_logs, diff_results, log_sides
+from harness_lab.logs.diff import LogDiff, ScenarioChange, diff_logs, diff_results, log_sides
 from harness_lab.logs.reader import Log, read_log
 from harness_lab.report.palette import verdict_color
 from harness_lab.report.run_html import badge, result_outcome
@@ -123,8 +123,8 @@ def change_badge(change: ScenarioChange | None) -> str:
                  title=change.detail or None, breakable=False)
 
 
-def _tagged(sides: Iterable[Side], tags: Sequence[str]) -> list[Side]:
-    return [s for s in sides if not tags or set(tags) & set(s.result.tags)]
+def _tagged(result: ScenarioResult, tags: Sequence[str]) -> bool:
+    return not tags or bool(set(tags) & set(result.tags))
 
 
 def compare_with(old: Log | str | os.PathLike[str],
@@ -142,14 +142,13 @@ def compare_with(old: Log | str | os.PathLike[str],
     items: list[Log | ScenarioResult] = [new] if isinstance(new, Log) else list(new)
     logs = [item for item in items if isinstance(item, Log)]
     if not logs:
-        results = [r for r in items
-                   if isinstance(r, ScenarioResult) and (not tags or set(tags) & set(r.tags))]
+        results = [r for r in items if isinstance(r, ScenarioResult) and _tagged(r, tags)]
         diff = diff_logs(old_log, results)
     elif len(logs) != len(items):
         raise TypeError("compare logs or scenario results, not both")
     else:
-        sides = _tagged((side for log in logs for side in log_sides(log)), tags)
-        diff = diff_results(_tagged(log_sides(old_log), tags), sides,
+        sides = [side for log in logs for side in log_sides(log) if _tagged(side.result, tags)]
+        diff = diff_results([s for s in log_sides(old_log) if _tagged(s.result, tags)], sides,
                             old_label=str(old_log.path),
                             new_label=", ".join(str(log.path) for log in logs))
     return Comparison(old_log, diff)

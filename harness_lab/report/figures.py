@@ -23,29 +23,29 @@ DISPLAY_DPI = 100
 """Dots per inch of a figure's displayed size; its PNG is rendered at twice that (HiDPI)."""
 
 
-def _mimebundle(figure: Figure, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A PNG at twice the display resolution with its display size, so it stays sharp."""
-    data = figure_png(figure, dpi=2 * DISPLAY_DPI)
-    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk's size fields
-    return ({"image/png": data, "text/plain": text},
-            {"image/png": {"width": width // 2, "height": height // 2}})
+class _Inline:
+    """What shows a figure, or an Axes's whole figure, inline in Jupyter."""
+
+    def _repr_png_(self: Any) -> bytes:
+        return figure_png(self)
+
+    def _repr_mimebundle_(self: Any, include: Any = None, exclude: Any = None
+                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A PNG at twice the display resolution with its display size, so it stays sharp."""
+        data = figure_png(self, dpi=2 * DISPLAY_DPI)
+        width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk's size fields
+        return ({"image/png": data, "text/plain": repr(self)},
+                {"image/png": {"width": width // 2, "height": height // 2}})
 
 
-class PlotFigure(Figure):
+class PlotFigure(_Inline, Figure):
     """A figure that displays itself inline in Jupyter, like the :class:`PlotAxes` on it.
 
     So ``ax.figure`` as the last expression of a cell shows the plot too.
     """
 
-    def _repr_png_(self) -> bytes:
-        return figure_png(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
-                          ) -> tuple[dict[str, Any], dict[str, Any]]:
-        return _mimebundle(self, repr(self))
-
-
-class PlotAxes(Axes):
+class PlotAxes(_Inline, Axes):
     """An Axes that displays its figure inline in Jupyter and saves it in one call.
 
     Everything an Axes does works unchanged; on top, ``_repr_png_`` and
@@ -62,14 +62,6 @@ class PlotAxes(Axes):
     def savefig(self, path: str | Path, **kwargs: Any) -> None:
         """Write the whole figure to ``path`` (any format matplotlib knows by its suffix)."""
         figure_of(self).savefig(path, **kwargs)
-
-    def _repr_png_(self) -> bytes:
-        return self.png()
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
-                          ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The whole figure as a sharp PNG (see :class:`PlotFigure`)."""
-        return _mimebundle(figure_of(self), repr(self))
 
 
 def new_axes(figsize: tuple[float, float]) -> PlotAxes:

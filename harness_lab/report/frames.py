@@ -10,8 +10,7 @@ The ``read_*`` functions give the same frames back from a run store's tables (do
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
@@ -133,17 +132,16 @@ def sse_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
     return _frame(rows, _SSE_COLUMNS, SSE_DTYPES)
 
 
-@contextmanager
-def _engine(source: Source) -> Iterator[Engine]:
+def _read(source: Source, query: Any) -> pd.DataFrame:
+    """The rows ``query`` selects from ``source`` (an engine made from a URL is disposed)."""
     if isinstance(source, SqlRunStore):
-        yield source.engine
-    elif isinstance(source, Engine):
-        yield source
-    else:
-        engine = create_engine(source)
-        try:
-            yield engine
-        finally:
+        source = source.engine
+    engine = source if isinstance(source, Engine) else create_engine(source)
+    try:
+        with engine.connect() as conn:
+            return pd.read_sql(query, conn)
+    finally:
+        if engine is not source:
             engine.dispose()
 
 
@@ -167,11 +165,8 @@ def read_runs(source: Source) -> pd.DataFrame:
     A plain ``sqlite://`` URL opens a new, empty in-memory database: pass the store or its
     engine to read an in-memory store.
     """
-    query = select(*(diagnosis_run.c[name] for name in _STORED_RUN_COLUMNS)).order_by(
-        *_RUN_ORDER)
-    with _engine(source) as engine, engine.connect() as conn:
-        df = pd.read_sql(query, conn)
-    df = df.rename(columns=_STORED_RUN_NAMES)
+    query = select(*(diagnosis_run.c[name] for name in _STORED_RUN_COLUMNS)).order_by(*_RUN_ORDER)
+    df = _read(source, query).rename(columns=_STORED_RUN_NAMES)
     df["duration_s"] = df.pop("duration_ms").astype("float64") / 1000.0
     return categorize(df.reindex(columns=list(_READ_RUN_COLUMNS)), AXIS_DTYPES)
 
@@ -180,8 +175,7 @@ def _read_child(source: Source, table: Any, columns: Sequence[str]) -> pd.DataFr
     query = (select(*(table.c[name] for name in columns))
              .join(diagnosis_run, diagnosis_run.c.run_id == table.c.run_id)
              .order_by(*_RUN_ORDER, table.c.seq))
-    with _engine(source) as engine, engine.connect() as conn:
-        return pd.read_sql(query, conn)
+    return _read(source, query)
 
 
 def read_trace(source: Source) -> pd.DataFrame:

@@ -137,6 +137,5 @@ def write_html_report(path: str | os.PathLike[str], items: Iterable[ScenarioResu
     """
     text = html_report(items, labels=labels, cases=cases, title=title, context=context,
                        plots=plots, compare=compare)
-    target = Path(path)
-    write_atomically(target, text)
-    return target
+    write_atomically(path, text)
+    return Path(path)

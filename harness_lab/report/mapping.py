@@ -114,8 +114,7 @@ def status_mapping_check(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd
     for run_id, outcome, status in zip(frame["run_id"], frame["release_outcome"],
                                        frame[status_col], strict=True):
         outcome, status = (None if is_missing(v) else str(v) for v in (outcome, status))
-        expected = ("RUNNING" if outcome is None
-                    else STORED_STATUS_FOR_OUTCOME.get(outcome))
+        expected = "RUNNING" if outcome is None else STORED_STATUS_FOR_OUTCOME.get(outcome)
         out.append({"run_id": run_id, "release_outcome": outcome, "status": status,
                     "expected_status": expected,
                     "ok": expected is not None and status == expected})

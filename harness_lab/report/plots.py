@@ -392,7 +392,10 @@ def sweep_share(sweep: SweepResult, param: str, value: str, column: str = "relea
         values = key if isinstance(key, tuple) else (key,)
         label = ", ".join([f"{column}={value}",
                            *(f"{k}={v}" for k, v in zip(others, values, strict=True))])
-        _errorbar(ax, group, param, ticks, label)
+        group = group.assign(_x=group[param].map(ticks)).sort_values("_x")
+        share = group["share"]
+        ax.errorbar(group["_x"], share, yerr=[share - group["ci_low"], group["ci_high"] - share],
+                    marker="o", capsize=4, label=label)
     if not numeric:
         ax.set_xticks(list(ticks.values()), [str(t) for t in ticks], fontsize="small")
     ax.set_xlabel(axis_label(param))
@@ -413,14 +416,6 @@ def _ticks(values: pd.Series) -> tuple[dict[Any, float], bool]:
     if all(pd.api.types.is_number(v) and not isinstance(v, bool) for v in distinct):
         return {v: float(v) for v in distinct}, True
     return {v: float(i) for i, v in enumerate(distinct)}, False
-
-
-def _errorbar(ax: Axes, rows: pd.DataFrame, param: str, ticks: dict[Any, float],
-              label: str) -> None:
-    rows = rows.assign(_x=rows[param].map(ticks)).sort_values("_x")
-    share = rows["share"]
-    ax.errorbar(rows["_x"], share, yerr=[share - rows["ci_low"], rows["ci_high"] - share],
-                marker="o", capsize=4, label=label)
 
 
 def exploration_heatmap(exploration: ExplorationResult, ax: Axes | None = None,

@@ -228,7 +228,8 @@ def _main_table(rows: Sequence[_Row], comparison: Comparison | None) -> str:
             '<p id="no-match" hidden>No scenario matches these filters.</p>')
 
 
-def _options(name: str, label: str, counts: Counter[str], order: Sequence[str] = ()) -> str:
+def _options(name: str, label: str, values: Iterable[str], order: Sequence[str] = ()) -> str:
+    counts = Counter(v for v in values if v)
     opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)} ({counts[v]})</option>'
                    for v in _ordered(counts, order))
     return (f'<label>{html.escape(label)} <select data-filter="{name}">'
@@ -241,19 +242,15 @@ def _ordered(present: Counter[str], order: Sequence[str]) -> list[str]:
 
 
 def _filters(rows: Sequence[_Row], comparison: Comparison | None) -> str:
-    def counts(values: Iterable[str]) -> Counter[str]:
-        return Counter(v for v in values if v)
-
     selects = [
-        _options("verdict", "verdict", counts(r.result.verdict for r in rows), VERDICTS),
-        _options("tags", "tag", counts(t for r in rows for t in r.result.tags)),
-        _options("dir", "directory", counts(r.directory for r in rows)),
-        _options("outcome", "outcome", counts(r.outcome for r in rows), (*OUTCOME_LABELS, CRASHED)),
-        _options("run-state", "RunState", counts(r.run_state for r in rows),
-                 [s.value for s in RunState]),
-        _options("release", "ReleaseOutcome", counts(r.release for r in rows),
+        _options("verdict", "verdict", (r.result.verdict for r in rows), VERDICTS),
+        _options("tags", "tag", (t for r in rows for t in r.result.tags)),
+        _options("dir", "directory", (r.directory for r in rows)),
+        _options("outcome", "outcome", (r.outcome for r in rows), (*OUTCOME_LABELS, CRASHED)),
+        _options("run-state", "RunState", (r.run_state for r in rows), [s.value for s in RunState]),
+        _options("release", "ReleaseOutcome", (r.release for r in rows),
                  [o.value for o in ReleaseOutcome]),
-        _options("fallback", "FallbackType", counts(r.fallback for r in rows),
+        _options("fallback", "FallbackType", (r.fallback for r in rows),
                  [f.value for f in FallbackType]),
     ]
     if comparison is not None:
