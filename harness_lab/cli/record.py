@@ -16,10 +16,6 @@ from harness_lab.terminal.console import printable
 
 __all__ = ["ReferenceScriptError", "reference_server", "register"]
 
-MAX_REFERENCE_BYTES = 1024 * 1024
-"""The largest ``--reference`` file read (1 MiB; a scripted conversation is a few KiB)."""
-
-
 class ReferenceScriptError(ValueError):
     """A ``--reference`` file that is not a scripted conversation; names the file."""
 
@@ -63,31 +59,14 @@ def reference_server(path: str | Path) -> Any:
     optional ``tools`` (URL path -> JSON body) and optional ``api_key``. Raise
     :class:`ReferenceScriptError` naming the file for anything else.
     """
-    import yaml  # type: ignore[import-untyped]
-
-    from harness_lab.recorded.cassette_file import nesting_problem
+    from harness_lab.scenarios.safe_yaml import YamlInputError, load_yaml
     from harness_lab.scripted import ReferenceServer
 
     file = Path(path)
-    if not file.is_file():
-        why = ("is a directory" if file.is_dir() else "is not a regular file"
-               if file.exists() else "no such file")
-        raise ReferenceScriptError(f"{file}: {why}")
-    if file.stat().st_size > MAX_REFERENCE_BYTES:
-        raise ReferenceScriptError(f"{file}: over {MAX_REFERENCE_BYTES:,} bytes, the limit of "
-                                   "a scripted conversation")
     try:
-        text = file.read_text(encoding="utf-8")
-        problem = nesting_problem(text, aliases=False)
-        if problem is not None:
-            line, reason = problem
-            if "alias" in reason:
-                reason += " in a scripted conversation; write the value out"
-            raise ReferenceScriptError(f"{file}:{line}: {reason}")
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ReferenceScriptError(f"{file}: not a readable YAML file: {first}") from None
+        _, data = load_yaml(file, "a scripted conversation")
+    except YamlInputError as exc:
+        raise ReferenceScriptError(str(exc)) from None
     if not isinstance(data, Mapping) or not isinstance(data.get("completions"), list):
         raise ReferenceScriptError(f"{file}: needs a `completions` list")
     script = [_script_item(file, i, item) for i, item in enumerate(data["completions"])]

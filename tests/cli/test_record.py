@@ -138,9 +138,11 @@ def test_a_refused_first_recording_writes_no_file(
 
 
 @pytest.mark.parametrize(("reference", "content", "message"), [
-    ("nosuch.yaml", None, "--reference nosuch.yaml: no such file"),
+    ("nosuch.yaml", None, "--reference nosuch.yaml: cannot read file: No such file or "
+     "directory"),
     ("empty.yaml", "", "--reference empty.yaml: needs a `completions` list"),
-    ("broken.yaml", "completions: [\n", "--reference broken.yaml: not a readable YAML file"),
+    ("broken.yaml", "completions: [\n", "--reference broken.yaml:2: malformed YAML: did not "
+     "find expected node content"),
     ("item.yaml", "completions: [5]\n", "--reference item.yaml: completions[0]: must be a "
                                           "mapping"),
     ("usage.yaml", "completions: [{text: hi, usage: [1]}]\n",
@@ -148,9 +150,10 @@ def test_a_refused_first_recording_writes_no_file(
     ("bomb.yaml", "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
      + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n"
                for i in range(9)) + "completions: [{json: {k: *j}}]\n",
-     "--reference bomb.yaml:2: YAML aliases are not accepted"),
+     "--reference bomb.yaml:5: this value holds more than 100,000 values once its "
+     "aliases and merges are expanded"),
     ("deep.yaml", "completions: " + "[" * 100 + "]" * 100 + "\n",
-     "--reference deep.yaml:1: nests deeper than 32 levels"),
+     "--reference deep.yaml:1: nested more than 40 levels deep"),
 ])
 def test_a_bad_reference_file_is_one_line_and_exit_2(
         library: Path, capsys: pytest.CaptureFixture[str], reference: str,
