@@ -27,6 +27,7 @@ from harness_lab.cli.common import (
     HelpFormatter,
     fail,
 )
+from harness_lab.terminal.console import tolerant_streams
 
 __all__ = ["COMMAND_MODULES", "OPTIONAL_MODULES", "build_parser", "main"]
 
@@ -96,6 +97,7 @@ COMMAND_MODULES = {name: f"harness_lab.cli.{name}" for name in SUMMARIES
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``harness-lab``."""
+    tolerant_streams()
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((word for word in words if not word.startswith("-")), None)
     if command is not None and command not in SUMMARIES:

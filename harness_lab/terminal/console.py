@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 import shutil
@@ -12,8 +13,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["UNBOUNDED", "colour_wanted", "console", "cut", "is_terminal", "printable",
-           "width_of"]
+__all__ = ["UNBOUNDED", "colour_wanted", "console", "cut", "holds", "is_terminal", "printable",
+           "tolerant_streams", "width_of"]
 
 UNBOUNDED = 100_000
 """The width of a stream that is not a terminal and has no ``COLUMNS``: nothing is shortened,
@@ -29,6 +30,28 @@ def printable(text: str) -> str:
     file (a scenario's name, a model's answer) can neither recolour nor rewrite the screen
     nor reorder a line; the caller splits or joins its lines."""
     return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def holds(text: str, stream: TextIO) -> bool:
+    """True when ``stream``'s encoding can write ``text`` (a stream that names no encoding
+    is taken to)."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def tolerant_streams() -> None:
+    """Make standard output and error write what their encoding cannot hold as escapes
+    (``\\u2026``), as pytest does, rather than end a command in a UnicodeEncodeError: a
+    console or ``PYTHONIOENCODING`` that is not UTF-8."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not holds("\u2026\u00a7\u2192", stream):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def is_terminal(stream: TextIO) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from harness_lab.terminal.console import UNBOUNDED, console, printable
+from harness_lab.terminal.console import UNBOUNDED, console, holds, printable
 
 __all__ = ["COMFORTABLE_NAME_WIDTH", "ELLIPSIS", "MIN_NAME_WIDTH", "Column", "fit_widths", "human",
            "print_table", "shorten", "shown_columns"]
@@ -225,4 +225,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column],
         note = (f"({', '.join(hidden)} left out at this width: widen the terminal or use "
                 "--format json)")
         lines += textwrap.wrap(note, width=terminal_width)
-    out.file.write("".join(line.rstrip() + "\n" for line in lines))
+    text = "".join(line.rstrip() + "\n" for line in lines)
+    if not holds(ELLIPSIS, out.file):  # one character still, so the columns stay aligned
+        text = text.replace(ELLIPSIS, "~")
+    out.file.write(text)

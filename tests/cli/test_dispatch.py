@@ -184,3 +184,28 @@ def test_the_console_script_and_both_module_forms_start_the_dispatcher() -> None
         done = subprocess.run([sys.executable, "-m", form, "--version"], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
         assert (done.returncode, done.stdout) == (0, f"harness-lab {__version__}\n")
+
+
+def _ascii_only(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``harness-lab ARGS`` writing to streams whose encoding is ASCII (a legacy console,
+    ``PYTHONIOENCODING``), 80 columns wide."""
+    return subprocess.run([sys.executable, "-m", "harness_lab", *args], cwd=ROOT,
+                          capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "80"})
+
+
+def test_a_console_that_is_not_utf8_gets_escapes_rather_than_a_traceback() -> None:
+    done = _ascii_only("--help")
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "doc \\xa715" in done.stdout.decode("ascii")  # the section sign, escaped
+
+
+def test_a_table_on_an_ascii_console_marks_a_shortened_name_with_a_tilde_and_stays_aligned(
+        ) -> None:
+    done = _ascii_only("run", "scenarios/outcomes", "--no-log", "-q")
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    rows = done.stdout.decode("ascii").splitlines()
+    assert "conclusio~ards-pass" in done.stdout.decode("ascii")
+    table = [row for row in rows[1:] if row.endswith(" ok")]
+    assert len(table) == 13
+    assert {row.rindex(" ok") + 1 for row in table} == {rows[0].index("result")}
