@@ -104,12 +104,15 @@ _COLLECTED = pytest.StashKey[set[Path]]()
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    """Collect YAML files that live under a ``scenarios`` directory (see the module doc)."""
+    """Collect YAML files that live under a ``scenarios`` directory (see the module doc), and
+    a YAML file named on the command line wherever it lies, as pytest collects a test module
+    named there whatever its name."""
     config = parent.config
     if config.getoption("--no-scenarios"):
         return None
     roots = (config.rootpath, config.invocation_params.dir)
-    if not is_scenario_file(file_path, roots):
+    named = file_path.suffix in (".yaml", ".yml") and parent.session.isinitpath(file_path)
+    if not (named or is_scenario_file(file_path, roots)):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
 

@@ -126,6 +126,10 @@ activated, `harness-lab` alone will do):
     .venv/bin/harness-lab show {dir}/fallback.yaml   # its SSE events and trace, virtual times
     .venv/bin/harness-lab validate {dir}             # check files without running them
     .venv/bin/harness-lab explore {dir}/diagnosis-report.yaml   # every fault at every boundary
+    .venv/bin/python -m pytest {dir}/*.yaml          # a pytest item per scenario
+
+pytest collects the YAML files below a directory named `scenarios` by itself, and a file
+named on its command line wherever it lies.
 
 Then copy a file and change one thing: add
 `faults: [{{kind: deadline, at: {{when: before, call: tool, n: 2}}}}]` to a copy of

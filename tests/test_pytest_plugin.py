@@ -127,6 +127,17 @@ def test_yaml_outside_a_scenarios_directory_is_not_collected(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
+def test_a_scenario_file_named_on_the_command_line_is_collected_wherever_it_lies(
+        pytester: pytest.Pytester) -> None:
+    evals = pytester.mkdir("evals")
+    evals.joinpath("good.yaml").write_text(GOOD, encoding="utf-8")
+    evals.joinpath("other.yaml").write_text(GOOD.replace("name: ", "name: other-"),
+                                            encoding="utf-8")
+    assert pytester.runpytest("evals").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result = pytester.runpytest("evals/good.yaml")
+    result.assert_outcomes(passed=1)
+
+
 def test_yaml_outside_the_scenario_directories_is_not_collected(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     project = pytester.mkdir("scenarios") / "proj"
@@ -181,3 +192,17 @@ def test_a_snapshot_no_scenario_uses_is_listed_after_the_session(
     result.stdout.fnmatch_lines([
         "1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
         "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])
+
+
+def test_the_starter_readmes_pytest_command_collects_every_starter_scenario(
+        pytester: pytest.Pytester) -> None:
+    from harness_lab.cli import main
+
+    main(["init", "evals"])
+    readme = (pytester.path / "evals" / "README.md").read_text(encoding="utf-8")
+    command = next(line.split("#")[0].split() for line in readme.splitlines()
+                   if "-m pytest " in line)
+    assert command[-1] == "evals/*.yaml"
+    result = pytester.runpytest(*sorted(str(p.relative_to(pytester.path))
+                                        for p in pytester.path.glob(command[-1])))
+    result.assert_outcomes(passed=4)

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail
+from harness_lab.cli.common import add_command, fail, filled
 from harness_lab.scaffold import scaffold
+from harness_lab.terminal.console import width_of
 
 __all__ = ["register"]
 
@@ -24,6 +26,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("init", f"cannot write {target}: {exc.strerror or exc}")
     print(f"wrote {len(written)} files to {target}; next: harness-lab run {target}")
+    if "scenarios" not in target.resolve().parts:
+        print(filled(f"note: pytest collects scenario files below a directory named "
+                     f"scenarios, so `pytest {target}` collects none of these; name them "
+                     f"(pytest {target}/*.yaml) or call the directory scenarios",
+                     min(width_of(sys.stdout), 100), "  "))
     return 0
 
 

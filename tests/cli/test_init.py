@@ -40,3 +40,16 @@ def test_init_on_a_file_is_a_usage_error(tmp_path: Path,
     assert main(["init", str(tmp_path / "taken")]) == 2
     assert capsys.readouterr().err == (f"harness-lab init: {tmp_path / 'taken'} is a file; "
                                        "give a directory\n")
+
+
+def test_init_outside_a_scenarios_directory_says_how_pytest_collects_the_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["init", str(tmp_path / "evals")]) == 0
+    out = capsys.readouterr().out
+    assert "note: pytest collects scenario files below a directory named scenarios" in out
+    assert f"(pytest {tmp_path / 'evals'}/*.yaml)" in " ".join(out.split())
+    assert main(["init", str(tmp_path / "scenarios" / "starter")]) == 0
+    assert "note:" not in capsys.readouterr().out
+
