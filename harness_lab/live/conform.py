@@ -304,9 +304,9 @@ class _Stream:
     """The SSE connection of one run, read on the caller's thread, closable from another."""
 
     def __init__(self, client: httpx.Client, url: str, body: Mapping[str, Any],
-                 headers: Mapping[str, str], limits: StreamLimitsSpec | None = None) -> None:
+                 headers: Mapping[str, str], limits: StreamLimitsSpec) -> None:
         self.client = client
-        self.limits = limits if limits is not None else StreamLimitsSpec()
+        self.limits = limits
         self.breach: str | None = None
         self.url = url
         self.body = body
@@ -624,22 +624,21 @@ def _simulated_outcome(record: Any, stored: Mapping[str, Any] | None) -> Outcome
         return Outcome(None, None, None, status, (), ())
     return Outcome(record.run_state.value, record.release_outcome.value,
                    _v(record.fallback_type), _v(record.stored_status) or status,
-                   tuple(record.sse_kinds()), _statuses(
-                       [(e.kind.value, e.data) for e in record.sse_events], "status", "status"))
+                   tuple(record.sse_kinds()),
+                   _statuses([(e.kind.value, e.data) for e in record.sse_events], "status"))
 
 
 def _v(x: Any) -> Any:
     return None if x is None else getattr(x, "value", x)
 
 
-def _statuses(events: Sequence[tuple[str, Any]], kind: str, key: str) -> tuple[str, ...]:
-    return tuple(str(d.get(key)) for k, d in events if k == kind and isinstance(d, Mapping))
+def _statuses(events: Sequence[tuple[str, Any]], key: str) -> tuple[str, ...]:
+    return tuple(str(d.get(key)) for k, d in events if k == "status" and isinstance(d, Mapping))
 
 
 def _kinds(events: Sequence[tuple[str, Any]], adapter: Adapter) -> list[tuple[str, Any]]:
     """The events under the contract's kind names."""
-    back = {getattr(adapter.events, k): k for k in ("metadata", "status", "content",
-                                                    "failure", "done")}
+    back = {name: kind for kind, name in adapter.events.model_dump().items()}
     return [(back.get(kind, kind), data) for kind, data in events]
 
 
@@ -786,7 +785,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
         return judged("error", [said])
     finally:
         player.close()
-    statuses = _statuses(events, "status", adapter.fields.status)
+    statuses = _statuses(events, adapter.fields.status)
     kinds = tuple(k for k, _ in events)
     if row is None:
         live = Outcome(None, None, None, None, kinds, statuses)
