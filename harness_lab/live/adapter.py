@@ -29,41 +29,30 @@ class _Strict(BaseModel):
 MAX_PATH = 2048
 """The longest path an adapter may give (far above any route)."""
 
-_PATH = re.compile(r"/[!-~]*")
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_HEADER_VALUE = re.compile(r"[\t -~]*")
+
+def _text(pattern: str, rule: str) -> AfterValidator:
+    """A check that a whole text matches ``pattern``; ValueError saying ``rule`` otherwise."""
+    matcher = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not matcher.fullmatch(value):
+            raise ValueError(f"{rule}; got {value[:40]!r}")
+        return value
+
+    return AfterValidator(check)
 
 
-def _path(value: str) -> str:
-    """A URL path an HTTP request can carry: ``/`` then visible ASCII, no spaces."""
-    if len(value) > MAX_PATH or not _PATH.fullmatch(value):
-        raise ValueError(f"a URL path starts with '/' and holds visible ASCII characters "
-                         f"only (no spaces or control characters, at most {MAX_PATH}); got "
-                         f"{value[:40]!r}")
-    return value
-
-
-def _one_line(value: str) -> str:
-    """A name the harness sends (an SSE event name): not empty, on one line."""
-    if not value or any(c in value for c in "\r\n\x00"):
-        raise ValueError(f"a name of one line, not empty; got {value[:40]!r}")
-    return value
-
-
-def _header_name(value: str) -> str:
-    """A header name an HTTP request can carry (a token)."""
-    if not _TOKEN.fullmatch(value):
-        raise ValueError(f"a header name holds letters, digits and !#$%&'*+-.^_`|~ only; got "
-                         f"{value[:40]!r}")
-    return value
-
-
-def _header_value(value: str) -> str:
-    """A header value an HTTP request can carry."""
-    if not _HEADER_VALUE.fullmatch(value):
-        raise ValueError("a header value holds visible ASCII characters, spaces and tabs only "
-                         f"(no line breaks); got {value[:40]!r}")
-    return value
+# a URL path an HTTP request can carry: ``/`` then visible ASCII, no spaces, MAX_PATH at most
+_PATH = _text(f"/[!-~]{{0,{MAX_PATH - 1}}}",
+              "a URL path starts with '/' and holds visible ASCII characters only (no spaces or "
+              f"control characters, at most {MAX_PATH})")
+# a name the harness sends (an SSE event name): not empty, on one line
+_ONE_LINE = _text(r"[^\r\n\x00]+", "a name of one line, not empty")
+# a header name (a token) and a header value an HTTP request can carry
+_HEADER_NAME = _text(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+",
+                     "a header name holds letters, digits and !#$%&'*+-.^_`|~ only")
+_HEADER_VALUE = _text(r"[\t -~]*", "a header value holds visible ASCII characters, spaces and "
+                      "tabs only (no line breaks)")
 
 
 def _database_url(value: str) -> str:
@@ -86,8 +75,8 @@ def _mapping(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-UrlPath = Annotated[str, AfterValidator(_path)]
-EventName = Annotated[str, AfterValidator(_one_line)]
+UrlPath = Annotated[str, _PATH]
+EventName = Annotated[str, _ONE_LINE]
 
 
 class ChatSpec(_Strict):
@@ -167,8 +156,7 @@ class Adapter(_Strict):
     """Payload field names."""
     database: DatabaseSpec | None = None
     """Read the row and trace from this database instead of the endpoints."""
-    headers: dict[Annotated[str, AfterValidator(_header_name)],
-                  Annotated[str, AfterValidator(_header_value)]] = {}
+    headers: dict[Annotated[str, _HEADER_NAME], Annotated[str, _HEADER_VALUE]] = {}
     """Headers sent with every request (e.g. an Authorization header)."""
     limits: StreamLimitsSpec = StreamLimitsSpec()
     """What one run's stream may send before conform stops reading it."""

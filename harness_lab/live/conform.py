@@ -27,9 +27,9 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import httpx
 
@@ -65,6 +65,8 @@ OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "s
 
 SETTLE_S = 0.3
 """Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
+
+_T = TypeVar("_T")
 
 
 class StreamLimitError(RuntimeError):
@@ -302,9 +304,9 @@ class _Stream:
     """The SSE connection of one run, read on the caller's thread, closable from another."""
 
     def __init__(self, client: httpx.Client, url: str, body: Mapping[str, Any],
-                 headers: Mapping[str, str], limits: StreamLimitsSpec | None = None) -> None:
+                 headers: Mapping[str, str], limits: StreamLimitsSpec) -> None:
         self.client = client
-        self.limits = limits if limits is not None else StreamLimitsSpec()
+        self.limits = limits
         self.breach: str | None = None
         self.url = url
         self.body = body
@@ -373,19 +375,19 @@ class _Stream:
             for chunk in response.iter_bytes():
                 total += len(chunk)
                 if total > limits.total_bytes:
-                    self._breach(f"the stream sent more than {limits.total_bytes:,} bytes")
+                    raise self._breach(f"the stream sent more than {limits.total_bytes:,} bytes")
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
                 if len(pending) > limits.event_bytes:
-                    self._breach(f"an SSE line longer than {limits.event_bytes:,} bytes")
+                    raise self._breach(f"an SSE line longer than {limits.event_bytes:,} bytes")
                 for raw in lines:
                     line = raw.rstrip(b"\r").decode("utf-8", "replace")
                     if line == "":
                         if data:
                             self._event(kind, "\n".join(data), on_event)
                             if len(self.events) >= limits.events:
-                                self._breach(f"the stream sent more than {limits.events:,} "
-                                             "events")
+                                raise self._breach(f"the stream sent more than "
+                                                   f"{limits.events:,} events")
                         kind, data = "message", []
                     elif line.startswith("event:"):
                         kind = line[6:].strip()
@@ -396,13 +398,13 @@ class _Stream:
         finally:
             watchdog.cancel()
 
-    def _breach(self, why: str) -> None:
+    def _breach(self, why: str) -> StreamLimitError:
+        """Note the limit the stream broke (``why``); the error saying so."""
         self.breach = f"the SSE stream of {shown_url(self.url)} broke a limit: {why}"
-        raise StreamLimitError(self.breach)
+        return StreamLimitError(self.breach)
 
     def _expire(self) -> None:
-        self.breach = (f"the SSE stream of {shown_url(self.url)} broke a limit: still open after "
-                       f"{self.limits.seconds:g} s")
+        self._breach(f"still open after {self.limits.seconds:g} s")
         self.close()
 
     def _event(self, kind: str, text: str, on_event: Callable[[str, Any], None]) -> None:
@@ -476,14 +478,11 @@ class _Player:
             if disconnect_after is not None and len(stream.events) >= disconnect_after:
                 stream.close()
 
-        workers = [threading.Thread(target=self._inject, args=(f, stream, play),
-                                    daemon=True)
-                   for f in faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)
-                   and (f.at is not None or f.at_s is not None) and not _at_once(f)]
-        holds = {id(f): self.providers.hold(f.at.when, f.at.call.value, f.at.n, f.at.tool)
-                 for f in faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)
-                 and f.at is not None}
-        self._holds = holds
+        asked = [f for f in faults if isinstance(f, fs.ClientDisconnect | fs.UserCancel)]
+        workers = [threading.Thread(target=self._inject, args=(f, stream, play), daemon=True)
+                   for f in asked if (f.at is not None or f.at_s is not None) and not _at_once(f)]
+        self._holds = {id(f): self.providers.hold(f.at.when, f.at.call.value, f.at.n, f.at.tool)
+                       for f in asked if f.at is not None}
         for w in workers:
             w.start()
         if disconnect_after == 0:
@@ -546,17 +545,15 @@ class _Player:
         until the row leaves RUNNING."""
         a = self.adapter
         if a.database is not None:
-            return _from_database(a.database.url, a.database.mapping, run_id,
-                                  self.timeout_s)
+            found = _poll(lambda: next((r for r in _stored_runs(a)
+                                        if str(r.row["run_id"]) == run_id), None),
+                          lambda r: r is not None and _ended(r.row), self.timeout_s, 0.05)
+            return (found.row, found.trace, found.invocations) if found else (None, None, None)
         row: dict[str, Any] | None = None
         if a.run_path is not None:
-            deadline = time.monotonic() + self.timeout_s
-            while True:
-                row = self._get(a.run_path.replace("{runId}", run_id), "the stored run", dict)
-                done = row is not None and row.get("status") != "RUNNING"
-                if done or time.monotonic() > deadline:
-                    break
-                time.sleep(0.02)
+            path = a.run_path.replace("{runId}", run_id)
+            row = _poll(lambda: self._get(path, "the stored run", dict), _ended, self.timeout_s,
+                        0.02)
         trace: list[dict[str, Any]] | None = None
         if a.trace_path is not None:
             trace = self._get(a.trace_path.replace("{runId}", run_id), "the run's trace", list)
@@ -589,45 +586,36 @@ _JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "a num
 """What a JSON value of each Python type is called in a message."""
 
 
-def _from_database(url: str, mapping: Mapping[str, Any], run_id: str, timeout_s: float
-                   ) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None,
-                              list[dict[str, Any]] | None]:
-    from harness_lab.audit.sources import iter_sql
-
+def _poll(read: Callable[[], _T], enough: Callable[[_T], bool], timeout_s: float,
+          every_s: float) -> _T:
+    """``read()`` every ``every_s`` seconds until ``enough`` says so of what it gave, or
+    ``timeout_s`` has passed; the last thing read."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        found = next((r for r in iter_sql(url, mapping) if str(r.row["run_id"]) == run_id),
-                     None)
-        if found is not None and found.row.get("status") != "RUNNING":
-            return found.row, found.trace, found.invocations
-        if time.monotonic() > deadline:
-            return (found.row, found.trace, found.invocations) if found else (None, None, None)
-        time.sleep(0.05)
+    while not enough(got := read()) and time.monotonic() <= deadline:
+        time.sleep(every_s)
+    return got
 
 
-def _run_ids(adapter: Adapter) -> set[str]:
+def _ended(row: Mapping[str, Any] | None) -> bool:
+    """Whether a stored row is there and has left RUNNING."""
+    return row is not None and row.get("status") != "RUNNING"
+
+
+def _stored_runs(adapter: Adapter) -> Iterator[Any]:
+    """The runs of the adapter's database, with their trace and invocations."""
     from harness_lab.audit.sources import iter_sql
 
     assert adapter.database is not None
-    return {str(r.row["run_id"]) for r in iter_sql(adapter.database.url,
-                                                   adapter.database.mapping)}
+    return iter_sql(adapter.database.url, adapter.database.mapping)
 
 
 def _new_run(adapter: Adapter, before: set[str], query: str, timeout_s: float) -> str | None:
     """The run of ``query`` stored since ``before`` was taken (a client that left before
     the metadata event never learnt its id)."""
-    from harness_lab.audit.sources import iter_sql
-
-    assert adapter.database is not None
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        new = [str(r.row["run_id"]) for r in iter_sql(adapter.database.url,
-                                                      adapter.database.mapping)
-               if str(r.row["run_id"]) not in before and r.row.get("query") == query]
-        if new:
-            return new[-1]
-        time.sleep(0.05)
-    return None
+    new = _poll(lambda: [str(r.row["run_id"]) for r in _stored_runs(adapter)
+                         if str(r.row["run_id"]) not in before and r.row.get("query") == query],
+                bool, timeout_s, 0.05)
+    return new[-1] if new else None
 
 
 def _simulated_outcome(record: Any, stored: Mapping[str, Any] | None) -> Outcome:
@@ -636,22 +624,21 @@ def _simulated_outcome(record: Any, stored: Mapping[str, Any] | None) -> Outcome
         return Outcome(None, None, None, status, (), ())
     return Outcome(record.run_state.value, record.release_outcome.value,
                    _v(record.fallback_type), _v(record.stored_status) or status,
-                   tuple(record.sse_kinds()), _statuses(
-                       [(e.kind.value, e.data) for e in record.sse_events], "status", "status"))
+                   tuple(record.sse_kinds()),
+                   _statuses([(e.kind.value, e.data) for e in record.sse_events], "status"))
 
 
 def _v(x: Any) -> Any:
     return None if x is None else getattr(x, "value", x)
 
 
-def _statuses(events: Sequence[tuple[str, Any]], kind: str, key: str) -> tuple[str, ...]:
-    return tuple(str(d.get(key)) for k, d in events if k == kind and isinstance(d, Mapping))
+def _statuses(events: Sequence[tuple[str, Any]], key: str) -> tuple[str, ...]:
+    return tuple(str(d.get(key)) for k, d in events if k == "status" and isinstance(d, Mapping))
 
 
 def _kinds(events: Sequence[tuple[str, Any]], adapter: Adapter) -> list[tuple[str, Any]]:
     """The events under the contract's kind names."""
-    back = {getattr(adapter.events, k): k for k in ("metadata", "status", "content",
-                                                    "failure", "done")}
+    back = {name: kind for kind, name in adapter.events.model_dump().items()}
     return [(back.get(kind, kind), data) for kind, data in events]
 
 
@@ -768,6 +755,12 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     predicted = _simulated_outcome(sim.record, sim.stored_row)
     if why:
         return ConformResult(sc.name, loaded.path, "n/a", tuple(why), predicted)
+
+    def judged(verdict: str, reasons: Sequence[str], live: Outcome | None = None,
+               run_id: str | None = None, unchecked: Sequence[str] = ()) -> ConformResult:
+        return ConformResult(sc.name, loaded.path, verdict, tuple(reasons), predicted, live,
+                             tuple(unchecked), run_id, time.monotonic() - began)
+
     player = _Player(base, providers, adapter, time_scale=time_scale, settle_s=settle_s,
                      timeout_s=timeout_s)
     try:
@@ -779,38 +772,31 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
         providers.load(sc, time_scale=time_scale)
         blind = any(isinstance(f, fs.ClientDisconnect) and (f.sse_event == 1 or _at_once(f))
                     for f in sc.faults) and adapter.database is not None
-        before = _run_ids(adapter) if blind else set()
+        before = {str(r.row["run_id"]) for r in _stored_runs(adapter)} if blind else set()
         play, raw = player.send(sc.query, session, sc.faults)
         events = _kinds(raw, adapter)
         if play.run_id is None and blind:  # gone before the metadata: the new stored run
             play.run_id = _new_run(adapter, before, sc.query, timeout_s)
         if play.run_id is None:
-            return ConformResult(sc.name, loaded.path, "error",
-                                 tuple(play.errors) or ("no metadata event: no run id",),
-                                 predicted, seconds=time.monotonic() - began)
+            return judged("error", play.errors or ["no metadata event: no run id"])
         row, trace, invocations = player.stored(play.run_id)
     except (httpx.HTTPError, OSError, ValueError) as exc:  # a ValueError says what it is
         said = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        return ConformResult(sc.name, loaded.path, "error", (said,),
-                             predicted, seconds=time.monotonic() - began)
+        return judged("error", [said])
     finally:
         player.close()
-    statuses = _statuses(events, "status", adapter.fields.status)
+    statuses = _statuses(events, adapter.fields.status)
     kinds = tuple(k for k, _ in events)
     if row is None:
         live = Outcome(None, None, None, None, kinds, statuses)
-        return ConformResult(sc.name, loaded.path, "fail",
-                             (*play.errors, "no stored row for the run"), predicted, live,
-                             run_id=play.run_id, seconds=time.monotonic() - began)
+        return judged("fail", [*play.errors, "no stored row for the run"], live, play.run_id)
     disconnected = any(isinstance(f, fs.ClientDisconnect) for f in sc.faults)
     try:
         record = _live_record(row, trace, invocations, events, play.arrived, time_scale)
     except Exception as exc:  # noqa: BLE001 - a row conform cannot read is a failure, shown
         live = Outcome(None, None, None, row.get("status"), kinds, statuses)
-        return ConformResult(sc.name, loaded.path, "fail",
-                             (f"the stored run cannot be read: {type(exc).__name__}: {exc}",),
-                             predicted, live, run_id=play.run_id,
-                             seconds=time.monotonic() - began)
+        return judged("fail", [f"the stored run cannot be read: {type(exc).__name__}: {exc}"],
+                      live, play.run_id)
     live = Outcome(record.run_state.value, record.release_outcome.value,
                    _v(record.fallback_type), _v(record.stored_status), kinds, statuses)
     expect, unchecked = _checkable(expectations(sc), trace is not None, invocations is not None)
@@ -841,6 +827,4 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
     broken = [f"invariant {name}: {msg}" for name, fn in rules.items() for msg in fn(record)]
     reasons += [b for b in broken if not any(b.startswith(f"invariant {v}:")
                                              for v in expect.violations)]
-    return ConformResult(sc.name, loaded.path, "fail" if reasons else "pass", tuple(reasons),
-                         predicted, live, tuple(unchecked), play.run_id,
-                         time.monotonic() - began)
+    return judged("fail" if reasons else "pass", reasons, live, play.run_id, unchecked)

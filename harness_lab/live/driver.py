@@ -262,14 +262,12 @@ class LiveDriver:
         slot = self._slots.get(run_id)
         if slot is None:
             return CancelAnswer.UNKNOWN
-        if slot.done:
+        if slot.done or not self._cancel_now(slot, CancellationReason.USER_REQUESTED,
+                                             "user requested"):
             return CancelAnswer.TERMINAL
-        accepted = self._cancel_now(slot, CancellationReason.USER_REQUESTED, "user requested")
-        if accepted:
-            slot.cancel_requested = True
-            self._wake(slot)
-            return CancelAnswer.ACCEPTED
-        return CancelAnswer.TERMINAL
+        slot.cancel_requested = True
+        self._wake(slot)
+        return CancelAnswer.ACCEPTED
 
     def drain(self, grace_s: float) -> int:
         """The server is stopping: give the runs in flight ``grace_s`` seconds to end, then

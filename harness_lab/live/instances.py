@@ -173,23 +173,19 @@ class Instance:
         they stopped, which servers before stop ended their own runs could leave (a search
         of every RUNNING row, too slow for each heartbeat)."""
         now = self.wall()
+        heard = (_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
         with self.engine.connect() as conn:
-            others = conn.execute(select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at)
-                                  .where(_I.stopped_at.is_(None),
-                                         _I.instance_id != self.instance_id)).all()
+            others = conn.execute(select(*heard).where(
+                _I.stopped_at.is_(None), _I.instance_id != self.instance_id)).all()
             left = conn.execute(
-                select(_I.instance_id, _I.host, _I.pid, _I.heartbeat_at).distinct()
+                select(*heard).distinct()
                 .join(serve_run, serve_run.c.instance_id == _I.instance_id)
                 .join(diagnosis_run, diagnosis_run.c.run_id == serve_run.c.run_id)
                 .where(_I.stopped_at.is_not(None), diagnosis_run.c.status == _RUNNING)
             ).all() if stopped else []
-        found: list[Orphans] = []
-        for instance_id, host, pid, heard in others:
-            gone = heard < now - STALE_S or (host == self.host and not self.alive(pid))
-            if gone:
-                found.append(self._end_runs_of(instance_id, host, pid, heard, now))
-        for instance_id, host, pid, heard in left:
-            found.append(self._end_runs_of(instance_id, host, pid, heard, now))
+        lost = [row for row in others if row.heartbeat_at < now - STALE_S
+                or (row.host == self.host and not self.alive(row.pid))]
+        found = [self._end_runs_of(*row, now) for row in (*lost, *left)]
         with self.engine.begin() as conn:
             found.append(self._end_own_runs(conn, in_flight or _none_in_flight, now))
         self.reaped += sum(len(f.run_ids) for f in found)

@@ -196,8 +196,7 @@ class EventWait:
         pending, self.pending = self.pending, None
         if pending is not None:
             pending.cancel()
-        while not self.queue.empty():
-            item = self.queue.get_nowait()
+        for item in self.ready():
             if isinstance(item, Flush):
                 item.answer(False)
 
