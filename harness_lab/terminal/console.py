@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import sys
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Literal, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,7 +32,7 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
-def holds(text: str, stream: TextIO) -> bool:
+def holds(text: str, stream: IO[str]) -> bool:
     """True when ``stream``'s encoding can write ``text`` (a stream that names no encoding
     is taken to)."""
     encoding = getattr(stream, "encoding", None)
