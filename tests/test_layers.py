@@ -16,7 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("version", "codec", "bounded_json", "atomic", "redact", "pool", "states", "errors",
      "frozen", "bounds", "lazy", "native", "json_text", "speedups", "parent_watch",
      "background_http", "messages", "ports", "trace", "sse", "outcome_table", "defects",
-     "yaml_lines", "terminal.console", "terminal.progress"),
+     "yaml_lines", "pytest_session", "terminal.console", "terminal.progress"),
     ("core", "config"),
     ("columns",),
     ("tools", "diagnosis", "release", "store", "fakes"),

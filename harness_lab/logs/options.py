@@ -8,8 +8,10 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from harness_lab.logs.writer import LogWriter
@@ -86,17 +88,26 @@ class RunLog:
         self.argv = argv
         self.writer: LogWriter | None = None
         self.failed: str | None = None
+        self.began = time.perf_counter()  # the footer's wall time counts from here
 
     def add(self, result: ScenarioResult, wall_s: float | None = None) -> None:
         """Log one scenario result (``wall_s``: its wall time, when the caller measured it)."""
+        self._append(lambda writer: writer.add(result, wall_s))
+
+    def add_entry(self, entry: dict[str, Any]) -> None:
+        """Log one run entry taken from another log (a pytest-xdist worker's)."""
+        self._append(lambda writer: writer.add_entry(entry))
+
+    def _append(self, write: Callable[[LogWriter], None]) -> None:
         if self.failed is not None:
             return
         try:
             if self.writer is None:
                 from harness_lab.logs.writer import LogWriter
 
-                self.writer = LogWriter.open(self.directory, self.command, self.argv)
-            self.writer.add(result, wall_s)
+                self.writer = LogWriter.open(self.directory, self.command, self.argv,
+                                             began=self.began)
+            write(self.writer)
         except OSError as exc:
             self._fail(exc)
 

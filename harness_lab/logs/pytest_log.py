@@ -4,20 +4,27 @@ Each scenario item's result is appended as it is judged; the footer is written w
 session ends and the log's path is shown in the terminal summary. The directory is decided
 at the first result: ``--scenario-log-dir``, else ``$HARNESS_LAB_LOG_DIR``, else
 ``./harness_logs``; ``--no-scenario-log`` writes none.
+
+Under pytest-xdist the session still writes one log: each worker logs its own items and
+hands the controller its log's path when it ends; the controller copies their runs into the
+session's log and removes the workers' files (kept, and named, when the copy cannot be
+written).
 """
 
 from __future__ import annotations
 
+import json
+import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, RunLog
+from harness_lab.pytest_session import distributing, handed_over
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from harness_lab.runner.run import ScenarioResult
 
 __all__ = ["add_options", "close", "log_result", "open_log", "written"]
@@ -25,6 +32,8 @@ __all__ = ["add_options", "close", "log_result", "open_log", "written"]
 _LOG = pytest.StashKey[RunLog]()
 _CLOCK = pytest.StashKey["_Clock"]()
 _PATH = pytest.StashKey["Path | None"]()
+_WORKER_LOG = "harness_lab_run_log"
+"""The key of a pytest-xdist worker's log path in what it hands the controller."""
 
 
 class _Clock:
@@ -53,14 +62,14 @@ def open_log(config: pytest.Config) -> None:
     if config.getoption("--no-scenario-log", False):
         return
     given = config.getoption("--scenario-log-dir", None)
-    from pathlib import Path
-
     words = ["pytest", *config.invocation_params.args]
     config.stash[_LOG] = RunLog(None if given is None else Path(given), "pytest",
                                 [str(w) for w in words])
     clock = _Clock()
     config.pluginmanager.register(clock, "harness_lab_run_log_clock")
     config.stash[_CLOCK] = clock
+    if distributing(config):
+        config.pluginmanager.register(_WorkerLogs(), _WORKER_LOGS)
 
 
 def log_result(config: pytest.Config, result: ScenarioResult) -> None:
@@ -77,12 +86,61 @@ def close(config: pytest.Config) -> Path | None:
     log = config.stash.get(_LOG, None)
     if log is None:
         return None
+    workers = config.pluginmanager.get_plugin(_WORKER_LOGS)
+    parts = [] if workers is None else workers.parts
+    copied = [part for part in parts if _copy_runs(part, log)]
     path = log.close()
     del config.stash[_LOG]
     config.stash[_PATH] = path
+    kept = parts if path is None else [part for part in parts if part not in copied]
+    for part in parts:
+        if part not in kept:
+            part.unlink(missing_ok=True)
+    if kept:
+        print("harness-lab pytest: the workers' run logs are kept: "
+              + ", ".join(map(str, kept)), file=sys.stderr)
+    handed = handed_over(config)
+    if handed is not None and path is not None:
+        handed[_WORKER_LOG] = str(path.resolve())
     return path
 
 
 def written(config: pytest.Config) -> Path | None:
     """The path of the log :func:`close` wrote, if any."""
     return config.stash.get(_PATH, None)
+
+
+_WORKER_LOGS = "harness_lab_run_log_workers"
+
+
+class _WorkerLogs:
+    """The controller's plugin that notes the log each pytest-xdist worker hands over."""
+
+    def __init__(self) -> None:
+        self.parts: list[Path] = []
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Note the log of the worker ``node``, when it wrote one."""
+        part = getattr(node, "workeroutput", {}).get(_WORKER_LOG)
+        if part:
+            self.parts.append(Path(part))
+
+
+def _copy_runs(part: Path, log: RunLog) -> bool:
+    """Copy the run entries of a worker's log into ``log``; False when it could not be read
+    whole. A line its worker left cut short (killed midway) is passed over, as the log reader
+    passes it over."""
+    try:
+        with open(part, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and entry.get("kind") == "run":
+                    log.add_entry(entry)
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"harness-lab pytest: cannot read the run log of a worker, {part}: "
+              f"{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return False
+    return True

@@ -16,7 +16,7 @@ import secrets
 import sys
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -60,44 +60,49 @@ def git_commit(where: str | os.PathLike[str] = ".", *, short: bool = False) -> s
     return commit if done.returncode == 0 and commit else None
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _now(ago_s: float = 0.0) -> str:
+    """The UTC time ``ago_s`` seconds before now, as the log writes times."""
+    when = datetime.now(UTC) - timedelta(seconds=ago_s)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class LogWriter:
     """One run log being written. Use :meth:`open`, :meth:`add` each result, :meth:`close`."""
 
-    def __init__(self, path: Path, stream: IO[str], command: list[str]) -> None:
+    def __init__(self, path: Path, stream: IO[str], command: list[str],
+                 began: float | None = None) -> None:
         self.path = path
         self._stream = stream
         self._sha256 = functools.cache(sha256_of)  # each scenario file hashed once
         self._verdicts: Counter[str] = Counter()
         self._virtual = 0.0
         self._runs = 0
-        self._began = self._last = time.perf_counter()
+        self._began = self._last = time.perf_counter() if began is None else began
         self._write({"kind": "header", "format_version": FORMAT_VERSION,
                      "toolkit_version": __version__, "command": command,
                      "cwd": os.getcwd(), "git_commit": git_commit(Path.cwd()),
                      "python": platform.python_version(), "platform": sys.platform,
-                     "started_at": _now()})
+                     "started_at": _now(time.perf_counter() - self._began)})
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str] | None, command: str,
-             argv: list[str] | None = None) -> LogWriter:
+             argv: list[str] | None = None, *, began: float | None = None) -> LogWriter:
         """Create a new log file in ``directory`` (see :func:`log_directory`), named by the
         wall-clock time and ``command`` (``2026-12-04T05-01-02_run_3fa2c1.jsonl``).
 
         ``argv`` is recorded with the password of each URL in it hidden
         (:func:`~harness_lab.redact.shown_url`). The directory is created when missing;
         raise OSError when it cannot be (a file of that name, no permission), before any
-        scenario runs.
+        scenario runs. ``began`` (a :func:`time.perf_counter` value) is when the command
+        began, from which the footer's wall time counts (default: now).
         """
         folder = log_directory(directory)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
         path = folder / f"{stamp}_{command}_{secrets.token_hex(3)}.jsonl"
         stream = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed by close())
-        return cls(path, stream, ["harness-lab", command] if argv is None else shown_words(argv))
+        return cls(path, stream, ["harness-lab", command] if argv is None else shown_words(argv),
+                   began)
 
     def _write(self, line: dict[str, Any]) -> None:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -109,13 +114,20 @@ class LogWriter:
         now = time.perf_counter()
         wall, self._last = (now - self._last if wall_s is None else wall_s), now
         r = result.record
-        virtual = None if r is None else r.finished_at - r.started_at
-        self._write({"kind": "run", "seq": self._runs, **result_to_data(result),
-                     "sha256": None if result.path is None else self._sha256(result.path),
-                     "wall_s": wall, "virtual_s": virtual})
+        self.add_entry({**result_to_data(result),
+                        "sha256": None if result.path is None else self._sha256(result.path),
+                        "wall_s": wall,
+                        "virtual_s": None if r is None else r.finished_at - r.started_at})
+
+    def add_entry(self, entry: dict[str, Any]) -> None:
+        """Append one run entry as a log holds it (from another log: a pytest-xdist worker's),
+        numbered as this log's next run."""
+        line: dict[str, Any] = {"kind": "run", "seq": self._runs}
+        line.update((key, value) for key, value in entry.items() if key not in line)
+        self._write(line)
         self._runs += 1
-        self._verdicts[result.verdict] += 1
-        self._virtual += virtual or 0.0
+        self._verdicts[entry["verdict"]] += 1
+        self._virtual += entry.get("virtual_s") or 0.0
 
     def close(self) -> Path:
         """Write the footer and close the file; return its path."""

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness_lab.pytest_session import distributing, handed_over
+
 if TYPE_CHECKING:
     from harness_lab.otel.background import BackgroundExport, BackgroundSummary
     from harness_lab.runner.run import ScenarioResult
@@ -57,7 +59,7 @@ def open_export(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{OPTION} needs the optional package {exc.name!r}; install "
                                 "it with: pip install 'harness_lab[otel]'") from None
     config.stash[_URL] = target
-    if _distributing(config):  # the workers send; this process adds up what they say
+    if distributing(config):  # the workers send; this process adds up what they say
         config.pluginmanager.register(_WorkerFigures(config), "harness_lab_otlp_workers")
         return
     from harness_lab.otel.background import BackgroundExport
@@ -84,7 +86,7 @@ def close(config: pytest.Config) -> BackgroundSummary | None:
         return None
     del config.stash[_EXPORT]
     sent = config.stash[_SENT] = export.close()
-    handed = getattr(config, "workeroutput", None)  # a pytest-xdist worker's, for the controller
+    handed = handed_over(config)
     if handed is not None:
         handed[_FIGURES] = dataclasses.asdict(sent)
     return sent
@@ -99,13 +101,6 @@ def summary_line(config: pytest.Config) -> str | None:
 
 def _export(config: pytest.Config) -> BackgroundExport | None:
     return config.stash.get(_EXPORT, None)
-
-
-def _distributing(config: pytest.Config) -> bool:
-    """True in the controller of a pytest-xdist run: its workers run the items."""
-    if hasattr(config, "workerinput") or config.getoption("collectonly", False):
-        return False
-    return config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
 
 
 class _WorkerFigures:

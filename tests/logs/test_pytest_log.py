@@ -32,3 +32,21 @@ def test_no_scenario_log_writes_none(pytester: pytest.Pytester) -> None:
                                            "--no-scenario-log")
     result.assert_outcomes(passed=1, failed=1)
     assert not pytester.path.joinpath("kept").exists()
+
+
+def test_under_xdist_the_session_still_writes_one_log_of_every_item(
+        pytester: pytest.Pytester) -> None:
+    good_and_wrong(pytester.path / "scenarios")
+    result = pytester.runpytest_subprocess("scenarios", "--scenario-log-dir", "kept", "-p",
+                                           "no:cacheprovider", "-n", "2", "--dist", "load")
+    result.assert_outcomes(passed=1, failed=1)
+    (path,) = pytester.path.joinpath("kept").glob("*.jsonl")  # the workers' logs are gone
+    result.stdout.fnmatch_lines([f"harness-lab run log: kept/{path.name}"])
+    log = read_log(path)
+    assert log.complete
+    assert sorted((e.scenario, e.result.verdict) for e in log.entries) == [
+        ("good", "ok"), ("wrong", "FAILED")]
+    assert [e.seq for e in log.entries] == [0, 1]
+    assert log.footer is not None and log.footer["verdicts"] == {"ok": 1, "FAILED": 1}
+    assert log.header["command"][-9:] == ["scenarios", "--scenario-log-dir", "kept", "-p",
+                                          "no:cacheprovider", "-n", "2", "--dist", "load"]
