@@ -62,9 +62,12 @@ def pytest_configure(config: pytest.Config) -> None:
     and their OTLP export (:mod:`harness_lab.otel.pytest_otlp`)."""
     from harness_lab.logs.pytest_log import open_log
     from harness_lab.otel.pytest_otlp import open_export
+    from harness_lab.pytest_session import distributing
 
     open_export(config)
     open_log(config)
+    if distributing(config):
+        config.pluginmanager.register(_WorkerFiles(config), "harness_lab_collected_files")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -74,6 +77,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     close(session.config)
     pytest_otlp.close(session.config)
+    from harness_lab.pytest_session import handed_over
+
+    handed = handed_over(session.config)
+    if handed is not None:  # the controller checks the snapshots' use
+        collected: set[Path] = session.config.stash.get(_COLLECTED, set())
+        handed[_FILES] = sorted(map(str, collected))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -100,6 +109,21 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 _COLLECTED = pytest.StashKey[set[Path]]()
 """The scenario files collected in this session (whose snapshots are checked for use)."""
+_FILES = "harness_lab_collected"
+"""The key of the scenario files a pytest-xdist worker collected, in what it hands over."""
+
+
+class _WorkerFiles:
+    """The controller's plugin that gathers the scenario files its workers collected (each
+    worker collects them all), so that unused snapshots are found under pytest-xdist too."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Add the files the worker ``node`` collected."""
+        files = getattr(node, "workeroutput", {}).get(_FILES, ())
+        self.config.stash.setdefault(_COLLECTED, set()).update(map(Path, files))
 
 
 

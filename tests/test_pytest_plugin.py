@@ -194,6 +194,23 @@ def test_a_snapshot_no_scenario_uses_is_listed_after_the_session(
         "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])
 
 
+@pytest.mark.slow  # two pytest sessions in interpreters of their own, with workers
+def test_under_xdist_a_snapshot_no_scenario_uses_is_listed_and_removed_too(
+        pytester: pytest.Pytester) -> None:
+    pytester.mkdir("scenarios")
+    good = pytester.path.joinpath("scenarios", "good.yaml")
+    good.write_text(GOOD + "snapshot: true\n", encoding="utf-8")
+    pytester.runpytest("scenarios", "--snapshot-update")
+    good.write_text(GOOD, encoding="utf-8")
+    xdist = ("-p", "no:cacheprovider", "-n", "2", "--no-scenario-log")
+    result = pytester.runpytest_subprocess("scenarios", *xdist)
+    result.stdout.fnmatch_lines([
+        "1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
+        "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])
+    pytester.runpytest_subprocess("scenarios", "--snapshot-update", *xdist)
+    assert not pytester.path.joinpath("scenarios", "__snapshots__", "good.snap.yaml").exists()
+
+
 def test_the_starter_readmes_pytest_command_collects_every_starter_scenario(
         pytester: pytest.Pytester) -> None:
     from harness_lab.cli import main
