@@ -238,7 +238,8 @@ def _late_content_refused(r: RunRecord) -> list[str]:
 
 
 def _tool_calls_reconciled(r: RunRecord) -> list[str]:
-    """Budget (doc §12.2, §12.3): RUN_FINISHED counts the tool calls started before it."""
+    """Budget (doc §12.2, §12.3): RUN_FINISHED counts the tool calls started before it, and
+    the stored row keeps that count (doc §12.2: the actual tool calls)."""
     out: list[str] = []
     started = 0
     counted: object = None
@@ -251,6 +252,9 @@ def _tool_calls_reconciled(r: RunRecord) -> list[str]:
             break
     if counted is not None and counted != started:
         out.append(f"RUN_FINISHED counts {counted} tool calls, {started} were started")
+    stored = None if r.stored_row is None else r.stored_row.get("tool_calls")
+    if stored is not None and stored != started:
+        out.append(f"the stored row counts {stored} tool calls, {started} were started")
     return out
 
 

@@ -210,6 +210,17 @@ def test_run_finished_counting_a_tool_call_never_started_breaks_tool_calls_recon
         "RUN_FINISHED counts 3 tool calls, 2 were started"]
 
 
+def test_a_stored_row_counting_other_tool_calls_than_were_started_breaks_tool_calls_reconciled(
+        good: RunRecord) -> None:
+    assert good.stored_row is not None and good.stored_row["tool_calls"] == 2
+    miscounted = replace(good, stored_row={**good.stored_row, "tool_calls": 3})
+    assert broken(miscounted) == {"tool_calls_reconciled"}
+    assert messages(miscounted, "tool_calls_reconciled") == [
+        "the stored row counts 3 tool calls, 2 were started"]
+    unfinished = replace(good, stored_row={**good.stored_row, "tool_calls": None})
+    assert "tool_calls_reconciled" not in broken(unfinished)
+
+
 def test_a_trace_without_run_finished_leaves_the_tool_call_count_unjudged(
         good: RunRecord) -> None:
     assert "tool_calls_reconciled" not in broken(without(good, TT.RUN_FINISHED))

@@ -126,6 +126,10 @@ def _fallback_published(lines: list[dict[str, Any]]) -> None:
     _rows(lines, "diagnosis_run")[0]["published_result"] = '{"conclusion": "x"}'
 
 
+def _a_refused_call_counted(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["tool_calls"] += 1
+
+
 TAMPERED = [
     ("conclusion-guards-pass", _two_terminations, "single_termination",
      "2 RUN_FINISHED events"),
@@ -139,6 +143,8 @@ TAMPERED = [
      "stored status FAILED, §12.2 maps FALLBACK to SUCCESS"),
     ("insufficient-evidence", _fallback_published, "stored_axes_distinct",
      "published_result stored for a run that is not DIAGNOSIS + SUCCESS"),
+    ("conclusion-guards-pass", _a_refused_call_counted, "tool_calls_reconciled",
+     "the stored row counts 3 tool calls, 2 were started"),
 ]
 
 
