@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import itertools
 import json
 import re
 import sys
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
            "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "filled", "format_rows",
-           "mapping_failure", "no_scenarios_message", "otlp_option", "otlp_send", "out_problem",
-           "output_format", "port_number", "read_mapping", "selected_plan", "selected_results",
-           "usage_problem"]
+           "mapping_failure", "nearest_path", "no_scenarios_message", "otlp_option",
+           "otlp_send", "out_problem", "output_format", "port_number", "read_mapping",
+           "selected_plan", "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -308,13 +309,41 @@ def usage_problem(command: str, paths: Sequence[str], out: str | None) -> int:
     if missing:
         hint = ("; name scenario files or directories, or make a starter directory with "
                 "`harness-lab init`" if tuple(missing) == DEFAULT_PATHS else "")
-        return fail(command, f"no such file or directory: {', '.join(missing)}{hint}")
+        named = ", ".join(f"{p} (did you mean {near}?)" if (near := nearest_path(p)) else p
+                          for p in missing)
+        return fail(command, f"no such file or directory: {named}{hint}")
     problem = out_problem("--out", out) if out is not None else None
     return fail(command, problem) if problem else 0
 
 
 DEFAULT_PATHS = ("scenarios",)
 """What the commands that take scenario paths run when given none."""
+
+
+def nearest_path(path: str) -> str | None:
+    """The entry beside the missing ``path`` its user most likely meant (a name one typo or
+    a ``.yaml`` away, a ``FILE[variant]`` keeping its variant), or None."""
+    import difflib
+
+    from harness_lab.runner.run import Selector
+
+    given = Selector.parse(path).path
+    variant = path[len(str(given)):] if path.startswith(str(given)) else ""
+    folder = given.parent
+    try:
+        names = [entry.name for entry in itertools.islice(folder.iterdir(), _MOST_ENTRIES)]
+    except OSError:
+        return None
+    for suffix in (".yaml", ".yml"):
+        if given.name + suffix in names:
+            return str(given.with_name(given.name + suffix)) + variant
+    close = difflib.get_close_matches(given.name, names, n=1, cutoff=0.8)
+    return str(given.with_name(close[0])) + variant if close else None
+
+
+_MOST_ENTRIES = 10_000
+"""The most entries of a directory :func:`nearest_path` reads (a huge one is not searched
+through)."""
 
 
 def out_problem(flag: str, path: str) -> str | None:

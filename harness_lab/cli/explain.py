@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail
+from harness_lab.cli.common import add_command, fail, nearest_path
 from harness_lab.explanation.answers import QUESTIONS
 from harness_lab.logs.sources import is_log_file
 
@@ -66,8 +66,9 @@ def _missing(runs: list[str]) -> str | None:
         if "#" in run:
             return f"{run.rpartition('#')[0]}: no such log file"
         logs = [ref[0] for ref in map(split_log_ref, runs[:n]) if ref is not None]
+        near = nearest_path(run)
         hint = (f" (to explain one scenario or run of the log before it: {logs[-1]}#{run})"
-                if logs else "")
+                if logs else f" (did you mean {near}?)" if near else "")
         return f"{run}: no such file or directory{hint}"
     return None
 

@@ -95,3 +95,34 @@ def test_a_port_outside_0_to_65535_is_a_usage_error_naming_the_range(
         main(argv)
     assert stopped.value.code == 2
     assert "a port is 0 to 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("missing-context", "missing-context.yaml"),
+    ("missing-contxt.yaml", "missing-context.yaml"),
+    ("missing-context[deadline]", "missing-context.yaml[deadline]"),
+    ("outcome", "outcomes"),
+])
+def test_a_missing_path_one_typo_from_an_entry_beside_it_is_named(
+        tmp_path: Path, typed: str, meant: str) -> None:
+    from harness_lab.cli.common import nearest_path
+
+    (tmp_path / "missing-context.yaml").write_text("name: x\n", encoding="utf-8")
+    (tmp_path / "outcomes").mkdir()
+    assert nearest_path(str(tmp_path / typed)) == str(tmp_path / meant)
+
+
+def test_a_missing_path_like_nothing_beside_it_gets_no_guess(tmp_path: Path) -> None:
+    from harness_lab.cli.common import nearest_path
+
+    (tmp_path / "missing-context.yaml").write_text("name: x\n", encoding="utf-8")
+    assert nearest_path(str(tmp_path / "budget.yaml")) is None
+    assert nearest_path(str(tmp_path / "gone" / "missing-context.yaml")) is None
+
+
+def test_the_usage_error_of_a_mistyped_path_says_what_was_meant(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "scenarios/outcomes/missing-contxt.yaml", "--no-log"]) == 2
+    assert capsys.readouterr().err == (
+        "harness-lab run: no such file or directory: scenarios/outcomes/missing-contxt.yaml "
+        "(did you mean scenarios/outcomes/missing-context.yaml?)\n")
