@@ -359,7 +359,8 @@ def out_problem(flag: str, path: str) -> str | None:
 
 def no_scenarios_message(command: str, paths: Iterable[str], tags: Sequence[str]) -> str:
     """What ``harness-lab COMMAND`` says when ``paths`` (and ``tags``) select no scenario."""
-    tagged = f" with the tag(s) {', '.join(tags)}" if tags else ""
+    paths = list(paths)
+    tagged = f" with the tag(s) {', '.join(tags)}{_tags_there(paths, tags)}" if tags else ""
     return (f"harness-lab {command}: no scenario selected under {', '.join(paths)}{tagged} "
             f"(exit {EXIT_NO_SCENARIOS})")
 
@@ -382,6 +383,21 @@ def selected_plan(command: str, paths: Sequence[str], tags: Sequence[str],
         print(no_scenarios_message(command, paths, tags), file=sys.stderr)
         return EXIT_NO_SCENARIOS
     return plan
+
+
+def _tags_there(paths: Sequence[str], tags: Sequence[str]) -> str:
+    """For ``--tag`` values that selected nothing: the tag(s) most likely meant among those
+    the scenarios under ``paths`` carry, as a sentence to add (empty: none is close)."""
+    if not tags:
+        return ""
+    import difflib
+
+    from harness_lab.runner.run import plan_paths
+
+    there = sorted({tag for p in plan_paths(paths) if p.loaded is not None
+                    for tag in p.loaded.scenario.tags})
+    meant = [near for tag in tags for near in difflib.get_close_matches(tag, there, n=1)]
+    return f"; did you mean --tag {' --tag '.join(meant)}?" if meant else ""
 
 
 def selected_results(command: str, paths: Sequence[str], tags: Sequence[str],

@@ -126,3 +126,13 @@ def test_the_usage_error_of_a_mistyped_path_says_what_was_meant(
     assert capsys.readouterr().err == (
         "harness-lab run: no such file or directory: scenarios/outcomes/missing-contxt.yaml "
         "(did you mean scenarios/outcomes/missing-context.yaml?)\n")
+
+
+def test_a_mistyped_tag_that_selects_nothing_is_answered_with_the_tag_meant(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "scenarios/outcomes", "--tag", "outcome_tabel", "--no-log"]) == 5
+    assert capsys.readouterr().err == (
+        "harness-lab run: no scenario selected under scenarios/outcomes with the tag(s) "
+        "outcome_tabel; did you mean --tag outcome-table? (exit 5)\n")
+    assert main(["run", "scenarios/outcomes", "--tag", "zzzz", "--no-log"]) == 5
+    assert "did you mean" not in capsys.readouterr().err
