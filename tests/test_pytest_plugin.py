@@ -181,32 +181,31 @@ def test_snapshot_update_writes_the_snapshots_the_next_session_compares_with(
     pytester.runpytest("scenarios").assert_outcomes(passed=1)
 
 
-def test_a_snapshot_no_scenario_uses_is_listed_after_the_session(
-        pytester: pytest.Pytester) -> None:
+def _a_snapshot_no_scenario_uses(pytester: pytest.Pytester) -> None:
+    """A snapshot written for scenarios/good.yaml, whose file then drops ``snapshot: true``."""
     pytester.mkdir("scenarios")
     good = pytester.path.joinpath("scenarios", "good.yaml")
     good.write_text(GOOD + "snapshot: true\n", encoding="utf-8")
     pytester.runpytest("scenarios", "--snapshot-update")
     good.write_text(GOOD, encoding="utf-8")
-    result = pytester.runpytest("scenarios")
-    result.stdout.fnmatch_lines([
-        "1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
-        "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])
+
+
+UNUSED = ["1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
+          "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"]
+
+
+def test_a_snapshot_no_scenario_uses_is_listed_after_the_session(
+        pytester: pytest.Pytester) -> None:
+    _a_snapshot_no_scenario_uses(pytester)
+    pytester.runpytest("scenarios").stdout.fnmatch_lines(UNUSED)
 
 
 @pytest.mark.slow  # two pytest sessions in interpreters of their own, with workers
 def test_under_xdist_a_snapshot_no_scenario_uses_is_listed_and_removed_too(
         pytester: pytest.Pytester) -> None:
-    pytester.mkdir("scenarios")
-    good = pytester.path.joinpath("scenarios", "good.yaml")
-    good.write_text(GOOD + "snapshot: true\n", encoding="utf-8")
-    pytester.runpytest("scenarios", "--snapshot-update")
-    good.write_text(GOOD, encoding="utf-8")
+    _a_snapshot_no_scenario_uses(pytester)
     xdist = ("-p", "no:cacheprovider", "-n", "2", "--no-scenario-log")
-    result = pytester.runpytest_subprocess("scenarios", *xdist)
-    result.stdout.fnmatch_lines([
-        "1 snapshot(s) no scenario uses (remove them with --snapshot-update):",
-        "*scenarios/__snapshots__/good.snap.yaml [[]good[]]"])
+    pytester.runpytest_subprocess("scenarios", *xdist).stdout.fnmatch_lines(UNUSED)
     pytester.runpytest_subprocess("scenarios", "--snapshot-update", *xdist)
     assert not pytester.path.joinpath("scenarios", "__snapshots__", "good.snap.yaml").exists()
 
