@@ -74,7 +74,7 @@ def main() -> int:
     five = run_paths([scenarios / f for f in FIVE])
     save(outcome_bars(five), "outcome_bars_five")
     save(outcome_bars(library, by="directory"), "outcome_bars_library_by_directory")
-    save(outcome_bars(library, by="case"), "outcome_bars_library_by_case")
+    save(outcome_bars(library, by="case", normalize=True), "outcome_bars_library_by_case")
     save(outcome_bars(library, by="tags"), "outcome_bars_library_by_tag")
     record = Harness(tour_components()).run("Why is checkout slow?")
     cancelled = Harness(tour_components()).run("Why is checkout slow?", disconnect_at=1.5)
