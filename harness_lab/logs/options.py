@@ -82,10 +82,12 @@ class RunLog:
     reason and :meth:`close` returns None (the partial file, if any, has no footer).
     """
 
-    def __init__(self, directory: Path | None, command: str, argv: list[str]) -> None:
+    def __init__(self, directory: Path | None, command: str, argv: list[str],
+                 part: str | None = None) -> None:
         self.directory = directory
         self.command = command
         self.argv = argv
+        self.part = part  # names the file of one part of a log (a pytest-xdist worker's)
         self.writer: LogWriter | None = None
         self.failed: str | None = None
         self.began = time.perf_counter()  # the footer's wall time counts from here
@@ -106,7 +108,7 @@ class RunLog:
                 from harness_lab.logs.writer import LogWriter
 
                 self.writer = LogWriter.open(self.directory, self.command, self.argv,
-                                             began=self.began)
+                                             began=self.began, suffix=self.part)
             write(self.writer)
         except OSError as exc:
             self._fail(exc)

@@ -5,15 +5,16 @@ session ends and the log's path is shown in the terminal summary. The directory 
 at the first result: ``--scenario-log-dir``, else ``$HARNESS_LAB_LOG_DIR``, else
 ``./harness_logs``; ``--no-scenario-log`` writes none.
 
-Under pytest-xdist the session still writes one log: each worker logs its own items and
-hands the controller its log's path when it ends; the controller copies their runs into the
-session's log and removes the workers' files (kept, and named, when the copy cannot be
-written).
+Under pytest-xdist the session still writes one log: each worker logs its own items into a
+part named with a token the controller gave it; when the session ends the controller copies
+the runs of every part it finds, a crashed worker's too, into the session's log and removes
+the parts (kept, and named, when the copy cannot be written).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, RunLog
-from harness_lab.pytest_session import distributing, handed_over
+from harness_lab.logs.options import DEFAULT_LOG_DIR, LOG_DIR_ENV, RunLog, log_directory
+from harness_lab.pytest_session import distributing
 
 if TYPE_CHECKING:
     from harness_lab.runner.run import ScenarioResult
@@ -32,8 +33,9 @@ __all__ = ["add_options", "close", "log_result", "open_log", "written"]
 _LOG = pytest.StashKey[RunLog]()
 _CLOCK = pytest.StashKey["_Clock"]()
 _PATH = pytest.StashKey["Path | None"]()
-_WORKER_LOG = "harness_lab_run_log"
-"""The key of a pytest-xdist worker's log path in what it hands the controller."""
+_TOKEN = "harness_lab_run_log_token"
+"""The key of the session's token in what a pytest-xdist controller gives each worker; the
+workers' parts of the log are named with it."""
 
 
 class _Clock:
@@ -58,18 +60,22 @@ def add_options(group: Any) -> None:
 
 
 def open_log(config: pytest.Config) -> None:
-    """Prepare the session's log (opened at its first result)."""
+    """Prepare the session's log (opened at its first result); a pytest-xdist worker's is
+    its part of the controller's."""
     if config.getoption("--no-scenario-log", False):
         return
     given = config.getoption("--scenario-log-dir", None)
     words = ["pytest", *config.invocation_params.args]
+    worker: dict[str, Any] = getattr(config, "workerinput", {})
+    token = worker.get(_TOKEN)
     config.stash[_LOG] = RunLog(None if given is None else Path(given), "pytest",
-                                [str(w) for w in words])
+                                [str(w) for w in words],
+                                part=None if token is None else f"{token}-{worker['workerid']}")
     clock = _Clock()
     config.pluginmanager.register(clock, "harness_lab_run_log_clock")
     config.stash[_CLOCK] = clock
     if distributing(config):
-        config.pluginmanager.register(_WorkerLogs(), _WORKER_LOGS)
+        config.pluginmanager.register(_Parts(secrets.token_hex(4)), _PARTS)
 
 
 def log_result(config: pytest.Config, result: ScenarioResult) -> None:
@@ -86,8 +92,9 @@ def close(config: pytest.Config) -> Path | None:
     log = config.stash.get(_LOG, None)
     if log is None:
         return None
-    workers = config.pluginmanager.get_plugin(_WORKER_LOGS)
-    parts = [] if workers is None else workers.parts
+    named = config.pluginmanager.get_plugin(_PARTS)
+    parts = [] if named is None else sorted(
+        log_directory(log.directory).glob(f"*_pytest_{named.token}-*.jsonl"))
     copied = [part for part in parts if _copy_runs(part, log)]
     path = log.close()
     del config.stash[_LOG]
@@ -99,9 +106,6 @@ def close(config: pytest.Config) -> Path | None:
     if kept:
         print("harness-lab pytest: the workers' run logs are kept: "
               + ", ".join(map(str, kept)), file=sys.stderr)
-    handed = handed_over(config)
-    if handed is not None and path is not None:
-        handed[_WORKER_LOG] = str(path.resolve())
     return path
 
 
@@ -110,20 +114,20 @@ def written(config: pytest.Config) -> Path | None:
     return config.stash.get(_PATH, None)
 
 
-_WORKER_LOGS = "harness_lab_run_log_workers"
+_PARTS = "harness_lab_run_log_parts"
 
 
-class _WorkerLogs:
-    """The controller's plugin that notes the log each pytest-xdist worker hands over."""
+class _Parts:
+    """The controller's plugin that gives each pytest-xdist worker the token its part of the
+    session's log is named with."""
 
-    def __init__(self) -> None:
-        self.parts: list[Path] = []
+    def __init__(self, token: str) -> None:
+        self.token = token
 
-    def pytest_testnodedown(self, node: Any, error: object) -> None:
-        """Note the log of the worker ``node``, when it wrote one."""
-        part = getattr(node, "workeroutput", {}).get(_WORKER_LOG)
-        if part:
-            self.parts.append(Path(part))
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Hand the worker ``node`` the token."""
+        node.workerinput[_TOKEN] = self.token
 
 
 def _copy_runs(part: Path, log: RunLog) -> bool:

@@ -86,7 +86,8 @@ class LogWriter:
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str] | None, command: str,
-             argv: list[str] | None = None, *, began: float | None = None) -> LogWriter:
+             argv: list[str] | None = None, *, began: float | None = None,
+             suffix: str | None = None) -> LogWriter:
         """Create a new log file in ``directory`` (see :func:`log_directory`), named by the
         wall-clock time and ``command`` (``2026-12-04T05-01-02_run_3fa2c1.jsonl``).
 
@@ -94,12 +95,13 @@ class LogWriter:
         (:func:`~harness_lab.redact.shown_url`). The directory is created when missing;
         raise OSError when it cannot be (a file of that name, no permission), before any
         scenario runs. ``began`` (a :func:`time.perf_counter` value) is when the command
-        began, from which the footer's wall time counts (default: now).
+        began, from which the footer's wall time counts (default: now). ``suffix`` ends the
+        file's name in place of six random hex digits.
         """
         folder = log_directory(directory)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
-        path = folder / f"{stamp}_{command}_{secrets.token_hex(3)}.jsonl"
+        path = folder / f"{stamp}_{command}_{suffix or secrets.token_hex(3)}.jsonl"
         stream = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed by close())
         return cls(path, stream, ["harness-lab", command] if argv is None else shown_words(argv),
                    began)
