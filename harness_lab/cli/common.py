@@ -133,7 +133,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
                  "--allow-empty), or a mapping file that is not JSON or YAML"},
     "calibrate": {0: "the block was written",
                   2: "the source cannot be read or holds no finished run"},
-    "serve": {0: "the server was stopped (Ctrl-C or SIGTERM) and every run in flight was ended",
+    "serve": {0: "the server was stopped (Ctrl-C, SIGTERM or SIGHUP) and every run in flight "
+                 "was ended",
               2: "usage error: no providers (--scenario or --provider-url), a scenario that "
                  "does not load, a --db that cannot be opened or lies in a missing directory, "
                  "an address that cannot be listened on (all checked before serving), or the "

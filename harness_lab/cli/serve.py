@@ -248,8 +248,15 @@ def _record_stop(instance: Any, wait_s: float) -> None:
         print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
+"""The signals that stop ``serve`` gracefully: Ctrl-C, a supervisor's SIGTERM, and the
+SIGHUP of a terminal that closed (an ssh session that dropped), whose own action would end
+the process with its runs in flight."""
+
+
 class _EarlyStops:
-    """SIGINT and SIGTERM kept, not raised, from a server's registration until uvicorn takes
+    """The stop signals kept, not raised, from a server's registration until uvicorn takes
     them over, and honoured once it has started. Python's own SIGINT raises
     KeyboardInterrupt in whatever runs, a weak reference's callback included, where it is
     ignored and the stop lost; SIGTERM would end the process with its registration not
@@ -257,8 +264,7 @@ class _EarlyStops:
 
     def __init__(self) -> None:
         self.kept: list[int] = []
-        self.previous = {sig: signal.signal(sig, self.keep)
-                         for sig in (signal.SIGINT, signal.SIGTERM)}
+        self.previous = {sig: signal.signal(sig, self.keep) for sig in STOP_SIGNALS}
 
     def keep(self, signum: int, _frame: object) -> None:
         """The handler until uvicorn's: keep the signal."""
@@ -290,6 +296,9 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
+            for sig in STOP_SIGNALS:  # uvicorn takes SIGINT and SIGTERM; SIGHUP too, here
+                if sig not in (signal.SIGINT, signal.SIGTERM):
+                    signal.signal(sig, self.handle_exit)
             announce()
             for sig in early.kept:
                 self.handle_exit(sig, None)
@@ -320,12 +329,14 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
 
 @contextmanager
 def _signals_end_quietly() -> Iterator[None]:
-    """Let SIGINT or SIGTERM stop the server and this command exit 0 with no traceback.
+    """Let a stop signal stop the server and this command exit 0 with no traceback.
 
-    uvicorn handles both while it runs and raises the one that stopped it again once it has
+    uvicorn handles them while it runs and raises the one that stopped it again once it has
     shut down; that one ends here."""
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig in STOP_SIGNALS:
+        if sig != signal.SIGINT:  # Python's own SIGINT handler raises KeyboardInterrupt
+            signal.signal(sig, _raise_interrupt)
     try:
         yield
     except KeyboardInterrupt:

@@ -1,8 +1,9 @@
-"""``serve`` stopped by SIGINT or SIGTERM with runs in flight: a grace period, then a cancel
+"""``serve`` stopped by SIGINT, SIGTERM or SIGHUP with runs in flight: a grace period, then a cancel
 each client hears of, and a clean exit (a real server and real streaming clients)."""
 
 from __future__ import annotations
 
+import operator
 import signal
 import sqlite3
 import subprocess
@@ -20,8 +21,10 @@ from tests.postgres import PostgresServer
 
 pytestmark = pytest.mark.live
 
+SIGNAL_NAME = operator.attrgetter("name")
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=SIGNAL_NAME)
 def test_runs_still_going_after_the_grace_period_are_cancelled_and_their_clients_told(
         tmp_path: Path, sig: signal.Signals) -> None:
     db = f"sqlite:///{tmp_path / 'runs.db'}"
@@ -106,7 +109,7 @@ def test_a_stop_while_the_database_hangs_exits_in_bounded_time_leaving_runs_to_t
     assert {row["termination_reason"] for row in rows(db, chats.run_ids)} == {"PROCESS_LOST"}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=SIGNAL_NAME)
 def test_a_stop_the_moment_serve_says_it_listens_ends_it_and_its_stop_is_recorded(
         tmp_path: Path, sig: signal.Signals) -> None:
     # before, a stop right after the line could land before the server took its signals
