@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import os
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from harness_lab.cli.common import add_command, fail, otlp_option, port_number
@@ -268,6 +270,8 @@ class _EarlyStops:
 
     def keep(self, signum: int, _frame: object) -> None:
         """The handler until uvicorn's: keep the signal."""
+        if signum != signal.SIGINT and signum != signal.SIGTERM:
+            _off_the_terminal()
         self.kept.append(signum)
 
     def release(self) -> None:
@@ -298,7 +302,7 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
             await super().startup(sockets=sockets)
             for sig in STOP_SIGNALS:  # uvicorn takes SIGINT and SIGTERM; SIGHUP too, here
                 if sig not in (signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, self.handle_exit)
+                    signal.signal(sig, self.hung_up)
             announce()
             for sig in early.kept:
                 self.handle_exit(sig, None)
@@ -324,7 +328,25 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
         def drain(self) -> None:
             self.cancelled = driver.drain(grace_s)
 
+        def hung_up(self, sig: int, frame: Any) -> None:
+            _off_the_terminal()
+            self.handle_exit(sig, frame)
+
     return GracefulServer(config)
+
+
+def _off_the_terminal() -> None:
+    """The terminal hung up: what this process writes to it goes to /dev/null from now on,
+    as under nohup, so the stop's own messages cannot fail it (a write to a terminal that is
+    gone fails with EIO)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            with suppress(OSError):  # a hung-up terminal is no tty any more: a device still
+                if stat.S_ISCHR(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 @contextmanager

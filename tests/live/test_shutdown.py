@@ -129,3 +129,45 @@ def test_a_stop_the_moment_serve_says_it_listens_ends_it_and_its_stop_is_recorde
         assert "Traceback" not in err and "Exception ignored" not in err
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT stop FROM serve_instance").fetchall() == [("stopped",)]
+
+
+def _serve_on_a_terminal(db: Path, errors: Path) -> tuple[int, int, str]:
+    """``serve`` started on a pseudo-terminal of its own, its standard error into ``errors``:
+    its pid, the terminal's side this test holds, and the URL it listens on."""
+    import os
+    import pty
+    import re
+    import select
+
+    argv = [sys.executable, "-m", "harness_lab", "serve", "--scenario", str(GUARDS_PASS),
+            "--port", "0", "--db", f"sqlite:///{db}", "--time-scale", "1", "--grace", "0.5"]
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: the terminal is its controlling one; then serve
+        os.dup2(os.open(errors, os.O_WRONLY | os.O_CREAT), 2)
+        os.execv(sys.executable, argv)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while (found := re.search(rb"listening on (http://\S+)", seen)) is None:
+        assert time.monotonic() < deadline, seen
+        if select.select([terminal], [], [], 0.5)[0]:
+            seen += os.read(terminal, 4096)
+    return pid, terminal, found.group(1).decode()
+
+
+def test_a_terminal_that_hangs_up_stops_the_server_gracefully(tmp_path: Path) -> None:
+    import os
+
+    db, errors = tmp_path / "runs.db", tmp_path / "errors.txt"
+    pid, terminal, url = _serve_on_a_terminal(db, errors)
+    chats = InFlight(url, 2)
+    os.close(terminal)  # the terminal goes away: its session is sent SIGHUP
+    _, status = os.waitpid(pid, 0)
+    chats.join()
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, errors.read_text()
+    assert "Traceback" not in errors.read_text()
+    for events in chats.events:
+        assert events[-1]["data"]["reason"] == "SERVER_SHUTDOWN"
+    for row in rows(f"sqlite:///{db}", chats.run_ids):
+        assert (row["status"], row["termination_reason"]) == ("CANCELLED", "SERVER_SHUTDOWN")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT stop FROM serve_instance").fetchall() == [("stopped",)]
