@@ -3,6 +3,7 @@ for an SQLite file."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,16 +32,26 @@ DEFAULT_DB = "harness_lab.db"
 """The SQLite file ``serve`` stores runs in unless ``--db`` says otherwise."""
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+"""How a URL's scheme starts a ``--db`` value (two letters at least: ``C:`` is a drive)."""
+
+
 def database_url(db: str) -> str:
     """``db`` as an SQLAlchemy URL: a URL as given, a path as an SQLite file URL.
 
     ValueError when it names a SQLite file that cannot be one (a directory, a path in a
-    missing directory), as a sweep's ``--persist`` says it, before anything starts.
+    missing directory), as a sweep's ``--persist`` says it, before anything starts, and when
+    it reads as a URL that lost its ``//`` (``postgresql:db``), which would else become a
+    SQLite file of that name.
     """
     from harness_lab.redact import shown_url
     from harness_lab.store.errors import StoreError
     from harness_lab.store.target import check_sqlite_file, parse_url, sqlite_path
 
+    if "://" not in db and _SCHEME.match(db):
+        raise ValueError(f"--db {shown_url(db)}: a database URL without its // (a URL reads "
+                         f"DIALECT://..., e.g. postgresql://user@host/db); for a SQLite file "
+                         f"of that name write ./{db}")
     url = db if "://" in db else f"sqlite:///{Path(db).expanduser().absolute()}"
     try:
         path = sqlite_path(parse_url(url))

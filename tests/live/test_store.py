@@ -43,3 +43,18 @@ def test_the_health_probe_names_a_database_that_is_gone(tmp_path: Path) -> None:
         assert problem is not None and "unable to open database file" in problem
     finally:
         store.close()
+
+
+def test_a_db_that_reads_as_a_url_without_its_slashes_is_refused_not_made_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness_lab.live.store import database_url
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as refused:
+        database_url("postgresql:runs")
+    assert str(refused.value) == (
+        "--db postgresql:runs: a database URL without its // (a URL reads DIALECT://..., e.g. "
+        "postgresql://user@host/db); for a SQLite file of that name write ./postgresql:runs")
+    assert database_url("./postgresql:runs") == f"sqlite:///{tmp_path / 'postgresql:runs'}"
+    assert database_url("runs.db") == f"sqlite:///{tmp_path / 'runs.db'}"
+    assert list(tmp_path.iterdir()) == []
