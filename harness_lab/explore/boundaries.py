@@ -101,6 +101,15 @@ class BoundaryState:
         return self.at().label()
 
     @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label a fault's ``at`` may address this boundary by: a tool call's by its
+        tool (``after tool:logs#1``) and by its place among all tool calls (``after
+        tool#3``)."""
+        if self.kind is CallKind.TOOL:
+            return self.label, f"{self.when} {self.kind.value}#{self.ordinal}"
+        return (self.label,)
+
+    @property
     def call_label(self) -> str:
         """The call without the side: ``model#2``, ``tool:logs#1``."""
         if self.kind is CallKind.TOOL:
@@ -158,7 +167,8 @@ class BaseRun:
 
     def __post_init__(self) -> None:
         for b in self.boundaries:
-            self._by_at.setdefault(b.label, b)
+            for label in b.labels:
+                self._by_at.setdefault(label, b)
 
     @property
     def name(self) -> str:
@@ -237,7 +247,7 @@ class BaseRun:
 
     def faults_at(self, b: BoundaryState) -> list[Any]:
         """The base scenario's own faults located (``at``) at boundary ``b``."""
-        return [f for f in self.scenario.faults if at_label(f) == b.label]
+        return [f for f in self.scenario.faults if at_label(f) in b.labels]
 
     def terminated_by(self, t: float) -> bool:
         """True if the base run had a RunTermination at or before absolute time ``t``."""
@@ -359,12 +369,12 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
         why = result.error or result.extra.get("crash") or "no record"
         raise ExplorationError(f"base scenario {loaded.scenario.name!r} cannot be explored: "
                                f"{why}")
-    rec = holder[0]
-    run_id = record.run_id
+    run_id = record.run_id  # a turn after a crashed one runs on a harness built anew
     boundaries = tuple(
         BoundaryState(i, b.kind, b.when, b.ordinal, b.name, b.name_ordinal, b.t, *state)
-        for i, (_, b, *state) in enumerate(x for x in rec.boundaries if x[0] == run_id))
-    sends = tuple(SseSend(k, kind, t, active, past)
+        for i, (_, b, *state) in enumerate(
+            x for rec in holder for x in rec.boundaries if x[0] == run_id))
+    sends = tuple(SseSend(k, kind, t, active, past) for rec in holder
                   for rid, k, kind, t, active, past in rec.sends if rid == run_id)
     return BaseRun(loaded.scenario, loaded.path, scenario_data(loaded.scenario), record,
                    boundaries, sends, tuple(_gaps(record)), result.error)

@@ -38,7 +38,7 @@ from harness_lab.states import FallbackType, ReleaseOutcome, RunState, SseEventK
 
 __all__ = ["ANY_LEGAL", "CRASH", "TIMEOUT_PROGRESS_FALLBACK", "Observed", "Prescription",
            "closest_row", "judge", "legal_problem", "legal_rows", "prescribe",
-           "row_expectation"]
+           "refused_completion", "row_expectation"]
 
 ANY_LEGAL = "any legal"
 """The case name of a prescription that only requires a legal SPEC §4 row."""
@@ -141,42 +141,64 @@ def _text(values: Sequence[str | None]) -> str:
     return f"{run_state}/{release}/{fallback or '-'} db {db}"
 
 
-def legal_problem(o: Observed, *, timeout_progress_fallback: bool = False) -> str | None:
-    """Why ``o`` is not a legal SPEC §4 row with its §12.2 stored status, or None."""
+def refused_completion(values: Sequence[str | None]) -> tuple[str | None, ...]:
+    """A row's (RunState, ReleaseOutcome, FallbackType) when the store refuses its
+    completion: what would have been released (SUCCESS or FALLBACK) is released FAILED, the
+    RunState staying (doc §2: the completion is stored before the result is sent)."""
+    run_state, release, fallback = values[:3]
+    if release in (ReleaseOutcome.SUCCESS.value, ReleaseOutcome.FALLBACK.value):
+        return run_state, ReleaseOutcome.FAILED.value, None
+    return run_state, release, fallback
+
+
+def legal_problem(o: Observed, *, timeout_progress_fallback: bool = False,
+                  stored: bool = True, refused: bool = False) -> str | None:
+    """Why ``o`` is not a legal SPEC §4 row with its §12.2 stored status, or None
+    (``stored=False``: the stored status is not judged, a store fault decides it;
+    ``refused``: the store refuses the completion, see :func:`refused_completion`)."""
     if o.crashed:
-        if o.db_status != StoredRunStatus.RUNNING.value:
+        if stored and o.db_status != StoredRunStatus.RUNNING.value:
             return f"a crashed run left stored status {o.db_status}, not RUNNING"
         return None
     if o.run_state is None or o.release_outcome is None:
         return f"the run left no record ({o.error})"
     want = STORED_STATUS_FOR_OUTCOME.get(o.release_outcome)
-    if o.db_status != want:
+    if stored and o.db_status != want:
         return f"stored status {o.db_status}, §12.2 maps {o.release_outcome} to {want}"
-    triples = {_row_values(r)[:3] for r in legal_rows(timeout_progress_fallback)}
+    triples = {refused_completion(_row_values(r)) if refused else _row_values(r)[:3]
+               for r in legal_rows(timeout_progress_fallback)}
     if _values(o)[:3] not in triples:
         return f"{o.run_state}/{o.release_outcome}/{o.fallback_type or '-'} is no SPEC §4 row"
     return None
 
 
-def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = False
-          ) -> str | None:
+def judge(p: Prescription, o: Observed, *, timeout_progress_fallback: bool = False,
+          store_refuses: str | None = None) -> str | None:
     """How the observed run contradicts the prescription (and SPEC §4), or None.
 
     A run that could not be observed at all (no record, no crash, only a ``note`` such as a
-    cassette miss) contradicts nothing.
+    cassette miss) contradicts nothing. ``store_refuses`` names the store operation a base's
+    own fault refuses: the stored status is then the fault's, not judged, and a refused
+    ``complete`` releases FAILED what would have been released (:func:`refused_completion`).
     """
+    stored, refused = store_refuses is None, store_refuses == "complete"
     if o.run_state is None and not o.crashed and o.note is not None:
         return None
     if p.case == CRASH:
         if not o.crashed:
             return f"prescribed a crash, observed {o.text}"
-        return legal_problem(o)
+        return legal_problem(o, stored=stored)
     if p.row is not None:
         if o.crashed or o.run_state is None:
             return f"prescribed {p.text}, observed {o.text}"
         want = _row_values(p.row)
-        return None if _values(o) == want else f"prescribed {_text(want)}, observed {o.text}"
-    return legal_problem(o, timeout_progress_fallback=timeout_progress_fallback)
+        if stored and _values(o) == want:
+            return None
+        if not stored and _values(o)[:3] == (refused_completion(want) if refused else want[:3]):
+            return None
+        return f"prescribed {_text(want)}, observed {o.text}"
+    return legal_problem(o, timeout_progress_fallback=timeout_progress_fallback, stored=stored,
+                         refused=refused)
 
 
 def row_expectation(row: ExpectedOutcome) -> dict[str, Any]:
@@ -215,6 +237,8 @@ def _base(base: BaseRun, why: str) -> Prescription:
 
 
 _DISCONNECT = "client_disconnect"
+_ENDING = ("client_disconnect", "user_cancel", "server_shutdown", "crash")
+"""The fault kinds that end the run at the point they act (the others act at a later check)."""
 _CANCEL_RULE = "a cancel while the run is live ends it CANCELLED / CANCELLED (doc §4, §10)"
 _ENDED = "the run had already ended: first terminal wins (doc §3.1)"
 _UNSEEN_DEADLINE = ("no checkActive has found the passed deadline yet (doc §3.2), so the cancel "
@@ -283,6 +307,10 @@ def _deadline(f: fs.Deadline, base: BaseRun) -> Prescription:
         return _base(base, "no boundary checks the deadline after it passed")
     if not trigger.reached_active:
         return _base(base, _ENDED)
+    if not _instant_deadline(base) and any(g.kind in _ENDING for g in base.faults_at(trigger)):
+        return _base(base, "the base's own cancel or crash acts at the boundary whose "
+                           "checkActive would first find the passed deadline, before it does: "
+                           + _UNSEEN_DEADLINE)
     return _timeout(base, trigger.facts, rule)
 
 
@@ -487,7 +515,11 @@ _RULES: dict[str, Rule] = {
 
 def _collides(f: Any, base: BaseRun) -> bool:
     label = at_label(f)
-    return label is not None and any(at_label(g) == label for g in base.scenario.faults)
+    if label is None:
+        return False
+    point = base.find(f.at)
+    return any(at_label(g) == label or (point is not None and base.find(at) is point)
+               for g in base.scenario.faults if (at := getattr(g, "at", None)) is not None)
 
 
 def _timeline_faults(base: BaseRun) -> bool:

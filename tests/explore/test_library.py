@@ -63,3 +63,27 @@ def test_a_directory_with_nothing_explorable_is_a_usage_error(
     shutil.copy(CRASH, tmp_path / "crash.yaml")
     assert main(["explore", str(tmp_path)]) == 2
     assert "nothing under" in capsys.readouterr().err
+
+
+LIBRARY = Path(__file__).parents[2] / "scenarios"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("base", [
+    # a store that refuses a write: the stored row is the fault's, and a refused completion
+    # releases FAILED what would have been released (doc §2), as each base states
+    "faults/store-refuses-completion.yaml", "faults/store-refuses-cancelled-completion.yaml",
+    "faults/store-refuses-failed-completion.yaml", "faults/store-refuses-history.yaml",
+    "faults/store-refuses-running-row.yaml",
+    # a disconnect or cancel of the base's own at the boundary whose check would first find a
+    # deadline a variant moved earlier: no check has found it yet, so the cancel wins
+    "faults/client-disconnect-at.yaml", "policy/deadline-at-call-end.yaml",
+    "recorded/disconnect-after-second-tool.yaml",
+    # a turn after one that crashed runs on a harness built anew
+    "sessions/crashed-turn-not-carried.yaml",
+])
+def test_a_shipped_base_whose_own_faults_decide_part_of_the_outcome_is_not_flagged(
+        base: str) -> None:
+    explored = explore_library([LIBRARY / base], workers=1)
+    assert explored.result.variant_count > 0 and not explored.unexplored
+    assert [f.variant.name for f in explored.result.flagged] == []

@@ -176,3 +176,25 @@ def test_a_cancel_past_the_deadline_follows_the_deadline_detection_policy(
     data = {**base.data, "faults": [fault]}
     observed = Observed.of(run_data(data)[1])
     assert judge(p, observed) is None
+
+
+def test_a_refused_completion_releases_failed_what_would_have_been_released() -> None:
+    from harness_lab.explore.oracle import refused_completion
+
+    assert refused_completion(("SUCCESS", "SUCCESS", None)) == ("SUCCESS", "FAILED", None)
+    assert refused_completion(("BUDGET_EXHAUSTED", "FALLBACK", "INSUFFICIENT_EVIDENCE")) == (
+        "BUDGET_EXHAUSTED", "FAILED", None)
+    assert refused_completion(("CANCELLED", "CANCELLED", None)) == (
+        "CANCELLED", "CANCELLED", None)
+
+
+def test_under_a_store_that_refuses_the_completion_only_the_release_it_makes_is_legal() -> None:
+    from harness_lab.explore.oracle import Observed, legal_problem
+
+    refused = Observed("SUCCESS", "FAILED", None, None)
+    assert legal_problem(refused, stored=False, refused=True) is None
+    assert legal_problem(refused) == "stored status None, §12.2 maps FAILED to FAILED"
+    assert legal_problem(refused, stored=False) == "SUCCESS/FAILED/- is no SPEC §4 row"
+    released = Observed("SUCCESS", "SUCCESS", None, None)
+    assert legal_problem(released, stored=False, refused=True) == (
+        "SUCCESS/SUCCESS/- is no SPEC §4 row")
