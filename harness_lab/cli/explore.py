@@ -15,6 +15,7 @@ from harness_lab.cli.common import (
     fail,
     format_rows,
     out_problem,
+    output_format,
     usage_problem,
 )
 from harness_lab.scenarios.faults import FAULT_KINDS
@@ -35,8 +36,9 @@ def register(sub: Any) -> None:
     p = add_command(sub, "explore", __doc__, func=_cmd_explore)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="scenario files, FILE[variant] or directories")
-    p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
-                   help="output format of the rows (a table of several bases lists only "
+    p.add_argument("--format", choices=_FORMATS,
+                   help="output format of the rows, by default the --out file's extension's "
+                        "(.csv, .json, .md), else table (a table of several bases lists only "
                         "flagged and inconclusive variants; the others list every variant)")
     p.add_argument("--out", metavar="FILE", help="write the rows to this file")
     p.add_argument("--heatmap", metavar="PNG", help="write the fault x point heatmap here")
@@ -63,6 +65,9 @@ def _fault_kinds(text: str) -> list[str]:
     return kinds
 
 
+_FORMATS = ("table", "csv", "json", "markdown")
+
+
 def _cmd_explore(args: argparse.Namespace) -> int:
     from harness_lab.explore.library import plan_library, run_library
     from harness_lab.scenarios.discovery import SelectionError, Selector, discover
@@ -70,6 +75,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     if usage_problem("explore", args.paths, args.out):
         return EXIT_USAGE
+    fmt = output_format(args.format, args.out)
+    if fmt not in _FORMATS:
+        return fail("explore", f"--out {args.out}: the rows are written as csv, json or "
+                               f"markdown (.csv, .json, .md) or a table; give --format")
     if args.workers is not None and args.workers < 1:
         return fail("explore", f"--workers {args.workers}: give 1 or more")
     if args.heatmap and (problem := out_problem("--heatmap", args.heatmap)):
@@ -90,10 +99,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     result = library.result
     findings = result.findings
     several = len(result.bases) > 1
-    if args.format == "table" and several and not args.out:
+    if fmt == "table" and several and not args.out:
         findings = [f for f in findings if f.flagged or f.inconclusive]
     rows = [_row(f.row()) for f in findings]
-    if args.format == "table" and not args.out:
+    if fmt == "table" and not args.out:
         if rows:
             from harness_lab.terminal import styles
             from harness_lab.terminal.tables import Column, print_table
@@ -108,7 +117,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
                                       row_style=styles.release_style
                                       if c == "release_outcome" else None)
                                for c in TABLE_COLUMNS])
-    elif emit("explore", format_rows(rows, FILE_COLUMNS, args.format), args.out):
+    elif emit("explore", format_rows(rows, FILE_COLUMNS, fmt), args.out):
         return EXIT_USAGE
     if args.heatmap:
         from harness_lab.atomic import write_atomically

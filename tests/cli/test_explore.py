@@ -167,3 +167,18 @@ def test_fewer_than_one_worker_is_refused_before_anything_runs(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"harness-lab explore: --workers {workers}: give 1 or more\n"
+
+
+def test_out_takes_its_format_from_its_extension_as_run_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = "scenarios/outcomes/missing-context.yaml"
+    assert main(["explore", base, "--fault", "deadline", "--out", str(tmp_path / "v.json"),
+                 "-q"]) == 0
+    rows = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    assert rows and all(row["variant"].startswith("missing-context@") for row in rows)
+    capsys.readouterr()
+    assert main(["explore", base, "--out", str(tmp_path / "v.html")]) == 2
+    assert capsys.readouterr().err == (
+        f"harness-lab explore: --out {tmp_path / 'v.html'}: the rows are written as csv, json "
+        "or markdown (.csv, .json, .md) or a table; give --format\n")
+    assert not (tmp_path / "v.html").exists()
