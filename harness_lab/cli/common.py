@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODES", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_NO_SCENARIOS", "EXIT_USAGE", "FORMATS", "SUMMARIES",
-           "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "filled", "format_rows",
+           "HelpFormatter", "add_command", "emit", "exit_codes", "fail", "filled",
+           "format_problem", "format_rows",
            "mapping_failure", "nearest_path", "no_scenarios_message", "otlp_option",
            "otlp_send", "out_problem", "output_format", "port_number", "read_mapping",
            "selected_plan", "selected_results", "usage_problem"]
@@ -444,6 +445,19 @@ def output_format(given: str | None, out: str | None) -> str:
     if given is not None:
         return given
     return _EXTENSION_FORMATS.get(Path(out or "").suffix.lower(), "table")
+
+
+def format_problem(flag: str, path: str | None, writes: Sequence[str]) -> str | None:
+    """Why the file ``path`` of option ``flag`` would hold another format than its extension
+    names (a known one: ``.csv``, ``.json``, ``.md``, ``.html``, ``.xml``) when the command
+    writes only ``writes``; None when it names one of them or no known format."""
+    suffix = Path(path or "").suffix.lower()
+    named = _EXTENSION_FORMATS.get(suffix)
+    if path is None or named is None or named in writes:
+        return None
+    kinds = ", ".join(writes[:-1]) + (" or " if len(writes) > 1 else "") + writes[-1]
+    return (f"{flag} {path}: this writes {kinds}, not the {named} a {suffix} file holds; "
+            f"name the file for what it holds")
 
 
 _EXTENSION_FORMATS = {".csv": "csv", ".json": "json",

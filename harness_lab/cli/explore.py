@@ -13,6 +13,7 @@ from harness_lab.cli.common import (
     add_command,
     emit,
     fail,
+    format_problem,
     format_rows,
     out_problem,
     output_format,
@@ -75,10 +76,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     if usage_problem("explore", args.paths, args.out):
         return EXIT_USAGE
+    if args.format is None and (problem := format_problem("--out", args.out, _FORMATS)):
+        return fail("explore", problem)
     fmt = output_format(args.format, args.out)
-    if fmt not in _FORMATS:
-        return fail("explore", f"--out {args.out}: the rows are written as csv, json or "
-                               f"markdown (.csv, .json, .md) or a table; give --format")
     if args.workers is not None and args.workers < 1:
         return fail("explore", f"--workers {args.workers}: give 1 or more")
     if args.heatmap and (problem := out_problem("--heatmap", args.heatmap)):

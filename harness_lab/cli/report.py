@@ -13,6 +13,7 @@ from harness_lab.cli.common import (
     EXIT_FAILED,
     add_command,
     fail,
+    format_problem,
     selected_results,
 )
 
@@ -45,6 +46,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.report.viewer import ReportContext, git_commit
 
     paths = args.paths or list(DEFAULT_PATHS)
+    if problem := format_problem("--out", args.out, ("html",)):
+        return fail("report", problem)
     old = _old_log(args.compare) if args.compare else None  # before anything runs
     if isinstance(old, int):
         return old

@@ -16,6 +16,7 @@ from harness_lab.cli.common import (
     add_command,
     fail,
     filled,
+    format_problem,
     format_rows,
     otlp_option,
     otlp_send,
@@ -127,6 +128,10 @@ def _argument_problem(args: argparse.Namespace, sweep: Any) -> str | None:
         problem = _output_problem(f"--{flag.replace('_', '-')}", path) if path else None
         if problem is not None:
             return problem
+    if problem := format_problem("--out", args.out, ("csv", "json")):
+        return problem
+    if problem := format_problem("--records-out", args.records_out, ("json",)):
+        return problem
     paths = [os.path.realpath(p) for p in (args.out, args.records_out, args.plot) if p]
     if len(set(paths)) < len(paths):
         return "--out, --records-out and --plot must name different files"
@@ -259,7 +264,9 @@ def _write_outputs(args: argparse.Namespace, result: Any) -> bool:
 
     from harness_lab.atomic import replacing
 
-    writers = {"--out": (args.out, lambda fh: result.frame.to_csv(fh, index=False)),
+    json_out = Path(args.out or "").suffix.lower() == ".json"
+    writers = {"--out": (args.out, lambda fh: result.frame.to_json(fh, orient="records")
+                         if json_out else result.frame.to_csv(fh, index=False)),
                "--records-out": (args.records_out, lambda fh: json.dump(
                    {"failures": result.failures, "kept": result.kept}, fh, indent=1,
                    default=str))}
@@ -366,7 +373,9 @@ def register(sub: Any) -> None:
                    help="the outcome column to share")
     p.add_argument("--format", choices=("table", "csv", "json", "markdown"), default="table",
                    help="output format of the outcome table")
-    p.add_argument("--out", metavar="CSV", help="write every sample's outcome row to this CSV")
+    p.add_argument("--out", metavar="FILE",
+                   help="write every sample's outcome row to this file: CSV, or JSON when it "
+                        "ends in .json")
     p.add_argument("--plot", metavar="PNG",
                    help="write the share plot (needs a grid and --value) to this PNG: the first "
                         "grid key on the x axis, a line per value of the others")

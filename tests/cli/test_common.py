@@ -55,7 +55,7 @@ def test_a_command_lists_only_its_own_exit_codes(command: str, absent: list[str]
 
 def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        main(["explore", "--help"])
+        main(["sweep", "--help"])
     assert "(default: table)" in " ".join(capsys.readouterr().out.split())
 
 
@@ -136,3 +136,28 @@ def test_a_mistyped_tag_that_selects_nothing_is_answered_with_the_tag_meant(
         "outcome_tabel; did you mean --tag outcome-table? (exit 5)\n")
     assert main(["run", "scenarios/outcomes", "--tag", "zzzz", "--no-log"]) == 5
     assert "did you mean" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["report", "scenarios/outcomes", "--out", "{tmp}/r.csv"],
+     "harness-lab report: --out {tmp}/r.csv: this writes html, not the csv a .csv file holds"),
+    (["sweep", "scenarios/outcomes/missing-context.yaml", "--samples", "2", "--out",
+      "{tmp}/s.md"],
+     "harness-lab sweep: --out {tmp}/s.md: this writes csv or json, not the markdown a .md "
+     "file holds"),
+])
+def test_an_out_whose_extension_names_a_format_the_command_does_not_write_is_refused_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str) -> None:
+    assert main([a.format(tmp=tmp_path) for a in args]) == 2
+    assert capsys.readouterr().err.startswith(says.format(tmp=tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_out_named_json_holds_json_rows(tmp_path: Path) -> None:
+    import json
+
+    assert main(["sweep", "scenarios/outcomes/missing-context.yaml", "--samples", "3",
+                 "--out", str(tmp_path / "s.json")]) == 0
+    rows = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert [(r["sample"], r["release_outcome"]) for r in rows] == [
+        (0, "FALLBACK"), (1, "FALLBACK"), (2, "FALLBACK")]

@@ -179,6 +179,6 @@ def test_out_takes_its_format_from_its_extension_as_run_does(
     capsys.readouterr()
     assert main(["explore", base, "--out", str(tmp_path / "v.html")]) == 2
     assert capsys.readouterr().err == (
-        f"harness-lab explore: --out {tmp_path / 'v.html'}: the rows are written as csv, json "
-        "or markdown (.csv, .json, .md) or a table; give --format\n")
+        f"harness-lab explore: --out {tmp_path / 'v.html'}: this writes table, csv, json or "
+        "markdown, not the html a .html file holds; name the file for what it holds\n")
     assert not (tmp_path / "v.html").exists()
