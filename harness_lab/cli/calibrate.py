@@ -13,6 +13,7 @@ from harness_lab.cli.common import (
     add_command,
     emit,
     fail,
+    format_problem,
     mapping_failure,
     out_problem,
     read_mapping,
@@ -32,7 +33,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness_lab.audit.sources import SourceError
     from harness_lab.terminal.progress import progress, progress_wanted
 
-    if args.out is not None and (problem := out_problem("--out", args.out)):
+    if args.out is not None and (problem := out_problem("--out", args.out)
+                                 or format_problem("--out", args.out, ("yaml",))):
         return fail("calibrate", problem)
     show = progress_wanted(quiet=args.quiet)
     left_out: list[AuditedRun] = []

@@ -21,6 +21,7 @@ from harness_lab.cli.common import (
     emit,
     fail,
     filled,
+    format_problem,
     format_rows,
     no_scenarios_message,
     otlp_option,
@@ -300,6 +301,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
     if usage_problem("schema", [], args.out):
         return EXIT_USAGE
+    if problem := format_problem("--out", args.out, ("json",)):
+        return fail("schema", problem)
     text = schema_text()
     code = emit("schema", text, args.out)
     if args.out and not code:

@@ -161,3 +161,12 @@ def test_sweep_out_named_json_holds_json_rows(tmp_path: Path) -> None:
     rows = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert [(r["sample"], r["release_outcome"]) for r in rows] == [
         (0, "FALLBACK"), (1, "FALLBACK"), (2, "FALLBACK")]
+
+
+def test_schema_and_calibrate_refuse_an_out_named_for_another_format(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "--out", str(tmp_path / "schema.md")]) == 2
+    assert "this writes json, not the markdown a .md file holds" in capsys.readouterr().err
+    assert main(["calibrate", "scenarios", "--out", str(tmp_path / "block.json")]) == 2
+    assert "this writes yaml, not the json a .json file holds" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
