@@ -250,8 +250,8 @@ def _record_stop(instance: Any, wait_s: float) -> None:
         print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
 
 
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                     if hasattr(signal, name))
+_HANGUP = getattr(signal, "SIGHUP", None)  # none on Windows
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((_HANGUP,) if _HANGUP is not None else ())
 """The signals that stop ``serve`` gracefully: Ctrl-C, a supervisor's SIGTERM, and the
 SIGHUP of a terminal that closed (an ssh session that dropped), whose own action would end
 the process with its runs in flight."""
@@ -270,7 +270,7 @@ class _EarlyStops:
 
     def keep(self, signum: int, _frame: object) -> None:
         """The handler until uvicorn's: keep the signal."""
-        if signum != signal.SIGINT and signum != signal.SIGTERM:
+        if signum == _HANGUP:
             _off_the_terminal()
         self.kept.append(signum)
 
@@ -300,9 +300,8 @@ def _graceful_server(config: Any, driver: Any, grace_s: float, wait_s: float,
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
-            for sig in STOP_SIGNALS:  # uvicorn takes SIGINT and SIGTERM; SIGHUP too, here
-                if sig not in (signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, self.hung_up)
+            if _HANGUP is not None:  # uvicorn takes SIGINT and SIGTERM; SIGHUP is taken here
+                signal.signal(_HANGUP, self.hung_up)
             announce()
             for sig in early.kept:
                 self.handle_exit(sig, None)
