@@ -66,8 +66,13 @@ def test_a_chunk_whose_worker_dies_becomes_error_rows_and_the_other_chunks_compl
     first = results[(0, 0)]
     assert first.lost is not None and "TerminatedWorkerError" in first.lost
     assert set(first.columns["error"]) == {f"lost: {first.lost}"}
-    assert results[(1, 15)].lost is None
-    assert len(results[(1, 15)]) == 5
+    # the broken pool fails what was running when it broke: the chunk that killed its worker
+    # and at most the one chunk the other worker had (which one depends on timing); a fresh
+    # pool plays every other chunk whole
+    lost = [key for key, chunk in results.items() if chunk.lost is not None]
+    assert (0, 0) in lost and len(lost) <= 2
+    assert all(len(chunk) == 5 and chunk.lost is None
+               for key, chunk in results.items() if key not in lost)
 
 
 def test_a_chunk_lost_in_its_worker_is_counted_in_the_result(
