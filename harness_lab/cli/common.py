@@ -329,8 +329,9 @@ def nearest_path(path: str) -> str | None:
 
     from harness_lab.runner.run import Selector
 
-    given = Selector.parse(path).path
-    variant = path[len(str(given)):] if path.startswith(str(given)) else ""
+    selector = Selector.parse(path)
+    given = selector.path
+    variant = "" if selector.variant is None else f"[{selector.variant}]"
     folder = given.parent
     try:
         names = [entry.name for entry in itertools.islice(folder.iterdir(), _MOST_ENTRIES)]
@@ -451,9 +452,11 @@ def format_problem(flag: str, path: str | None, writes: Sequence[str]) -> str | 
     """Why the file ``path`` of option ``flag`` would hold another format than its extension
     names (a known one: ``.csv``, ``.json``, ``.md``, ``.html``, ``.xml``) when the command
     writes only ``writes``; None when it names one of them or no known format."""
-    suffix = Path(path or "").suffix.lower()
+    if path is None:
+        return None
+    suffix = Path(path).suffix.lower()
     named = _EXTENSION_FORMATS.get(suffix)
-    if path is None or named is None or named in writes:
+    if named is None or named in writes:
         return None
     kinds = ", ".join(writes[:-1]) + (" or " if len(writes) > 1 else "") + writes[-1]
     return (f"{flag} {path}: this writes {kinds}, not the {named} a {suffix} file holds; "

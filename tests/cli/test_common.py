@@ -112,6 +112,14 @@ def test_a_missing_path_one_typo_from_an_entry_beside_it_is_named(
     assert nearest_path(str(tmp_path / typed)) == str(tmp_path / meant)
 
 
+def test_a_mistyped_variant_path_written_with_a_dot_keeps_its_variant(tmp_path: Path) -> None:
+    from harness_lab.cli.common import nearest_path
+
+    (tmp_path / "missing-context.yaml").write_text("name: x\n", encoding="utf-8")
+    assert nearest_path(f"{tmp_path}/./missing-context[deadline]") == (
+        f"{tmp_path}/missing-context.yaml[deadline]")
+
+
 def test_a_missing_path_like_nothing_beside_it_gets_no_guess(tmp_path: Path) -> None:
     from harness_lab.cli.common import nearest_path
 
