@@ -36,7 +36,8 @@ from harness_lab.scenarios.suggest import accepted_keys, did_you_mean
 from harness_lab.yaml_lines import YamlLines
 
 __all__ = ["DuplicateKeyError", "LoadedScenario", "PathError", "Problem", "ScenarioError",
-           "UniqueKeyLoader", "load_file", "load_text", "set_path"]
+           "UniqueKeyLoader", "error_message", "field_of", "load_file", "load_text",
+           "reported_errors", "set_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +246,7 @@ def _validate(data: dict[str, Any], where: _Locator, path: str) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        errors = _reported(exc.errors(include_url=False, include_input=False), data)
+        errors = reported_errors(exc, data)
         problems = [_problem(err, where, path, hint=i < MAX_PROBLEMS)
                     for i, err in enumerate(errors)]
         raise ScenarioError(_capped(problems)) from exc
@@ -253,6 +254,19 @@ def _validate(data: dict[str, Any], where: _Locator, path: str) -> Scenario:
 
 def _problem(err: Any, where: _Locator, path: str, *, hint: bool) -> Problem:
     field, line = where.locate(err["loc"])
+    return Problem(path, line, *error_message(err, field, hint=hint))
+
+
+def field_of(err: Any, data: Any) -> str:
+    """The dotted field of a pydantic error in scenario ``data`` (union member tags left
+    out), as a file's problems name it."""
+    return ".".join(_data_path(data, err["loc"])[0])
+
+
+def error_message(err: Any, field: str, *, hint: bool = True) -> tuple[str, str]:
+    """A pydantic error of a scenario as ``(field, message)``: an unknown key with the key
+    most likely meant (``hint``), a missing field named, a misspelt union tag (a fault
+    ``kind``) with the tags there are; ``field`` is where the error's mapping lies."""
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         key = err["loc"][-1]
@@ -270,7 +284,7 @@ def _problem(err: Any, where: _Locator, path: str, *, hint: bool) -> Problem:
         msg = f"unknown {key} {tag!r}{did_you_mean(tag, tags) if hint else ''}"
         if tags:
             msg += f" (one of: {', '.join(tags)})"
-    return Problem(path, line, field, msg)
+    return field, msg
 
 
 # -- union members --------------------------------------------------------------------------------
@@ -297,15 +311,17 @@ def _wrong_shape(err: Any, data: Any) -> bool:
                       else "list" if isinstance(value, list) else "scalar")
 
 
-def _reported(errors: Sequence[Any], data: Any) -> list[Any]:
-    """The errors worth reporting: a union member's "not this shape" error is dropped when a
-    member of the input's shape failed at the same place.
+def reported_errors(exc: ValidationError, data: Any) -> list[Any]:
+    """The errors of ``exc`` (scenario ``data`` validated) worth reporting: a union member's
+    "not this shape" error is dropped when a member of the input's shape failed at the same
+    place.
 
     ``router: {intent: DIAGNOSIS, latency_s: -1}`` fails the intent member ("should be
     'SYSTEM_CHAT', ...") and the list member ("should be a valid list"); the mapping member's
     error (``router.latency_s``) is the one that says what is wrong, so only it is reported.
     Each location is indexed once, so this is linear in the number of errors.
     """
+    errors = exc.errors(include_url=False, include_input=False)
     wrong = [_wrong_shape(e, data) for e in errors]
     branches: dict[tuple[Any, ...], set[Any]] = {}
     for err, shape_only in zip(errors, wrong, strict=True):

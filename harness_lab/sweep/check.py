@@ -16,7 +16,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from harness_lab.scenarios.loader import Problem, ScenarioError
+from harness_lab.scenarios.loader import (
+    Problem,
+    ScenarioError,
+    error_message,
+    field_of,
+    reported_errors,
+)
 from harness_lab.store.errors import storable_int
 from harness_lab.sweep.sample import GridPoint, apply_overrides
 from harness_lab.yaml_lines import YamlLines, node_line
@@ -66,11 +72,13 @@ def value_problem(value: Any) -> str | None:
 
 def point_problems(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[str]:
     """What is wrong with scenario ``data`` under ``overrides`` (empty: a valid grid point)."""
+    point: dict[str, Any] = dict(data)
     try:
-        GridPoint(apply_overrides(dict(data), overrides), 0, 0)
-    except ValidationError as exc:
-        return [f"{'.'.join(str(x) for x in err['loc']) or '<document>'}: {err['msg']}"
-                for err in exc.errors()]
+        point = apply_overrides(point, overrides)
+        GridPoint(point, 0, 0)
+    except ValidationError as exc:  # worded as a scenario file's problems are
+        return [": ".join(error_message(err, field_of(err, point) or "<document>"))
+                for err in reported_errors(exc, point)]
     except Exception as exc:  # a path that cannot be set, a value the harness cannot build
         return [f"{type(exc).__name__}: {exc}"]
     return []

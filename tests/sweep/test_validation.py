@@ -70,15 +70,23 @@ def test_a_grid_value_given_twice_is_refused(tmp_path: Path, sweep_data: dict[st
 
 
 @pytest.mark.parametrize("flag", ["--set", "--compare", "--against"])
-def test_a_misspelt_override_is_a_usage_error_naming_it(
+def test_a_misspelt_override_is_a_usage_error_naming_it_and_the_key_meant(
         tmp_path: Path, sweep_data: dict[str, Any], flag: str,
         capsys: pytest.CaptureFixture[str]) -> None:
     path = _file(tmp_path, sweep_data, {"config.deadline_s": [5, 30]})
     assert main(["sweep", str(path), "--samples", "5", flag, "config.deadlin_s=3"]) == 2
     err = capsys.readouterr().err
-    assert "override config.deadlin_s: 3: config.deadlin_s: Extra inputs are not permitted" \
-        in err
+    assert ("override config.deadlin_s: 3: config.deadlin_s: unknown key; "
+            "did you mean 'deadline_s'?") in err
     assert "sweep.grid" not in err
+
+
+def test_an_override_under_a_misspelt_block_names_the_block_as_a_file_would(
+        tmp_path: Path, sweep_data: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    path = _file(tmp_path, sweep_data, {"config.deadline_s": [5, 30]})
+    assert main(["sweep", str(path), "--samples", "5", "--set", "latncy.model=2"]) == 2
+    assert "override latncy.model: 2: latncy: unknown key; did you mean 'latency'?" \
+        in capsys.readouterr().err
 
 
 def test_a_comparison_checks_both_sides_before_either_runs(
