@@ -1,9 +1,11 @@
 """Work on worker processes: each call's result by its index, and a worker that dies costs
-only the calls it was running (real loky processes, one killed)."""
+no call but the one that kills it every time (real loky processes, some killed)."""
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -12,33 +14,70 @@ from harness_lab.pool import in_workers, why_lost
 pytestmark = pytest.mark.slow
 
 
-def square_or_fail(n: int, *, dies_on: int | None = None, raises_on: int | None = None) -> int:
-    """``n * n``; the worker process exits at once on ``dies_on``, and ``raises_on`` raises."""
-    if n == dies_on:
+def square(n: int, log: str, *, dies_on: int | None = None, dies_once_on: int | None = None,
+           raises_on: int | None = None) -> int:
+    """``n * n``, each run of call ``n`` a line in the file ``log/n``; the worker process
+    exits at once on ``dies_on`` every time, on ``dies_once_on`` the first time, and
+    ``raises_on`` raises."""
+    path = Path(log) / str(n)
+    first = not path.exists()
+    with path.open("a", encoding="utf-8") as runs:
+        runs.write("run\n")
+    time.sleep(0.02)  # long enough for the other worker to be running a call meanwhile
+    if n == dies_on or (n == dies_once_on and first):
         os._exit(3)
     if n == raises_on:
         raise ValueError(f"no square of {n}\nsecond line")
     return n * n
 
 
-def test_every_call_comes_back_once_with_its_index_and_result() -> None:
-    calls = [((n,), {}) for n in range(12)]
-    got = list(in_workers(square_or_fail, calls, 2, lambda i, exc: -1))
+def runs_of(log: Path) -> dict[int, int]:
+    """How many times each call ran, by its index."""
+    return {int(p.name): len(p.read_text(encoding="utf-8").splitlines())
+            for p in log.iterdir()}
+
+
+def test_every_call_comes_back_once_with_its_index_and_result(tmp_path: Path) -> None:
+    calls = [((n, str(tmp_path)), {}) for n in range(12)]
+    got = list(in_workers(square, calls, 2, lambda i, exc: -1))
     assert sorted(got) == [(n, n * n) for n in range(12)]
+    assert runs_of(tmp_path) == dict.fromkeys(range(12), 1)
 
 
-def test_a_call_that_raises_comes_back_as_what_lost_makes_of_it() -> None:
-    calls = [((n,), {"raises_on": 4}) for n in range(8)]
-    got = dict(in_workers(square_or_fail, calls, 2, lambda i, exc: why_lost(exc)))
+def test_a_call_that_raises_comes_back_as_what_lost_makes_of_it_without_running_again(
+        tmp_path: Path) -> None:
+    calls = [((n, str(tmp_path)), {"raises_on": 4}) for n in range(8)]
+    told: list[int] = []
+    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc), told.append))
     assert got[4] == "ValueError: no square of 4"
     assert {n: got[n] for n in got if n != 4} == {n: n * n for n in range(8) if n != 4}
+    assert runs_of(tmp_path) == dict.fromkeys(range(8), 1)
+    assert told == []
 
 
-def test_a_worker_that_dies_costs_only_the_calls_it_was_running() -> None:
-    calls = [((n,), {"dies_on": 5}) for n in range(20)]
-    got = dict(in_workers(square_or_fail, calls, 2, lambda i, exc: why_lost(exc)))
-    lost = {n: why for n, why in got.items() if isinstance(why, str)}
-    assert 5 in lost and len(lost) <= 2  # the call that died, and the one beside it at most
-    assert set(lost.values()) == {"its worker process died (exit EXIT(3))"}
-    assert {n: got[n] for n in got if n not in lost} == {
-        n: n * n for n in range(20) if n not in lost}
+def test_the_calls_a_worker_was_running_when_it_died_run_again_and_come_back_whole(
+        tmp_path: Path) -> None:
+    calls = [((n, str(tmp_path)), {"dies_once_on": 5}) for n in range(20)]
+    told: list[int] = []
+    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc), told.append))
+    assert got == {n: n * n for n in range(20)}
+    twice = {n for n, count in runs_of(tmp_path).items() if count == 2}
+    assert set(runs_of(tmp_path).values()) <= {1, 2}
+    # the call that died, and the one the other worker was running at most
+    assert 5 in twice and len(twice) <= 2
+    assert sorted(told) == sorted(twice)
+
+
+def test_a_call_that_kills_its_worker_every_time_is_lost_after_a_second_run_alone(
+        tmp_path: Path) -> None:
+    calls = [((n, str(tmp_path)), {"dies_on": 5}) for n in range(20)]
+    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc)))
+    assert got == {n: "its worker process died (exit EXIT(3))" if n == 5 else n * n
+                   for n in range(20)}
+    runs = runs_of(tmp_path)
+    assert runs[5] == 2
+    # its second run was alone, so it cost no other call a run: another ran twice only if
+    # it was beside call 5 the first time, and no call was lost beside it
+    assert sum(1 for n, count in runs.items() if n != 5 and count == 2) <= 1
+    assert set(runs.values()) <= {1, 2}
+

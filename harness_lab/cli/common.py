@@ -108,7 +108,7 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
                1: "one did not, or a scenario errored", 2: _OUT, 5: _NOTHING},
     "explore": {0: "no variant contradicts SPEC §4 or breaks an invariant",
                 1: "a variant does, or variants were not run: their worker process died "
-                   "(said; they are inconclusive)",
+                   "each time they ran (said; they are inconclusive)",
                 2: f"{_OUT}; or no file under the paths can be explored",
                 EXIT_BROKEN_PIPE: _PIPE},
     "sweep": {0: "every sample ran and every output was written",

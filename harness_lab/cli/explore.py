@@ -132,8 +132,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         written = result.to_scenarios(args.write_failures)
         print(f"wrote {len(written)} flagged variant(s) to {args.write_failures}",
               file=sys.stderr)
-    print(library.summary() if several or plan.unexplored else result.summary(),
-          file=sys.stderr)
+    # the library's summary says more: the files, and what a worker that died cost
+    print(library.summary() if several or plan.unexplored or library.not_run
+          or library.ran_again else result.summary(), file=sys.stderr)
     return 1 if result.flagged or library.not_run else 0
 
 

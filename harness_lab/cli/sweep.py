@@ -203,6 +203,10 @@ def _sweep(args: argparse.Namespace, sweep: Any, otlp: str | None) -> int:
     written = _write_outputs(args, result)
     log_sweep(log, args, result)
     _print_summary(result.summary())
+    if result.ran_again:
+        from harness_lab.pool import ran_again
+
+        print(f"note: {ran_again(result.ran_again)}", file=sys.stderr)
     if result.replayed:
         print(f"resumed: {result.replayed} samples were already stored (played again for this "
               "result, not written); the others were run and stored", file=sys.stderr)

@@ -59,21 +59,26 @@ class LibraryPlan:
 class LibraryExploration:
     """Every judged variant of a library (one :class:`ExplorationResult`) and what was left
     out, with the reason; ``not_run`` counts the variants whose worker process died before
-    it ran them (inconclusive, their error saying so)."""
+    it ran them (inconclusive, their error saying so), ``ran_again`` the chunks of variants
+    that ran a second time, their worker process having died the first."""
 
     result: ExplorationResult
     unexplored: list[Unexplored]
     files: int
     not_run: int = 0
+    ran_again: int = 0
 
     def summary(self) -> str:
         """``16,739 variants of 130 bases in 112 files, 0 flagged, ... (3 not explorable)``."""
+        from harness_lab.pool import ran_again
+
         r = self.result
         left = f", {len(self.unexplored)} not explorable" if self.unexplored else ""
         lost = f" ({self.not_run:,} not run: a worker died)" if self.not_run else ""
+        again = f"; {ran_again(self.ran_again)}" if self.ran_again else ""
         return (f"{r.variant_count:,} variants of {len(r.bases)} bases in {self.files} files, "
                 f"{len(r.flagged)} flagged, {len(r.inconclusive)} inconclusive{lost}{left}, "
-                f"{r.elapsed_s:.2f} s on {r.workers} worker(s)")
+                f"{r.elapsed_s:.2f} s on {r.workers} worker(s){again}")
 
 
 def plan_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,
@@ -123,28 +128,29 @@ def run_library(plan: LibraryPlan, *, workers: int | None = None,
         used = 1 if len(jobs) < IN_PROCESS_BELOW else available_cores()
     else:
         used = max(1, workers)
-    observed, not_run = _observe(jobs, used, advance)
+    observed, not_run, ran_again = _observe(jobs, used, advance)
     findings: list[Finding] = []  # one per variant, so its length is where the next base starts
     for base, variants in zip(plan.bases, plan.variants, strict=True):
         findings += judged(base, variants, observed[len(findings):len(findings) + len(variants)])
     result = ExplorationResult(findings, list(plan.bases), time.perf_counter() - start, used)
-    return LibraryExploration(result, list(plan.unexplored), plan.files, not_run)
+    return LibraryExploration(result, list(plan.unexplored), plan.files, not_run, ran_again)
 
 
 def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
-             advance: Advance | None) -> tuple[list[Observed], int]:
-    """Every job's observation, in order, and how many jobs a worker that died left unrun
-    (their observation is an error saying so)."""
+             advance: Advance | None) -> tuple[list[Observed], int, int]:
+    """Every job's observation, in order, how many jobs a worker that died left unrun
+    (their observation is an error saying so) and how many chunks ran again."""
     tick = advance or (lambda n: None)
     size = 64 if workers <= 1 else max(8, min(200, len(jobs) // (workers * 16) or 1))
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     results: list[list[Observed]] = [[] for _ in chunks]
     not_run = 0
+    again: list[int] = []
     if workers <= 1:
         for n, chunk in enumerate(chunks):
             results[n] = run_chunk(chunk)
             tick(len(chunk))
-    else:  # a chunk whose worker died: its variants inconclusive, saying why
+    else:  # a chunk whose worker died twice: its variants inconclusive, saying why
         from harness_lab.pool import in_workers, why_lost
 
         def lost(n: int, exc: BaseException) -> list[Observed]:
@@ -154,10 +160,10 @@ def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
             return [Observed(None, None, None, None, error=error) for _ in chunks[n]]
 
         for n, observed in in_workers(run_chunk, [((chunk,), {}) for chunk in chunks],
-                                      workers, lost):
+                                      workers, lost, again.append):
             results[n] = observed
             tick(len(observed))
-    return [o for chunk in results for o in chunk], not_run
+    return [o for chunk in results for o in chunk], not_run, len(again)
 
 
 def explore_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,

@@ -43,7 +43,8 @@ class ChunkResult:
     ``columns`` holds one list per :data:`OUTCOME_COLUMNS` name, a value per sample in sample
     order (``violations`` as comma-joined text): built in the worker, so what travels back
     and what the sweep keeps is a few lists, not an object per sample. ``lost`` names the
-    cause when the chunk could not be played at all (its samples are then error rows).
+    cause when the chunk could not be played at all (its samples are then error rows);
+    ``ran_again`` is true when it ran a second time, its worker process having died.
     """
 
     grid: int
@@ -52,6 +53,7 @@ class ChunkResult:
     failures: tuple[dict[str, Any], ...] = ()
     kept: tuple[dict[str, Any], ...] = ()
     lost: str | None = None
+    ran_again: bool = False
 
     @classmethod
     def lost_samples(cls, grid: int, start: int, stop: int, cause: str) -> ChunkResult:
@@ -98,7 +100,9 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
     """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
 
     With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
-    (1: a transaction per step of each run, as the live harness writes them). A chunk that
+    (1: a transaction per step of each run, as the live harness writes them). The chunk
+    may run again after its worker died: the runs it stored then are played again without
+    writing, those it left RUNNING are removed and played again. A chunk that
     cannot be played at all (its store cannot be opened, say) comes back as error rows
     naming the cause, never as an exception that would cost the sweep its other chunks.
     """
@@ -115,28 +119,32 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
                start: int, stop: int, *, check_invariants: bool, keep_failures: int,
                keep_every: int, store_url: str | None, commit_every: int) -> ChunkResult:
     store: SqlRunStore | GroupCommitStore | None = None
+    stored: set[int] = set()
     if store_url is not None:
         from harness_lab.store.group import GroupCommitStore
         from harness_lab.store.sql import SqlRunStore
+        from harness_lab.sweep.claim import chunk_stored
 
         sql = SqlRunStore(store_url)
+        stored = chunk_stored(sql, grid, start, stop)  # by this chunk's run before, if any
         store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
     point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
                       check_invariants=check_invariants, store=store)
     outcomes: list[Outcome] = []
     failures: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
-    # kept samples are played again for their whole record, away from the store: the store
-    # already holds each sample's run under its id
-    replay = (GridPoint(apply_overrides(dict(data), overrides), grid, seed)
-              if keep_every and store is not None else point)
+    # samples already stored are played again away from the store, for their outcome; kept
+    # samples too, for their whole record: the store holds each sample's run under its id
+    unstored = (GridPoint(apply_overrides(dict(data), overrides), grid, seed,
+                          check_invariants=check_invariants)
+                if store is not None and (stored or keep_every) else point)
     for i in range(start, stop):
-        outcome = point.run(i)
+        outcome = (unstored if i in stored else point).run(i)
         outcomes.append(outcome)
         if outcome.failed and len(failures) < keep_failures:
             failures.append(_failure(point, outcome))
         if keep_every and i % keep_every == 0:
-            kept.append(_kept(replay, i))
+            kept.append(_kept(unstored, i))
     if store is not None:
         store.close()
         lost = store.failures if isinstance(store, GroupCommitStore) else {}

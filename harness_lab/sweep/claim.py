@@ -55,8 +55,8 @@ from harness_lab.store.sql import (
 )
 from harness_lab.sweep.sample import run_id_of
 
-__all__ = ["Claim", "Stored", "beat", "fingerprint", "resume_claim", "stake_claim",
-           "stored_runs", "sweep_beat", "sweep_claim"]
+__all__ = ["Claim", "Stored", "beat", "chunk_stored", "fingerprint", "resume_claim",
+           "stake_claim", "stored_runs", "sweep_beat", "sweep_claim"]
 
 claim_metadata = MetaData()
 """The MetaData of the claim table (kept apart from the run store's three tables)."""
@@ -300,16 +300,31 @@ def resume_claim(store: SqlRunStore, claim: Claim, url: str) -> Stored:
     return stored
 
 
-def _remove_running(conn: Connection) -> Stored:
+def _remove_running(conn: Connection, run_ids: Sequence[str] | None = None) -> Stored:
+    """What the database holds of the sweep (of ``run_ids`` alone, if given), the runs left
+    RUNNING removed with their trace and invocations."""
     running = StoredRunStatus.RUNNING.value
-    rows = conn.execute(select(diagnosis_run.c.run_id, diagnosis_run.c.status)
-                        .where(diagnosis_run.c.run_id.like("run-g%"))).all()
+    query = select(diagnosis_run.c.run_id, diagnosis_run.c.status)
+    if run_ids is None:
+        rows = conn.execute(query.where(diagnosis_run.c.run_id.like("run-g%"))).all()
+    else:
+        rows = [row for first in range(0, len(run_ids), 500) for row in conn.execute(
+            query.where(diagnosis_run.c.run_id.in_(run_ids[first:first + 500])))]
     left = [run_id for run_id, status in rows if status == running]
     for start in range(0, len(left), 500):
         part = left[start:start + 500]
         for table in (trace_event, tool_invocation, diagnosis_run):  # the run's rows last
             conn.execute(delete(table).where(table.c.run_id.in_(part)))
     return Stored(_completed(run_id for run_id, status in rows if status != running), len(left))
+
+
+def chunk_stored(store: SqlRunStore, grid: int, start: int, stop: int) -> set[int]:
+    """The samples ``start..stop-1`` of grid point ``grid`` the database holds completed:
+    what an earlier run of the chunk stored before its worker died (the runs it left
+    RUNNING are removed, to be played again)."""
+    with store.engine.begin() as conn:
+        stored = _remove_running(conn, [run_id_of(grid, i) for i in range(start, stop)])
+    return stored.completed.get(grid, set())
 
 
 def stored_runs(store: SqlRunStore) -> Stored:

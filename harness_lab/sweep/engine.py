@@ -4,7 +4,8 @@ Every sample's randomness comes from its own stream, seeded by ``(seed, grid poi
 so results are identical whatever the number of workers or the order chunks finish in.
 Chunks stream back as they complete: outcomes are kept as compact rows (never whole run
 records, only failure summaries and an optional sample), and an interrupted sweep keeps every
-completed chunk; a chunk the backend loses (its worker killed, say) becomes error rows.
+completed chunk; a chunk the backend loses (one that kills its worker every time it runs,
+say) becomes error rows.
 
 A persisting sweep claims its database before any sample runs (``harness_lab.sweep.claim``)
 and can be resumed into it, playing only the samples the database does not hold; local
@@ -13,6 +14,7 @@ workers end themselves when the sweep's process is gone (``harness_lab.parent_wa
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -191,8 +193,9 @@ class Sweep:
 
         Every grid value and override is checked first, and a sweep persisting into a
         database that already holds its runs (the same run ids: the same sweep run before)
-        raises SweepError, before any sample runs. A backend that fails part-way (a worker
-        killed, the scheduler gone) costs the chunks it held, as error rows, never the others.
+        raises SweepError, before any sample runs. A backend that fails part-way (a chunk that
+        kills its worker, the scheduler gone) costs the chunks it held, as error rows, never
+        the others.
         """
         self.validate()
         stored = self._claim(self.store_url) if self.store_url is not None else None
@@ -344,15 +347,17 @@ def _segments(samples: int, stored: Stored | None, grid: int) -> Iterator[tuple[
 def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any], seed: int,
               chunks: list[Chunk], kw: dict[str, Any]) -> Iterator[ChunkResult]:
     """``job`` over ``chunks`` on ``workers`` loky processes, each result as it completes
-    (:func:`~harness_lab.pool.in_workers`): a worker that dies (killed, out of memory) costs
-    the chunks then running, which come back as error rows naming the cause."""
+    (:func:`~harness_lab.pool.in_workers`): the chunks a worker that died (killed, out of
+    memory) was running run again, each alone, and one that kills its worker again comes
+    back as error rows naming the cause."""
     from harness_lab.pool import in_workers
 
     calls = [((data, g, point, seed, start, stop), chunk_kwargs(kw, chunk))
              for chunk in chunks for g, point, start, stop, _ in [chunk]]
-
-    for _, result in in_workers(job, calls, workers, lambda i, exc: _lost(chunks[i], exc)):
-        yield result
+    again: set[int] = set()
+    for i, result in in_workers(job, calls, workers, lambda i, exc: _lost(chunks[i], exc),
+                                again.add):
+        yield dataclasses.replace(result, ran_again=True) if i in again else result
 
 
 def _lost(chunk: Chunk, exc: BaseException) -> ChunkResult:

@@ -68,7 +68,8 @@ class SweepResult:
     of it was committed), and ``unreadable`` says why the database could not be read back to
     find them (None when it was, or the sweep persisted nothing); ``replayed`` counts the
     samples a resumed sweep found stored and played again, without writing them, for this
-    result.
+    result. ``ran_again`` counts the chunks that ran a second time, their worker process
+    having died (see :func:`~harness_lab.pool.in_workers`).
     """
 
     frame: pd.DataFrame
@@ -86,6 +87,7 @@ class SweepResult:
     unreported: list[str] = field(default_factory=list)
     unreadable: str | None = None
     replayed: int = 0
+    ran_again: int = 0
 
     @classmethod
     def from_chunks(cls, chunks: Sequence[ChunkResult], points: list[dict[str, Any]], *,
@@ -122,7 +124,8 @@ class SweepResult:
             else 0
         return cls(frame, points, failures, kept, elapsed, interrupted, workers, scenario,
                    list(axes if axes is not None else _varied(points)),
-                   sum(len(c) for c in lost), cause, unstored)
+                   sum(len(c) for c in lost), cause, unstored,
+                   ran_again=sum(c.ran_again for c in ordered))
 
     @property
     def incomplete(self) -> bool:

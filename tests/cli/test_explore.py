@@ -142,22 +142,48 @@ def test_a_heatmap_in_a_missing_directory_is_refused_before_anything_is_explored
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_exploration_costs_only_its_variants_said_as_not_run() -> None:
+def test_a_worker_killed_mid_exploration_costs_nothing_its_chunks_running_again(
+        capsys: pytest.CaptureFixture[str]) -> None:
     scenarios = ROOT / "scenarios"
+    paths = [str(scenarios / "faults"), str(scenarios / "outcomes")]
     proc = subprocess.Popen([sys.executable, "-m", "harness_lab", "explore", "-q", "--workers",
-                             "2", "--format", "json", str(scenarios / "faults"),
-                             str(scenarios / "outcomes")],
+                             "2", "--format", "json", *paths],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     kill_a_worker(proc.pid)
     out, err = proc.communicate(timeout=300)
-    rows = json.loads(out)
+    assert main(["explore", "-q", "--workers", "2", "--format", "json", *paths]) == 0
+    assert json.loads(out) == json.loads(capsys.readouterr().out)  # as if nothing died
+    assert proc.returncode == 0, err
+    # the chunk the killed worker ran, and the one the other worker ran at most
+    assert err.splitlines()[-1].endswith((
+        "; 1 chunk ran again after a worker process died",
+        "; 2 chunks ran again after a worker process died"))
+
+
+@pytest.mark.slow
+def test_a_chunk_that_kills_its_worker_every_time_is_not_run_and_no_other_is_lost(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from tests.explore.jobs import dies_on_the_killer, killer_runs
+
+    runs = killer_runs(os.getpid())
+    runs.unlink(missing_ok=True)
+    monkeypatch.setattr("harness_lab.explore.library.run_chunk", dies_on_the_killer)
+    try:
+        assert main(["explore", str(REPORT), "--workers", "2", "--format", "json"]) == 1
+        [first, second] = runs.read_text(encoding="utf-8").splitlines()
+    finally:
+        runs.unlink(missing_ok=True)
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
     not_run = [r for r in rows if r["error"].startswith("not run: ")]
-    assert proc.returncode == 1, err
-    assert not_run and {(r["flag"], r["error"]) for r in not_run} == {
+    assert first == second == " ".join(repr(r["variant"]) for r in not_run)  # its chunk alone
+    assert {(r["flag"], r["error"]) for r in not_run} == {
         ("?", "not run: its worker process died (exit SIGKILL(-9))")}
-    assert f"inconclusive ({len(not_run):,} not run: a worker died)" in err.splitlines()[-1]
-    judged = [r for r in rows if not r["error"]]
-    assert len(judged) > len(not_run)  # the other chunks ran, on a fresh worker too
+    assert f"inconclusive ({len(not_run):,} not run: a worker died)" in (
+        captured.err.splitlines()[-1])
+    assert " ran again after a worker process died" in captured.err.splitlines()[-1]
 
 
 @pytest.mark.parametrize("workers", ["0", "-5"])

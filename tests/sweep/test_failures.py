@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -53,7 +54,7 @@ def test_a_backend_failure_keeps_the_completed_chunks_and_says_why(
 
 
 @pytest.mark.slow
-def test_a_chunk_whose_worker_dies_becomes_error_rows_and_the_other_chunks_complete(
+def test_a_chunk_that_kills_its_worker_every_time_becomes_error_rows_and_no_other_is_lost(
         sweep_data: dict[str, Any]) -> None:
     from harness_lab.sweep.engine import processes
     from tests.sweep.jobs import dies_on_the_first_chunk
@@ -63,16 +64,45 @@ def test_a_chunk_whose_worker_dies_becomes_error_rows_and_the_other_chunks_compl
     results = {(c.grid, c.start): c for c in processes(
         dies_on_the_first_chunk, 2, sweep_data, 2, chunks, sweep.job_kwargs())}
     assert len(results) == 8
-    first = results[(0, 0)]
+    first = results.pop((0, 0))
     assert first.lost is not None and "TerminatedWorkerError" in first.lost
+    assert first.ran_again
     assert set(first.columns["error"]) == {f"lost: {first.lost}"}
-    # the broken pool fails what was running when it broke: the chunk that killed its worker
-    # and at most the one chunk the other worker had (which one depends on timing); a fresh
-    # pool plays every other chunk whole
-    lost = [key for key, chunk in results.items() if chunk.lost is not None]
-    assert (0, 0) in lost and len(lost) <= 2
-    assert all(len(chunk) == 5 and chunk.lost is None
-               for key, chunk in results.items() if key not in lost)
+    # it ran again alone: whichever chunk the other worker had when it first died ran again
+    # too, and every other chunk is played whole
+    assert all(len(chunk) == 5 and chunk.lost is None for chunk in results.values())
+    assert sum(chunk.ran_again for chunk in results.values()) <= 1
+
+
+@pytest.mark.slow
+def test_a_persisting_chunk_whose_worker_died_midway_runs_again_storing_each_run_once(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    from harness_lab.store.sql import SqlRunStore
+    from harness_lab.sweep.engine import processes
+    from harness_lab.sweep.sample import run_id_of
+    from tests.sweep.jobs import dies_once_midway
+
+    def killed_once(sweep: Sweep, chunks: list[Any], parallelism: int, client: Any
+                    ) -> Iterator[ChunkResult]:
+        kw = {**sweep.job_kwargs(), "runs": str(tmp_path / "runs")}
+        return processes(dies_once_midway, 2, sweep.data, sweep.seed, chunks, kw)
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    result = Sweep(sweep_data, samples=20, seed=2, chunk_size=5, store_url=url,
+                   backend=killed_once).run()
+    unbroken = Sweep(sweep_data, samples=20, seed=2, chunk_size=5).run()
+    assert (tmp_path / "runs").read_text(encoding="utf-8") == "run\n" * 2
+    assert 1 <= result.ran_again <= 2
+    assert (result.lost, result.unstored, result.unreported) == (0, 0, [])
+    pd.testing.assert_frame_equal(result.frame, unbroken.frame)
+    store = SqlRunStore(url)
+    try:
+        runs = store.runs()
+    finally:
+        store.close()
+    assert sorted(r["run_id"] for r in runs) == sorted(
+        run_id_of(g, s) for g in (0, 1) for s in range(20))
+    assert "RUNNING" not in {r["status"] for r in runs}
 
 
 def test_a_chunk_lost_in_its_worker_is_counted_in_the_result(
