@@ -7,7 +7,9 @@ runs them all. This module is part of the compiled run core (every sampled run i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
 
 from harness_lab.record import RunRecord
 from harness_lab.states import (
@@ -22,8 +24,10 @@ from harness_lab.states import (
     TraceEventStatus,
     TraceEventType,
 )
+from harness_lab.store.base import WALL_CLOCK_AFTER
+from harness_lab.trace import TraceEvent
 
-__all__ = ["INVARIANTS", "Check", "breaches"]
+__all__ = ["INVARIANTS", "TIMES", "TIME_TOLERANCE_MS", "Check", "breaches"]
 
 
 Check = Callable[[RunRecord], Iterable[str]]
@@ -258,6 +262,99 @@ def _tool_calls_reconciled(r: RunRecord) -> list[str]:
     return out
 
 
+TIMES: Final = "times_consistent"
+"""The name of the invariant that holds a run's times to one another."""
+
+TIME_TOLERANCE_MS: Final = 1.0
+"""How far apart two times of one run may be and still agree, in milliseconds: a store that
+keeps whole milliseconds moves each by less than one, while the float arithmetic on virtual
+seconds below :data:`~harness_lab.store.base.WALL_CLOCK_AFTER` errs by under a microsecond."""
+
+
+def _stored_time(row: Mapping[str, Any] | None, column: str) -> float | None:
+    """A time or duration column of the stored row; None when it is empty or not a finite
+    number (what a rebuilt row holds there was read by the rebuild, which refuses the rest)."""
+    if row is None:
+        return None
+    value = row.get(column)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _at(t: float) -> str:
+    """A time as a message quotes it: up to 15 significant digits, no trailing zeros."""
+    return format(t, ".15g")
+
+
+def _times_consistent(r: RunRecord) -> list[str]:
+    """Persistence and timeline (doc §2, §12.1, §12.2, §13): the row is created RUNNING before
+    the completion finishes it and stores the run's duration, which is never negative; the
+    trace is the run's timeline, no event earlier than the one before it; a run finishes no
+    earlier than it starts. A row dated by the run's own clock (every simulated run) also
+    keeps ``finished_at - created_at`` as the duration, the run's start and finish, and every
+    trace event between the two, to within :data:`TIME_TOLERANCE_MS`; a row dated by the wall
+    clock (from :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's, another
+    harness's) is not compared with the run's clock, which times the duration and the
+    trace."""
+    out: list[str] = []
+    row = r.stored_row
+    created = _stored_time(row, "created_at")
+    finished = _stored_time(row, "finished_at")
+    duration = _stored_time(row, "duration_ms")
+    ordered = True
+    if created is not None and finished is not None and finished < created:
+        ordered = False
+        out.append(f"the stored finished_at {_at(finished)} is before its created_at "
+                   f"{_at(created)}")
+    if duration is not None and duration < 0:
+        out.append(f"the stored duration_ms {_at(duration)} is negative")
+    slack = TIME_TOLERANCE_MS / 1000.0
+    run_clock = ordered and created is not None and created < WALL_CLOCK_AFTER
+    if run_clock and created is not None:
+        if abs(r.started_at - created) > slack:
+            out.append(f"the run started at t={_at(r.started_at)}, its stored row was created "
+                       f"at {_at(created)}")
+        if finished is not None and abs(r.finished_at - finished) > slack:
+            out.append(f"the run finished at t={_at(r.finished_at)}, its stored row at "
+                       f"{_at(finished)}")
+        if finished is not None and duration is not None and duration >= 0:
+            span = (finished - created) * 1000.0
+            if abs(duration - span) > TIME_TOLERANCE_MS:
+                out.append(f"the stored duration_ms {_at(duration)} is not finished_at - "
+                           f"created_at, {_at(span)} ms")
+    elif r.started_at != created and r.finished_at < r.started_at:
+        # the run's own start and finish (a rebuilt record's are the row's, said above)
+        out.append(f"the run finished at t={_at(r.finished_at)}, before it started at "
+                   f"t={_at(r.started_at)}")
+    low = created - slack if run_clock and created is not None else -math.inf
+    high = finished + slack if run_clock and finished is not None else math.inf
+    back = outside = 0
+    went_back = first_outside = ""
+    before: TraceEvent | None = None
+    for e in r.trace:
+        t = e.t
+        if before is not None and t < before.t:
+            back += 1
+            if back == 1:
+                went_back = (f"{e.type.value} (seq {e.seq}) at t={_at(t)} after "
+                             f"{before.type.value} (seq {before.seq}) at t={_at(before.t)}")
+        if t < low or t > high:
+            outside += 1
+            if outside == 1:
+                first_outside = f"{e.type.value} (seq {e.seq}) at t={_at(t)}"
+        before = e
+    if back:
+        out.append(f"the trace goes back in time {back} time{'s' if back > 1 else ''}, "
+                   f"first {went_back}")
+    if outside and created is not None:
+        end = "" if finished is None else _at(finished)
+        out.append(f"{outside} trace event{'s' if outside > 1 else ''} outside the stored "
+                   f"run's time [{_at(created)}, {end}], first {first_outside}")
+    return out
+
+
 def _citations(r: RunRecord) -> list[str]:
     content = r.content or {}
     ids = [ref.get("invocation_id") for ref in content.get("evidence", ())]
@@ -279,6 +376,7 @@ INVARIANTS: dict[str, Check] = {
     "stored_axes_distinct": _store_axes_distinct,
     "late_content_refused": _late_content_refused,
     "tool_calls_reconciled": _tool_calls_reconciled,
+    TIMES: _times_consistent,
 }
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness_lab.invariant_rules import INVARIANTS, breaches
+from harness_lab.invariant_rules import INVARIANTS, TIMES, breaches
 from harness_lab.record import RunRecord
 
-__all__ = ["INVARIANTS", "Violation", "check", "invariant_names"]
+__all__ = ["INVARIANTS", "TIMES", "Violation", "check", "invariant_names", "time_contradictions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,3 +35,9 @@ def invariant_names() -> list[str]:
 def check(record: RunRecord) -> list[Violation]:
     """Every violation of every invariant on one run."""
     return [Violation(name, record.run_id, msg) for name, msg in breaches(record)]
+
+
+def time_contradictions(record: RunRecord) -> list[str]:
+    """What the :data:`TIMES` invariant finds wrong with one run's times (empty when they
+    agree): what a plot or an answer checks before it draws or quotes them."""
+    return list(INVARIANTS[TIMES](record))

@@ -3,8 +3,9 @@ layers of the suite, told from the fixtures each test uses (markers in pyproject
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,22 @@ def outcomes_log(directory: Path) -> Path:
                  str(directory)]) == 0
     (path,) = directory.glob("*.jsonl")
     return path
+
+
+def tampered_log(log: Path, scenario: str, change: Callable[[dict[str, Any]], None],
+                 out: Path) -> Path:
+    """A copy of the run log ``log``, written to ``out``, whose ``scenario``'s record
+    ``change`` edited as JSON data (as a clock bug or a hand-edited copy would)."""
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    (entry,) = [line for line in lines if line.get("scenario") == scenario]
+    change(entry["record"])
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return out
+
+
+def finished_before_created(record: dict[str, Any]) -> None:
+    """A run record's stored row and its own finish a second before the run started."""
+    record["stored_row"]["finished_at"] = record["finished_at"] = record["started_at"] - 1.0
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from harness_lab.states import (
     TraceEventType,
 )
 from harness_lab.trace import TraceEvent
-from tests.conftest import build
+from tests.conftest import build, scripted_components
 from tests.test_harness import SUCCESS_STEPS
 
 TT = TraceEventType
@@ -64,7 +64,8 @@ def test_the_invariants_are_listed_in_document_order() -> None:
         "single_termination", "sse_protocol", "cited_ready_only", "ready_has_evidence_status",
         "no_evidence_not_promoted", "no_evidence_tool_after_saturation",
         "release_decides_content", "guard_chain_needs_conclusion", "fallback_is_not_failure",
-        "stored_axes_distinct", "late_content_refused", "tool_calls_reconciled"]
+        "stored_axes_distinct", "late_content_refused", "tool_calls_reconciled",
+        "times_consistent"]
 
 
 def test_two_terminal_transitions_break_single_termination(good: RunRecord) -> None:
@@ -224,3 +225,115 @@ def test_a_stored_row_counting_other_tool_calls_than_were_started_breaks_tool_ca
 def test_a_trace_without_run_finished_leaves_the_tool_call_count_unjudged(
         good: RunRecord) -> None:
     assert "tool_calls_reconciled" not in broken(without(good, TT.RUN_FINISHED))
+
+
+# --- times_consistent: the stored row's times, the trace's and the run's agree -------------------
+
+def stored(record: RunRecord, **columns: Any) -> RunRecord:
+    """``record`` with these columns of its stored row changed."""
+    assert record.stored_row is not None
+    return replace(record, stored_row={**record.stored_row, **columns})
+
+
+def retimed(record: RunRecord, times: dict[int, float]) -> RunRecord:
+    """``record`` with the trace events of these sequence numbers at these times."""
+    return replace(record, trace=tuple(replace(e, t=times.get(e.seq, e.t))
+                                       for e in record.trace))
+
+
+def test_a_stored_row_finished_before_it_was_created_breaks_times_consistent(
+        good: RunRecord) -> None:
+    assert good.stored_row is not None  # the run is stored from 0 to 3 s
+    assert (good.stored_row["created_at"], good.stored_row["finished_at"],
+            good.stored_row["duration_ms"]) == (0.0, 3.0, 3000.0)
+    assert (good.started_at, good.finished_at) == (0.0, 3.0)
+    backwards = stored(good, finished_at=-1.5)
+    assert broken(backwards) == {"times_consistent"}
+    assert messages(backwards, "times_consistent") == [
+        "the stored finished_at -1.5 is before its created_at 0"]
+
+
+def test_a_negative_stored_duration_breaks_times_consistent(good: RunRecord) -> None:
+    assert messages(stored(good, duration_ms=-250.0), "times_consistent") == [
+        "the stored duration_ms -250 is negative"]
+
+
+def test_a_stored_duration_other_than_finished_at_less_created_at_breaks_times_consistent(
+        good: RunRecord) -> None:
+    assert messages(stored(good, duration_ms=63000.0), "times_consistent") == [
+        "the stored duration_ms 63000 is not finished_at - created_at, 3000 ms"]
+
+
+def test_times_stored_to_the_whole_millisecond_still_agree(good: RunRecord) -> None:
+    rounded = stored(good, created_at=0.0004, finished_at=2.9996, duration_ms=2999.0)
+    assert "times_consistent" not in broken(rounded)
+    assert messages(stored(good, duration_ms=3001.5), "times_consistent") == [
+        "the stored duration_ms 3001.5 is not finished_at - created_at, 3000 ms"]
+
+
+def test_a_trace_event_earlier_than_the_one_before_it_breaks_times_consistent(
+        good: RunRecord) -> None:
+    assert [(e.seq, e.t) for e in good.trace[5:8]] == [(5, 2.0), (6, 2.0), (7, 2.0)]
+    went_back = retimed(good, {6: 2.5, 7: 1.0})
+    assert broken(went_back) == {"times_consistent"}
+    assert messages(went_back, "times_consistent") == [
+        "the trace goes back in time 1 time, first TOOL_INVOCATION (seq 7) at t=1 after "
+        "AGENT_MODEL_STEP (seq 6) at t=2.5"]
+
+
+def test_trace_events_outside_the_stored_runs_time_break_times_consistent(
+        good: RunRecord) -> None:
+    last = good.trace[-1]
+    assert (last.seq, last.type) == (14, TT.RUN_FINISHED)
+    late = retimed(good, {14: 9.0})
+    assert messages(late, "times_consistent") == [
+        "1 trace event outside the stored run's time [0, 3], first RUN_FINISHED (seq 14) at t=9"]
+    early = stored(good, created_at=0.5, duration_ms=2500.0)
+    assert messages(replace(early, started_at=0.5), "times_consistent") == [
+        "5 trace events outside the stored run's time [0.5, 3], first RUN_STARTED (seq 0) "
+        "at t=0"]
+
+
+def test_a_run_finishing_at_another_time_than_its_stored_row_breaks_times_consistent(
+        good: RunRecord) -> None:
+    assert messages(replace(good, finished_at=33.0), "times_consistent") == [
+        "the run finished at t=33, its stored row at 3"]
+    assert messages(replace(good, started_at=-2.0), "times_consistent") == [
+        "the run started at t=-2, its stored row was created at 0"]
+
+
+def test_a_run_without_a_stored_row_that_finished_before_it_started_breaks_times_consistent(
+        good: RunRecord) -> None:
+    unstored = replace(good, stored_row=None)
+    assert "times_consistent" not in broken(unstored)
+    assert messages(replace(unstored, finished_at=-1.0), "times_consistent") == [
+        "the run finished at t=-1, before it started at t=0"]
+
+
+def test_a_row_dated_by_the_wall_clock_is_held_only_to_itself(good: RunRecord) -> None:
+    # the live store's row: Unix times around a run whose clock (duration, trace) is scaled
+    live = stored(good, created_at=1_760_000_000.25, finished_at=1_760_000_000.40)
+    assert "times_consistent" not in broken(live)
+    assert messages(stored(live, finished_at=1_759_999_999.0), "times_consistent") == [
+        "the stored finished_at 1759999999 is before its created_at 1760000000.25"]
+    assert messages(retimed(live, {7: 1.0, 6: 2.5}), "times_consistent") == [
+        "the trace goes back in time 1 time, first TOOL_INVOCATION (seq 7) at t=1 after "
+        "AGENT_MODEL_STEP (seq 6) at t=2.5"]
+
+
+def test_runs_arriving_at_fractional_instants_agree_to_the_float_and_are_held_to_it() -> None:
+    from harness_lab.harness import Harness
+    from harness_lab.store.memory import MemoryRunStore
+
+    harness = Harness(scripted_components(SUCCESS_STEPS), store=MemoryRunStore())
+    arrivals = [0.1, 0.7, 13.37, 99_999.3]
+    for at in arrivals:
+        harness.submit("why is checkout slow?", at=at)
+    records = harness.run_all()
+    assert [r.started_at for r in records] == arrivals
+    assert all(r.stored_row is not None and r.stored_row["duration_ms"] > 0 for r in records)
+    assert [messages(r, "times_consistent") for r in records] == [[], [], [], []]
+    last = records[-1]
+    assert last.stored_row is not None
+    off = stored(last, duration_ms=last.stored_row["duration_ms"] + 2.0)
+    assert broken(off) == {"times_consistent"}

@@ -4,9 +4,9 @@ A source is a run log, a JSON Lines export of ``diagnosis_run`` / ``trace_event`
 ``tool_invocation`` / ``sse_event`` rows, OTLP JSON traces (:mod:`harness_lab.audit.otlp`),
 or a SQLAlchemy database URL (with a mapping of another harness's names for both). Each
 run is rebuilt as a RunRecord and checked by the same rules as a live run
-(:mod:`harness_lab.invariant_rules`: doc §16 and the §10/§12.2 mappings); a run still
-RUNNING without RUN_FINISHED is *incomplete*, not a violation, and the SSE rules are left
-out for a run whose source holds no SSE events.
+(:mod:`harness_lab.invariant_rules`: doc §16, the §10/§12.2 mappings and the run's times); a
+run still RUNNING without RUN_FINISHED is *incomplete*, not a violation, and the SSE rules
+are left out for a run whose source holds no SSE events.
 
 A large source is audited as a stream (:func:`audit_runs`, summed by
 :class:`~harness_lab.audit.tally.AuditTally`), its runs rebuilt and checked across worker

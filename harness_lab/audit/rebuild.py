@@ -303,7 +303,8 @@ _COLUMNS: dict[str, tuple[tuple[str, Callable[[Any], Any]], ...]] = {
         ("total_tokens", functools.partial(_opt_count, wide=True)),
         ("input_tokens", functools.partial(_opt_count, wide=True)),
         ("output_tokens", functools.partial(_opt_count, wide=True)),
-        ("created_at", _opt_number), ("finished_at", _opt_number), ("answer_json", _json)),
+        ("created_at", _opt_number), ("finished_at", _opt_number),
+        ("duration_ms", _opt_number), ("answer_json", _json)),
     "trace_event": (
         ("seq", _required(_count)), ("t", _required(_number)),
         ("type", _required(_enum(TraceEventType))), ("phase", _required(_enum(TracePhase))),
@@ -353,6 +354,20 @@ def rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         if found is None:
             raise
         raise found from None
+
+
+_TIMES = ("created_at", "finished_at", "duration_ms")
+"""The time and duration columns of ``diagnosis_run``: the rebuilt record's stored row holds
+each as a number (or None), as the rules that compare them read it."""
+
+
+def _stored_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row as the record keeps it: each of :data:`_TIMES` it has read as a number."""
+    stored = dict(row)
+    for column in _TIMES:
+        if column in stored:
+            stored[column] = _opt_number(stored[column])
+    return stored
 
 
 def _stored(row: Mapping[str, Any], column: str) -> Any:
@@ -405,4 +420,4 @@ def _rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
         invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),
         stop_required_delivered=False, evidence_repaired=False, deadline_at=float("inf"),
-        discarded=(), stored_row=dict(row), terminations=terminations)
+        discarded=(), stored_row=_stored_row(row), terminations=terminations)

@@ -3,7 +3,9 @@
 ``explain(record)`` (or a scenario result, or a log entry) returns an :class:`Explanation`:
 one answer per question, each two or three sentences citing the state axes and the trace
 events (type, virtual time, status) it was read from. It prints as text, shows as HTML in
-Jupyter and converts to data for JSON.
+Jupyter and converts to data for JSON. A run whose times contradict each other (a clock bug,
+a tampered copy) is explained all the same, its note saying what contradicts what, as the
+``times_consistent`` invariant finds it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.explanation.answers import QUESTIONS
+from harness_lab.invariants import TIMES, time_contradictions
 from harness_lab.terminal.console import printable
 
 if TYPE_CHECKING:
@@ -111,4 +114,14 @@ def explain(target: RunRecord | ScenarioResult | LogEntry,
             f"the run crashed ({crash})" if getattr(result, "crashed", False) else "no record")
         return Explanation(None, scenario, (), note=f"No run record to explain: {why}.")
     answers = tuple(Answer(k, QUESTIONS[k][0], QUESTIONS[k][1](record)) for k in keys)
-    return Explanation(record.run_id, scenario, answers)
+    return Explanation(record.run_id, scenario, answers, note=_times_note(record))
+
+
+def _times_note(record: RunRecord) -> str | None:
+    """What contradicts what among the run's times, which the answers quote as stored; None
+    when they agree."""
+    found = time_contradictions(record)
+    if not found:
+        return None
+    return (f"The run's times contradict each other ({TIMES}): {'; '.join(found)}. The times "
+            "below are quoted as stored.")

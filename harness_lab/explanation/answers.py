@@ -34,7 +34,10 @@ _LISTED = 3  # items named in one sentence before "and N more"
 
 
 def _t(value: float) -> str:
-    return f"{value:.3f}".rstrip("0").rstrip(".") if value == value else str(value)
+    """A time to the millisecond (``1.25``); one too large for that in its shortest form."""
+    if value != value or abs(value) >= 1e15:
+        return f"{value:g}"
+    return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
 def cite(e: TraceEvent) -> str:

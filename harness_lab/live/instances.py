@@ -38,6 +38,7 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    case,
     insert,
     select,
     update,
@@ -261,7 +262,9 @@ def _fail_running(conn: Connection, run_ids: list[str], message: str, now: float
               .values(status=StoredRunStatus.FAILED.value,
                       release_outcome=ReleaseOutcome.FAILED.value,
                       termination_state=RunState.FAILED.value,
-                      termination_reason=PROCESS_LOST, answer_json=body, finished_at=now))
+                      termination_reason=PROCESS_LOST, answer_json=body,
+                      # another host's clock may be behind the one that dated the start
+                      finished_at=case((run.created_at > now, run.created_at), else_=now)))
     if not conn.dialect.update_returning:
         conn.execute(ending)
         return tuple(run_ids)

@@ -68,7 +68,9 @@ class LiveStore:
 
     ``created_at`` and ``finished_at`` are stored as Unix time (seconds), not as the run's
     clock (which counts from the server's start), so history and the previous turn, ordered by
-    ``created_at``, hold across restarts and across servers sharing one database. SQLite has
+    ``created_at``, hold across restarts and across servers sharing one database. A run's
+    ``finished_at`` is its ``created_at`` plus the ``monotonic`` seconds since, so a wall clock
+    set back meanwhile (a time sync) never dates a finish before its start. SQLite has
     one writer, and a queue in the process is fairer to hundreds of runs than SQLite's
     busy-wait on its file lock; PostgreSQL takes concurrent writes.
 
@@ -78,9 +80,14 @@ class LiveStore:
     """
 
     def __init__(self, inner: SqlRunStore, *, serial: bool,
-                 wall: Callable[[], float] = time.time, probe: Engine | None = None) -> None:
+                 wall: Callable[[], float] = time.time, probe: Engine | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.inner = inner
         self.wall = wall
+        self.monotonic = monotonic
+        # each run in flight: (its created_at, the monotonic clock then); a run's own thread
+        # adds and removes its entry
+        self._began: dict[str, tuple[float, float]] = {}
         self.probe = probe if probe is not None else inner.engine
         self._lock: threading.Lock | nullcontext[None] = (
             threading.Lock() if serial else nullcontext())
@@ -93,8 +100,10 @@ class LiveStore:
     def insert_running(self, start: RunStart, started: TraceEvent) -> None:
         """As the SQL store's, the row dated now by the wall clock."""
         start = replace(start, created_at=self.wall())
+        began = self.monotonic()
         with self._lock:
             self.inner.insert_running(start, started)
+        self._began[start.run_id] = (start.created_at, began)
 
     def record_intent(self, run_id: str, intent: str) -> None:
         """As the SQL store's."""
@@ -102,8 +111,12 @@ class LiveStore:
             self.inner.record_intent(run_id, intent)
 
     def complete(self, completion: RunCompletion) -> Mapping[str, Any]:
-        """As the SQL store's, ``finished_at`` dated now by the wall clock."""
-        completion = replace(completion, finished_at=self.wall())
+        """As the SQL store's, ``finished_at`` dated now: the run's ``created_at`` plus the
+        monotonic time since (the wall clock's now for a run this store did not start)."""
+        began = self._began.pop(completion.run_id, None)
+        finished = (self.wall() if began is None
+                    else began[0] + (self.monotonic() - began[1]))
+        completion = replace(completion, finished_at=finished)
         with self._lock:
             return self.inner.complete(completion)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from harness_lab.store.base import WALL_CLOCK_AFTER
+
 if TYPE_CHECKING:
     from harness_lab.record import RunRecord
 
@@ -20,10 +22,6 @@ __all__ = ["DEFAULT_EPOCH", "WALL_CLOCK_AFTER", "epoch_of", "nanoseconds"]
 
 DEFAULT_EPOCH: Final = 1_735_689_600.0
 """2025-01-01T00:00:00Z: where a simulated run's virtual second 0 is placed by default."""
-
-WALL_CLOCK_AFTER: Final = 1_000_000_000.0
-"""A stored ``created_at`` at or past this (2001-09-09, Unix time) is read as wall-clock
-time; a simulated run's ``created_at`` is a virtual second, far below it."""
 
 
 def epoch_of(record: RunRecord, epoch: float | None = None) -> float:

@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from harness_lab.record import RunRecord
-from harness_lab.report.cells import MISSING, cell, duration, is_missing, text
+from harness_lab.report.cells import MISSING, cell, is_missing, text
 from harness_lab.report.palette import (
     OUTCOME_LABELS,
     VERDICTS,
@@ -33,6 +33,7 @@ from harness_lab.report.run_html import (
     result_outcome,
     result_problems,
     result_sections,
+    run_duration,
     scenario_name_html,
     table,
     verdict_badge,
@@ -90,7 +91,7 @@ def results_html(results: Sequence[ScenarioResult]) -> str:
         backgrounds.append(f' style="background:{background}"')
         rows.append([verdict_badge(result.verdict), scenario_name_html(result.scenario),
                      label_badge(result_outcome(result)), cell(rec.run_state if rec else None),
-                     duration(rec.duration_s) if rec else MISSING,
+                     run_duration(rec) if rec else MISSING,
                      f'<span style="color:#8a1f00">{problems}</span>'])
     grid = table(("verdict", "scenario", "outcome", "RunState", "virtual time",
                   "what did not hold"), rows, row_attrs=backgrounds)

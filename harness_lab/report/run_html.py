@@ -16,8 +16,17 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness_lab.invariants import TIMES, time_contradictions
 from harness_lab.record import RunRecord
-from harness_lab.report.cells import cell, detail_text, json_text, seconds, text, variant_parts
+from harness_lab.report.cells import (
+    cell,
+    detail_text,
+    duration,
+    json_text,
+    seconds,
+    text,
+    variant_parts,
+)
 from harness_lab.report.palette import (
     MISSING_COLOR,
     RUN_STATE_COLORS,
@@ -36,8 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CRASHED", "axes_rows", "badge", "expectation_location", "file_line", "kv_grid",
            "kv_table", "label_badge", "outcome_badge", "record_sections", "result_location",
-           "result_outcome", "result_problems", "result_sections", "scenario_name_html", "table",
-           "terminal_command", "verdict_badge"]
+           "result_outcome", "result_problems", "result_sections", "run_duration",
+           "scenario_name_html", "table", "terminal_command", "verdict_badge"]
 
 CRASHED = "crashed"
 """The outcome shown for a run whose host died before it released anything."""
@@ -212,12 +221,7 @@ def record_sections(record: RunRecord, *, open_events: bool = True, timeline: bo
     """The drill-down of a record: axes, timeline, SSE events, trace, tools, stored row."""
     parts = []
     if timeline:
-        svg = timeline_svg(TimelineInput(record.trace, record.sse_events, record.invocations,
-                                         record.started_at, record.finished_at,
-                                         record.deadline_at, record.terminations,
-                                         record.termination_reason),
-                           title=f"timeline of {record.run_id}")
-        parts.append(_section("timeline", f'<div class="hl-timeline">{svg}</div>', open_=True))
+        parts.append(_section("timeline", _record_timeline(record), open_=True))
     if axes:
         parts.append(_section("state axes", kv_grid(axes_rows(record), cls="hl-axes"),
                               open_=True))
@@ -236,6 +240,32 @@ def record_sections(record: RunRecord, *, open_events: bool = True, timeline: bo
     parts.append(_section("stored diagnosis_run row", stored_row_table(record.stored_row),
                           open_=False))
     return "".join(parts)
+
+
+def run_duration(record: RunRecord) -> str:
+    """The run's virtual time as a table cell shows it (``6.7 s``), or ``times contradict``
+    when its times contradict each other, what contradicts what in its tooltip."""
+    found = time_contradictions(record)
+    if found:
+        tip = html.escape(f"{TIMES}: {'; '.join(found)}")
+        return f'<span title="{tip}">times contradict</span>'
+    return html.escape(duration(record.duration_s))
+
+
+def _record_timeline(record: RunRecord) -> str:
+    """The record's timeline drawing, or, when its times contradict each other (a clock bug,
+    a tampered copy), what contradicts what instead: such times have no place on an axis."""
+    found = time_contradictions(record)
+    if found:
+        listed = "".join(f"<li>{html.escape(f)}</li>" for f in found)
+        return (f'<div class="hl-error">Not drawn: the run\'s times contradict each other '
+                f"({TIMES}):<ul>{listed}</ul></div>")
+    svg = timeline_svg(TimelineInput(record.trace, record.sse_events, record.invocations,
+                                     record.started_at, record.finished_at,
+                                     record.deadline_at, record.terminations,
+                                     record.termination_reason),
+                       title=f"timeline of {record.run_id}")
+    return f'<div class="hl-timeline">{svg}</div>'
 
 
 def result_problems(result: ScenarioResult) -> list[str]:

@@ -13,6 +13,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
+from harness_lab.invariants import TIMES, time_contradictions
 from harness_lab.messages import CallKind
 from harness_lab.record import RunRecord
 from harness_lab.report.figures import new_axes
@@ -180,10 +181,15 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     is a red dashed line across its row; one far beyond it is an arrow at the right edge, its
     time given in the legend (the most common one) or beside the arrow (any other). Without
     ``ax`` the figure is sized to the rows, its height bounded (at most 16 inches, the labels
-    shrinking to fit). Artists carry gids: ``<label>:<kind>`` on a row's
-    spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge.
+    shrinking to fit). A run whose times contradict each other (the ``times_consistent``
+    invariant: a clock bug, a tampered copy) is not drawn and does not set the axis: its row
+    says what contradicts what. Artists carry gids: ``<label>:<kind>`` on a row's
+    spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge,
+    ``contradiction:<label>`` on the text of a run not drawn.
     """
     names, records = _rows(runs, labels)
+    contradictions = [time_contradictions(r) for r in records]
+    drawn = [r for r, found in zip(records, contradictions, strict=True) if not found]
     n = len(records)
     own = ax is None
     height = min(0.3 * n + 2.4, 16.0)
@@ -191,20 +197,33 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     pitch_pt = (height - 2.4 if own else ax.bbox.height / ax.figure.dpi) * 72 / max(n, 1)
     font = min(9.0, max(4.0, 0.7 * pitch_pt))
     scale = min(1.0, (pitch_pt / 20.0) ** 2)  # markers shrink with the rows
-    ends = [_activity_end(r) for r in records] or [1.0]
+    ends = [_activity_end(r) for r in drawn] or [1.0]
     # a run that ended at its start (refused before any call) still gets a readable axis
     activity = max(max(ends), _MIN_SPAN_S)
-    near = [float(r.deadline_at) for r in records if float(r.deadline_at) <= _FAR * activity]
+    near = [float(r.deadline_at) for r in drawn if float(r.deadline_at) <= _FAR * activity]
     xmax = max([activity, *near]) * 1.04 or 1.0
     edge = blended_transform_factory(ax.transAxes, ax.transData)
     kinds_seen: set[str] = set()
     points: dict[str, list[tuple[float, float, int]]] = {}
     sse: dict[str, list[tuple[float, float, int]]] = {}
     one_instant = _SAME_INSTANT * xmax
-    far = [float(r.deadline_at) for r in records if float(r.deadline_at) > xmax]
+    far = [float(r.deadline_at) for r in drawn if float(r.deadline_at) > xmax]
     usual = max(set(far), key=far.count) if far else None  # said once, in the legend
     near_deadline = False
-    for y, (label, record) in enumerate(zip(names, records, strict=True)):
+    for y, (label, record, found) in enumerate(zip(names, records, contradictions,
+                                                   strict=True)):
+        outcome = outcome_label(record.release_outcome, record.fallback_type, record.run_state)
+        color = outcome_color(outcome)
+        ax.annotate(outcome, (1.0, y), xycoords=edge, xytext=(4.4 * font, 0),
+                    textcoords="offset points", ha="left", va="center", fontsize=font,
+                    color=text_color(color), annotation_clip=False, gid=f"outcome:{label}",
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": color, "edgecolor": "none"})
+        if found:  # times that contradict each other have no place on a time axis
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            ax.text(0.01, y, f"not drawn: {TIMES}: {found[0]}{more}", transform=edge,
+                    ha="left", va="center", fontsize=font, color=EVENT_COLORS["deadline"],
+                    clip_on=True, gid=f"contradiction:{label}")
+            continue
         ax.plot([record.started_at, record.finished_at], [y, y], color="#777777",
                 marker="|", markersize=min(10.0, 0.9 * pitch_pt), linewidth=0.8, zorder=2.5,
                 gid=f"extent:{label}")
@@ -237,12 +256,6 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                             xytext=(0.5 * font, 0), textcoords="offset points", ha="left",
                             va="center", fontsize=font * 0.9, color=EVENT_COLORS["deadline"],
                             annotation_clip=False, gid=f"deadline-text:{label}")
-        outcome = outcome_label(record.release_outcome, record.fallback_type, record.run_state)
-        color = outcome_color(outcome)
-        ax.annotate(outcome, (1.0, y), xycoords=edge, xytext=(4.4 * font, 0),
-                    textcoords="offset points", ha="left", va="center", fontsize=font,
-                    color=text_color(color), annotation_clip=False, gid=f"outcome:{label}",
-                    bbox={"boxstyle": "round,pad=0.2", "facecolor": color, "edgecolor": "none"})
     handles: list[Any] = [Patch(facecolor=CALL_KIND_COLORS.get(k, "#BBBBBB"), label=k)
                           for k in [*CALL_KIND_COLORS, OTHER_WAIT] if k in kinds_seen]
     step = _DODGE_PT * scale ** 0.5

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from harness_lab.logs.writer import git_commit
-from harness_lab.report.cells import MISSING, cell, duration
+from harness_lab.report.cells import MISSING, cell
 from harness_lab.report.compare import CHANGE_LABELS, change_badge, change_filter
 from harness_lab.report.compare_html import (
     change_select,
@@ -45,6 +45,7 @@ from harness_lab.report.run_html import (
     result_outcome,
     result_problems,
     result_sections,
+    run_duration,
     scenario_name_html,
     table,
     verdict_badge,
@@ -175,7 +176,7 @@ def _main_row(row: _Row, source: str | None, comparison: Comparison | None) -> s
     more = (f'<li class="more">and {len(problems) - 4} more</li>' if len(problems) > 4 else "")
     virtual = MISSING
     if rec is not None:
-        virtual = (f"{duration(rec.duration_s)}<div class='sub calls'>"
+        virtual = (f"{run_duration(rec)}<div class='sub calls'>"
                    f"{rec.usage.model_calls} model · {rec.tool_calls} tool</div>")
     search = " ".join([r.scenario, r.description, " ".join(r.tags), r.path or "",
                        row.outcome, row.run_state, r.case or "", *problems,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from harness_lab.frozen import value_class
 from harness_lab.ports import PreviousTurn, Turn
 from harness_lab.tools.records import CanonicalInvocation
 from harness_lab.trace import TraceEvent
 
-__all__ = ["COMPLETION_COLUMNS", "RUN_COLUMNS", "RunCompletion", "RunStart", "RunStore",
-           "SessionContext"]
+__all__ = ["COMPLETION_COLUMNS", "RUN_COLUMNS", "WALL_CLOCK_AFTER", "RunCompletion", "RunStart",
+           "RunStore", "SessionContext"]
 
 # Every column of diagnosis_run, in table order.
 RUN_COLUMNS: tuple[str, ...] = (
@@ -27,6 +27,11 @@ RUN_COLUMNS: tuple[str, ...] = (
 COMPLETION_COLUMNS: tuple[str, ...] = tuple(
     name for name in RUN_COLUMNS
     if name not in ("run_id", "session_id", "query", "intent", "created_at"))
+
+WALL_CLOCK_AFTER: Final = 1_000_000_000.0
+"""A stored ``created_at`` at or past this (2001-09-09, Unix time) is read as wall-clock
+time (the live store dates its rows so, and so does another harness); a simulated run's
+``created_at`` is a virtual second of the run's own clock, far below it."""
 
 
 @dataclass(frozen=True, slots=True)

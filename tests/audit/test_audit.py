@@ -130,6 +130,14 @@ def _a_refused_call_counted(lines: list[dict[str, Any]]) -> None:
     _rows(lines, "diagnosis_run")[0]["tool_calls"] += 1
 
 
+def _finished_before_created(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["finished_at"] = -1.0
+
+
+def _negative_duration(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["duration_ms"] = -1.0
+
+
 TAMPERED = [
     ("conclusion-guards-pass", _two_terminations, "single_termination",
      "2 RUN_FINISHED events"),
@@ -145,6 +153,10 @@ TAMPERED = [
      "published_result stored for a run that is not DIAGNOSIS + SUCCESS"),
     ("conclusion-guards-pass", _a_refused_call_counted, "tool_calls_reconciled",
      "the stored row counts 3 tool calls, 2 were started"),
+    ("conclusion-guards-pass", _finished_before_created, "times_consistent",
+     "the stored finished_at -1 is before its created_at 0"),
+    ("conclusion-guards-pass", _negative_duration, "times_consistent",
+     "the stored duration_ms -1 is negative"),
 ]
 
 
@@ -157,6 +169,38 @@ def test_a_tampered_export_is_flagged_by_name(outcomes: dict[str, RunRecord], tm
     (run,) = report.runs
     assert (invariant, message) in run.violations
     assert not report.ok
+
+
+def test_a_trace_going_back_in_time_is_flagged_naming_both_events(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    def earlier(lines: list[dict[str, Any]]) -> None:
+        _rows(lines, "trace_event")[-1]["t"] = 0.5
+
+    lines = export_lines(outcomes["conclusion-guards-pass"])
+    *_, before, last = _rows(lines, "trace_event")
+    assert last["type"] == "RUN_FINISHED" and before["t"] > 0.5
+    (run,) = audit(_export(tmp_path / "t.jsonl", [outcomes["conclusion-guards-pass"]],
+                          change=earlier)).runs
+    assert run.violations == (
+        ("times_consistent", f"the trace goes back in time 1 time, first RUN_FINISHED "
+                             f"(seq {last['seq']}) at t=0.5 after {before['type']} "
+                             f"(seq {before['seq']}) at t={before['t']}"),)
+
+
+def test_a_duration_far_from_the_stored_times_is_flagged_and_times_stored_as_text_are_read(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    record = outcomes["conclusion-guards-pass"]
+    assert record.stored_row is not None
+    assert (record.stored_row["created_at"], record.stored_row["finished_at"]) == (0.0, 6.7)
+
+    def as_text(lines: list[dict[str, Any]]) -> None:
+        _rows(lines, "diagnosis_run")[0].update(created_at="0", finished_at="6.7",
+                                                 duration_ms="66700")
+
+    (run,) = audit(_export(tmp_path / "t.jsonl", [record], change=as_text)).runs
+    assert run.violations == (
+        ("times_consistent", "the stored duration_ms 66700 is not finished_at - created_at, "
+                             "6700 ms"),)
 
 
 def test_a_running_row_without_run_finished_is_incomplete_not_a_violation(

@@ -54,6 +54,7 @@ def test_a_deeply_nested_detail_column_makes_its_run_unreadable_not_a_crash(
     ("diagnosis_run", "intent", [1]),
     ("diagnosis_run", "termination_reason", ["DEADLINE_EXCEEDED"]),
     ("diagnosis_run", "created_at", "2026-12-05"),
+    ("diagnosis_run", "duration_ms", "long"),
     ("trace_event", "t", "abc"),
     ("trace_event", "seq", None),
     ("tool_invocation", "items", {"count": 1}),

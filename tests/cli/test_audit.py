@@ -12,7 +12,7 @@ import pytest
 from harness_lab.cli import main
 from harness_lab.fakes import draft
 from harness_lab.store.sql import SqlRunStore
-from tests.conftest import build
+from tests.conftest import build, finished_before_created, outcomes_log, tampered_log
 
 SUMMARY = ("3 run(s): 3 checked, 0 incomplete (RUNNING, no RUN_FINISHED), 0 with violations\n"
            "not checked (the source holds no SSE events): late_content_refused, sse_protocol\n")
@@ -90,3 +90,32 @@ def test_calibrate_says_which_runs_it_left_out_as_unreadable_and_why(
                    "'soon' is not a number\n")
     assert out.startswith(f"# fitted by harness-lab calibrate from {database} (lognormal); "
                           "left out: 1 unreadable; paste")
+
+
+def test_audit_flags_a_stored_row_finished_before_it_was_created_and_exits_1(
+        database: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    path = database.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        (run_id,) = conn.execute("SELECT MAX(run_id) FROM diagnosis_run").fetchone()
+        conn.execute("UPDATE diagnosis_run SET created_at = 10.0, finished_at = 4.0 "
+                     "WHERE run_id = ?", (run_id,))
+    conn.close()
+    assert main(["audit", database]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"{run_id}: times_consistent: the stored finished_at 4 is before its "
+                      "created_at 10")
+    assert "  times_consistent: 1" in out
+
+
+def test_audit_names_the_scenario_of_a_log_whose_run_finished_before_it_started(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tampered_log(outcomes_log(tmp_path / "logs"), "conclusion-guards-pass",
+                       finished_before_created, tmp_path / "tampered.jsonl")
+    capsys.readouterr()
+    assert main(["audit", str(log)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert ("run-000001 (conclusion-guards-pass): times_consistent: the stored finished_at -1 "
+            "is before its created_at 0") in out
+    assert "  times_consistent: 1" in out

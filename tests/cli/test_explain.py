@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from tests.conftest import OUTCOMES, outcomes_log
+from tests.conftest import OUTCOMES, finished_before_created, outcomes_log, tampered_log
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +85,17 @@ def test_a_matrix_variant_is_explained_alone(capsys: pytest.CaptureFixture[str],
     assert "cancelled by USER_REQUESTED" in out and "after metadata -> status -> status" in out
     assert main(["explain", f"{policy}[loud]"]) == 2
     assert "has no variant 'loud'" in capsys.readouterr().err
+
+
+def test_a_log_entry_whose_run_finished_before_it_started_is_explained_with_a_note_saying_so(
+        log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tampered = tampered_log(log, "conclusion-guards-pass", finished_before_created,
+                            tmp_path / "tampered.jsonl")
+    capsys.readouterr()
+    assert main(["explain", f"{tampered}#conclusion-guards-pass", "--question", "limits",
+                 "--format", "json"]) == 0
+    (item,) = json.loads(capsys.readouterr().out)
+    assert item["note"] == ("The run's times contradict each other (times_consistent): the "
+                            "stored finished_at -1 is before its created_at 0. The times below "
+                            "are quoted as stored.")
+    assert "at t=-1 s" in item["answers"][0]["answer"]

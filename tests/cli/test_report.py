@@ -9,6 +9,7 @@ import pytest
 
 from harness_lab.cli import main
 from tests.cli.conftest import on_a_terminal
+from tests.conftest import finished_before_created, outcomes_log, tampered_log
 from tests.scenarios import missing_context
 
 GOOD = missing_context("good-report", header="case: missing_context\n")
@@ -95,3 +96,20 @@ def test_the_command_says_where_to_open_the_report(
 def test_report_draws_progress_on_a_terminal(library: Path, tmp_path: Path) -> None:
     drawn = on_a_terminal("report", str(library), "--out", str(tmp_path / "r.html"))
     assert "scenario runs" in drawn
+
+
+def test_a_kept_log_whose_run_finished_before_it_started_is_reported_without_its_timeline(
+        tmp_path: Path) -> None:
+    log = tampered_log(outcomes_log(tmp_path / "logs"), "conclusion-guards-pass",
+                       finished_before_created, tmp_path / "tampered.jsonl")
+    runs = sum(1 for line in log.read_text(encoding="utf-8").splitlines()
+               if '"kind": "run"' in line)
+    out = tmp_path / "report.html"
+    assert main(["report", str(log), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.count('<svg class="timeline"') == runs - 1
+    assert text.count("Not drawn: the run's times contradict each other "
+                      "(times_consistent):<ul><li>the stored finished_at -1 is before its "
+                      "created_at 0</li></ul>") == 1
+    assert text.count('title="times_consistent: the stored finished_at -1 is before its '
+                      'created_at 0">times contradict</span>') == 1

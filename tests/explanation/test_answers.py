@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,30 @@ def test_a_path_given_to_explain_is_a_type_error_saying_what_reads_files() -> No
     with pytest.raises(TypeError, match=r"^explain takes a RunRecord, a ScenarioResult or a log "
                                         r"entry, not str; read_log\(path\) or run_paths"):
         explain("harness_logs/run.jsonl")  # type: ignore[arg-type]
+
+
+def test_a_run_whose_times_contradict_is_explained_with_a_note_saying_what_contradicts_what(
+        outcomes: dict[str, ResultSet]) -> None:
+    record = outcomes["conclusion-guards-pass"].record
+    assert record is not None and record.stored_row is not None
+    assert (record.started_at, record.finished_at) == (0, 6.7)
+    assert explain(record).note is None
+    backwards = replace(record, finished_at=-3.0,
+                        stored_row={**record.stored_row, "finished_at": -3.0})
+    explained = explain(backwards, ("limits",))
+    assert explained.note == (
+        "The run's times contradict each other (times_consistent): the stored finished_at -3 "
+        "is before its created_at 0. The times below are quoted as stored.")
+    assert explained.text(width=400).splitlines()[1] == explained.note
+    assert "at t=-3 s" in explained["limits"]
+
+
+def test_a_time_too_large_for_milliseconds_is_quoted_in_its_shortest_form(
+        outcomes: dict[str, ResultSet]) -> None:
+    record = outcomes["conclusion-guards-pass"].record
+    assert record is not None and record.stored_row is not None
+    far = replace(record, finished_at=1e300,
+                  stored_row={**record.stored_row, "finished_at": 1e300})
+    text = explain(far, ("limits",))["limits"]
+    assert "at t=1e+300 s, with -1e+300 s of headroom" in text
+    assert len(text) < 300

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness_lab.live.store import open_store, store_problem
+from harness_lab.live.store import LiveStore, open_store, store_problem
+from harness_lab.store.sql import SqlRunStore
+from tests.store.test_run_store import completion, start
 
 pytestmark = pytest.mark.live
 
@@ -58,3 +60,17 @@ def test_a_db_that_reads_as_a_url_without_its_slashes_is_refused_not_made_a_file
     assert database_url("./postgresql:runs") == f"sqlite:///{tmp_path / 'postgresql:runs'}"
     assert database_url("runs.db") == f"sqlite:///{tmp_path / 'runs.db'}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wall_clock_set_back_during_a_run_never_dates_its_finish_before_its_start(
+        tmp_path: Path) -> None:
+    walls = iter([1_760_000_100.0, 1_760_000_040.0])  # a time sync sets the clock back 60 s
+    ticks = iter([500.0, 502.5])  # while the run takes 2.5 s
+    store = LiveStore(SqlRunStore(f"sqlite:///{tmp_path / 'runs.db'}"), serial=True,
+                      wall=lambda: next(walls), monotonic=lambda: next(ticks))
+    try:
+        start(store, "run-1")
+        row = store.complete(completion("run-1"))
+    finally:
+        store.close()
+    assert (row["created_at"], row["finished_at"]) == (1_760_000_100.0, 1_760_000_102.5)

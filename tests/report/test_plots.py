@@ -535,3 +535,28 @@ def test_a_run_that_ended_at_its_start_gets_a_readable_axis_with_its_markers_in_
     shown = [c for c in ax.collections if c.get_label() == "client disconnect"]
     [x] = [float(p[0]) for c in shown for p in c.get_offsets()]
     assert low < x < high and x - low > 0.01 * (high - low)
+
+
+def test_a_run_whose_times_contradict_is_not_drawn_and_leaves_the_axis_to_the_others() -> None:
+    first = four_runs()[1][0]  # SUCCESS from 0 to 3 s, deadline 5 s
+    assert first.stored_row is not None and (first.started_at, first.finished_at) == (0, 3.0)
+    assert [(e.seq, e.type.value, e.t) for e in first.trace[5:7]] == [
+        (5, "TOOL_PROGRESS", 2.0), (6, "AGENT_MODEL_STEP", 2.0)]
+    thrown = replace(first, trace=tuple(replace(e, t=60.0) if e.seq == 5 else e
+                                        for e in first.trace))
+    backwards = replace(first, finished_at=-3.0,
+                        stored_row={**first.stored_row, "finished_at": -3.0})
+    ax = run_timeline({"clean": first, "thrown": thrown, "backwards": backwards})
+    assert {gid.split(":")[0] for gid in spans(ax)} == {"clean"}
+    assert set(by_gid(ax, "extent:")) == {"extent:clean"}
+    assert set(by_gid(ax, "deadline:")) == {"deadline:clean"}
+    said = {gid: a.get_text() for gid, a in by_gid(ax, "contradiction:").items()}
+    assert said == {
+        "contradiction:thrown": "not drawn: times_consistent: the trace goes back in time 1 "
+                                "time, first AGENT_MODEL_STEP (seq 6) at t=2 after "
+                                "TOOL_PROGRESS (seq 5) at t=60 (and 1 more)",
+        "contradiction:backwards": "not drawn: times_consistent: the stored finished_at -3 is "
+                                   "before its created_at 0"}
+    assert [a.get_text() for a in by_gid(ax, "outcome:").values()] == ["SUCCESS"] * 3
+    low, high = ax.get_xlim()
+    assert -0.1 < low < 0 and 3.0 < high < 3.5  # the clean run's 3 s alone
