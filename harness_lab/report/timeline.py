@@ -11,6 +11,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from harness_lab.invariants import TIMES, time_contradictions
@@ -114,6 +115,28 @@ def _dodged(ax: Axes, marks: Sequence[tuple[float, float, int]], step_pt: float,
     return first
 
 
+class _Fitted(Text):
+    """A text drawn in an axes, shortened with an ellipsis where it would pass the axes'
+    right edge, as laid out when it is drawn (``harness-lab explain`` and the audit give
+    the whole text)."""
+
+    def __init__(self, x: float, y: float, text: str, **kwargs: Any) -> None:
+        super().__init__(x, y, text, **kwargs)
+        self.full = text
+
+    def draw(self, renderer: Any) -> None:
+        """Shorten the text to the room its axes leave it, then draw it."""
+        self.set_text(self.full)
+        if self.axes is not None:
+            room = self.axes.get_window_extent(renderer).x1
+            keep = len(self.full)
+            while keep > 1 and self.get_window_extent(renderer).x1 > room:
+                box = self.get_window_extent(renderer)
+                keep = min(keep - 1, int(keep * (room - box.x0) / max(box.width, 1.0)))
+                self.set_text(self.full[:max(keep, 1)].rstrip() + "…")
+        super().draw(renderer)
+
+
 def call_spans(record: RunRecord) -> dict[str, list[tuple[float, float]]]:
     """Call kind -> ``(start, width)`` spans of one run.
 
@@ -185,7 +208,7 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
     invariant: a clock bug, a tampered copy) is not drawn and does not set the axis: its row
     says what contradicts what. Artists carry gids: ``<label>:<kind>`` on a row's
     spans, ``deadline:<label>`` on its deadline, ``outcome:<label>`` on its badge,
-    ``contradiction:<label>`` on the text of a run not drawn.
+    ``contradiction:<label>`` on the text of a run not drawn (shortened to the axes).
     """
     names, records = _rows(runs, labels)
     contradictions = [time_contradictions(r) for r in records]
@@ -219,10 +242,11 @@ def run_timeline(runs: Iterable[Any] | Mapping[str, RunRecord], *,
                     color=text_color(color), annotation_clip=False, gid=f"outcome:{label}",
                     bbox={"boxstyle": "round,pad=0.2", "facecolor": color, "edgecolor": "none"})
         if found:  # times that contradict each other have no place on a time axis
-            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-            ax.text(0.01, y, f"not drawn: {TIMES}: {found[0]}{more}", transform=edge,
-                    ha="left", va="center", fontsize=font, color=EVENT_COLORS["deadline"],
-                    clip_on=True, gid=f"contradiction:{label}")
+            more = f" ({len(found)} findings)" if len(found) > 1 else ""
+            ax.add_artist(_Fitted(0.01, y, f"not drawn, {TIMES}{more}: {found[0]}",
+                                  transform=edge, ha="left", va="center", fontsize=font,
+                                  color=EVENT_COLORS["deadline"], clip_on=True,
+                                  gid=f"contradiction:{label}"))
             continue
         ax.plot([record.started_at, record.finished_at], [y, y], color="#777777",
                 marker="|", markersize=min(10.0, 0.9 * pitch_pt), linewidth=0.8, zorder=2.5,
