@@ -45,13 +45,14 @@ def available_cores() -> int:
 
 def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,
                lost: Callable[[int, BaseException], Result],
-               again: Callable[[int], object] | None = None
+               again: Callable[[int, Call], Call] | None = None
                ) -> Iterator[tuple[int, Result]]:
     """``job(*args, **kwargs)`` for each of ``calls`` on ``workers`` processes, yielding
     ``(index, result)`` as calls complete (those that complete together in index order).
 
-    A call whose worker process died runs once more, alone (``again(index)`` is told as it
-    starts again); a call that raises, or whose worker died on that second run too, yields
+    A call whose worker process died runs once more, alone: as ``again(index, call)``
+    makes it, when given (the call marked as a second run, and the caller told), else as it
+    was. A call that raises, or whose worker died on that second run too, yields
     ``lost(index, exception)`` instead.
     """
     from joblib.externals.loky import get_reusable_executor
@@ -66,8 +67,8 @@ def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,
     main = threading.current_thread() is threading.main_thread()
     executor = None
 
-    def submit(pool: Any, index: int) -> Future[Result]:
-        args, kwargs = calls[index]
+    def submit(pool: Any, index: int, call: Call) -> Future[Result]:
+        args, kwargs = call
         return pool.submit(job, *args, **kwargs)
 
     try:
@@ -78,13 +79,12 @@ def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,
             if retry:  # a call whose worker died runs again alone, once the others are done
                 if not running:
                     index = retry.popleft()
-                    running[submit(executor, index)] = index
-                    if again is not None:
-                        again(index)
+                    call = calls[index] if again is None else again(index, calls[index])
+                    running[submit(executor, index, call)] = index
             else:
                 while todo and len(running) < workers:
                     index = todo.popleft()
-                    running[submit(executor, index)] = index
+                    running[submit(executor, index, calls[index])] = index
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=running.__getitem__):
                 index = running.pop(future)

@@ -48,7 +48,8 @@ def test_a_call_that_raises_comes_back_as_what_lost_makes_of_it_without_running_
         tmp_path: Path) -> None:
     calls = [((n, str(tmp_path)), {"raises_on": 4}) for n in range(8)]
     told: list[int] = []
-    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc), told.append))
+    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc),
+                          lambda i, call: told.append(i) or call))
     assert got[4] == "ValueError: no square of 4"
     assert {n: got[n] for n in got if n != 4} == {n: n * n for n in range(8) if n != 4}
     assert runs_of(tmp_path) == dict.fromkeys(range(8), 1)
@@ -59,7 +60,8 @@ def test_the_calls_a_worker_was_running_when_it_died_run_again_and_come_back_who
         tmp_path: Path) -> None:
     calls = [((n, str(tmp_path)), {"dies_once_on": 5}) for n in range(20)]
     told: list[int] = []
-    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc), told.append))
+    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc),
+                          lambda i, call: told.append(i) or call))
     assert got == {n: n * n for n in range(20)}
     twice = {n for n, count in runs_of(tmp_path).items() if count == 2}
     assert set(runs_of(tmp_path).values()) <= {1, 2}

@@ -145,13 +145,18 @@ def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     results: list[list[Observed]] = [[] for _ in chunks]
     not_run = 0
-    again: list[int] = []
+    again = 0
     if workers <= 1:
         for n, chunk in enumerate(chunks):
             results[n] = run_chunk(chunk)
             tick(len(chunk))
     else:  # a chunk whose worker died twice: its variants inconclusive, saying why
-        from harness_lab.pool import in_workers, why_lost
+        from harness_lab.pool import Call, in_workers, why_lost
+
+        def rerun(n: int, call: Call) -> Call:  # a chunk whose worker died runs as it was
+            nonlocal again
+            again += 1
+            return call
 
         def lost(n: int, exc: BaseException) -> list[Observed]:
             nonlocal not_run
@@ -160,10 +165,10 @@ def _observe(jobs: Sequence[tuple[dict, str]], workers: int,
             return [Observed(None, None, None, None, error=error) for _ in chunks[n]]
 
         for n, observed in in_workers(run_chunk, [((chunk,), {}) for chunk in chunks],
-                                      workers, lost, again.append):
+                                      workers, lost, rerun):
             results[n] = observed
             tick(len(observed))
-    return [o for chunk in results for o in chunk], not_run, len(again)
+    return [o for chunk in results for o in chunk], not_run, again
 
 
 def explore_library(paths: Iterable[str | Path], *, faults: Collection[str] | None = None,

@@ -96,13 +96,13 @@ value_class(ChunkResult)  # see frozen.py
 def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
               start: int, stop: int, *, check_invariants: bool = True, keep_failures: int = 20,
               keep_every: int = 0, store_url: str | None = None,
-              commit_every: int = 256) -> ChunkResult:
+              commit_every: int = 256, rerun: bool = False) -> ChunkResult:
     """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
 
     With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
-    (1: a transaction per step of each run, as the live harness writes them). The chunk
-    may run again after its worker died: the runs it stored then are played again without
-    writing, those it left RUNNING are removed and played again. A chunk that
+    (1: a transaction per step of each run, as the live harness writes them). ``rerun``:
+    the chunk runs again, its worker having died: the runs it stored then are played again
+    without writing, those it left RUNNING are removed and played again. A chunk that
     cannot be played at all (its store cannot be opened, say) comes back as error rows
     naming the cause, never as an exception that would cost the sweep its other chunks.
     """
@@ -110,14 +110,15 @@ def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], 
         return _run_chunk(data, grid, overrides, seed, start, stop,
                           check_invariants=check_invariants, keep_failures=keep_failures,
                           keep_every=keep_every, store_url=store_url,
-                          commit_every=commit_every)
+                          commit_every=commit_every, rerun=rerun)
     except Exception as exc:
         return ChunkResult.lost_samples(grid, start, stop, describe(exc))
 
 
 def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
                start: int, stop: int, *, check_invariants: bool, keep_failures: int,
-               keep_every: int, store_url: str | None, commit_every: int) -> ChunkResult:
+               keep_every: int, store_url: str | None, commit_every: int,
+               rerun: bool) -> ChunkResult:
     store: SqlRunStore | GroupCommitStore | None = None
     stored: set[int] = set()
     if store_url is not None:
@@ -126,7 +127,8 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
         from harness_lab.sweep.claim import chunk_stored
 
         sql = SqlRunStore(store_url)
-        stored = chunk_stored(sql, grid, start, stop)  # by this chunk's run before, if any
+        if rerun:  # what this chunk's first run stored before its worker died
+            stored = chunk_stored(sql, grid, start, stop)
         store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
     point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
                       check_invariants=check_invariants, store=store)

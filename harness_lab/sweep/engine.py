@@ -350,13 +350,19 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
     (:func:`~harness_lab.pool.in_workers`): the chunks a worker that died (killed, out of
     memory) was running run again, each alone, and one that kills its worker again comes
     back as error rows naming the cause."""
-    from harness_lab.pool import in_workers
+    from harness_lab.pool import Call, in_workers
 
     calls = [((data, g, point, seed, start, stop), chunk_kwargs(kw, chunk))
              for chunk in chunks for g, point, start, stop, _ in [chunk]]
     again: set[int] = set()
+
+    def rerun(index: int, call: Call) -> Call:  # a chunk whose worker died, run again
+        again.add(index)
+        args, kwargs = call
+        return args, {**kwargs, "rerun": True}
+
     for i, result in in_workers(job, calls, workers, lambda i, exc: _lost(chunks[i], exc),
-                                again.add):
+                                rerun):
         yield dataclasses.replace(result, ran_again=True) if i in again else result
 
 
