@@ -97,6 +97,11 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         url = None
     if args.serve == (url is not None):
         return fail("conform", "give the harness's URL, or --serve to start one (not both)")
+    if args.serve:  # each serve it would start needs the live extra: a missing package is
+        # named once, here, rather than as the error of every scenario
+        import uvicorn  # noqa: F401
+
+        import harness_lab.live.server  # noqa: F401
     if url is not None and (problem := _url_problem(url)) is not None:
         return fail("conform", f"{url}: {problem}")
     if not (args.time_scale > 0):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,16 @@ def test_conform_without_a_url_or_serve_is_a_usage_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", str(SCENARIOS / HANDFUL[0])]) == 2
     assert "give the harness's URL, or --serve" in capsys.readouterr().err
+
+
+def test_conform_serve_without_the_live_extra_names_it_once_before_any_serve_starts(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if it were not installed
+    assert main(["conform", "--serve", *(str(SCENARIOS / p) for p in HANDFUL)]) == 2
+    out, err = capsys.readouterr()
+    assert err == ("harness-lab conform: this needs the optional package 'uvicorn'; "
+                   "install it with: pip install 'harness_lab[live]'\n")
+    assert out == ""
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:80x", "http://[::1", "http://"])
