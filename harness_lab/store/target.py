@@ -22,7 +22,8 @@ from harness_lab.store.sql import DRIVER_REFUSALS, SqlRunStore, diagnosis_run, o
 
 __all__ = ["check_sqlite_file", "missing_driver", "open_writable", "parse_url", "sqlite_path"]
 
-_DRIVERS = {"postgresql": "psycopg (or psycopg2, as the URL names it)",
+_DRIVERS = {"postgresql": "psycopg with: pip install 'harness_lab[live]' (psycopg2 for a "
+                          "postgresql+psycopg2:// URL)",
             "mysql": "mysqlclient (or PyMySQL)", "mssql": "pyodbc", "oracle": "oracledb"}
 
 

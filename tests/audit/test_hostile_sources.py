@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -261,10 +262,19 @@ def test_a_database_url_sqlalchemy_cannot_open_is_a_usage_error_naming_it(
      "'MySQLdb'); install mysqlclient (or PyMySQL)"),
     ("postgresql+nosuch://lab:s3cr3t@127.0.0.1/runs",
      "postgresql+nosuch://lab:***@127.0.0.1/runs: not a database URL SQLAlchemy can open ("),
-], ids=["a server that refuses", "a driver not installed", "an unknown driver"])
+    ("postgresql+psycopg://lab:s3cr3t@127.0.0.1:1/runs",
+     "postgresql+psycopg://lab:***@127.0.0.1:1/runs: the postgresql driver is not installed "
+     "(import of psycopg halted; None in sys.modules); install psycopg with: "
+     "pip install 'harness_lab[live]' (psycopg2 for a postgresql+psycopg2:// URL)"),
+], ids=["a server that refuses", "a driver not installed", "an unknown driver",
+        "the live extra's driver not installed"])
 def test_a_database_that_cannot_be_read_is_named_without_its_password(
-        capsys: pytest.CaptureFixture[str], url: str, says: str) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str,
+        says: str) -> None:
     from harness_lab.cli import main
+
+    if "+psycopg:" in url:
+        monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
 
     for command in ("audit", "calibrate"):
         assert main([command, url]) == 2
