@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,22 @@ def _command(args: argparse.Namespace, paths: list[str]) -> str:
     return shlex.join(words)
 
 
+def _rechecked(results: Any) -> Any:
+    """Logged ``results`` with their invariants checked again, saying on stderr how many
+    records now break one their log did not record (the report shows them FAILED)."""
+    from harness_lab.runner.results import ResultSet
+
+    again = ResultSet(r.rechecked() for r in results)
+    changed = [new.scenario for old, new in zip(results, again, strict=True) if new is not old]
+    if changed:
+        names = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more"
+                                          if len(changed) > 3 else "")
+        print(f"harness-lab report: {len(changed):,} logged run(s) now break invariants their "
+              f"log did not record ({names}): shown as checked now (the log edited since, or "
+              "written before the check)", file=sys.stderr)
+    return again
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness_lab.logs.sources import read_logs
     from harness_lab.report.html import write_html_report
@@ -58,6 +75,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     elapsed: float | None
     if logged is not None:
         results, logs = logged
+        results = _rechecked(results)
         walls = [log.wall_s for log in logs]  # how long the logged runs took, not the reading
         elapsed = None if None in walls else sum(w for w in walls if w is not None)
     else:

@@ -63,6 +63,15 @@ ROW_COLUMNS = ("scenario", "intent", "run_state", "release_outcome", "fallback_t
 """The columns of :meth:`ScenarioResult.row`, the command line's table of results."""
 
 
+def _invariant_verdict(violations: Iterable[Violation], wanted: set[str]
+                      ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The invariants ``violations`` break that are not ``wanted`` (a scenario's
+    ``expect.violations``), and those wanted that held, each sorted."""
+    broken = sorted({v.invariant for v in violations})
+    return (tuple(n for n in broken if n not in wanted),
+            tuple(sorted(wanted - set(broken))))
+
+
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
     """The outcome of one scenario (variant): its record, mismatches and violations."""
@@ -114,6 +123,21 @@ class ScenarioResult:
             return "not checked"
         parts = list(self.unexpected) + [f"{n} (expected to break)" for n in self.missing]
         return ", ".join(parts) or "ok"
+
+    def rechecked(self) -> ScenarioResult:
+        """This result with its record's invariants checked again (a result read back from a
+        run log keeps the verdict its run had): an invariant the record now breaks that the
+        run did not expect is unexpected, and the result fails. The same result when nothing
+        changed."""
+        if self.record is None:
+            return self
+        wanted = {v.invariant for v in self.violations} - set(self.unexpected)
+        violations = tuple(check(self.record))
+        unexpected, missing = _invariant_verdict(violations, wanted | set(self.missing))
+        if (unexpected, missing) == (self.unexpected, self.missing) and \
+                set(violations) <= set(self.violations):
+            return self
+        return replace(self, violations=violations, unexpected=unexpected, missing=missing)
 
     def row(self) -> dict[str, Any]:
         """The CLI row: exactly :data:`ROW_COLUMNS`."""
@@ -293,8 +317,7 @@ class ScenarioRun:
         if expect.crashed:
             mismatches.append(Mismatch("crashed", True, False))
         violations = tuple(check(record))
-        broken = sorted({v.invariant for v in violations})
-        wanted = set(expect.violations)
+        unexpected, missing = _invariant_verdict(violations, set(expect.violations))
         errors = ([f"{self.loaded.path}: the scenario's script ran out ({record.error}); add "
                    "the missing step or expect the run to end earlier"]
                   if record.error and "ScriptExhausted" in record.error else [])
@@ -310,8 +333,7 @@ class ScenarioRun:
                 errors.append(problem)
         return replace(self._result(), record=record, turns=earlier,
                        mismatches=tuple(mismatches), violations=violations,
-                       unexpected=tuple(n for n in broken if n not in wanted),
-                       missing=tuple(sorted(wanted - set(broken))),
+                       unexpected=unexpected, missing=missing,
                        error="; ".join(errors) or None,
                        stored_row=dict(record.stored_row or {}), extra=extra,
                        observation=observation or None)

@@ -98,14 +98,20 @@ def test_report_draws_progress_on_a_terminal(library: Path, tmp_path: Path) -> N
     assert "scenario runs" in drawn
 
 
-def test_a_kept_log_whose_run_finished_before_it_started_is_reported_without_its_timeline(
-        tmp_path: Path) -> None:
+def test_a_kept_log_whose_run_finished_before_it_started_is_reported_failed_without_its_timeline(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tampered_log(outcomes_log(tmp_path / "logs"), "conclusion-guards-pass",
                        finished_before_created, tmp_path / "tampered.jsonl")
     runs = sum(1 for line in log.read_text(encoding="utf-8").splitlines()
                if '"kind": "run"' in line)
     out = tmp_path / "report.html"
-    assert main(["report", str(log), "--out", str(out)]) == 0
+    capsys.readouterr()  # what making the log printed
+    assert main(["report", str(log), "--out", str(out)]) == 1
+    said = capsys.readouterr()
+    assert said.err == ("harness-lab report: 1 logged run(s) now break invariants their log "
+                        "did not record (conclusion-guards-pass): shown as checked now (the "
+                        "log edited since, or written before the check)\n")
+    assert f"{runs} run record(s), 1 not ok" in said.out
     text = out.read_text(encoding="utf-8")
     assert text.count('<svg class="timeline"') == runs - 1
     assert text.count("Not drawn: the run's times contradict each other "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness_lab.runner import run_paths, run_scenario
 from harness_lab.scenarios import load_text
+from tests.conftest import LIBRARY
 from tests.scenarios import TWO_TOOL_DIAGNOSIS as BASE
 
 
@@ -244,3 +246,25 @@ def test_a_path_given_to_run_scenario_is_a_type_error_naming_run_paths() -> None
     with pytest.raises(TypeError, match=r"^run_scenario takes a loaded scenario .* not str; "
                                         r"run_paths\(\[path\]\) runs files$"):
         run_scenario("scenarios/outcomes/conclusion-guards-pass.yaml")  # type: ignore[arg-type]
+
+
+def test_a_result_checked_again_is_itself_when_its_record_breaks_only_what_it_expected() -> None:
+    results = run_paths([LIBRARY / "faults" / "store-refuses-failed-completion.yaml"])
+    assert len(results) == 2
+    for result in results:
+        assert result.ok and [v.invariant for v in result.violations] == ["stored_axes_distinct"]
+        assert result.rechecked() is result
+
+
+def test_a_result_whose_record_now_breaks_an_invariant_it_did_not_expect_fails_checked_again(
+        ) -> None:
+    [result] = run_paths([LIBRARY / "outcomes" / "conclusion-guards-pass.yaml"])
+    assert result.record is not None and result.record.stored_row is not None
+    assert (result.record.started_at, result.record.finished_at) == (0, 6.7)
+    edited = replace(result, record=replace(
+        result.record, stored_row={**result.record.stored_row, "duration_ms": 5.0}))
+    again = edited.rechecked()
+    assert (result.ok, again.ok) == (True, False)
+    assert again.unexpected == ("times_consistent",)
+    assert [v.message for v in again.violations] == [
+        "the stored duration_ms 5 is not finished_at - created_at, 6700 ms"]
