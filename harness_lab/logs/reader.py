@@ -99,16 +99,22 @@ class Log:
 
     def find(self, ref: str) -> LogEntry:
         """The entry whose scenario name or run id is ``ref`` (a run id of an earlier turn
-        finds its scenario's entry); raise KeyError naming close matches."""
+        finds its scenario's entry); raise KeyError naming close matches, or the scenarios
+        when several hold the run id (each scenario numbers its runs from ``run-000001``)."""
         for e in self.entries:
             if e.scenario == ref:
                 return e
-        for e in self.entries:
-            ids = [t.run_id for t in e.result.turns]
-            if e.record is not None:
-                ids.append(e.record.run_id)
-            if ref in ids:
-                return e
+        holding = [e for e in self.entries
+                   if ref in [t.run_id for t in e.result.turns]
+                   + ([e.record.run_id] if e.record is not None else [])]
+        if len(holding) == 1:
+            return holding[0]
+        if holding:
+            names = ", ".join(e.scenario for e in holding[:3])
+            more = f" and {len(holding) - 3:,} more" if len(holding) > 3 else ""
+            raise KeyError(f"{self.path}: {len(holding):,} scenarios ran a run {ref!r} (each "
+                           f"numbers its runs from run-000001); name the scenario instead: "
+                           f"{names}{more}")
         import difflib
 
         names = [e.scenario for e in self.entries]

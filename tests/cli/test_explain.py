@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from harness_lab.cli import main
-from tests.conftest import OUTCOMES, finished_before_created, outcomes_log, tampered_log
+from tests.conftest import (
+    LIBRARY,
+    OUTCOMES,
+    finished_before_created,
+    outcomes_log,
+    tampered_log,
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +31,26 @@ def test_a_log_entry_is_explained_by_scenario_name(log: Path,
     assert "DISCONNECTED" in out and "Why did the user get" not in out
 
 
-def test_a_run_id_of_a_log_finds_its_scenario(log: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_id_only_one_scenario_of_a_log_ran_finds_that_scenario(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(OUTCOMES / "missing-context.yaml"),
+                 str(LIBRARY / "sessions" / "success-carried.yaml"), "-q", "--log-dir",
+                 str(tmp_path)]) == 0
+    (log,) = tmp_path.glob("*.jsonl")
     capsys.readouterr()
-    assert main(["explain", f"{log}#run-000001", "--question", "outcome"]) == 0
-    assert capsys.readouterr().out.startswith("== budget-no-progress / run run-000001")
+    assert main(["explain", f"{log}#run-000002", "--question", "outcome"]) == 0
+    assert capsys.readouterr().out.startswith("== session-success-carried / run run-000002")
+
+
+def test_a_run_id_several_scenarios_of_a_log_ran_is_a_usage_error_naming_them(
+        log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["explain", f"{log}#run-000001"]) == 2
+    said = capsys.readouterr()
+    assert said.err == (f"harness-lab explain: {log}: 13 scenarios ran a run 'run-000001' "
+                        "(each numbers its runs from run-000001); name the scenario instead: "
+                        "budget-no-progress, budget-progress, client-disconnect and 10 more\n")
+    assert said.out == ""
 
 
 def test_a_misspelt_scenario_is_a_usage_error_with_a_suggestion(
