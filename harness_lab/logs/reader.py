@@ -110,11 +110,11 @@ class Log:
         if len(holding) == 1:
             return holding[0]
         if holding:
-            names = ", ".join(e.scenario for e in holding[:3])
+            first = ", ".join(e.scenario for e in holding[:3])
             more = f" and {len(holding) - 3:,} more" if len(holding) > 3 else ""
             raise KeyError(f"{self.path}: {len(holding):,} scenarios ran a run {ref!r} (each "
                            f"numbers its runs from run-000001); name the scenario instead: "
-                           f"{names}{more}")
+                           f"{first}{more}")
         import difflib
 
         names = [e.scenario for e in self.entries]
