@@ -107,19 +107,24 @@ def in_workers(job: Callable[..., Result], calls: Sequence[Call], workers: int,
 
 def why_lost(exc: BaseException) -> str:
     """One line saying why a call came back without its result: for a worker process that
-    died, that and its exit code as loky gives it (``SIGKILL(-9)``); otherwise the
-    exception and the first line of its message."""
+    died, that and its exit code as loky gives it (``SIGKILL(-9)``; the standard library's
+    pool gives none); otherwise the exception and the first line of its message."""
+    from concurrent.futures.process import BrokenProcessPool
+
     text = str(exc).strip()
     died = _DIED.search(text)
     if died:
         return f"its worker process died (exit {died['codes']})"
+    if isinstance(exc, BrokenProcessPool):
+        return "its worker process died"
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
-def ran_again(chunks: int) -> str:
-    """How a summary says that ``chunks`` chunks ran again after a worker process died:
+def ran_again(chunks: int, unit: tuple[str, str] = ("chunk", "chunks")) -> str:
+    """How a summary says that ``chunks`` chunks (``unit``: what they are called, one and
+    many) ran again after a worker process died:
     ``1 chunk ran again after a worker process died``."""
-    return f"{chunks:,} chunk{'' if chunks == 1 else 's'} ran again after a worker process died"
+    return f"{chunks:,} {unit[chunks != 1]} ran again after a worker process died"
 
 
 _DIED = re.compile(r"exit codes of the workers are \{(?P<codes>[^}]*)\}")

@@ -125,11 +125,13 @@ def open_source(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
 
 
 def audit_runs(source: Source, *, workers: int | None = None,
-               advance: Callable[[int], None] | None = None) -> Iterator[AuditedRun]:
+               advance: Callable[[int], None] | None = None,
+               again: Callable[[], None] | None = None) -> Iterator[AuditedRun]:
     """Each run of an opened source audited, in the source's order. ``workers`` processes
     rebuild and check the runs of a source of rows (None: one per core when it holds at
     least :data:`PARALLEL_FROM` runs, else none); ``advance(n)`` is told of the runs as
-    they are audited, a batch at a time."""
+    they are audited, a batch at a time, and ``again()`` of each batch that runs again, its
+    worker process having died (:mod:`harness_lab.audit.parallel`)."""
     from harness_lab.audit.parallel import audited_in_workers, audited_sql_in_workers
     from harness_lab.pool import available_cores
 
@@ -137,9 +139,10 @@ def audit_runs(source: Source, *, workers: int | None = None,
         workers = available_cores() if (source.total or 0) >= PARALLEL_FROM else 1
     runs: Iterator[AuditedRun]
     if workers > 1 and source.database is not None:
-        runs = audited_sql_in_workers(*source.database, workers)
+        runs = audited_sql_in_workers(*source.database, workers, again)
     elif workers > 1 and source.rows_only:
-        runs = audited_in_workers(((run_id, rows) for run_id, _, rows in source.runs), workers)
+        runs = audited_in_workers(((run_id, rows) for run_id, _, rows in source.runs), workers,
+                                  again)
     else:
         runs = (audited(*item) for item in source.runs)
     yield from runs if advance is None else counted(runs, advance)

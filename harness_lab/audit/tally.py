@@ -30,6 +30,8 @@ class AuditTally:
         self.with_violations = 0
         self.unchecked: set[str] = set()
         self.not_clean: list[AuditedRun] = []
+        self.ran_again = 0
+        """Batches that ran again, their worker process having died."""
 
     def add(self, run: AuditedRun) -> None:
         """Count one run."""
@@ -45,9 +47,13 @@ class AuditTally:
         if run.violations or run.state != "checked":
             self.not_clean.append(run)
 
+    def again(self) -> None:
+        """Count one batch that ran again, its worker process having died."""
+        self.ran_again += 1
+
     @property
     def ok(self) -> bool:
-        """True when no run broke an invariant and every run could be read."""
+        """True when no run broke an invariant and every run could be read and audited."""
         return not self.with_violations and not self.states["unreadable"]
 
     def counts(self) -> dict[str, int]:

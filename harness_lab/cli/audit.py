@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from harness_lab.audit import PARALLEL_FROM
@@ -30,7 +31,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         source = open_source(args.source, read_mapping(args.mapping),
                              count=show or args.workers is None)
         with progress(source.total, "runs audited", enabled=show, unit="runs") as advance:
-            for run in audit_runs(source, workers=args.workers, advance=advance):
+            for run in audit_runs(source, workers=args.workers, advance=advance,
+                                  again=tally.again):
                 tally.add(run)
     except (SourceError, OSError, ValueError) as exc:
         return mapping_failure("audit", args.mapping, exc)
@@ -41,6 +43,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         print(json.dumps(tally.to_dict(str(args.source)), indent=2, ensure_ascii=False))
     else:
         _print(tally)
+    if tally.ran_again:  # on standard error in either format, as sweeps say it
+        from harness_lab.pool import ran_again
+
+        print(f"note: {ran_again(tally.ran_again, ('batch', 'batches'))}", file=sys.stderr)
     return 0 if tally.ok else 1
 
 

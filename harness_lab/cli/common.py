@@ -129,7 +129,8 @@ COMMAND_EXIT_CODES: dict[str, dict[int, str]] = {
              2: "usage error: a file that is not a run log, a missing path, neither NEW nor "
                 "--run or both"},
     "audit": {0: "every run holds every invariant it could be checked on",
-              1: "a run broke an invariant, or a run's rows could not be read",
+              1: "a run broke an invariant, or a run's rows could not be read, or a run was "
+                 "not audited (its worker process died twice)",
               2: "usage error: a source that cannot be read or holds no run (unless "
                  "--allow-empty), or a mapping file that is not JSON or YAML"},
     "calibrate": {0: "the block was written",

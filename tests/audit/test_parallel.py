@@ -1,19 +1,24 @@
-"""Runs audited across worker processes come back as one process audits them, in order; a
-large generated database audits with its seed's counts scaled."""
+"""Runs audited across worker processes come back as one process audits them, in order, a
+batch whose worker was killed once included; a batch that kills its worker every time comes
+back not audited, alone; a large generated database audits with its seed's counts scaled."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks.bench_audit import replicate
-from harness_lab.audit import audit
+from harness_lab.audit import audit, open_source, parallel
 from harness_lab.audit.parallel import _in_workers
-from harness_lab.audit.sources import SourceError, export_lines
+from harness_lab.audit.sources import export_lines
 from harness_lab.fakes import draft
+from tests.audit.jobs import dies_on
 from tests.audit.stored import fallback_runs
 from tests.conftest import build
 from tests.postgres import PostgresServer
@@ -62,18 +67,47 @@ def test_workers_audit_a_postgresql_database_as_one_process_does(
     assert audit(url, workers=2).runs == alone.runs
 
 
-def _die(batch: list[object]) -> list[object]:
-    """A worker's task that ends its process at once, as the kernel's OOM killer would."""
-    import os
+def _export(tmp_path: Path, runs: int) -> Path:
+    """A JSON Lines export of ``runs`` FALLBACK runs, the first stored FAILED (a violation)."""
+    harness = build([draft(missing_info=["which service"])] * runs)
+    lines = [line for _ in range(runs) for line in export_lines(harness.run("it is slow"))]
+    lines[0]["status"] = "FAILED"
+    export = tmp_path / "runs.jsonl"
+    export.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return export
 
-    os._exit(9)
+
+def _pairs(export: Path, size: int) -> Iterator[list[tuple[str, Any]]]:
+    """The runs of an export as (run id, rows) pairs, ``size`` to a batch."""
+    runs = [(run_id, rows) for run_id, _, rows in open_source(export).runs]
+    return iter([runs[i:i + size] for i in range(0, len(runs), size)])
 
 
-def test_a_worker_that_dies_is_a_source_error_saying_how_many_runs_were_audited() -> None:
-    batches = iter([[("run-1", None)], [("run-2", None)]])
-    with pytest.raises(SourceError, match=r"a worker process ended abruptly after 0 run\(s\) "
-                                          r"were audited .*--workers 1"):
-        list(_in_workers(batches, _die, 2, None))  # type: ignore[arg-type]
+def test_a_batch_whose_worker_is_killed_once_runs_again_and_the_audit_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "IN_FLIGHT", 0)  # the third batch goes to a fresh pool
+    export = _export(tmp_path, 6)
+    again: list[None] = []
+    task = partial(dies_on, "run-000003", ran=str(tmp_path / "ran"))
+    runs = list(_in_workers(_pairs(export, 2), task, 2, None, lambda: again.append(None)))
+    assert runs == list(audit(export, workers=1).runs)
+    assert (tmp_path / "ran").read_text(encoding="utf-8") == "ran\n" * 2
+    assert 1 <= len(again) <= 2  # the killed batch, and the first if it was still in flight
+
+
+def test_a_batch_that_kills_its_worker_every_time_alone_goes_unaudited_and_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "IN_FLIGHT", 0)
+    export = _export(tmp_path, 6)
+    task = partial(dies_on, "run-000003", ran=str(tmp_path / "ran"), every_time=True)
+    runs = list(_in_workers(_pairs(export, 2), task, 2, None))
+    alone = audit(export, workers=1).runs
+    assert [r.run_id for r in runs] == [r.run_id for r in alone]
+    lost = {"run-000003", "run-000004"}
+    assert [r for r in runs if r.run_id not in lost] == [r for r in alone if r.run_id not in lost]
+    assert {(r.state, r.note) for r in runs if r.run_id in lost} == {
+        ("unreadable", "not audited: its worker process died, again when its batch ran alone")}
+    assert (tmp_path / "ran").read_text(encoding="utf-8") == "ran\n" * 2
 
 
 def test_workers_audit_an_export_as_one_process_does(tmp_path: Path) -> None:

@@ -119,3 +119,24 @@ def test_audit_names_the_scenario_of_a_log_whose_run_finished_before_it_started(
     assert ("run-000001 (conclusion-guards-pass): times_consistent: the stored finished_at -1 "
             "is before its created_at 0") in out
     assert "  times_consistent: 1" in out
+
+
+@pytest.mark.slow  # worker processes start in a second or two
+def test_audit_says_a_batch_ran_again_and_exits_1_when_its_worker_dies_every_time(
+        database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from functools import partial
+
+    from harness_lab.audit import parallel
+    from tests.audit.jobs import dies_on
+
+    killer = partial(dies_on, "run-000002", ran=str(tmp_path / "ran"), every_time=True)
+    monkeypatch.setattr(parallel, "_audit_run_rows", killer)  # spawned workers import jobs
+    assert main(["audit", database, "--workers", "2"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == [
+        f"run-00000{n}: unreadable: not audited: its worker process died, again when its "
+        "batch ran alone" for n in (1, 2, 3)]
+    assert "3 run(s): 0 checked, 0 incomplete (RUNNING, no RUN_FINISHED), 3 unreadable, " \
+           "0 with violations" in captured.out
+    assert captured.err == "note: 1 batch ran again after a worker process died\n"
