@@ -65,9 +65,9 @@ def test_the_calls_a_worker_was_running_when_it_died_run_again_and_come_back_who
     assert got == {n: n * n for n in range(20)}
     twice = {n for n, count in runs_of(tmp_path).items() if count == 2}
     assert set(runs_of(tmp_path).values()) <= {1, 2}
-    # the call that died, and the one the other worker was running at most
-    assert 5 in twice and len(twice) <= 2
-    assert sorted(told) == sorted(twice)
+    # the call that died, and the one the other worker had at most: each is run again (a
+    # call the broken pool failed before a worker took it up runs only then, once in all)
+    assert 5 in twice and twice <= set(told) and len(told) <= 2
 
 
 def test_a_call_that_kills_its_worker_every_time_is_lost_after_a_second_run_alone(
