@@ -109,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "the commands)", file=sys.stderr)
         return EXIT_USAGE
     parser = build_parser(only=command or "")
+    if not words:  # a bare `harness-lab`: the commands there are, rather than a usage error
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(words)
     args.argv = words  # the command line as typed, which a run log records
     try:

@@ -33,6 +33,17 @@ def test_every_option_of_every_command_has_help() -> None:
     assert missing == []
 
 
+def test_a_bare_command_line_lists_the_commands_as_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: harness-lab [-h] [--version] COMMAND ...\n")
+    listed = [line.split()[0] for line in err.splitlines() if line.startswith("    ")]
+    assert listed[:4] == ["run", "validate", "show", "schema"]
+    assert {"explore", "audit", "serve", "conform"} <= set(listed)
+
+
 def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rn", "scenarios"]) == 2
     assert capsys.readouterr().err == ("harness-lab: unknown command 'rn'; did you mean 'run'? "
