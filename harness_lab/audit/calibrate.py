@@ -8,7 +8,9 @@ empirical distribution of quantiles, or ``fixed`` when every value is the same.
 
 Calls cut short (a late result discarded) are left out of the latencies, and a disconnect or
 cancel planned after a run ended leaves no trace: the fitted disconnect and cancel
-probabilities are lower bounds, their instants those of the runs they reached.
+probabilities are lower bounds, their instants those of the runs they reached. A run whose
+times contradict each other (the ``times_consistent`` invariant: a clock bug, an edited
+copy) is left out whole: its latencies and instants mean nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from harness_lab.record import RunRecord
 from harness_lab.states import TraceEventStatus, TraceEventType
 from harness_lab.trace import TraceEvent
 
-__all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "observe", "sweep_yaml"]
+__all__ = ["QUANTILES", "Observations", "calibrate", "fit_distribution", "fitted", "observe",
+           "sweep_yaml"]
 
 QUANTILES = 21
 """Values kept by an empirical fit: the 0th, 5th, ..., 100th percentiles."""
@@ -38,7 +41,8 @@ _PAIRS = {  # call kind: (the event that starts it, the event that ends it)
 
 @dataclass
 class Observations:
-    """What the runs show, before fitting."""
+    """What the runs show, before fitting; ``contradicting`` holds the run id and the first
+    finding of each run left out for times that contradict each other."""
 
     runs: int = 0
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -48,6 +52,7 @@ class Observations:
     tool_errors: int = 0
     disconnects: list[float] = field(default_factory=list)
     cancels: list[float] = field(default_factory=list)
+    contradicting: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _end(obs: Observations, kind: str, e: TraceEvent, began: float | None) -> None:
@@ -61,8 +66,13 @@ def _end(obs: Observations, kind: str, e: TraceEvent, began: float | None) -> No
 
 def observe(records: Iterable[RunRecord]) -> Observations:
     """Latencies, call and error counts and fault instants of ``records``."""
+    from harness_lab.invariants import time_contradictions
+
     obs = Observations()
     for r in records:
+        if found := time_contradictions(r):
+            obs.contradicting.append((r.run_id, found[0]))
+            continue
         obs.runs += 1
         started: dict[Any, float] = {}
         previous = r.started_at
@@ -134,11 +144,17 @@ def fit_distribution(values: list[float], method: str = "lognormal") -> dict[str
 def calibrate(records: Iterable[RunRecord], method: str = "lognormal") -> dict[str, Any]:
     """The ``sweep:`` block (latency and faults) the runs imply, checked by the sweep's own
     schema; raise ValueError when there are no runs."""
+    return fitted(observe(records), method)
+
+
+def fitted(obs: Observations, method: str = "lognormal") -> dict[str, Any]:
+    """The ``sweep:`` block of what :func:`observe` found (see :func:`calibrate`)."""
     from harness_lab.sweep.spec import SweepBlock
 
-    obs = observe(records)
     if not obs.runs:
-        raise ValueError("no finished runs to calibrate from")
+        left = (f" ({len(obs.contradicting):,} left out: their times contradict each other)"
+                if obs.contradicting else "")
+        raise ValueError(f"no finished runs to calibrate from{left}")
     latency = {kind: fit_distribution(values, method)
                for kind, values in sorted(obs.latency.items()) if values}
     faults: dict[str, Any] = {}

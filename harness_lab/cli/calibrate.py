@@ -24,12 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-_SHOWN = 20  # unreadable runs named one per line before the rest are only counted
+_SHOWN = 20  # runs left out named one per line (of each kind) before the rest are counted
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness_lab.audit import Source, counted, finished_records, open_source
-    from harness_lab.audit.calibrate import calibrate, sweep_yaml
+    from harness_lab.audit.calibrate import fitted, observe, sweep_yaml
     from harness_lab.audit.sources import SourceError
     from harness_lab.terminal.progress import progress, progress_wanted
 
@@ -42,12 +42,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         source = open_source(args.source, read_mapping(args.mapping), count=show)
         with progress(source.total, "runs read", enabled=show, unit="runs") as advance:
             runs = Source(source.total, counted(source.runs, advance), source.rows_only)
-            block = calibrate(finished_records(runs, left_out=left_out), args.fit)
+            obs = observe(finished_records(runs, left_out=left_out))
+        block = fitted(obs, args.fit)
     except (SourceError, OSError, ValueError) as exc:
         return mapping_failure("calibrate", args.mapping, exc)
     note = f"fitted by harness-lab calibrate from {args.source} ({args.fit})"
-    if left_out:
-        note += f"; {_left_out(left_out)}"
+    if left_out or obs.contradicting:
+        note += f"; {_left_out(left_out, obs.contradicting)}"
     note += "; paste under a scenario's top level"
     quantiled = [kind for kind, fit in block["latency"].items() if "empirical" in fit]
     if args.fit == "lognormal" and quantiled:  # fit_distribution's rule for zero latencies
@@ -60,17 +61,21 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return code
 
 
-def _left_out(runs: list[AuditedRun]) -> str:
-    """Say on standard error why each unreadable run (the first few) was left out of the
-    fit, and return how many runs were left out, by state, for the block's comment."""
-    unreadable = [r for r in runs if r.state == "unreadable"]
-    for run in unreadable[:_SHOWN]:
-        print(f"harness-lab calibrate: left out {run.run_id}: unreadable: {run.note}",
-              file=sys.stderr)
-    if len(unreadable) > _SHOWN:
-        print(f"harness-lab calibrate: ... and {len(unreadable) - _SHOWN} more unreadable "
-              "run(s) left out", file=sys.stderr)
+def _left_out(runs: list[AuditedRun], contradicting: list[tuple[str, str]]) -> str:
+    """Say on standard error why each unreadable run and each run whose times contradict
+    each other (the first few of each) was left out of the fit, and return how many runs
+    were left out, by state, for the block's comment."""
+    unreadable = [(r.run_id, f"unreadable: {r.note}") for r in runs if r.state == "unreadable"]
+    timed = [(run_id, f"times_consistent: {found}") for run_id, found in contradicting]
+    for kind, said in (("unreadable", unreadable), ("contradicting", timed)):
+        for run_id, why in said[:_SHOWN]:
+            print(f"harness-lab calibrate: left out {run_id}: {why}", file=sys.stderr)
+        if len(said) > _SHOWN:
+            print(f"harness-lab calibrate: ... and {len(said) - _SHOWN} more {kind} run(s) "
+                  "left out", file=sys.stderr)
     counts = Counter(r.state for r in runs)
+    if contradicting:
+        counts["whose times contradict"] = len(contradicting)
     return "left out: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 

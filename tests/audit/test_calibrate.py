@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,33 @@ def test_the_command_says_which_kinds_it_kept_as_quantiles_and_why(
     quantiled = second[2:].partition(":")[0].split(", ")
     assert quantiled and all("empirical" in block[kind] for kind in quantiled)
     assert all(fit.get("lognormal", {}).get("sigma", 0) < 3 for fit in block.values())
+
+
+def test_runs_whose_times_contradict_are_left_out_of_the_fit_and_named(swept: Path) -> None:
+    records = read_log(swept).records
+    first, second = records[0], records[1]
+    assert first.stored_row is not None and second.stored_row is not None
+    backwards = replace(first, stored_row={**first.stored_row,
+                                           "finished_at": first.stored_row["created_at"] - 1})
+    thrown = replace(second, trace=tuple(replace(e, t=-1e12) if e.seq == 1 else e
+                                         for e in second.trace))
+    obs = observe([backwards, thrown, *records[2:]])
+    assert [run_id for run_id, _ in obs.contradicting] == [first.run_id, second.run_id]
+    assert obs.contradicting[0][1].startswith("the stored finished_at ")
+    assert obs.runs == len(records) - 2
+    assert calibrate([backwards, thrown, *records[2:]]) == calibrate(records[2:])
+
+
+def test_the_command_names_the_runs_it_left_out_for_their_times(
+        swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import finished_before_created, tampered_log
+
+    entry = next(e for e in read_log(swept).entries if e.record is not None)
+    log = tampered_log(swept, entry.scenario, finished_before_created, tmp_path / "t.jsonl")
+    capsys.readouterr()
+    assert main(["calibrate", str(log), "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith(f"harness-lab calibrate: left out {entry.record.run_id}: "
+                          "times_consistent: the stored finished_at ")
+    assert "; left out: 1 whose times contradict;" in out.splitlines()[0]
+    SweepBlock.model_validate(yaml.safe_load(out)["sweep"])
