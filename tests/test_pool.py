@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness_lab.pool import in_workers, why_lost
+from harness_lab.pool import Call, in_workers, why_lost
 
 pytestmark = pytest.mark.slow
 
@@ -44,12 +45,20 @@ def test_every_call_comes_back_once_with_its_index_and_result(tmp_path: Path) ->
     assert runs_of(tmp_path) == dict.fromkeys(range(12), 1)
 
 
+def _played(calls: list[Call]) -> tuple[dict[int, Any], list[int]]:
+    """Each call's result (or why it was lost) on two workers, and the calls run again."""
+    told: list[int] = []
+
+    def again(index: int, call: Call) -> Call:
+        told.append(index)
+        return call
+
+    return dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc), again)), told
+
+
 def test_a_call_that_raises_comes_back_as_what_lost_makes_of_it_without_running_again(
         tmp_path: Path) -> None:
-    calls = [((n, str(tmp_path)), {"raises_on": 4}) for n in range(8)]
-    told: list[int] = []
-    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc),
-                          lambda i, call: told.append(i) or call))
+    got, told = _played([((n, str(tmp_path)), {"raises_on": 4}) for n in range(8)])
     assert got[4] == "ValueError: no square of 4"
     assert {n: got[n] for n in got if n != 4} == {n: n * n for n in range(8) if n != 4}
     assert runs_of(tmp_path) == dict.fromkeys(range(8), 1)
@@ -58,10 +67,7 @@ def test_a_call_that_raises_comes_back_as_what_lost_makes_of_it_without_running_
 
 def test_the_calls_a_worker_was_running_when_it_died_run_again_and_come_back_whole(
         tmp_path: Path) -> None:
-    calls = [((n, str(tmp_path)), {"dies_once_on": 5}) for n in range(20)]
-    told: list[int] = []
-    got = dict(in_workers(square, calls, 2, lambda i, exc: why_lost(exc),
-                          lambda i, call: told.append(i) or call))
+    got, told = _played([((n, str(tmp_path)), {"dies_once_on": 5}) for n in range(20)])
     assert got == {n: n * n for n in range(20)}
     twice = {n for n, count in runs_of(tmp_path).items() if count == 2}
     assert set(runs_of(tmp_path).values()) <= {1, 2}
