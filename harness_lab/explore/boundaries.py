@@ -126,6 +126,9 @@ class SseSend:
     t: float
     active: bool
     past_deadline: bool
+    boundaries_before: int = 0
+    """How many of the run's boundaries it had passed when it sent this event (the index of
+    the first boundary after the send)."""
 
     @property
     def live(self) -> bool:
@@ -275,7 +278,7 @@ class _Recorder:
         self.inner: BoundaryProbe | None = None
         self.inner_send: Callable[[ChatSseSession, int, SseEventKind], None] | None = None
         self.boundaries: list[tuple[Any, ...]] = []
-        self.sends: list[tuple[str, int, SseEventKind, float, bool, bool]] = []
+        self.sends: list[tuple[str, int, SseEventKind, float, bool, bool, int]] = []
         self._live: dict[str, LiveRun] = {}
 
     def install(self) -> None:
@@ -319,7 +322,8 @@ class _Recorder:
         active = ctx.lifecycle.is_active if ctx is not None else True
         past = ctx.now >= ctx.deadline_at if ctx is not None else False
         now = ctx.now if ctx is not None else self.harness.env.now
-        self.sends.append((run_id, k, kind, now, active, past))
+        passed = sum(1 for b in self.boundaries if b[0] == run_id)
+        self.sends.append((run_id, k, kind, now, active, past, passed))
 
     def _facts(self, run_id: str) -> int:
         live = self._live_run(run_id)
@@ -374,8 +378,8 @@ def record_base(loaded: LoadedScenario | Scenario) -> BaseRun:
         BoundaryState(i, b.kind, b.when, b.ordinal, b.name, b.name_ordinal, b.t, *state)
         for i, (_, b, *state) in enumerate(
             x for rec in holder for x in rec.boundaries if x[0] == run_id))
-    sends = tuple(SseSend(k, kind, t, active, past) for rec in holder
-                  for rid, k, kind, t, active, past in rec.sends if rid == run_id)
+    sends = tuple(SseSend(k, kind, t, active, past, passed) for rec in holder
+                  for rid, k, kind, t, active, past, passed in rec.sends if rid == run_id)
     return BaseRun(loaded.scenario, loaded.path, scenario_data(loaded.scenario), record,
                    boundaries, sends, tuple(_gaps(record)), result.error)
 

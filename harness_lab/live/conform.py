@@ -45,7 +45,8 @@ from harness_lab.scripted import ProvidersServer
 from harness_lab.states import CancellationReason, TraceEventType
 
 __all__ = ["LIVE_FIELDS", "OUTCOME_AXES", "ConformResult", "Outcome", "StreamLimitError",
-           "Tolerance", "conform_scenario", "default_tolerance", "not_applicable"]
+           "Tolerance", "conform_scenario", "default_tolerance", "held_for_the_disconnect",
+           "not_applicable"]
 
 INVOCATION_RULES = ("cited_ready_only", "ready_has_evidence_status", "no_evidence_not_promoted",
                     "no_evidence_tool_after_saturation")
@@ -266,6 +267,34 @@ def _sent_after_the_end(sc: Scenario, record: Any) -> list[str]:
             and (f.sse_event or 0) > 1 and ended]
 
 
+def held_for_the_disconnect(loaded: LoadedScenario) -> fs.At | None:
+    """The provider call to hold while a client that leaves between two SSE events closes
+    its connection: the first call the simulated run ended after the event before the one
+    whose send failed (None: no such disconnect, or no call after that event).
+
+    Live, the harness learns of the closed connection while that call is in flight, as the
+    simulated run learns of it at the next send. On a loaded machine the call could end
+    before the client has even closed, and the run go on to what the closed connection
+    should have stopped; held until the harness had time to see it, it cannot."""
+    from harness_lab.explore.boundaries import ExplorationError, record_base
+
+    sc = loaded.scenario
+    events = [f.sse_event for f in sc.faults
+              if isinstance(f, fs.ClientDisconnect) and f.sse_event is not None
+              and f.sse_event > 1]
+    if not events:
+        return None
+    try:
+        base = record_base(loaded)
+    except ExplorationError:
+        return None
+    last_read = next((s for s in base.sends if s.k == min(events) - 1), None)
+    if last_read is None:
+        return None
+    return next((b.at() for b in base.boundaries[last_read.boundaries_before:]
+                 if b.when == "after"), None)
+
+
 def _tied_with_the_deadline(sc: Scenario, record: Any) -> list[str]:
     """A cancel at a lifecycle point that the simulated run makes at the very instant its
     deadline is reached: which of the two comes first is decided inside one virtual instant
@@ -450,9 +479,11 @@ class _Player:
         """Close the HTTP client."""
         self.http.close()
 
-    def send(self, query: str, session: str | None, faults: Sequence[Any]) -> tuple[
-            _Play, list[tuple[str, Any]]]:
-        """Send one query, inject ``faults``, and return what the stream delivered."""
+    def send(self, query: str, session: str | None, faults: Sequence[Any],
+             hold: fs.At | None = None) -> tuple[_Play, list[tuple[str, Any]]]:
+        """Send one query, inject ``faults``, and return what the stream delivered; ``hold``
+        (:func:`held_for_the_disconnect`) is held until the client that leaves between two
+        events has closed its connection and the harness had ``settle_s`` to see it."""
         a = self.adapter
         play = _Play()
         stream = _Stream(self.http, self.base + a.chat.path,
@@ -483,6 +514,8 @@ class _Player:
                    for f in asked if (f.at is not None or f.at_s is not None) and not _at_once(f)]
         self._holds = {id(f): self.providers.hold(f.at.when, f.at.call.value, f.at.n, f.at.tool)
                        for f in asked if f.at is not None}
+        if hold is not None:
+            self.providers.hold(hold.when, hold.call.value, hold.n, hold.tool)
         for w in workers:
             w.start()
         if disconnect_after == 0:
@@ -491,6 +524,8 @@ class _Player:
             stream.read(on_event, self.timeout_s)
         except RuntimeError as exc:
             play.errors.append(str(exc))
+        if hold is not None and stream.closed_by_us.is_set():
+            time.sleep(self.settle_s)
         play.run_known.set()
         for w in workers:
             w.join(self.timeout_s)
@@ -773,7 +808,7 @@ def conform_scenario(loaded: LoadedScenario, base: str, providers: ProvidersServ
         blind = any(isinstance(f, fs.ClientDisconnect) and (f.sse_event == 1 or _at_once(f))
                     for f in sc.faults) and adapter.database is not None
         before = {str(r.row["run_id"]) for r in _stored_runs(adapter)} if blind else set()
-        play, raw = player.send(sc.query, session, sc.faults)
+        play, raw = player.send(sc.query, session, sc.faults, held_for_the_disconnect(loaded))
         events = _kinds(raw, adapter)
         if play.run_id is None and blind:  # gone before the metadata: the new stored run
             play.run_id = _new_run(adapter, before, sc.query, timeout_s)

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness_lab.cli import main
-from harness_lab.live.conform import not_applicable
+from harness_lab.live import conform
+from harness_lab.live.conform import held_for_the_disconnect, not_applicable
 from harness_lab.live.conform_suite import ServeProcess
+from harness_lab.scenarios.loader import load_file
 from harness_lab.scripted import load_script
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -30,7 +33,8 @@ def passed_report(capsys: pytest.CaptureFixture[str], *paths: str,
                  *(["--db", db] if db is not None else []),
                  *(str(SCENARIOS / path) for path in paths)])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert code == 0, report
+    assert code == 0, [(r["scenario"], r["verdict"], r["reasons"]) for r in report["results"]
+                       if r["verdict"] not in ("pass", "n/a")]
     return report
 
 
@@ -96,6 +100,38 @@ def test_the_trace_of_a_run_whose_client_left_between_events_is_left_unchecked(
     [result] = report["results"]
     assert (result["verdict"], result["agrees"]) == ("pass", True)
     assert {"trace_contains", "trace_excludes"} <= set(result["unchecked"])
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_a_client_slow_to_close_still_leaves_before_the_call_in_flight_returns(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the client may close well after it read its last event: the call
+    then in flight (the router's, 10 ms at the default time scale) is held until the harness
+    has seen the closed connection, so the budget stop that follows it still loses."""
+    close = conform._Stream.close
+
+    def starved(stream: conform._Stream) -> None:
+        time.sleep(0.25)
+        close(stream)
+
+    monkeypatch.setattr(conform._Stream, "close", starved)
+    report = passed_report(capsys, "sse/budget-stop-after-client-left.yaml")
+    [result] = report["results"]
+    assert (result["live"]["run_state"], result["live"]["db_status"]) == ("CANCELLED",
+                                                                          "CANCELLED")
+
+
+def test_the_call_held_for_a_client_that_leaves_is_the_first_to_end_after_its_last_event(
+        ) -> None:
+    [loaded] = load_file(SCENARIOS / "sse/budget-stop-after-client-left.yaml")
+    held = held_for_the_disconnect(loaded)
+    assert held is not None and held.label() == "after router#1"
+
+
+def test_no_call_is_held_for_a_client_that_leaves_at_a_lifecycle_point() -> None:
+    [loaded] = load_file(SCENARIOS / "faults/client-disconnect-at.yaml")
+    assert held_for_the_disconnect(loaded) is None
 
 
 def test_a_cancel_before_the_run_has_started_is_not_applicable_live() -> None:
