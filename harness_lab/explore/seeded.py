@@ -69,17 +69,27 @@ def _results(loaded: Sequence[LoadedScenario], defect: Defect | str) -> list[Sce
 
 def library_failures(loaded: Sequence[LoadedScenario], defect: Defect | str) -> list[str]:
     """The names of the scenarios of ``loaded`` that fail with ``defect`` seeded."""
-    return [r.scenario for r in _results(loaded, defect) if not r.ok]
+    return _failing(_results(loaded, defect))
+
+
+def _failing(results: Iterable[ScenarioResult]) -> list[str]:
+    """The names of the scenarios whose results failed."""
+    return [r.scenario for r in results if not r.ok]
 
 
 def broken_invariants(loaded: Sequence[LoadedScenario], defect: Defect | str) -> list[str]:
     """The invariants broken by some run (any turn) of ``loaded`` with ``defect`` seeded,
     but a run the store refused (a ``store_failure``): the checks report the row it did not
     store, defect or none."""
+    return _broken(_results(loaded, defect))
+
+
+def _broken(results: Iterable[ScenarioResult]) -> list[str]:
+    """The invariants the results' runs (every turn) break, a run the store refused aside."""
     from harness_lab.invariants import check
 
     broken: set[str] = set()
-    for r in _results(loaded, defect):
+    for r in results:
         if r.record is None or not _refused(r.record):
             broken |= {v.invariant for v in r.violations}
         for turn in r.turns:
@@ -194,14 +204,15 @@ def measure(defect: Defect, loaded: Sequence[LoadedScenario], *,
     ``n/a`` when every scenario that shows the defect is simulated only, ``no`` when none
     shows it."""
     cells: dict[str, str] = {}
-    failing = library_failures(loaded, defect) if {"library", "conform"} & set(detectors) else []
+    played = {"library", "invariants", "explorer", "conform"} & set(detectors)
+    results = _results(loaded, defect) if played else []  # the seeded library, played once
+    failing = _failing(results)
     if "library" in detectors:
         cells["library"] = yes(failing)
     if "invariants" in detectors:
-        cells["invariants"] = ", ".join(broken_invariants(loaded, defect)) or "no"
+        cells["invariants"] = ", ".join(_broken(results)) or "no"
     if "explorer" in detectors:
-        shows = failing if failing else library_failures(loaded, defect)
-        cells["explorer"] = yes(explorer_adds(loaded, defect, unseeded, first=shows))
+        cells["explorer"] = yes(explorer_adds(loaded, defect, unseeded, first=failing))
     if "search" in detectors:
         cells["search"] = yes(search_finds(defect))
     if "conform" in detectors:
