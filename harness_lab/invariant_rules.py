@@ -262,6 +262,27 @@ def _tool_calls_reconciled(r: RunRecord) -> list[str]:
     return out
 
 
+def _tokens_reconciled(r: RunRecord) -> list[str]:
+    """Budget (doc §12.2, §12.3): the stored row keeps the tokens RUN_FINISHED reconciled
+    (doc §12.2: the run's Token count). Judged where both are known: a run that has not
+    finished, or a store that keeps no tokens, says nothing."""
+    if r.stored_row is None:
+        return []
+    stored = r.stored_row.get("total_tokens")
+    if not _count(stored):
+        return []
+    finished = next((e for e in r.trace if e.type is TraceEventType.RUN_FINISHED), None)
+    counted = None if finished is None else finished.detail.get("tokens")
+    if not _count(counted) or counted == stored:
+        return []
+    return [f"the stored row counts {stored} tokens, RUN_FINISHED reconciled {counted}"]
+
+
+def _count(value: object) -> bool:
+    """Whether ``value`` is a count (an int, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 TIMES: Final = "times_consistent"
 """The name of the invariant that holds a run's times to one another."""
 
@@ -376,6 +397,7 @@ INVARIANTS: dict[str, Check] = {
     "stored_axes_distinct": _store_axes_distinct,
     "late_content_refused": _late_content_refused,
     "tool_calls_reconciled": _tool_calls_reconciled,
+    "tokens_reconciled": _tokens_reconciled,
     TIMES: _times_consistent,
 }
 

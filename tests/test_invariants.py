@@ -65,7 +65,7 @@ def test_the_invariants_are_listed_in_document_order() -> None:
         "no_evidence_not_promoted", "no_evidence_tool_after_saturation",
         "release_decides_content", "guard_chain_needs_conclusion", "fallback_is_not_failure",
         "stored_axes_distinct", "late_content_refused", "tool_calls_reconciled",
-        "times_consistent"]
+        "tokens_reconciled", "times_consistent"]
 
 
 def test_two_terminal_transitions_break_single_termination(good: RunRecord) -> None:
@@ -225,6 +225,27 @@ def test_a_stored_row_counting_other_tool_calls_than_were_started_breaks_tool_ca
 def test_a_trace_without_run_finished_leaves_the_tool_call_count_unjudged(
         good: RunRecord) -> None:
     assert "tool_calls_reconciled" not in broken(without(good, TT.RUN_FINISHED))
+
+
+def test_a_stored_row_counting_other_tokens_than_run_finished_breaks_tokens_reconciled(
+        good: RunRecord) -> None:
+    assert good.stored_row is not None
+    tokens = good.stored_row["total_tokens"]
+    assert good.events_of(TT.RUN_FINISHED)[0].detail["tokens"] == tokens
+    miscounted = replace(good, stored_row={**good.stored_row, "total_tokens": tokens + 5})
+    assert broken(miscounted) == {"tokens_reconciled"}
+    assert messages(miscounted, "tokens_reconciled") == [
+        f"the stored row counts {tokens + 5} tokens, RUN_FINISHED reconciled {tokens}"]
+    assert broken(with_detail(good, TT.RUN_FINISHED, tokens=tokens + 1)) == {
+        "tokens_reconciled"}
+
+
+def test_tokens_a_store_or_a_trace_does_not_keep_are_left_unjudged(good: RunRecord) -> None:
+    assert good.stored_row is not None
+    unkept = replace(good, stored_row={**good.stored_row, "total_tokens": None})
+    assert "tokens_reconciled" not in broken(unkept)
+    assert "tokens_reconciled" not in broken(with_detail(good, TT.RUN_FINISHED, tokens=None))
+    assert "tokens_reconciled" not in broken(without(good, TT.RUN_FINISHED))
 
 
 # --- times_consistent: the stored row's times, the trace's and the run's agree -------------------

@@ -130,6 +130,10 @@ def _a_refused_call_counted(lines: list[dict[str, Any]]) -> None:
     _rows(lines, "diagnosis_run")[0]["tool_calls"] += 1
 
 
+def _tokens_stored_otherwise(lines: list[dict[str, Any]]) -> None:
+    _rows(lines, "diagnosis_run")[0]["total_tokens"] = 640
+
+
 def _finished_before_created(lines: list[dict[str, Any]]) -> None:
     _rows(lines, "diagnosis_run")[0]["finished_at"] = -1.0
 
@@ -153,6 +157,8 @@ TAMPERED = [
      "published_result stored for a run that is not DIAGNOSIS + SUCCESS"),
     ("conclusion-guards-pass", _a_refused_call_counted, "tool_calls_reconciled",
      "the stored row counts 3 tool calls, 2 were started"),
+    ("conclusion-guards-pass", _tokens_stored_otherwise, "tokens_reconciled",
+     "the stored row counts 640 tokens, RUN_FINISHED reconciled 0"),
     ("conclusion-guards-pass", _finished_before_created, "times_consistent",
      "the stored finished_at -1 is before its created_at 0"),
     ("conclusion-guards-pass", _negative_duration, "times_consistent",
