@@ -40,11 +40,14 @@ class AuditReport:
 
     source: str
     runs: tuple[AuditedRun, ...]
+    ran_again: int = 0
+    """Batches that ran again, their worker process having died."""
 
     def _tally(self) -> AuditTally:
         tally = AuditTally()
         for run in self.runs:
             tally.add(run)
+        tally.ran_again = self.ran_again
         return tally
 
     @property
@@ -174,7 +177,13 @@ def audit(source: str | Path, mapping: Mapping[str, Any] | None = None, *,
     :class:`harness_lab.audit.sources.SourceError` for one that cannot be read.
     ``workers`` as for :func:`audit_runs` (None: by the source's size)."""
     opened = open_source(source, mapping, count=workers is None)
-    return AuditReport(str(source), tuple(audit_runs(opened, workers=workers)))
+    again = [0]
+
+    def count_again() -> None:
+        again[0] += 1
+
+    runs = tuple(audit_runs(opened, workers=workers, again=count_again))
+    return AuditReport(str(source), runs, again[0])
 
 
 def finished_records(source: str | Path | Source, mapping: Mapping[str, Any] | None = None,

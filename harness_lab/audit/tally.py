@@ -62,9 +62,11 @@ class AuditTally:
                 "runs with violations": self.with_violations, **dict(sorted(self.broken.items()))}
 
     def to_dict(self, source: str) -> dict[str, Any]:
-        """The audit of ``source`` as JSON data: whether it passed, the counts and every run
-        that is not clean."""
+        """The audit of ``source`` as JSON data: whether it passed, the counts, how many
+        batches ran again after their worker process died, and every run that is not
+        clean."""
         return {"source": source, "ok": self.ok, "counts": self.counts(),
+                "ran_again": self.ran_again,
                 "runs": [{"run_id": r.run_id, "scenario": r.scenario, "state": r.state,
                           "note": r.note, "unchecked": list(r.unchecked),
                           "violations": [{"invariant": n, "message": m}

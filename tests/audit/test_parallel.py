@@ -95,6 +95,20 @@ def test_a_batch_whose_worker_is_killed_once_runs_again_and_the_audit_loses_noth
     assert 1 <= len(again) <= 2  # the killed batch, and the first if it was still in flight
 
 
+def test_an_audit_report_counts_the_batches_that_ran_again_in_its_json_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    export = _export(tmp_path, 6)
+    alone = audit(export, workers=1)
+    assert alone.ran_again == 0 and alone.to_dict()["ran_again"] == 0
+    monkeypatch.setattr(parallel, "IN_FLIGHT", 0)
+    monkeypatch.setattr(parallel, "_audit_rows",
+                        partial(dies_on, "run-000003", ran=str(tmp_path / "ran")))
+    report = audit(export, workers=2)
+    assert report.runs == alone.runs
+    assert 1 <= report.ran_again <= 2  # the killed batch, and the first if still in flight
+    assert report.to_dict()["ran_again"] == report.ran_again
+
+
 def test_a_batch_that_kills_its_worker_every_time_alone_goes_unaudited_and_says_why(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "IN_FLIGHT", 0)

@@ -47,7 +47,7 @@ def test_the_json_of_a_tally_lists_the_runs_that_are_not_clean() -> None:
     assert data == {"source": "runs.db", "ok": False, "counts": {
         "runs": 2, "checked": 1, "incomplete": 1, "orphaned": 0, "unreadable": 0,
         "runs with violations": 1,
-        "single_termination": 1}, "runs": [
+        "single_termination": 1}, "ran_again": 0, "runs": [
         {"run_id": "r-3", "scenario": None, "state": "incomplete",
          "note": "RUNNING with no RUN_FINISHED: not finished yet", "unchecked": [],
          "violations": []},
