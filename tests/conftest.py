@@ -43,13 +43,13 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: one worker more than the cores this process may use. About a fifth of
-    the workers' time waits on servers that play in real time, during which a third worker
-    keeps the cores busy (docs/development.md, "Running the tests", has the figures).
+    """``-n auto``: two workers more than the cores this process may use. About a fifth of
+    the workers' time waits on servers that play in real time, during which the extra
+    workers keep the cores busy (docs/development.md, "Running the tests", has the figures).
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` and ``-n logical`` keep their meaning."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None
-    return len(os.sched_getaffinity(0)) + 1
+    return len(os.sched_getaffinity(0)) + 2
 
 
 INV1, INV2, INV3 = "run-000001-inv-1", "run-000001-inv-2", "run-000001-inv-3"
@@ -108,7 +108,9 @@ may not have installed or that takes seconds to start and stop."""
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with the layers of the fixtures it uses, and as ``slow`` when one of
-    its layers is outside the quick layer."""
+    its layers is outside the quick layer; then put the files that hold a slow test first,
+    each file's tests in their order, so that workers taking a file at a time start the long
+    ones early and end on quick ones rather than wait for one long file at the end."""
     for item in items:
         for name in getattr(item, "fixturenames", ()):
             if name in LAYER_OF_FIXTURE:
@@ -116,6 +118,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if (any(item.get_closest_marker(layer) for layer in OUTSIDE_THE_QUICK_LAYER)
                 and item.get_closest_marker("slow") is None):
             item.add_marker("slow")
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 @pytest.fixture(autouse=True, scope="session")

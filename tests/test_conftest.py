@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +142,52 @@ def test_a_tests_fixtures_and_markers_put_it_in_its_layers(layered: pytest.Pytes
         "test_of_a_notebook": {"notebook", "slow"},
         "test_of_serve": {"live", "slow"},
     }
+
+
+QUICK_FILE = """
+def test_first() -> None:
+    pass
+
+
+def test_second() -> None:
+    pass
+"""
+
+SLOW_FILE = """
+import pytest
+
+
+def test_quick_in_a_slow_file() -> None:
+    pass
+
+
+@pytest.mark.slow
+def test_slow() -> None:
+    pass
+"""
+
+
+def test_the_files_holding_a_slow_test_are_collected_first_each_in_its_own_order(
+        pytester: pytest.Pytester) -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = options["tool"]["pytest"]["ini_options"]["markers"]
+    pytester.makeini("[pytest]\nmarkers =\n" + "".join(f"    {m}\n" for m in markers))
+    pytester.makeconftest(TESTS_CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_a_quick=QUICK_FILE, test_b_slow=SLOW_FILE)
+    result = pytester.runpytest("--strict-markers", "--collect-only", "-q")
+    assert result.outlines[:4] == [
+        "test_b_slow.py::test_quick_in_a_slow_file", "test_b_slow.py::test_slow",
+        "test_a_quick.py::test_first", "test_a_quick.py::test_second"]
+
+
+def test_auto_starts_two_workers_more_than_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    from types import SimpleNamespace
+
+    from tests.conftest import pytest_xdist_auto_num_workers
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    config: Any = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"))
+    assert pytest_xdist_auto_num_workers(config) == len(os.sched_getaffinity(0)) + 2
+    config.option.numprocesses = "logical"
+    assert pytest_xdist_auto_num_workers(config) is None
