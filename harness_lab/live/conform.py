@@ -67,6 +67,11 @@ OUTCOME_AXES = ("run_state", "release_outcome", "fallback_type", "db_status", "s
 SETTLE_S = 0.3
 """Wall seconds a held call waits after a disconnect or cancel, for the harness to see it."""
 
+DISCONNECT_HOLD_S = 2.0
+"""Wall seconds at the most that the call in flight is held while a client that leaves between
+two events closes (:func:`held_for_the_disconnect`): a harness that makes that call before the
+event the client waits for goes on after it, one call's answer late."""
+
 _T = TypeVar("_T")
 
 
@@ -514,8 +519,9 @@ class _Player:
                    for f in asked if (f.at is not None or f.at_s is not None) and not _at_once(f)]
         self._holds = {id(f): self.providers.hold(f.at.when, f.at.call.value, f.at.n, f.at.tool)
                        for f in asked if f.at is not None}
-        if hold is not None:
-            self.providers.hold(hold.when, hold.call.value, hold.n, hold.tool)
+        if hold is not None:  # bounded: a harness may make that call before that event
+            self.providers.hold(hold.when, hold.call.value, hold.n, hold.tool,
+                                limit_s=DISCONNECT_HOLD_S)
         for w in workers:
             w.start()
         if disconnect_after == 0:

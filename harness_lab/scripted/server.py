@@ -139,6 +139,8 @@ class Hold:
     tool: str | None = None
     released: threading.Event = field(default_factory=threading.Event)
     hit: bool = False
+    limit_s: float = HOLD_LIMIT_S
+    """The longest the call is held: then it goes on, released or not."""
 
     def matches(self, when: str, *, kind: str, ordinal: int, name: str, name_ordinal: int
                 ) -> bool:
@@ -244,10 +246,11 @@ class ProvidersServer(BackgroundHTTPServer):
             if self._last_done is None and not self._counts:
                 self._last_done = time.monotonic() if at is None else at
 
-    def hold(self, when: str, call: str, n: int, tool: str | None = None) -> Hold:
-        """Hold the call described until :meth:`release`."""
+    def hold(self, when: str, call: str, n: int, tool: str | None = None, *,
+             limit_s: float = HOLD_LIMIT_S) -> Hold:
+        """Hold the call described until :meth:`release`, or ``limit_s`` at the most."""
         with self._cond:
-            hold = Hold(len(self.holds) + 1, when, call, n, tool)
+            hold = Hold(len(self.holds) + 1, when, call, n, tool, limit_s=limit_s)
             self.holds.append(hold)
             return hold
 
@@ -403,7 +406,7 @@ class ProvidersServer(BackgroundHTTPServer):
                 hold.hit = True
         if hold is not None:
             self._event(phase="held", hold=hold.id, when=when, **call)
-            hold.released.wait(HOLD_LIMIT_S)
+            hold.released.wait(hold.limit_s)
 
     def _provide(self, script: Script, path: str, body: Mapping[str, Any]) -> Answer:
         """Answer one provider call: count it, honour holds, play it, sleep its latency."""

@@ -215,3 +215,13 @@ def test_only_the_last_events_are_kept_and_their_numbers_go_on(
         after_five = [e["seq"] for e in server.events_after(5)]
     assert kept == [(5, "arrived"), (6, "answered")]
     assert after_five == [6] and server.seen == 6
+
+
+def test_a_held_call_goes_on_unreleased_once_its_hold_reaches_its_limit() -> None:
+    with ReferenceServer([], tools={"/t": {"items": []}}) as server:
+        hold = server.hold("after", "tool", 1, limit_s=0.2)
+        answer = httpx.post(server.root_url + "/t", json={}, headers=AUTH, timeout=30)
+        phases = [e["phase"] for e in server.events_after(0)]
+        assert hold.hit and not hold.released.is_set()
+    assert answer.status_code == 200
+    assert phases == ["arrived", "held", "answered"]
