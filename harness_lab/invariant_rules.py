@@ -310,15 +310,15 @@ def _at(t: float) -> str:
 
 
 def _times_consistent(r: RunRecord) -> list[str]:
-    """Persistence and timeline (doc §2, §12.1, §12.2, §13): the row is created RUNNING before
-    the completion finishes it and stores the run's duration, which is never negative; the
-    trace is the run's timeline, no event earlier than the one before it; a run finishes no
-    earlier than it starts. A row dated by the run's own clock (every simulated run) also
-    keeps ``finished_at - created_at`` as the duration, the run's start and finish, and every
-    trace event between the two, to within :data:`TIME_TOLERANCE_MS`; a row dated by the wall
-    clock (from :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's, another
-    harness's) is not compared with the run's clock, which times the duration and the
-    trace."""
+    """Persistence and timeline (doc §2, §7, §12.1, §12.2, §13): the row is created RUNNING
+    before the completion finishes it and stores the run's duration, which is never negative;
+    the trace is the run's timeline, no event earlier than the one before it; a run, and each
+    of its tool invocations, finishes no earlier than it starts. A row dated by the run's own
+    clock (every simulated run) also keeps ``finished_at - created_at`` as the duration, the
+    run's start and finish, and every trace event between the two, to within
+    :data:`TIME_TOLERANCE_MS`; a row dated by the wall clock (from
+    :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's, another harness's) is
+    not compared with the run's clock, which times the duration and the trace."""
     out: list[str] = []
     row = r.stored_row
     created = _stored_time(row, "created_at")
@@ -373,6 +373,13 @@ def _times_consistent(r: RunRecord) -> list[str]:
         end = "" if finished is None else _at(finished)
         out.append(f"{outside} trace event{'s' if outside > 1 else ''} outside the stored "
                    f"run's time [{_at(created)}, {end}], first {first_outside}")
+    ended_first = [(i.invocation_id, i.started_at, i.finished_at) for i in r.invocations
+                   if i.finished_at is not None and i.finished_at + slack < i.started_at]
+    if ended_first:
+        inv, began, ended = ended_first[0]
+        more = f" ({len(ended_first)} in all)" if len(ended_first) > 1 else ""
+        out.append(f"tool invocation {inv} finished at t={_at(float(ended or 0.0))} before it "
+                   f"started at t={_at(began)}{more}")
     return out
 
 

@@ -331,6 +331,23 @@ def test_a_run_without_a_stored_row_that_finished_before_it_started_breaks_times
         "the run finished at t=-1, before it started at t=0"]
 
 
+def test_a_tool_invocation_that_finished_before_it_started_breaks_times_consistent(
+        good: RunRecord) -> None:
+    first, second = good.invocations[:2]
+    assert first.finished_at is not None and first.started_at < first.finished_at
+    backwards = replace(first, finished_at=first.started_at - 0.5)
+    assert messages(replace(good, invocations=(backwards, *good.invocations[1:])),
+                    "times_consistent") == [
+        f"tool invocation {first.invocation_id} finished at t={first.started_at - 0.5:g} "
+        f"before it started at t={first.started_at:g}"]
+    both = (backwards, replace(second, finished_at=second.started_at - 1.0))
+    assert messages(replace(good, invocations=(*both, *good.invocations[2:])),
+                    "times_consistent")[0].endswith("(2 in all)")
+    unfinished = replace(first, finished_at=None)
+    assert "times_consistent" not in broken(replace(
+        good, invocations=(unfinished, *good.invocations[1:])))
+
+
 def test_a_row_dated_by_the_wall_clock_is_held_only_to_itself(good: RunRecord) -> None:
     # the live store's row: Unix times around a run whose clock (duration, trace) is scaled
     live = stored(good, created_at=1_760_000_000.25, finished_at=1_760_000_000.40)

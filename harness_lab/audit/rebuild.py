@@ -401,6 +401,9 @@ def _rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
         and e.detail.get("reason") == "CLIENT_DISCONNECTED" for e in trace)
     terminations = tuple((str(e.detail.get("run_state")), str(e.detail.get("outcome")), e.t)
                          for e in finished)
+    # a time the row does not keep is the trace's: the run began with its first event and
+    # ended with its last (0.0 is a time like any other, kept where the row keeps it)
+    created, ended = _opt_number(row.get("created_at")), _opt_number(row.get("finished_at"))
     return RunRecord(
         run_id=run_id, session_id=_opt_text(row.get("session_id")) or "",
         query=_opt_text(row.get("query")) or "", intent=_opt(IntentType, row.get("intent")),
@@ -414,8 +417,9 @@ def _rebuild(row: Mapping[str, Any], trace_rows: Sequence[Mapping[str, Any]],
                     _opt_count(row.get("total_tokens"), wide=True), 0,
                     _opt_count(row.get("input_tokens"), wide=True),
                     _opt_count(row.get("output_tokens"), wide=True)),
-        headroom={}, started_at=_opt_number(row.get("created_at")) or 0.0,
-        finished_at=_opt_number(row.get("finished_at")) or (trace[-1].t if trace else 0.0),
+        headroom={}, started_at=created if created is not None else (
+            trace[0].t if trace else 0.0),
+        finished_at=ended if ended is not None else (trace[-1].t if trace else 0.0),
         agent_steps=_opt_count(row.get("agent_steps")), content=answer if published else None,
         failure=None if published else answer, sse_events=sse, sse_refused=(), trace=trace,
         invocations=_invocations(run_id, invocation_rows), rejections=(), gains=(),

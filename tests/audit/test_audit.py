@@ -193,6 +193,22 @@ def test_a_trace_going_back_in_time_is_flagged_naming_both_events(
                              f"(seq {before['seq']}) at t={before['t']}"),)
 
 
+def test_a_tool_invocation_stored_finishing_before_it_started_is_flagged(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    record = outcomes["conclusion-guards-pass"]
+    first = export_lines(record)[len(record.trace) + 1]
+    assert first["table"] == "tool_invocation" and first["started_at"] > 0
+
+    def backwards(lines: list[dict[str, Any]]) -> None:
+        _rows(lines, "tool_invocation")[0]["finished_at"] = first["started_at"] - 0.25
+
+    (run,) = audit(_export(tmp_path / "t.jsonl", [record], change=backwards)).runs
+    assert run.violations == (
+        ("times_consistent", f"tool invocation {first['invocation_id']} finished at "
+                             f"t={first['started_at'] - 0.25:g} before it started at "
+                             f"t={first['started_at']:g}"),)
+
+
 def test_a_duration_far_from_the_stored_times_is_flagged_and_times_stored_as_text_are_read(
         outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
     record = outcomes["conclusion-guards-pass"]

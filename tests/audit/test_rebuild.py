@@ -1,4 +1,5 @@
-"""A JSON column is read as the bounded reader reads it, whichever parser gets there first."""
+"""Rebuilding a run from its rows: a JSON column is read as the bounded reader reads it,
+whichever parser gets there first, and a time the row does not keep is the trace's."""
 
 from __future__ import annotations
 
@@ -6,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from harness_lab.audit.rebuild import _json
+from harness_lab.audit.rebuild import _json, rebuild
+from harness_lab.audit.sources import export_lines
+from harness_lab.record import RunRecord
+from tests.conftest import build
+from tests.test_harness import SUCCESS_STEPS
 
 NESTED_64 = "[" * 64 + "]" * 64
 
@@ -51,3 +56,32 @@ def test_a_json_column_beyond_the_bounds_is_refused_by_the_bounded_reader(
 def test_a_value_that_is_not_text_is_kept() -> None:
     detail = {"already": "parsed"}
     assert _json(detail) is detail and _json(None) is None
+
+
+def _rebuilt(record: RunRecord, *, later: float = 0.0, **row: Any) -> RunRecord:
+    """``record`` rebuilt from its export lines, its trace ``later`` seconds later and its
+    row's columns changed as ``row`` says (None: the column is left out)."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for line in export_lines(record):
+        table = line.pop("table")
+        if table == "trace_event":
+            line["t"] += later
+        tables.setdefault(table, []).append(line)
+    [stored] = tables["diagnosis_run"]
+    stored.update(row)
+    return rebuild({k: v for k, v in stored.items() if v is not None}, tables["trace_event"],
+                   tables.get("tool_invocation", []), tables.get("sse_event", []))
+
+
+def test_a_row_without_its_times_is_timed_by_its_trace() -> None:
+    record = build(SUCCESS_STEPS).run("why is checkout slow?")
+    first, last = record.trace[0].t, record.trace[-1].t
+    assert first < last
+    rebuilt = _rebuilt(record, later=5.0, created_at=None, finished_at=None)
+    assert (rebuilt.started_at, rebuilt.finished_at) == (first + 5.0, last + 5.0)
+
+
+def test_a_row_created_and_finished_at_zero_keeps_its_zeros() -> None:
+    record = build(SUCCESS_STEPS).run("why is checkout slow?")
+    rebuilt = _rebuilt(record, created_at=0.0, finished_at=0.0)
+    assert (rebuilt.started_at, rebuilt.finished_at) == (0.0, 0.0)
