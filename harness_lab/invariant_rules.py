@@ -312,8 +312,9 @@ def _at(t: float) -> str:
 def _times_consistent(r: RunRecord) -> list[str]:
     """Persistence and timeline (doc §2, §7, §12.1, §12.2, §13): the row is created RUNNING
     before the completion finishes it and stores the run's duration, which is never negative;
-    the trace is the run's timeline, no event earlier than the one before it; a run, and each
-    of its tool invocations, finishes no earlier than it starts. A row dated by the run's own
+    the trace is the run's timeline, no event earlier than the one before it, and so are the
+    SSE events the client was sent (§11); a run, and each of its tool invocations, finishes
+    no earlier than it starts. A row dated by the run's own
     clock (every simulated run) also keeps ``finished_at - created_at`` as the duration, the
     run's start and finish, and every trace event between the two, to within
     :data:`TIME_TOLERANCE_MS`; a row dated by the wall clock (from
@@ -373,6 +374,12 @@ def _times_consistent(r: RunRecord) -> list[str]:
         end = "" if finished is None else _at(finished)
         out.append(f"{outside} trace event{'s' if outside > 1 else ''} outside the stored "
                    f"run's time [{_at(created)}, {end}], first {first_outside}")
+    events = r.sse_events
+    for a, b in zip(events, events[1:], strict=False):
+        if b.t < a.t:
+            out.append(f"the SSE events go back in time: {b.kind.value} (seq {b.seq}) at "
+                       f"t={_at(b.t)} after {a.kind.value} (seq {a.seq}) at t={_at(a.t)}")
+            break
     ended_first = [(i.invocation_id, i.started_at, i.finished_at) for i in r.invocations
                    if i.finished_at is not None and i.finished_at + slack < i.started_at]
     if ended_first:

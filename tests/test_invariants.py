@@ -331,6 +331,15 @@ def test_a_run_without_a_stored_row_that_finished_before_it_started_breaks_times
         "the run finished at t=-1, before it started at t=0"]
 
 
+def test_sse_events_going_back_in_time_break_times_consistent(good: RunRecord) -> None:
+    sent = good.sse_events
+    assert [e.kind.value for e in sent[:2]] == ["metadata", "status"] and sent[1].t < 2.0
+    later = replace(good, sse_events=(replace(sent[0], t=2.0), *sent[1:]))
+    assert messages(later, "times_consistent") == [
+        f"the SSE events go back in time: status (seq {sent[1].seq}) at t={sent[1].t:g} "
+        f"after metadata (seq {sent[0].seq}) at t=2"]
+
+
 def test_a_tool_invocation_that_finished_before_it_started_breaks_times_consistent(
         good: RunRecord) -> None:
     first, second = good.invocations[:2]
