@@ -314,10 +314,10 @@ def _times_consistent(r: RunRecord) -> list[str]:
     before the completion finishes it and stores the run's duration, which is never negative;
     the trace is the run's timeline, no event earlier than the one before it, and so are the
     SSE events the client was sent (§11); a run, and each of its tool invocations, finishes
-    no earlier than it starts. A row dated by the run's own
-    clock (every simulated run) also keeps ``finished_at - created_at`` as the duration, the
-    run's start and finish, and every trace event between the two, to within
-    :data:`TIME_TOLERANCE_MS`; a row dated by the wall clock (from
+    no earlier than it starts. A row dated by the run's own clock (every simulated run) also
+    keeps ``finished_at - created_at`` as the duration, the run's start and finish, and every
+    trace event between the two, to within :data:`TIME_TOLERANCE_MS`; a row dated by the
+    wall clock (from
     :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's, another harness's) is
     not compared with the run's clock, which times the duration and the trace."""
     out: list[str] = []
