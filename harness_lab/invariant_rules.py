@@ -317,9 +317,9 @@ def _times_consistent(r: RunRecord) -> list[str]:
     no earlier than it starts. A row dated by the run's own clock (every simulated run) also
     keeps ``finished_at - created_at`` as the duration, the run's start and finish, and every
     trace event between the two, to within :data:`TIME_TOLERANCE_MS`; a row dated by the
-    wall clock (from
-    :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's, another harness's) is
-    not compared with the run's clock, which times the duration and the trace."""
+    wall clock (from :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's,
+    another harness's) is not compared with the run's clock, which times the duration and
+    the trace."""
     out: list[str] = []
     row = r.stored_row
     created = _stored_time(row, "created_at")
