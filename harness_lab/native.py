@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -211,9 +212,17 @@ def _install() -> CoreBuild:
     sys.meta_path.insert(0, _CoreFinder(names, build.compiled))
     if (not build.compiled and not build.reason.startswith(PURE_ENV)
             and any(_extension_of(n) is not None for n in names)):
-        warnings.warn(f"harness_lab runs its pure-Python core: {build.reason}",
-                      RuntimeWarning, stacklevel=3)
+        _warn_pure(build.reason)
     return build
+
+
+def _warn_pure(reason: str) -> None:
+    """Warn that the pure-Python core runs, and why, in lines of 80 columns at the most: the
+    warning is the package's, not a line's, so it names the package rather than the
+    importing file (whose path alone may take half a terminal)."""
+    text = "harness_lab runs its pure-Python core:\n" + textwrap.fill(
+        reason, 78, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
+    warnings.warn_explicit(text, RuntimeWarning, "harness_lab", 0, module="harness_lab")
 
 
 _BUILD = _install()

@@ -184,3 +184,21 @@ def test_the_compiled_and_the_pure_core_give_the_same_load_curves() -> None:
 def test_the_canonical_sweep_runs_in_the_core_this_process_has() -> None:
     result = Sweep.from_file(CANONICAL, samples=20, seed=1, workers=1).run()
     assert result.frame["run_state"].astype(str).tolist() == ["SUCCESS"] * 20
+
+
+def test_the_pure_core_warning_names_the_package_and_fits_80_columns() -> None:
+    import warnings
+
+    from harness_lab.native import _warn_pure
+
+    reason = ("harness_lab/application/components.py changed since it was compiled; "
+              "reinstall to compile it again")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warn_pure(reason)
+    [warning] = caught
+    shown = warnings.formatwarning(warning.message, warning.category, warning.filename,
+                                   warning.lineno, warning.line).rstrip("\n").splitlines()
+    assert shown[0] == "harness_lab:0: RuntimeWarning: harness_lab runs its pure-Python core:"
+    assert " ".join(line.strip() for line in shown[1:]) == reason
+    assert max(map(len, shown)) <= 80
