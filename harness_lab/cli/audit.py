@@ -11,7 +11,7 @@ from typing import Any
 
 from harness_lab.audit import PARALLEL_FROM
 from harness_lab.audit.tally import AuditTally
-from harness_lab.cli.common import add_command, fail, mapping_failure, read_mapping
+from harness_lab.cli.common import add_command, fail, filled, mapping_failure, read_mapping
 
 __all__ = ["register"]
 
@@ -77,7 +77,11 @@ def _name(run: Any) -> str:
 
 
 def _print(tally: AuditTally) -> None:
-    """The first :data:`_SHOWN` problems, how many more, the counts and what went unchecked."""
+    """The first :data:`_SHOWN` problems, how many more, the counts and what went unchecked,
+    each wrapped to the terminal (a line a problem when the output is not a terminal)."""
+    from harness_lab.terminal.console import width_of
+
+    width = max(width_of(sys.stdout), 40)
     problems = (f"{_name(run)}: {problem}" for run in tally.not_clean
                 for problem in ([f"unreadable: {run.note}"] if run.state == "unreadable"
                                 else []) + [f"{name}: {msg}" for name, msg in run.violations])
@@ -85,7 +89,7 @@ def _print(tally: AuditTally) -> None:
     for line in problems:
         shown += 1
         if shown <= _SHOWN:
-            print(line)
+            print(filled(line, width, "    "))
     if shown > _SHOWN:
         print(f"... and {shown - _SHOWN} more (--format json lists them all)")
     counts = tally.counts()
@@ -96,12 +100,12 @@ def _print(tally: AuditTally) -> None:
     if counts["unreadable"]:
         parts.append(f"{counts['unreadable']} unreadable")
     parts.append(f"{counts['runs with violations']} with violations")
-    print(", ".join(parts))
+    print(filled(", ".join(parts), width, "    "))
     for name, n in sorted(tally.broken.items()):
         print(f"  {name}: {n}")
     if tally.unchecked:
-        print("not checked (the source holds no SSE events): "
-              f"{', '.join(sorted(tally.unchecked))}")
+        print(filled("not checked (the source holds no SSE events): "
+                     f"{', '.join(sorted(tally.unchecked))}", width, "  "))
 
 
 def register(sub: Any) -> None:

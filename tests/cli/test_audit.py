@@ -121,6 +121,20 @@ def test_audit_names_the_scenario_of_a_log_whose_run_finished_before_it_started(
     assert "  times_consistent: 1" in out
 
 
+def test_at_80_columns_audit_wraps_each_problem_under_its_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tampered_log(outcomes_log(tmp_path / "logs"), "conclusion-guards-pass",
+                       finished_before_created, tmp_path / "tampered.jsonl")
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["audit", str(log)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert max(map(len, out)) <= 80
+    assert out[:2] == ["run-000001 (conclusion-guards-pass): times_consistent: the stored "
+                       "finished_at -1", "    is before its created_at 0"]
+
+
 @pytest.mark.slow  # worker processes start in a second or two
 def test_audit_says_a_batch_ran_again_and_exits_1_when_its_worker_dies_every_time(
         database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
