@@ -174,8 +174,14 @@ def fitted(obs: Observations, method: str = "lognormal") -> dict[str, Any]:
 
 
 def sweep_yaml(block: dict[str, Any], note: str = "") -> str:
-    """The block as the ``sweep:`` key of a scenario file."""
+    """The block as the ``sweep:`` key of a scenario file, ``note`` as its comment, in lines
+    of 80 columns at the most (a long source URL or path alone stays whole)."""
+    import textwrap
+
     import yaml
 
-    head = "".join(f"# {line}\n" for line in note.splitlines())
-    return head + yaml.safe_dump({"sweep": block}, sort_keys=False, default_flow_style=None)
+    head = "".join(f"# {part}\n" for line in note.splitlines()
+                   for part in textwrap.wrap(line, 78, break_long_words=False,
+                                             break_on_hyphens=False) or [""])
+    return head + yaml.safe_dump({"sweep": block}, sort_keys=False, default_flow_style=None,
+                                 width=70)

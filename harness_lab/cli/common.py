@@ -34,7 +34,7 @@ __all__ = ["COMMAND_EXIT_CODES", "DEFAULT_PATHS", "EXIT_BROKEN_PIPE", "EXIT_CODE
            "format_problem", "format_rows",
            "mapping_failure", "nearest_path", "no_scenarios_message", "otlp_option",
            "otlp_send", "out_problem", "output_format", "port_number", "read_mapping",
-           "selected_plan", "selected_results", "usage_problem"]
+           "said", "selected_plan", "selected_results", "usage_problem"]
 
 EXIT_FAILED = 1
 """An expectation or invariant did not hold, or a scenario errored."""
@@ -169,9 +169,21 @@ def add_command(sub: Any, name: str, doc: str | None = None, *,
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
     """Say ``harness-lab COMMAND: MESSAGE`` on standard error, the password of any URL in
     it hidden (:func:`~harness_lab.redact.shown_url`) and its control characters escaped
-    (:func:`~harness_lab.terminal.console.printable`); return ``code``."""
-    print(f"harness-lab {command}: {printable(shown_url(message))}", file=sys.stderr)
+    (:func:`~harness_lab.terminal.console.printable`), wrapped to a terminal's width
+    (:func:`said`); return ``code``."""
+    said(f"harness-lab {command}: {printable(shown_url(message))}")
     return code
+
+
+def said(text: str, indent: str = "  ") -> None:
+    """Print ``text`` on standard error, each of its lines wrapped to the terminal's width
+    with ``indent`` before the lines it continues on (unwrapped when standard error is not a
+    terminal and ``COLUMNS`` is unset, so a log keeps a line a message)."""
+    from harness_lab.terminal.console import width_of
+
+    width = max(width_of(sys.stderr), 40)
+    print("\n".join(filled(line, width, indent) if len(line) > width else line
+                    for line in text.splitlines()), file=sys.stderr)
 
 
 def port_number(text: str) -> int:

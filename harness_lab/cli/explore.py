@@ -17,6 +17,7 @@ from harness_lab.cli.common import (
     format_rows,
     out_problem,
     output_format,
+    said,
     usage_problem,
 )
 from harness_lab.scenarios.faults import FAULT_KINDS
@@ -133,8 +134,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         print(f"wrote {len(written)} flagged variant(s) to {args.write_failures}",
               file=sys.stderr)
     # the library's summary says more: the files, and what a worker that died cost
-    print(library.summary() if several or plan.unexplored or library.not_run
-          or library.ran_again else result.summary(), file=sys.stderr)
+    said(library.summary() if several or plan.unexplored or library.not_run
+         or library.ran_again else result.summary())
     return 1 if result.flagged or library.not_run else 0
 
 

@@ -21,6 +21,7 @@ from harness_lab.cli.common import (
     otlp_option,
     otlp_send,
     out_problem,
+    said,
     usage_problem,
 )
 from harness_lab.terminal.console import printable
@@ -103,7 +104,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             return _compare(args, sweep)
         return _sweep(args, sweep, otlp)
     except ScenarioError as exc:
-        print(printable(str(exc)), file=sys.stderr)
+        said(printable(str(exc)))
         return EXIT_USAGE
     except SweepError as exc:
         return fail("sweep", str(exc))

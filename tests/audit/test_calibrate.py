@@ -15,6 +15,14 @@ from harness_lab.logs import read_log
 from harness_lab.sweep.spec import SweepBlock
 from tests.scenarios import TWO_TOOL_MODEL
 
+
+def comment(text: str) -> str:
+    """The comment that heads a printed block, its lines joined: 80 columns at the most, but
+    for a path or URL too long for one, which stands alone on its line."""
+    lines = [line for line in text.splitlines() if line.startswith("#")]
+    assert lines and all(len(line) <= 80 or " " not in line[2:] for line in lines)
+    return " ".join(line.removeprefix("# ") for line in lines)
+
 KNOWN = """\
 name: known-latencies
 description: Runs drawn from known distributions, to fit them back.
@@ -81,7 +89,7 @@ def test_the_command_prints_a_sweep_block_a_scenario_file_takes(
         swept: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["calibrate", str(swept), "--fit", "empirical"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith(f"# fitted by harness-lab calibrate from {swept} (empirical)")
+    assert comment(text).startswith(f"fitted by harness-lab calibrate from {swept} (empirical)")
     block = yaml.safe_load(text)["sweep"]
     assert len(block["latency"]["model"]["empirical"]) == QUANTILES
     SweepBlock.model_validate(block)
@@ -117,12 +125,13 @@ def test_the_command_says_which_kinds_it_kept_as_quantiles_and_why(
     capsys.readouterr()
     assert main(["calibrate", str(log)]) == 0
     text = capsys.readouterr().out
-    second = text.splitlines()[1]
-    assert second.startswith("# ") and second.endswith(
+    note = comment(text)
+    assert note.endswith(
         ": quantiles, not a lognormal: some of these calls took no time, which no lognormal "
         "has")
     block = yaml.safe_load(text)["sweep"]["latency"]
-    quantiled = second[2:].partition(":")[0].split(", ")
+    quantiled = note.partition("; paste under a scenario's top level ")[2].partition(
+        ":")[0].split(", ")
     assert quantiled and all("empirical" in block[kind] for kind in quantiled)
     assert all(fit.get("lognormal", {}).get("sigma", 0) < 3 for fit in block.values())
 
@@ -153,5 +162,5 @@ def test_the_command_names_the_runs_it_left_out_for_their_times(
     out, err = capsys.readouterr()
     assert err.startswith(f"harness-lab calibrate: left out {entry.record.run_id}: "
                           "times_consistent: the stored finished_at ")
-    assert "; left out: 1 whose times contradict;" in out.splitlines()[0]
+    assert "; left out: 1 whose times contradict;" in comment(out)
     SweepBlock.model_validate(yaml.safe_load(out)["sweep"])

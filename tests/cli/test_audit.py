@@ -12,6 +12,7 @@ import pytest
 from harness_lab.cli import main
 from harness_lab.fakes import draft
 from harness_lab.store.sql import SqlRunStore
+from tests.audit.test_calibrate import comment
 from tests.conftest import build, finished_before_created, outcomes_log, tampered_log
 
 SUMMARY = ("3 run(s): 3 checked, 0 incomplete (RUNNING, no RUN_FINISHED), 0 with violations\n"
@@ -88,8 +89,8 @@ def test_calibrate_says_which_runs_it_left_out_as_unreadable_and_why(
     out, err = capsys.readouterr()
     assert err == (f"harness-lab calibrate: left out {run_id}: unreadable: trace_event.t: "
                    "'soon' is not a number\n")
-    assert out.startswith(f"# fitted by harness-lab calibrate from {database} (lognormal); "
-                          "left out: 1 unreadable; paste")
+    assert comment(out).startswith(f"fitted by harness-lab calibrate from {database} "
+                                   "(lognormal); left out: 1 unreadable; paste")
 
 
 def test_audit_flags_a_stored_row_finished_before_it_was_created_and_exits_1(

@@ -178,3 +178,18 @@ def test_schema_and_calibrate_refuse_an_out_named_for_another_format(
     assert main(["calibrate", "scenarios", "--out", str(tmp_path / "block.json")]) == 2
     assert "this writes yaml, not the json a .json file holds" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_wraps_to_the_terminal_and_stays_one_line_when_piped(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness_lab.cli.common import fail
+
+    message = ("/tmp/none.jsonl: no such file (give a run log, a JSON Lines export, OTLP "
+               "JSON or a database URL such as sqlite:///runs.db)")
+    assert fail("audit", message) == 2
+    assert capsys.readouterr().err == f"harness-lab audit: {message}\n"
+    monkeypatch.setenv("COLUMNS", "80")
+    fail("audit", message)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) <= 80 and lines[1].startswith("  ")
+    assert " ".join(line.strip() for line in lines) == f"harness-lab audit: {message}"
