@@ -314,12 +314,13 @@ def _times_consistent(r: RunRecord) -> list[str]:
     before the completion finishes it and stores the run's duration, which is never negative;
     the trace is the run's timeline, no event earlier than the one before it, and so are the
     SSE events the client was sent (§11); a run, and each of its tool invocations, finishes
-    no earlier than it starts. A row dated by the run's own clock (every simulated run) also
-    keeps ``finished_at - created_at`` as the duration, the run's start and finish, and every
-    trace event between the two, to within :data:`TIME_TOLERANCE_MS`; a row dated by the
-    wall clock (from :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`: the live store's,
-    another harness's) is not compared with the run's clock, which times the duration and
-    the trace."""
+    no earlier than it starts, and the run ends within its time and times out no earlier
+    than its deadline (:func:`_ends_in_time`). A row dated by the run's own clock (every
+    simulated run) also keeps ``finished_at - created_at`` as the duration, the run's start
+    and finish, and every trace event between the two, to within :data:`TIME_TOLERANCE_MS`;
+    a row dated by the wall clock (from :data:`~harness_lab.store.base.WALL_CLOCK_AFTER`:
+    the live store's, another harness's) is not compared with the run's clock, which times
+    the duration and the trace."""
     out: list[str] = []
     row = r.stored_row
     created = _stored_time(row, "created_at")
@@ -387,6 +388,38 @@ def _times_consistent(r: RunRecord) -> list[str]:
         more = f" ({len(ended_first)} in all)" if len(ended_first) > 1 else ""
         out.append(f"tool invocation {inv} finished at t={_at(float(ended or 0.0))} before it "
                    f"started at t={_at(began)}{more}")
+    wall_row = created is not None and created >= WALL_CLOCK_AFTER
+    out += _ends_in_time(r, slack, ordered and not wall_row)
+    return out
+
+
+def _ends_in_time(r: RunRecord, slack: float, own_clock: bool) -> list[str]:
+    """The run's terminal transition and its deadline on the run's clock (doc §2, §3.2): the
+    run ends between its start and its finish, its deadline is not before its start, and it
+    times out no earlier than its deadline (found passed at a boundary at or after it). A
+    deadline that is not finite is unknown (a rebuilt record's); a run whose start is on
+    another clock than its terminations (a row dated by the wall clock) is not held to the
+    first."""
+    out: list[str] = []
+    start, finish = r.started_at, r.finished_at
+    if own_clock and start <= finish:
+        outside = [(state, at) for state, _, at in r.terminations
+                   if at < start - slack or at > finish + slack]
+        if outside:
+            state, at = outside[0]
+            out.append(f"the run ended {state} at t={_at(at)}, outside its time "
+                       f"[{_at(start)}, {_at(finish)}]")
+    deadline = r.deadline_at
+    if not math.isfinite(deadline):
+        return out
+    if deadline < start - slack:
+        out.append(f"the run's deadline t={_at(deadline)} is before it started at "
+                   f"t={_at(start)}")
+    early = [at for state, _, at in r.terminations
+             if state == RunState.TIMED_OUT.value and at < deadline - slack]
+    if early:
+        out.append(f"the run timed out at t={_at(early[0])}, before its deadline at "
+                   f"t={_at(deadline)}")
     return out
 
 

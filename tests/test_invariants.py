@@ -69,7 +69,7 @@ def test_the_invariants_are_listed_in_document_order() -> None:
 
 
 def test_two_terminal_transitions_break_single_termination(good: RunRecord) -> None:
-    twice = replace(good, terminations=(*good.terminations, ("CANCELLED", "user", 9.0)))
+    twice = replace(good, terminations=(*good.terminations, ("CANCELLED", "user", 3.0)))
     assert broken(twice) == {"single_termination"}
 
 
@@ -357,6 +357,35 @@ def test_a_tool_invocation_that_finished_before_it_started_breaks_times_consiste
         good, invocations=(unfinished, *good.invocations[1:])))
 
 
+def test_a_run_ending_outside_its_time_breaks_times_consistent(good: RunRecord) -> None:
+    assert good.terminations == (("SUCCESS", "completed", 3.0),)
+    late = replace(good, terminations=(("SUCCESS", "completed", 7.5),))
+    assert messages(late, "times_consistent") == [
+        "the run ended SUCCESS at t=7.5, outside its time [0, 3]"]
+    early = replace(good, started_at=1.0, terminations=(("SUCCESS", "completed", 0.25),))
+    assert ("the run ended SUCCESS at t=0.25, outside its time [1, 3]"
+            in messages(early, "times_consistent"))
+    rounded = replace(good, terminations=(("SUCCESS", "completed", 3.0004),))
+    assert "times_consistent" not in broken(rounded)
+
+
+def test_a_deadline_before_the_run_started_breaks_times_consistent(good: RunRecord) -> None:
+    assert messages(replace(good, deadline_at=-5.0), "times_consistent") == [
+        "the run's deadline t=-5 is before it started at t=0"]
+    unknown = replace(good, deadline_at=float("inf"))
+    assert "times_consistent" not in broken(unknown)
+
+
+def test_a_run_timed_out_before_its_deadline_breaks_times_consistent(good: RunRecord) -> None:
+    timed_out = replace(good, run_state=RunState.TIMED_OUT, deadline_at=3.0,
+                        terminations=(("TIMED_OUT", "after model:diagnosis", 3.0),))
+    assert "times_consistent" not in broken(timed_out)  # found passed at its instant
+    assert messages(replace(timed_out, deadline_at=4.5), "times_consistent") == [
+        "the run timed out at t=3, before its deadline at t=4.5"]
+    unknown = replace(timed_out, deadline_at=float("inf"))  # a rebuilt record's
+    assert "times_consistent" not in broken(unknown)
+
+
 def test_a_row_dated_by_the_wall_clock_is_held_only_to_itself(good: RunRecord) -> None:
     # the live store's row: Unix times around a run whose clock (duration, trace) is scaled
     live = stored(good, created_at=1_760_000_000.25, finished_at=1_760_000_000.40)
@@ -366,6 +395,11 @@ def test_a_row_dated_by_the_wall_clock_is_held_only_to_itself(good: RunRecord) -
     assert messages(retimed(live, {7: 1.0, 6: 2.5}), "times_consistent") == [
         "the trace goes back in time 1 time, first TOOL_INVOCATION (seq 7) at t=1 after "
         "AGENT_MODEL_STEP (seq 6) at t=2.5"]
+    # a rebuilt record starts and finishes when its wall-dated row says, while its ending is
+    # on the run's clock: not compared (and it keeps no deadline)
+    rebuilt = replace(live, started_at=1_760_000_000.25, finished_at=1_760_000_000.40,
+                      deadline_at=float("inf"))
+    assert "times_consistent" not in broken(rebuilt)
 
 
 def test_runs_arriving_at_fractional_instants_agree_to_the_float_and_are_held_to_it() -> None:

@@ -309,8 +309,8 @@ class FaultPlan:
             ctx.cancel(CancellationReason.USER_REQUESTED, "user requested (injected)")
         elif isinstance(f, fs.ServerShutdown) and live is not None:
             live.server_shutdown()
-        elif isinstance(f, fs.Deadline):
-            ctx.deadline_at = ctx.now
+        elif isinstance(f, fs.Deadline):  # passes here, unless it already has
+            ctx.deadline_at = min(ctx.deadline_at, ctx.now)
         elif isinstance(f, fs.BudgetExhausted):
             budget = ctx.budget
             used = getattr(budget, f.budget)
