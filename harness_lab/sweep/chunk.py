@@ -44,7 +44,9 @@ class ChunkResult:
     order (``violations`` as comma-joined text): built in the worker, so what travels back
     and what the sweep keeps is a few lists, not an object per sample. ``lost`` names the
     cause when the chunk could not be played at all (its samples are then error rows);
-    ``ran_again`` is true when it ran a second time, its worker process having died.
+    ``ran_again`` is true when it ran a second time, its worker process having died (a
+    chunk that persists finds what it stored the first time; one that does not, run again
+    by a dask scheduler rather than by the pool, cannot tell).
     """
 
     grid: int
@@ -96,39 +98,42 @@ value_class(ChunkResult)  # see frozen.py
 def run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
               start: int, stop: int, *, check_invariants: bool = True, keep_failures: int = 20,
               keep_every: int = 0, store_url: str | None = None,
-              commit_every: int = 256, rerun: bool = False) -> ChunkResult:
+              commit_every: int = 256) -> ChunkResult:
     """Play samples ``start..stop-1`` of grid point ``grid`` (a top-level, picklable job).
 
     With ``store_url``, every run is persisted; ``commit_every`` runs share a transaction
-    (1: a transaction per step of each run, as the live harness writes them). ``rerun``:
-    the chunk runs again, its worker having died: the runs it stored then are played again
-    without writing, those it left RUNNING are removed and played again. A chunk that
-    cannot be played at all (its store cannot be opened, say) comes back as error rows
-    naming the cause, never as an exception that would cost the sweep its other chunks.
+    (1: a transaction per step of each run, as the live harness writes them). Playing a
+    persisting chunk again gives the same database, so whoever runs it again (the pool,
+    a dask scheduler, after its worker died) need not say so: the runs an earlier play
+    stored are played again without writing, those it left RUNNING are removed and played
+    again, and the result says it ``ran_again``. A chunk that cannot be played at all (its
+    store cannot be opened, say) comes back as error rows naming the cause, never as an
+    exception that would cost the sweep its other chunks.
     """
     try:
         return _run_chunk(data, grid, overrides, seed, start, stop,
                           check_invariants=check_invariants, keep_failures=keep_failures,
                           keep_every=keep_every, store_url=store_url,
-                          commit_every=commit_every, rerun=rerun)
+                          commit_every=commit_every)
     except Exception as exc:
         return ChunkResult.lost_samples(grid, start, stop, describe(exc))
 
 
 def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any], seed: int,
                start: int, stop: int, *, check_invariants: bool, keep_failures: int,
-               keep_every: int, store_url: str | None, commit_every: int,
-               rerun: bool) -> ChunkResult:
+               keep_every: int, store_url: str | None, commit_every: int) -> ChunkResult:
     store: SqlRunStore | GroupCommitStore | None = None
     stored: set[int] = set()
+    before = False
     if store_url is not None:
         from harness_lab.store.group import GroupCommitStore
         from harness_lab.store.sql import SqlRunStore
         from harness_lab.sweep.claim import chunk_stored
 
         sql = SqlRunStore(store_url)
-        if rerun:  # what this chunk's first run stored before its worker died
-            stored = chunk_stored(sql, grid, start, stop)
+        held = chunk_stored(sql, grid, start, stop)  # what an earlier play of it left
+        stored = held.completed.get(grid, set())
+        before = bool(stored or held.removed_running)
         store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
     point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
                       check_invariants=check_invariants, store=store)
@@ -156,7 +161,8 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
                 outcomes[i] = dataclasses.replace(outcomes[i], error=f"StoreError: {message}")
                 if len(failures) < keep_failures:
                     failures.append(_failure(point, outcomes[i]))
-    return ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))
+    result = ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))
+    return dataclasses.replace(result, ran_again=True) if before else result
 
 
 def _kept(point: GridPoint, sample: int) -> dict[str, Any]:

@@ -318,13 +318,12 @@ def _remove_running(conn: Connection, run_ids: Sequence[str] | None = None) -> S
     return Stored(_completed(run_id for run_id, status in rows if status != running), len(left))
 
 
-def chunk_stored(store: SqlRunStore, grid: int, start: int, stop: int) -> set[int]:
-    """The samples ``start..stop-1`` of grid point ``grid`` the database holds completed:
-    what an earlier run of the chunk stored before its worker died (the runs it left
-    RUNNING are removed, to be played again)."""
+def chunk_stored(store: SqlRunStore, grid: int, start: int, stop: int) -> Stored:
+    """What the database holds of samples ``start..stop-1`` of grid point ``grid``: what an
+    earlier play of the chunk stored before its worker died, the runs it left RUNNING
+    removed (and counted), to be played again."""
     with store.engine.begin() as conn:
-        stored = _remove_running(conn, [run_id_of(grid, i) for i in range(start, stop)])
-    return stored.completed.get(grid, set())
+        return _remove_running(conn, [run_id_of(grid, i) for i in range(start, stop)])
 
 
 def stored_runs(store: SqlRunStore) -> Stored:

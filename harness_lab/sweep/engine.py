@@ -47,7 +47,7 @@ each chunk's result as it completes (``client``: the dask client, or None). The 
 is :func:`play_chunks`."""
 
 __all__ = ["MAX_GRID_POINTS", "MAX_RUNS", "Backend", "Chunk", "ChunkResult", "Sweep",
-           "available_cores", "grid_points", "overridden", "play_chunks", "processes",
+           "available_cores", "grid_points", "on_dask", "overridden", "play_chunks", "processes",
            "run_chunk"]
 
 MAX_GRID_POINTS = 10_000
@@ -313,7 +313,7 @@ def play_chunks(sweep: Sweep, chunks: list[Chunk], parallelism: int, client: Any
     process (``parallelism`` 1) or on ``parallelism`` loky processes."""
     kw = sweep.job_kwargs()
     if client is not None:
-        yield from _dask(client, sweep.data, sweep.seed, chunks, kw)
+        yield from on_dask(client, run_chunk, sweep.data, sweep.seed, chunks, kw)
     elif parallelism <= 1:
         for chunk in chunks:
             g, point, start, stop, _ = chunk
@@ -356,10 +356,9 @@ def processes(job: Callable[..., ChunkResult], workers: int, data: dict[str, Any
              for chunk in chunks for g, point, start, stop, _ in [chunk]]
     again: set[int] = set()
 
-    def rerun(index: int, call: Call) -> Call:  # a chunk whose worker died, run again
+    def rerun(index: int, call: Call) -> Call:  # a chunk whose worker died, run as it was
         again.add(index)
-        args, kwargs = call
-        return args, {**kwargs, "rerun": True}
+        return call
 
     for i, result in in_workers(job, calls, workers, lambda i, exc: _lost(chunks[i], exc),
                                 rerun):
@@ -381,11 +380,14 @@ def _result(future: Any, chunk: Chunk) -> ChunkResult:
     return result
 
 
-def _dask(client: Any, data: dict[str, Any], seed: int, chunks: list[Chunk],
-          kw: dict[str, Any]) -> Iterator[ChunkResult]:
+def on_dask(client: Any, job: Callable[..., ChunkResult], data: dict[str, Any], seed: int,
+            chunks: list[Chunk], kw: dict[str, Any]) -> Iterator[ChunkResult]:
+    """``job`` over ``chunks`` on the dask ``client``'s cluster, each result as it completes.
+    The scheduler runs again a chunk whose worker died (its ``allowed-failures`` rule); a
+    chunk that fails for good comes back as error rows naming the cause."""
     from distributed import as_completed
 
-    futures = {client.submit(run_chunk, data, chunk[0], chunk[1], seed, chunk[2], chunk[3],
+    futures = {client.submit(job, data, chunk[0], chunk[1], seed, chunk[2], chunk[3],
                              pure=False, **chunk_kwargs(kw, chunk)): chunk for chunk in chunks}
     try:
         for future in as_completed(futures):

@@ -1,9 +1,12 @@
-"""The job a sweep worker runs: it loads the harness, not the reporting stack."""
+"""The job a sweep worker runs: it loads the harness, not the reporting stack, and playing
+it again gives the same database."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 
 def test_a_worker_importing_the_chunk_job_loads_no_pandas_matplotlib_or_sqlalchemy() -> None:
@@ -13,7 +16,6 @@ def test_a_worker_importing_the_chunk_job_loads_no_pandas_matplotlib_or_sqlalche
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
-
 
 
 def test_a_chunk_keeps_its_outcomes_as_columns_and_gives_them_back_unchanged() -> None:
@@ -31,3 +33,30 @@ def test_a_chunk_keeps_its_outcomes_as_columns_and_gives_them_back_unchanged() -
     assert chunk.columns["violations"] == ["", "", "cited_ready_only,sse_protocol"]
     assert len(chunk) == 3
     assert chunk.outcomes == tuple(outcomes)
+
+
+def test_a_persisting_chunk_played_again_stores_each_run_once_and_says_it_ran_again(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    from harness_lab.store.sql import SqlRunStore
+    from harness_lab.sweep.chunk import run_chunk
+    from harness_lab.sweep.sample import run_id_of
+    from tests.store.test_run_store import start as start_run
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    first = run_chunk(sweep_data, 0, {}, 3, 0, 4, store_url=url)
+    assert not first.ran_again
+    # as a worker killed midway leaves it: sample 4 RUNNING
+    store = SqlRunStore(url)
+    start_run(store, run_id_of(0, 4))
+    store.close()
+    again = run_chunk(sweep_data, 0, {}, 3, 0, 6, store_url=url)
+    assert again.ran_again
+    assert again.columns["sample"] == [0, 1, 2, 3, 4, 5]
+    assert {c: v[:4] for c, v in again.columns.items()} == first.columns
+    store = SqlRunStore(url)
+    try:
+        runs = store.runs()
+    finally:
+        store.close()
+    assert sorted(r["run_id"] for r in runs) == [run_id_of(0, s) for s in range(6)]
+    assert "RUNNING" not in {r["status"] for r in runs}
