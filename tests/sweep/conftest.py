@@ -31,3 +31,15 @@ def sweep_data() -> dict[str, Any]:
     """The fixture scenario as data."""
     data: dict[str, Any] = yaml.safe_load(SWEEP)
     return data
+
+
+def stored_statuses(url: str) -> dict[str, str]:
+    """Each run the database at ``url`` holds, by run id: its stored status (a run stored
+    twice would fail its insert, so a run id stands once)."""
+    from harness_lab.store.sql import SqlRunStore
+
+    store = SqlRunStore(url)
+    try:
+        return {r["run_id"]: r["status"] for r in store.runs()}
+    finally:
+        store.close()

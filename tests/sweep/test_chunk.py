@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.sweep.conftest import stored_statuses
+
 
 def test_a_worker_importing_the_chunk_job_loads_no_pandas_matplotlib_or_sqlalchemy() -> None:
     probe = ("import sys, harness_lab.sweep.chunk; "
@@ -53,10 +55,6 @@ def test_a_persisting_chunk_played_again_stores_each_run_once_and_says_it_ran_ag
     assert again.ran_again
     assert again.columns["sample"] == [0, 1, 2, 3, 4, 5]
     assert {c: v[:4] for c, v in again.columns.items()} == first.columns
-    store = SqlRunStore(url)
-    try:
-        runs = store.runs()
-    finally:
-        store.close()
-    assert sorted(r["run_id"] for r in runs) == [run_id_of(0, s) for s in range(6)]
-    assert "RUNNING" not in {r["status"] for r in runs}
+    stored = stored_statuses(url)
+    assert sorted(stored) == [run_id_of(0, s) for s in range(6)]
+    assert "RUNNING" not in stored.values()

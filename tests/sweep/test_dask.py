@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pytest
 
+from tests.sweep.conftest import stored_statuses
+
 distributed = pytest.importorskip("distributed")
 
 if TYPE_CHECKING:
@@ -44,7 +46,6 @@ def test_a_sweep_on_a_dask_cluster_is_sized_and_reported_by_its_worker_threads(
 
 def test_a_persisting_chunk_whose_dask_worker_died_midway_runs_again_storing_each_run_once(
         sweep_data: dict[str, Any], tmp_path: Path) -> None:
-    from harness_lab.store.sql import SqlRunStore
     from harness_lab.sweep.engine import Sweep, on_dask
     from harness_lab.sweep.sample import run_id_of
     from tests.sweep.jobs import dies_once_midway
@@ -65,11 +66,6 @@ def test_a_persisting_chunk_whose_dask_worker_died_midway_runs_again_storing_eac
     assert result.ran_again >= 1  # the scheduler said nothing: the chunk found its runs
     assert (result.lost, result.unstored, result.unreported) == (0, 0, [])
     pd.testing.assert_frame_equal(result.frame, unbroken.frame)
-    store = SqlRunStore(url)
-    try:
-        runs = store.runs()
-    finally:
-        store.close()
-    assert sorted(r["run_id"] for r in runs) == sorted(
-        run_id_of(g, s) for g in (0, 1) for s in range(20))
-    assert "RUNNING" not in {r["status"] for r in runs}
+    stored = stored_statuses(url)
+    assert sorted(stored) == sorted(run_id_of(g, s) for g in (0, 1) for s in range(20))
+    assert "RUNNING" not in stored.values()

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from harness_lab.sweep.engine import ChunkResult, Sweep, run_chunk
+from tests.sweep.conftest import stored_statuses
 
 CRASH = [{"kind": "crash", "at": {"call": "tool", "n": 2}}]
 
@@ -77,7 +78,6 @@ def test_a_chunk_that_kills_its_worker_every_time_becomes_error_rows_and_no_othe
 @pytest.mark.slow
 def test_a_persisting_chunk_whose_worker_died_midway_runs_again_storing_each_run_once(
         sweep_data: dict[str, Any], tmp_path: Path) -> None:
-    from harness_lab.store.sql import SqlRunStore
     from harness_lab.sweep.engine import processes
     from harness_lab.sweep.sample import run_id_of
     from tests.sweep.jobs import dies_once_midway
@@ -95,14 +95,9 @@ def test_a_persisting_chunk_whose_worker_died_midway_runs_again_storing_each_run
     assert 1 <= result.ran_again <= 2
     assert (result.lost, result.unstored, result.unreported) == (0, 0, [])
     pd.testing.assert_frame_equal(result.frame, unbroken.frame)
-    store = SqlRunStore(url)
-    try:
-        runs = store.runs()
-    finally:
-        store.close()
-    assert sorted(r["run_id"] for r in runs) == sorted(
-        run_id_of(g, s) for g in (0, 1) for s in range(20))
-    assert "RUNNING" not in {r["status"] for r in runs}
+    stored = stored_statuses(url)
+    assert sorted(stored) == sorted(run_id_of(g, s) for g in (0, 1) for s in range(20))
+    assert "RUNNING" not in stored.values()
 
 
 def test_a_chunk_lost_in_its_worker_is_counted_in_the_result(
