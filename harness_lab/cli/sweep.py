@@ -99,7 +99,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             return _load(args, sweep)
         note = sweep.worker_note()
         if note is not None:
-            print(f"note: {note}", file=sys.stderr)
+            said(f"note: {note}")
         if args.compare is not None or args.against is not None:
             return _compare(args, sweep)
         return _sweep(args, sweep, otlp)
@@ -207,10 +207,10 @@ def _sweep(args: argparse.Namespace, sweep: Any, otlp: str | None) -> int:
     if result.ran_again:
         from harness_lab.pool import ran_again
 
-        print(f"note: {ran_again(result.ran_again)}", file=sys.stderr)
+        said(f"note: {ran_again(result.ran_again)}")
     if result.replayed:
-        print(f"resumed: {result.replayed} samples were already stored (played again for this "
-              "result, not written); the others were run and stored", file=sys.stderr)
+        said(f"resumed: {result.replayed:,} samples were already stored (played again for "
+             "this result, not written); the others were run and stored")
     shares = result.shares(args.column, by=result.axes)
     if args.format in ("table", "markdown"):  # for people: no zero-count category rows
         shares = shares[shares["count"] > 0]
@@ -218,7 +218,7 @@ def _sweep(args: argparse.Namespace, sweep: Any, otlp: str | None) -> int:
     if args.plot and written:
         written = _plot(args, result)
     for failure in result.failures[:5]:
-        print(f"failure: {failure}", file=sys.stderr)
+        said(f"failure: {failure}")
     incomplete = _incomplete(args, result)
     exported = _export_kept(result, otlp, started_at) if otlp else 0
     if result.interrupted:
@@ -240,23 +240,22 @@ def _incomplete(args: argparse.Namespace, result: Any) -> bool:
     """Say what the sweep lost, did not store or did not report; True when anything."""
     if result.lost:
         cause = str(result.cause).strip().splitlines()
-        print(f"incomplete: {result.lost} of {result.samples} samples lost "
-              f"({cause[0] if cause else 'unknown cause'})", file=sys.stderr)
+        said(f"incomplete: {result.lost:,} of {result.samples:,} samples lost "
+             f"({cause[0] if cause else 'unknown cause'})")
     if result.unstored:
-        print(f"incomplete: {result.unstored} of {result.samples} runs were not stored "
-              "(their error names the store's reason)", file=sys.stderr)
+        said(f"incomplete: {result.unstored:,} of {result.samples:,} runs were not stored "
+             "(their error names the store's reason)")
     if result.unreported:
         shown = ", ".join(result.unreported[:5]) + (", ..." if len(result.unreported) > 5
                                                     else "")
-        print(f"note: the database holds {len(result.unreported)} completed runs this result "
-              f"does not count ({shown}); --resume completes the sweep", file=sys.stderr)
+        said(f"note: the database holds {len(result.unreported):,} completed runs this "
+             f"result does not count ({shown}); --resume completes the sweep")
     elif result.unreadable:
-        print(f"note: the database could not be read back to find the runs it holds that "
-              f"this result does not count ({result.unreadable}); --resume completes the "
-              "sweep", file=sys.stderr)
+        said(f"note: the database could not be read back to find the runs it holds that "
+             f"this result does not count ({result.unreadable}); --resume completes the "
+             "sweep")
     elif result.interrupted and args.persist:
-        print("note: --resume completes the sweep, running only the samples not stored",
-              file=sys.stderr)
+        said("note: --resume completes the sweep, running only the samples not stored")
     return bool(result.lost or result.unstored)
 
 

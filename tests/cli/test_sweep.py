@@ -204,19 +204,28 @@ def test_a_sweep_with_a_chunk_that_kills_its_worker_every_time_loses_that_chunk_
                for x in err.splitlines())
 
 
-def test_runs_the_database_refuses_are_counted_and_the_sweep_exits_1(
-        sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def refusing_db(tmp_path: Path) -> Path:
+    """A database whose rule refuses two of the sweep fixture's runs."""
     import sqlite3
 
-    from harness_lab.report.frames import read_runs
     from harness_lab.store.target import open_writable
 
     db = tmp_path / "runs.db"
     open_writable(f"sqlite:///{db}").close()
-    with sqlite3.connect(db) as conn:  # a database rule that refuses two of the runs
+    with sqlite3.connect(db) as conn:
         conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON trace_event WHEN NEW.run_id IN "
                      "('run-g0-s0000001', 'run-g1-s0000002') "
                      "BEGIN SELECT RAISE(ABORT, 'refused by the audit rule'); END")
+    return db
+
+
+def test_runs_the_database_refuses_are_counted_and_the_sweep_exits_1(
+        sweep_file: Path, refusing_db: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_lab.report.frames import read_runs
+
+    db = refusing_db
     out = tmp_path / "samples.csv"
     code = main(["sweep", str(sweep_file), "--samples", "4", "--persist", f"sqlite:///{db}",
                  "--out", str(out)])
@@ -229,6 +238,20 @@ def test_runs_the_database_refuses_are_counted_and_the_sweep_exits_1(
     assert set(refused) == {("0", "1"), ("1", "2")}
     assert all("refused by the audit rule" in e for e in refused.values())
     assert len(read_runs(f"sqlite:///{db}")) == 6  # the other runs are all stored
+
+
+def test_what_a_sweep_says_of_its_failures_wraps_to_the_terminal(
+        sweep_file: Path, refusing_db: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["sweep", str(sweep_file), "--samples", "4", "--persist",
+                 f"sqlite:///{refusing_db}", "--no-log", "-q"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert max(map(len, lines)) <= 80, lines
+    said = " ".join(line.strip() for line in lines)
+    assert ("incomplete: 2 of 8 runs were not stored (their error names the store's reason)"
+            in said)
+    assert said.count("failure: {'grid': ") == 2
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ def test_a_killed_sweep_resumed_runs_only_the_missing_samples_and_equals_an_unbr
          str(SAMPLES), "--seed", "4", "--workers", "2", "--persist", f"sqlite:///{db}",
          "--resume", "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed: {stored} samples were already stored" in resumed.stderr
+    assert f"resumed: {stored:,} samples were already stored" in resumed.stderr
     assert completed_runs(db) == 2 * SAMPLES
     unbroken = Sweep.from_file(sweep_file, samples=SAMPLES, seed=4).run().frame
     assert out.read_text(encoding="utf-8") == unbroken.to_csv(index=False)
@@ -106,7 +106,7 @@ def test_ctrl_c_stops_the_workers_and_the_result_lists_every_stored_run_it_does_
     stored = completed_runs(db)
     extra = stored - counted
     if extra > 0:
-        assert f"note: the database holds {extra} completed runs this result does not " \
+        assert f"note: the database holds {extra:,} completed runs this result does not " \
                "count" in err
     else:
         assert "note: --resume completes the sweep" in err
