@@ -17,6 +17,7 @@ from harness_lab.cli.common import (
     mapping_failure,
     out_problem,
     read_mapping,
+    said,
 )
 
 if TYPE_CHECKING:
@@ -67,12 +68,12 @@ def _left_out(runs: list[AuditedRun], contradicting: list[tuple[str, str]]) -> s
     were left out, by state, for the block's comment."""
     unreadable = [(r.run_id, f"unreadable: {r.note}") for r in runs if r.state == "unreadable"]
     timed = [(run_id, f"times_consistent: {found}") for run_id, found in contradicting]
-    for kind, said in (("unreadable", unreadable), ("contradicting", timed)):
-        for run_id, why in said[:_SHOWN]:
-            print(f"harness-lab calibrate: left out {run_id}: {why}", file=sys.stderr)
-        if len(said) > _SHOWN:
-            print(f"harness-lab calibrate: ... and {len(said) - _SHOWN} more {kind} run(s) "
-                  "left out", file=sys.stderr)
+    for kind, left in (("unreadable", unreadable), ("contradicting", timed)):
+        for run_id, why in left[:_SHOWN]:
+            said(f"harness-lab calibrate: left out {run_id}: {why}")
+        if len(left) > _SHOWN:
+            said(f"harness-lab calibrate: ... and {len(left) - _SHOWN:,} more {kind} run(s) "
+                 "left out")
     counts = Counter(r.state for r in runs)
     if contradicting:
         counts["whose times contradict"] = len(contradicting)

@@ -167,8 +167,7 @@ def _note(left: Any) -> None:
     """One line on standard error for a file or scenario that could not be explored, whole:
     cut to the terminal's width, a long path would leave no room for the reason."""
     what = left.path if left.scenario is None else f"{left.path} [{left.scenario}]"
-    print(f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}",
-          file=sys.stderr)
+    said(f"not explored: {what}: {left.reason.splitlines()[0] if left.reason else ''}")
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from harness_lab.cli.common import (
     add_command,
     fail,
     format_problem,
+    said,
     selected_results,
 )
 
@@ -51,9 +51,9 @@ def _rechecked(results: Any) -> Any:
     if changed:
         names = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more"
                                           if len(changed) > 3 else "")
-        print(f"harness-lab report: {len(changed):,} logged run(s) now break invariants their "
-              f"log did not record ({names}): shown as checked now (the log edited since, or "
-              "written before the check)", file=sys.stderr)
+        said(f"harness-lab report: {len(changed):,} logged run(s) now break invariants their "
+             f"log did not record ({names}): shown as checked now (the log edited since, or "
+             "written before the check)")
     return again
 
 

@@ -28,6 +28,7 @@ from harness_lab.cli.common import (
     otlp_send,
     out_problem,
     output_format,
+    said,
     selected_plan,
     selected_results,
     usage_problem,
@@ -115,8 +116,7 @@ def _write_otlp_file(results: ResultSet, path: str, epoch: float) -> int:
     except OSError as exc:
         return fail("run", f"--otlp-file {path}: cannot write: {exc.strerror or exc}",
                     EXIT_FAILED)
-    print(f"otlp: {written.spans:,} span(s) of {written.runs:,} run(s) written to {path}",
-          file=sys.stderr)
+    said(f"otlp: {written.spans:,} span(s) of {written.runs:,} run(s) written to {path}")
     return 0
 
 

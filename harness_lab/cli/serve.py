@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from harness_lab.cli.common import add_command, fail, otlp_option, port_number
+from harness_lab.cli.common import add_command, fail, otlp_option, port_number, said
 from harness_lab.redact import shown_url
 
 __all__ = ["register", "serve"]
@@ -183,7 +183,7 @@ def serve(args: argparse.Namespace) -> int:
               f"({shown_url(source.describe())}; runs stored in {shown_url(url)}; time scale "
               f"{args.time_scale:g}); Ctrl-C stops", flush=True)
         for orphans in reaped:
-            print(f"harness-lab serve: {orphans.describe()}", file=sys.stderr, flush=True)
+            said(f"harness-lab serve: {orphans.describe()}")
 
     # in-flight streams get the grace period, then their cancel's failure event, to end
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off",
@@ -204,10 +204,10 @@ def serve(args: argparse.Namespace) -> int:
         stop_beating.set()
         stuck = driver.close(server.left_to_wait())
         if stuck:
-            print(f"harness-lab serve: {len(stuck)} run(s) still blocked {args.stop_wait:g} s "
-                  f"after their cancel (on a provider call or a database that does not answer) are "
-                  f"left; a row of theirs still RUNNING is ended FAILED (PROCESS_LOST) as this "
-                  f"server records its stop, or by the next serve", file=sys.stderr, flush=True)
+            said(f"harness-lab serve: {len(stuck)} run(s) still blocked {args.stop_wait:g} s "
+                 f"after their cancel (on a provider call or a database that does not answer) "
+                 f"are left; a row of theirs still RUNNING is ended FAILED (PROCESS_LOST) as "
+                 f"this server records its stop, or by the next serve")
         _record_stop(instance, args.stop_wait)
         store.close()
         sock.close()
@@ -247,7 +247,7 @@ def _record_stop(instance: Any, wait_s: float) -> None:
         log.error("serve instance %s: could not record its stop: %s", instance.instance_id,
                   one_line(outcome[0]))
     elif outcome[0] is not None:
-        print(f"harness-lab serve: {outcome[0].describe()}", file=sys.stderr, flush=True)
+        said(f"harness-lab serve: {outcome[0].describe()}")
 
 
 _HANGUP = getattr(signal, "SIGHUP", None)  # none on Windows

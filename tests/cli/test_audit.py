@@ -75,9 +75,14 @@ def test_calibrate_draws_the_runs_it_reads_on_a_terminal_and_nothing_when_piped(
     assert "runs read" in drawn and "3/3" in drawn and "runs/s" in drawn
 
 
+@pytest.mark.parametrize("columns", [None, "60"], ids=["piped", "at 60 columns"])
 def test_calibrate_says_which_runs_it_left_out_as_unreadable_and_why(
-        database: str, capsys: pytest.CaptureFixture[str]) -> None:
+        columns: str | None, database: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     import sqlite3
+
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", columns)
 
     path = database.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
@@ -87,8 +92,13 @@ def test_calibrate_says_which_runs_it_left_out_as_unreadable_and_why(
     conn.close()
     assert main(["calibrate", database]) == 0
     out, err = capsys.readouterr()
-    assert err == (f"harness-lab calibrate: left out {run_id}: unreadable: trace_event.t: "
-                   "'soon' is not a number\n")
+    said = (f"harness-lab calibrate: left out {run_id}: unreadable: trace_event.t: 'soon' is "
+            "not a number")
+    if columns is None:
+        assert err == said + "\n"
+    else:  # wrapped, each line within the width
+        assert max(map(len, err.splitlines())) <= 60 < len(said)
+        assert " ".join(line.strip() for line in err.splitlines()) == said
     assert comment(out).startswith(f"fitted by harness-lab calibrate from {database} "
                                    "(lognormal); left out: 1 unreadable; paste")
 
