@@ -355,6 +355,7 @@ def _times_consistent(r: RunRecord) -> list[str]:
     high = finished + slack if run_clock and finished is not None else math.inf
     back = outside = 0
     went_back = first_outside = ""
+    outside_at: set[float] = set()  # said of the trace: not said again of a termination
     before: TraceEvent | None = None
     for e in r.trace:
         t = e.t
@@ -365,6 +366,7 @@ def _times_consistent(r: RunRecord) -> list[str]:
                              f"{before.type.value} (seq {before.seq}) at t={_at(before.t)}")
         if t < low or t > high:
             outside += 1
+            outside_at.add(t)
             if outside == 1:
                 first_outside = f"{e.type.value} (seq {e.seq}) at t={_at(t)}"
         before = e
@@ -389,22 +391,24 @@ def _times_consistent(r: RunRecord) -> list[str]:
         out.append(f"tool invocation {inv} finished at t={_at(float(ended or 0.0))} before it "
                    f"started at t={_at(began)}{more}")
     wall_row = created is not None and created >= WALL_CLOCK_AFTER
-    out += _ends_in_time(r, slack, ordered and not wall_row)
+    out += _ends_in_time(r, slack, ordered and not wall_row, outside_at)
     return out
 
 
-def _ends_in_time(r: RunRecord, slack: float, own_clock: bool) -> list[str]:
+def _ends_in_time(r: RunRecord, slack: float, own_clock: bool,
+                  said: set[float]) -> list[str]:
     """The run's terminal transition and its deadline on the run's clock (doc §2, §3.2): the
     run ends between its start and its finish, its deadline is not before its start, and it
     times out no earlier than its deadline (found passed at a boundary at or after it). A
     deadline that is not finite is unknown (a rebuilt record's); a run whose start is on
     another clock than its terminations (a row dated by the wall clock) is not held to the
-    first."""
+    first, nor is a termination at the time of a trace event ``said`` to lie outside the run
+    (a rebuilt record's terminations are its trace's)."""
     out: list[str] = []
     start, finish = r.started_at, r.finished_at
     if own_clock and start <= finish:
         outside = [(state, at) for state, _, at in r.terminations
-                   if at < start - slack or at > finish + slack]
+                   if (at < start - slack or at > finish + slack) and at not in said]
         if outside:
             state, at = outside[0]
             out.append(f"the run ended {state} at t={_at(at)}, outside its time "

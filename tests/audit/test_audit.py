@@ -193,6 +193,23 @@ def test_a_trace_going_back_in_time_is_flagged_naming_both_events(
                              f"(seq {before['seq']}) at t={before['t']}"),)
 
 
+def test_a_run_finished_event_after_the_stored_finish_is_said_once(
+        outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
+    # the rebuilt run's termination is that event: said of the trace, not again of the end
+    record = outcomes["conclusion-guards-pass"]
+    assert record.stored_row is not None and record.stored_row["finished_at"] == 6.7
+
+    def late(lines: list[dict[str, Any]]) -> None:
+        _rows(lines, "trace_event")[-1]["t"] = 12.5
+
+    last = _rows(export_lines(record), "trace_event")[-1]
+    assert last["type"] == "RUN_FINISHED"
+    (run,) = audit(_export(tmp_path / "t.jsonl", [record], change=late)).runs
+    assert run.violations == (
+        ("times_consistent", f"1 trace event outside the stored run's time [0, 6.7], first "
+                             f"RUN_FINISHED (seq {last['seq']}) at t=12.5"),)
+
+
 def test_a_tool_invocation_stored_finishing_before_it_started_is_flagged(
         outcomes: dict[str, RunRecord], tmp_path: Path) -> None:
     record = outcomes["conclusion-guards-pass"]
