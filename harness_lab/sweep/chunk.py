@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 from harness_lab.errors import ProcessCrash
 from harness_lab.frozen import value_class
 from harness_lab.sweep.sample import (
+    PLAYED_COLUMNS,
     GridPoint,
     Outcome,
     apply_overrides,
     describe,
     run_id_of,
     sample_of,
+    session_id_of,
 )
 
 if TYPE_CHECKING:
@@ -123,17 +125,15 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
                start: int, stop: int, *, check_invariants: bool, keep_failures: int,
                keep_every: int, store_url: str | None, commit_every: int) -> ChunkResult:
     store: SqlRunStore | GroupCommitStore | None = None
-    stored: set[int] = set()
-    before = False
+    stored: dict[int, dict[str, Any]] = {}
+    again = 0  # runs an earlier play of this chunk left, stored or RUNNING
     if store_url is not None:
         from harness_lab.store.group import GroupCommitStore
         from harness_lab.store.sql import SqlRunStore
         from harness_lab.sweep.claim import chunk_stored
 
         sql = SqlRunStore(store_url)
-        held = chunk_stored(sql, grid, start, stop)  # what an earlier play of it left
-        stored = held.completed.get(grid, set())
-        before = bool(stored or held.removed_running)
+        stored, again = chunk_stored(sql, grid, start, stop)  # what an earlier play left
         store = GroupCommitStore(sql, every=commit_every) if commit_every > 1 else sql
     point = GridPoint(apply_overrides(dict(data), overrides), grid, seed,
                       check_invariants=check_invariants, store=store)
@@ -146,7 +146,14 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
                           check_invariants=check_invariants)
                 if store is not None and (stored or keep_every) else point)
     for i in range(start, stop):
-        outcome = (unstored if i in stored else point).run(i)
+        row = stored.get(i)
+        outcome = (point if row is None else unstored).run(i)
+        if row is not None:  # the earlier play's run, or another's that holds its id
+            other = _stored_otherwise(row, outcome, grid, i)
+            if other is None:
+                again += 1
+            elif outcome.error is None:
+                outcome = dataclasses.replace(outcome, error=f"StoreError: {other}")
         outcomes.append(outcome)
         if outcome.failed and len(failures) < keep_failures:
             failures.append(_failure(point, outcome))
@@ -162,7 +169,22 @@ def _run_chunk(data: Mapping[str, Any], grid: int, overrides: Mapping[str, Any],
                 if len(failures) < keep_failures:
                     failures.append(_failure(point, outcomes[i]))
     result = ChunkResult.of(grid, start, outcomes, tuple(failures), tuple(kept))
-    return dataclasses.replace(result, ran_again=True) if before else result
+    return dataclasses.replace(result, ran_again=True) if again else result
+
+
+def _stored_otherwise(row: Mapping[str, Any], outcome: Outcome, grid: int,
+                      sample: int) -> str | None:
+    """None when the stored ``row`` is the one playing the sample again gives (its session
+    and outcome); else what the database holds instead, as a refused insert would say."""
+    played = {"session_id": session_id_of(grid, sample), "intent": outcome.intent,
+              "status": outcome.db_status, "termination_state": outcome.run_state,
+              "release_outcome": outcome.release_outcome,
+              "fallback_type": outcome.fallback_type}
+    column = next((c for c in PLAYED_COLUMNS if row.get(c) != played[c]), None)
+    if column is None:
+        return None
+    return (f"the database already holds {run_id_of(grid, sample)}, stored otherwise "
+            f"({column} {row.get(column)!r} where the sample gives {played[column]!r})")
 
 
 def _kept(point: GridPoint, sample: int) -> dict[str, Any]:

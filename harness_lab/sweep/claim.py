@@ -53,7 +53,7 @@ from harness_lab.store.sql import (
     tool_invocation,
     trace_event,
 )
-from harness_lab.sweep.sample import run_id_of
+from harness_lab.sweep.sample import PLAYED_COLUMNS, run_id_of, sample_of
 
 __all__ = ["Claim", "Stored", "beat", "chunk_stored", "fingerprint", "resume_claim",
            "stake_claim", "stored_runs", "sweep_beat", "sweep_claim"]
@@ -318,12 +318,21 @@ def _remove_running(conn: Connection, run_ids: Sequence[str] | None = None) -> S
     return Stored(_completed(run_id for run_id, status in rows if status != running), len(left))
 
 
-def chunk_stored(store: SqlRunStore, grid: int, start: int, stop: int) -> Stored:
-    """What the database holds of samples ``start..stop-1`` of grid point ``grid``: what an
-    earlier play of the chunk stored before its worker died, the runs it left RUNNING
-    removed (and counted), to be played again."""
+def chunk_stored(store: SqlRunStore, grid: int, start: int, stop: int
+                 ) -> tuple[dict[int, dict[str, Any]], int]:
+    """What the database holds of samples ``start..stop-1`` of grid point ``grid``, as an
+    earlier play of the chunk left it before its worker died: the completed runs'
+    :data:`PLAYED_COLUMNS` by sample, and how many runs left RUNNING were removed, to be
+    played again."""
+    ids = [run_id_of(grid, i) for i in range(start, stop)]
     with store.engine.begin() as conn:
-        return _remove_running(conn, [run_id_of(grid, i) for i in range(start, stop)])
+        held = _remove_running(conn, ids)
+        done = sorted(held.completed.get(grid, ()))
+        columns = [diagnosis_run.c.run_id, *(diagnosis_run.c[name] for name in PLAYED_COLUMNS)]
+        rows = [row for first in range(0, len(done), 500) for row in conn.execute(
+            select(*columns).where(diagnosis_run.c.run_id.in_(
+                [run_id_of(grid, i) for i in done[first:first + 500]]))).mappings()]
+    return {sample_of(row["run_id"]): dict(row) for row in rows}, held.removed_running
 
 
 def stored_runs(store: SqlRunStore) -> Stored:

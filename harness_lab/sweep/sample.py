@@ -38,7 +38,8 @@ from harness_lab.sweep.stochastic import (
 )
 from harness_lab.tools.ledger import InvocationLedger
 
-__all__ = ["GridPoint", "Outcome", "apply_overrides", "describe", "run_id_of", "sample_of"]
+__all__ = ["PLAYED_COLUMNS", "GridPoint", "Outcome", "apply_overrides", "describe", "run_id_of",
+           "sample_of", "session_id_of"]
 
 
 def describe(exc: BaseException) -> str:
@@ -53,6 +54,17 @@ def describe(exc: BaseException) -> str:
 def run_id_of(grid: int, sample: int) -> str:
     """The run id of sample ``sample`` of grid point ``grid``."""
     return "run-g" + str(grid) + "-s" + str(sample).zfill(7)  # f"...{sample:07d}", faster
+
+
+PLAYED_COLUMNS = ("session_id", "intent", "status", "termination_state", "release_outcome",
+                  "fallback_type")
+"""The columns of a stored run that playing its sample again must give alike for the row to
+be that sample's (a persisting chunk played again finds its runs by them)."""
+
+
+def session_id_of(grid: int, sample: int) -> str:
+    """The session id of sample ``sample`` of grid point ``grid`` (each sample its own)."""
+    return f"session-g{grid}-s{sample}"
 
 
 def sample_of(run_id: str) -> int:
@@ -216,7 +228,7 @@ class GridPoint:
         # timings do not depend on which samples ran before it in the same worker
         if not restart_clock(harness.env):
             harness.env = simpy.Environment()
-        handle = harness.submit(sc.query, f"session-g{self.index}-s{sample}",
+        handle = harness.submit(sc.query, session_id_of(self.index, sample),
                                 run_id=run_id_of(self.index, sample), parts=parts)
         if plan is not None:
             plan.arm(harness, handle)

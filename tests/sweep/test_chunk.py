@@ -58,3 +58,33 @@ def test_a_persisting_chunk_played_again_stores_each_run_once_and_says_it_ran_ag
     stored = stored_statuses(url)
     assert sorted(stored) == [run_id_of(0, s) for s in range(6)]
     assert "RUNNING" not in stored.values()
+
+
+def test_a_run_another_stored_under_a_samples_id_is_refused_as_the_store_would_and_kept(
+        sweep_data: dict[str, Any], tmp_path: Path) -> None:
+    from sqlalchemy import insert
+
+    from harness_lab.store.sql import SqlRunStore, diagnosis_run
+    from harness_lab.sweep.chunk import run_chunk
+    from harness_lab.sweep.sample import run_id_of
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = SqlRunStore(url)
+    with store.engine.begin() as conn:
+        conn.execute(insert(diagnosis_run).values(run_id=run_id_of(0, 1), session_id="old",
+                                                  query="q", status="SUCCESS",
+                                                  created_at=0.0, ordinal=1))
+    store.close()
+    played = run_chunk(sweep_data, 0, {}, 3, 0, 3, store_url=url)
+    assert not played.ran_again
+    assert played.columns["error"][0] is None and played.columns["error"][2] is None
+    assert played.columns["error"][1] == (
+        "StoreError: the database already holds run-g0-s0000001, stored otherwise "
+        "(session_id 'old' where the sample gives 'session-g0-s1')")
+    stored = stored_statuses(url)
+    assert sorted(stored) == [run_id_of(0, s) for s in range(3)]
+    store = SqlRunStore(url)
+    try:
+        assert {r["run_id"]: r["session_id"] for r in store.runs()}[run_id_of(0, 1)] == "old"
+    finally:
+        store.close()
