@@ -30,24 +30,19 @@ def _name(scenario: str, grid: Any, sample: Any) -> str:
     return f"{scenario}@g{grid}-s{sample}"
 
 
-def _grid_sample(run_id: str) -> tuple[int, int]:
-    from harness_lab.sweep.sample import sample_of
-
-    head = run_id.rpartition("-s")[0]
-    return int(head.rpartition("-g")[2]), sample_of(run_id)
-
-
 def sweep_results(scenario: str, path: str, kept: Sequence[Mapping[str, Any]],
                   failures: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Scenario results of a sweep's kept records and failing samples, in that order."""
     from harness_lab.logs.codec import record_result
     from harness_lab.runner.run import ScenarioResult
+    from harness_lab.sweep.sample import grid_sample_of
 
     results: list[ScenarioResult] = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[Any, Any]] = set()
     for d in kept:
         record = record_from_dict(d) if "trace" in d else None  # None: the sample crashed
-        grid, sample = (d["grid"], d["sample"]) if record is None else _grid_sample(record.run_id)
+        found = None if record is None else grid_sample_of(record.run_id)
+        grid, sample = (d.get("grid"), d.get("sample")) if found is None else found
         seen.add((grid, sample))
         name = _name(scenario, grid, sample)
         results.append(ScenarioResult(name, path, error=str(d.get("error"))) if record is None

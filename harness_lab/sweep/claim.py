@@ -53,7 +53,13 @@ from harness_lab.store.sql import (
     tool_invocation,
     trace_event,
 )
-from harness_lab.sweep.sample import PLAYED_COLUMNS, run_id_of, sample_of
+from harness_lab.sweep.sample import (
+    PLAYED_COLUMNS,
+    RUN_ID_PREFIX,
+    grid_sample_of,
+    run_id_of,
+    sample_of,
+)
 
 __all__ = ["Claim", "Stored", "beat", "chunk_stored", "fingerprint", "resume_claim",
            "stake_claim", "stored_runs", "sweep_beat", "sweep_claim"]
@@ -306,7 +312,7 @@ def _remove_running(conn: Connection, run_ids: Sequence[str] | None = None) -> S
     running = StoredRunStatus.RUNNING.value
     query = select(diagnosis_run.c.run_id, diagnosis_run.c.status)
     if run_ids is None:
-        rows = conn.execute(query.where(diagnosis_run.c.run_id.like("run-g%"))).all()
+        rows = conn.execute(query.where(diagnosis_run.c.run_id.like(RUN_ID_PREFIX + "%"))).all()
     else:
         rows = [row for first in range(0, len(run_ids), 500) for row in conn.execute(
             query.where(diagnosis_run.c.run_id.in_(run_ids[first:first + 500])))]
@@ -340,15 +346,14 @@ def stored_runs(store: SqlRunStore) -> Stored:
     running = StoredRunStatus.RUNNING.value
     with store.engine.connect() as conn:
         rows = conn.execute(select(diagnosis_run.c.run_id)
-                            .where(diagnosis_run.c.run_id.like("run-g%"),
+                            .where(diagnosis_run.c.run_id.like(RUN_ID_PREFIX + "%"),
                                    diagnosis_run.c.status != running)).scalars().all()
     return Stored(_completed(rows))
 
 
 def _completed(run_ids: Any) -> dict[int, set[int]]:
     out: dict[int, set[int]] = {}
-    for run_id in run_ids:
-        grid, _, sample = run_id.removeprefix("run-g").partition("-s")
-        if grid.isdigit() and sample.isdigit():
-            out.setdefault(int(grid), set()).add(int(sample))
+    for found in map(grid_sample_of, run_ids):
+        if found is not None:
+            out.setdefault(found[0], set()).add(found[1])
     return out

@@ -38,8 +38,8 @@ from harness_lab.sweep.stochastic import (
 )
 from harness_lab.tools.ledger import InvocationLedger
 
-__all__ = ["PLAYED_COLUMNS", "GridPoint", "Outcome", "apply_overrides", "describe", "run_id_of",
-           "sample_of", "session_id_of"]
+__all__ = ["PLAYED_COLUMNS", "RUN_ID_PREFIX", "GridPoint", "Outcome", "apply_overrides",
+           "describe", "grid_sample_of", "run_id_of", "sample_of", "session_id_of"]
 
 
 def describe(exc: BaseException) -> str:
@@ -51,9 +51,21 @@ def describe(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
+RUN_ID_PREFIX = "run-g"
+"""How every sweep run id begins (a database's sweep runs are those whose id begins so)."""
+
+
 def run_id_of(grid: int, sample: int) -> str:
     """The run id of sample ``sample`` of grid point ``grid``."""
-    return "run-g" + str(grid) + "-s" + str(sample).zfill(7)  # f"...{sample:07d}", faster
+    return RUN_ID_PREFIX + str(grid) + "-s" + str(sample).zfill(7)  # f"...{sample:07d}"
+
+
+def grid_sample_of(run_id: str) -> tuple[int, int] | None:
+    """The grid point and sample of a run id made by :func:`run_id_of`; None for another."""
+    grid, _, sample = run_id.removeprefix(RUN_ID_PREFIX).partition("-s")
+    if run_id.startswith(RUN_ID_PREFIX) and grid.isdigit() and sample.isdigit():
+        return int(grid), int(sample)
+    return None
 
 
 PLAYED_COLUMNS = ("session_id", "intent", "status", "termination_state", "release_outcome",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness_lab.sweep.sample import GridPoint
+from harness_lab.sweep.sample import GridPoint, grid_sample_of, run_id_of
 
 
 def test_samples_played_in_turn_equal_samples_each_played_on_a_fresh_grid_point(
@@ -65,3 +65,12 @@ def test_a_played_sample_leaves_none_of_its_objects_to_the_garbage_collector(
         if was_enabled:
             gc.enable()
     assert left == []
+
+
+def test_a_sweep_run_id_gives_back_its_grid_point_and_sample_and_another_id_none() -> None:
+    assert run_id_of(3, 42) == "run-g3-s0000042"
+    assert grid_sample_of("run-g3-s0000042") == (3, 42)
+    assert grid_sample_of("run-g12-s12345678") == (12, 12345678)
+    for other in ("run-000001", "run-gx-s0000001", "run-g1-s", "xrun-g1-s0000001",
+                  "run-g1-s00001-inv-1"):
+        assert grid_sample_of(other) is None, other
