@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import simpy
 
@@ -51,7 +51,7 @@ def describe(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
-RUN_ID_PREFIX = "run-g"
+RUN_ID_PREFIX: Final = "run-g"
 """How every sweep run id begins (a database's sweep runs are those whose id begins so)."""
 
 
