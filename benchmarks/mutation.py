@@ -81,6 +81,8 @@ EQUIVALENT_OPERATORS = {
 """Operators whose mutants of these modules are equivalent, with the reason."""
 
 DEFAULT_RESULTS = ROOT / ".mutation" / "results.jsonl"
+DEFAULT_TEST_RESULTS = ROOT / ".mutation" / "results-tests.jsonl"
+"""Where mutants judged by ``--tests`` are kept: a mutant's outcome depends on its judge."""
 AT_IMPORT = "(import)"
 """The coverage context of what runs when the package is imported: every scenario's."""
 
@@ -365,11 +367,18 @@ def changed_lines(since: str, module: str) -> set[int]:
 class Worker:
     """A private copy of the package in which one mutant at a time is applied and judged."""
 
-    def __init__(self, scenarios: Sequence[str], timeout_s: float) -> None:
+    def __init__(self, scenarios: Sequence[str], timeout_s: float,
+                 tests: Sequence[str] = ()) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="harness-lab-mutant-"))
-        shutil.copytree(PACKAGE, self.home / "harness_lab",
-                        ignore=shutil.ignore_patterns("*.so", "__pycache__", "*.pyc"))
+        skip = shutil.ignore_patterns("*.so", "__pycache__", "*.pyc", "harness_logs")
+        shutil.copytree(PACKAGE, self.home / "harness_lab", ignore=skip)
+        if tests:  # the tests judge in the copy, beside the package they import
+            for name in ("tests", "scenarios"):
+                shutil.copytree(ROOT / name, self.home / name, ignore=skip)
+            for name in ("conftest.py", "pyproject.toml"):
+                shutil.copy(ROOT / name, self.home / name)
         self.scenarios = [str(Path(s).resolve()) for s in scenarios]
+        self.tests = list(tests)
         self.timeout_s = timeout_s
 
     def judge(self, mutant: Mutant, scenarios: Sequence[str] | None = None) -> tuple[str, str]:
@@ -398,9 +407,9 @@ class Worker:
     def _run(self, scenarios: Sequence[str]) -> str:
         env = {**os.environ, "HARNESS_LAB_PURE": "1", "PYTHONPATH": str(self.home),
                "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", "COLUMNS": "200"}
+        command = judge_command(scenarios, self.tests)
         try:
-            done = subprocess.run([sys.executable, "-m", "harness_lab", "run",
-                                   *scenarios, "--no-log"], cwd=self.home, env=env,
+            done = subprocess.run(command, cwd=self.home, env=env,
                                   capture_output=True, timeout=self.timeout_s, check=False)
         except subprocess.TimeoutExpired:
             return "timeout"
@@ -495,14 +504,24 @@ def _load(results: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def baseline_seconds(scenarios: Sequence[str]) -> float:
-    """How long the unmutated library takes to run (it must pass)."""
+def judge_command(scenarios: Sequence[str], tests: Sequence[str] = ()) -> list[str]:
+    """What judges a mutant: ``harness-lab run`` over ``scenarios``, or pytest over
+    ``tests`` (in one process, stopping at the first failure) when any are given."""
+    if tests:
+        return [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
+                *tests]
+    return [sys.executable, "-m", "harness_lab", "run", *scenarios, "--no-log"]
+
+
+def baseline_seconds(scenarios: Sequence[str], tests: Sequence[str] = ()) -> float:
+    """How long the unmutated judge takes (it must pass)."""
     env = {**os.environ, "HARNESS_LAB_PURE": "1", "NO_COLOR": "1"}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "harness_lab", "run", *scenarios, "--no-log"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(judge_command(scenarios, tests), cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        sys.exit("mutation: the unmutated scenario library does not pass; fix that first\n"
+        judge = "tests" if tests else "scenario library"
+        sys.exit(f"mutation: the unmutated {judge} does not pass; fix that first\n"
                  + done.stdout[-2000:])
     return time.perf_counter() - started
 
@@ -530,8 +549,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--all-scenarios", action="store_true",
                    help="judge every mutant by the whole library, not by the scenarios that "
                         "reach it")
+    p.add_argument("--tests", nargs="+", default=[], metavar="PATH",
+                   help="judge each mutant by these pytest files instead of the library "
+                        "(for a module whose judge is its own tests, such as "
+                        "invariant_rules.py, which judges the library); results go to "
+                        f"{DEFAULT_TEST_RESULTS.relative_to(ROOT)} unless --results says")
     p.add_argument("--map-reach", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.tests and args.results == DEFAULT_RESULTS:
+        args.results = DEFAULT_TEST_RESULTS
     if args.map_reach is not None:  # the child process of map_reach
         _write_reach(args.map_reach, args.scenarios)
         return 0
@@ -556,9 +582,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(mutants)} mutants ({len(mutants) - len(todo)} judged before), "
           f"{sum(left_out.values())} left out as equivalent: {dict(left_out)}", flush=True)
     if todo:
-        seconds = baseline_seconds(args.scenarios)
-        print(f"the library passes unmutated in {seconds:.1f} s; {args.workers} worker(s)",
-              flush=True)
+        seconds = baseline_seconds(args.scenarios, args.tests)
+        judge = "the tests pass" if args.tests else "the library passes"
+        print(f"{judge} unmutated in {seconds:.1f} s; {args.workers} worker(s)", flush=True)
         _judge_all(todo, args, timeout_s=max(10.0, 4 * seconds), known=known)
     return _report(mutants, known, args.fail_under)
 
@@ -568,13 +594,13 @@ def _judge_all(todo: Sequence[Mutant], args: argparse.Namespace, *, timeout_s: f
     args.results.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     reach: Reach | None = None
-    if not args.all_scenarios:
+    if not args.all_scenarios and not args.tests:
         started = time.perf_counter()
         reach = map_reach(args.scenarios)
         print(f"what each scenario file reaches, mapped in {time.perf_counter() - started:.1f} s",
               flush=True)
     spans = {module: statement_spans(module) for module in {m.module for m in todo}}
-    pool = [Worker(args.scenarios, timeout_s) for _ in range(max(1, args.workers))]
+    pool = [Worker(args.scenarios, timeout_s, args.tests) for _ in range(max(1, args.workers))]
     free = list(pool)
     started = time.perf_counter()
     done = 0

@@ -361,13 +361,13 @@ def _times_consistent(r: RunRecord) -> list[str]:
         t = e.t
         if before is not None and t < before.t:
             back += 1
-            if back == 1:
+            if not went_back:
                 went_back = (f"{e.type.value} (seq {e.seq}) at t={_at(t)} after "
                              f"{before.type.value} (seq {before.seq}) at t={_at(before.t)}")
         if t < low or t > high:
             outside += 1
             outside_at.add(t)
-            if outside == 1:
+            if not first_outside:
                 first_outside = f"{e.type.value} (seq {e.seq}) at t={_at(t)}"
         before = e
     if back:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -10,10 +11,14 @@ import pytest
 from harness_lab.invariants import check, invariant_names
 from harness_lab.record import RunRecord
 from harness_lab.states import (
+    EvidenceStatus,
+    FallbackType,
+    IntentType,
     InvocationStatus,
     ReleaseOutcome,
     RunState,
     SseEventKind,
+    SseState,
     TraceEventStatus,
     TraceEventType,
 )
@@ -418,3 +423,208 @@ def test_runs_arriving_at_fractional_instants_agree_to_the_float_and_are_held_to
     assert last.stored_row is not None
     off = stored(last, duration_ms=last.stored_row["duration_ms"] + 2.0)
     assert broken(off) == {"times_consistent"}
+
+
+# --- another value breaks a rule whichever way it sorts, a harness's own word included -----------
+
+def finished_saying(run_state: str) -> Callable[[RunRecord], RunRecord]:
+    return lambda good: with_detail(good, TT.RUN_FINISHED, run_state=run_state)
+
+
+def lost_to(state: str) -> Callable[[RunRecord], RunRecord]:
+    return lambda good: appended(good, TT.TERMINATION_REJECTED, TraceEventStatus.REJECTED,
+                                 state="CANCELLED", reason="CLIENT_DISCONNECTED", at=1.0,
+                                 lost_to=state, lost_to_reason="x", lost_to_at=1.0)
+
+
+def sent(kind: SseEventKind, **data: Any) -> Callable[[RunRecord], RunRecord]:
+    return lambda good: replace(good, sse_events=tuple(
+        replace(e, data={**e.data, **data}) if e.kind is kind else e for e in good.sse_events))
+
+
+def row_with(**columns: Any) -> Callable[[RunRecord], RunRecord]:
+    return lambda good: stored(good, **columns)
+
+
+def fallback_published(fallback_type: str) -> Callable[[RunRecord], RunRecord]:
+    return lambda good: replace(
+        good, release_outcome=ReleaseOutcome.FALLBACK,
+        fallback_type=FallbackType.INSUFFICIENT_EVIDENCE,
+        content={"contentType": "safe_fallback", "fallbackType": fallback_type},
+        stored_row={**(good.stored_row or {}), "release_outcome": "FALLBACK"})
+
+
+OTHER_VALUES = [  # (id, change to the good run, invariant, the message)
+    ("RUN_FINISHED state before", finished_saying("FAILED"), "single_termination",
+     "RUN_FINISHED says FAILED, the run is SUCCESS"),
+    ("RUN_FINISHED state after", finished_saying("TIMED_OUT"), "single_termination",
+     "RUN_FINISHED says TIMED_OUT, the run is SUCCESS"),
+    ("lost to a state before", lost_to("CANCELLED"), "single_termination",
+     "lost to CANCELLED, the run is SUCCESS"),
+    ("lost to a state after", lost_to("TIMED_OUT"), "single_termination",
+     "lost to TIMED_OUT, the run is SUCCESS"),
+    ("result of a run id before", sent(SseEventKind.CONTENT, runId="a-run"), "sse_protocol",
+     "a result's identity does not match the metadata"),
+    ("result of a run id after", sent(SseEventKind.CONTENT, runId="someone-else"),
+     "sse_protocol", "a result's identity does not match the metadata"),
+    ("done outcome before", sent(SseEventKind.DONE, outcome="FALLBACK"), "sse_protocol",
+     "done says FALLBACK, the release outcome is SUCCESS"),
+    ("done outcome after", sent(SseEventKind.DONE, outcome="TIMED_OUT"), "sse_protocol",
+     "done says TIMED_OUT, the release outcome is SUCCESS"),
+    ("done outcome of the harness's own before CANCELLED",
+     sent(SseEventKind.DONE, outcome="ABORTED"), "sse_protocol",
+     "done says ABORTED, the release outcome is SUCCESS"),
+    ("stored status before", row_with(status="FAILED"), "stored_axes_distinct",
+     "stored status FAILED, §12.2 maps SUCCESS to SUCCESS"),
+    ("stored status after", row_with(status="TIMED_OUT"), "stored_axes_distinct",
+     "stored status TIMED_OUT, §12.2 maps SUCCESS to SUCCESS"),
+    ("stored release outcome before", row_with(release_outcome="FALLBACK"),
+     "stored_axes_distinct", "stored release_outcome differs from the run's"),
+    ("stored release outcome after", row_with(release_outcome="TIMED_OUT"),
+     "stored_axes_distinct", "stored release_outcome differs from the run's"),
+    ("stored termination state before", row_with(termination_state="FAILED"),
+     "stored_axes_distinct", "stored termination_state differs from the RunState"),
+    ("stored termination state after", row_with(termination_state="TIMED_OUT"),
+     "stored_axes_distinct", "stored termination_state differs from the RunState"),
+    ("published fallback type before", fallback_published("EVIDENCE_VALIDATION_FAILED"),
+     "fallback_is_not_failure", "the published fallback type differs from the release decision"),
+    ("published fallback type after", fallback_published("SEMANTIC_UNSUPPORTED"),
+     "fallback_is_not_failure", "the published fallback type differs from the release decision"),
+    ("fewer tool calls finished", lambda good: with_detail(good, TT.RUN_FINISHED, tool_calls=1),
+     "tool_calls_reconciled", "RUN_FINISHED counts 1 tool calls, 2 were started"),
+    ("fewer tool calls stored", row_with(tool_calls=1), "tool_calls_reconciled",
+     "the stored row counts 1 tool calls, 2 were started"),
+]
+
+
+@pytest.mark.parametrize(("change", "invariant", "message"),
+                         [pytest.param(*case[1:], id=case[0]) for case in OTHER_VALUES])
+def test_a_value_other_than_the_runs_breaks_the_rule_whichever_way_it_sorts(
+        good: RunRecord, change: Callable[[RunRecord], RunRecord], invariant: str,
+        message: str) -> None:
+    found = messages(change(good), invariant)
+    assert [m for m in found if message in m] != [], found
+    assert not [m for m in found if "CANCELLED was sent" in m]
+
+
+def test_a_report_citing_a_no_evidence_invocation_breaks_invariant_five(good: RunRecord) -> None:
+    first = good.invocations[0]
+    blank = replace(good, invocations=(replace(first, evidence_status=EvidenceStatus.NO_EVIDENCE),
+                                       *good.invocations[1:]))
+    assert messages(blank, "no_evidence_not_promoted") == [
+        f"the conclusion rests on NO_EVIDENCE invocation {first.invocation_id}"]
+    for other in ("answer", "safe_fallback"):  # sorting before the report's type, and after
+        content = {**(blank.content or {}), "contentType": other}
+        assert messages(replace(blank, content=content), "no_evidence_not_promoted") == []
+
+
+def test_only_a_conclusion_check_and_a_supported_verdict_count_for_invariant_eight(
+        good: RunRecord) -> None:
+    # a harness's own words, sorting before "conclusion" and "SUPPORTED", count for neither
+    unchecked = with_detail(good, TT.EVIDENCE_GUARD_INITIAL, mode="claims")
+    assert "repair or semantic guard ran without a conclusion check" in messages(
+        unchecked, "guard_chain_needs_conclusion")
+    partly = with_detail(good, TT.SEMANTIC_GUARD_DECISION, verdict="PARTIAL")
+    assert messages(partly, "guard_chain_needs_conclusion") == [
+        "a diagnosis report was published without a SUPPORTED semantic verdict"]
+    answer = replace(partly, content={**(good.content or {}), "contentType": "answer"})
+    assert messages(answer, "guard_chain_needs_conclusion") == []
+
+
+def test_a_trace_and_sse_events_going_back_twice_name_the_first_time_once(
+        good: RunRecord) -> None:
+    twice = retimed(good, {6: 2.5, 7: 1.0, 8: 0.5})
+    assert messages(twice, "times_consistent") == [
+        "the trace goes back in time 2 times, first TOOL_INVOCATION (seq 7) at t=1 after "
+        "AGENT_MODEL_STEP (seq 6) at t=2.5"]
+    first, second, *rest = good.sse_events
+    assert len(rest) >= 2
+    events = (first, second, replace(rest[0], t=-1.0), replace(rest[1], t=-2.0), *rest[2:])
+    found = messages(replace(good, sse_events=events), "times_consistent")
+    assert [m for m in found if m.startswith("the SSE events go back in time")] == [
+        f"the SSE events go back in time: {rest[0].kind.value} (seq {rest[0].seq}) at t=-1 "
+        f"after {second.kind.value} (seq {second.seq}) at t={second.t:g}"]
+
+
+def test_times_agree_to_within_one_millisecond_and_no_further(good: RunRecord) -> None:
+    assert good.started_at == 0.0 and good.stored_row is not None
+    assert good.stored_row["created_at"] == 0.0
+    for within in (0.001, 0.0009995):
+        assert "times_consistent" not in broken(replace(good, started_at=within)), within
+    assert messages(replace(good, started_at=0.0010005), "times_consistent") == [
+        "the run started at t=0.0010005, its stored row was created at 0"]
+    assert "times_consistent" not in broken(replace(good, finished_at=3.001))
+    assert "times_consistent" not in broken(stored(good, duration_ms=3001.0))
+    first = good.invocations[0]
+    early = replace(first, finished_at=first.started_at - 0.0005)
+    assert "times_consistent" not in broken(replace(good, invocations=(early,
+                                                                       *good.invocations[1:])))
+
+
+def test_a_row_created_at_the_wall_clocks_first_second_is_dated_by_the_wall_clock(
+        good: RunRecord) -> None:
+    from harness_lab.store.base import WALL_CLOCK_AFTER
+
+    first = stored(good, created_at=WALL_CLOCK_AFTER, finished_at=WALL_CLOCK_AFTER + 0.25,
+                   duration_ms=3000.0)
+    assert "times_consistent" not in broken(first)
+
+
+def test_a_stored_duration_of_zero_or_just_below_is_held_to_the_stored_times(
+        good: RunRecord) -> None:
+    assert messages(stored(good, duration_ms=0.0), "times_consistent") == [
+        "the stored duration_ms 0 is not finished_at - created_at, 3000 ms"]
+    assert messages(stored(good, duration_ms=-0.5), "times_consistent") == [
+        "the stored duration_ms -0.5 is negative"]
+
+
+def test_a_run_of_no_length_without_a_row_still_ends_within_its_time(good: RunRecord) -> None:
+    instant = replace(good, stored_row=None, started_at=3.0, finished_at=3.0,
+                      terminations=(("SUCCESS", "completed", 7.5),))
+    assert messages(instant, "times_consistent") == [
+        "the run ended SUCCESS at t=7.5, outside its time [3, 3]"]
+    assert "times_consistent" not in broken(replace(instant, terminations=(
+        ("SUCCESS", "completed", 3.0),)))
+
+
+def test_a_deadline_before_a_later_start_breaks_times_consistent_past_the_tolerance(
+        good: RunRecord) -> None:
+    later = replace(good, stored_row=None, started_at=2.0, finished_at=3.0)
+    assert messages(replace(later, deadline_at=1.0), "times_consistent") == [
+        "the run's deadline t=1 is before it started at t=2"]
+    assert "times_consistent" not in broken(replace(later, deadline_at=1.9995))
+
+
+def test_a_published_result_stored_for_a_knowledge_answer_breaks_invariant_ten(
+        good: RunRecord) -> None:
+    assert good.stored_row is not None and good.stored_row["published_result"] is not None
+    knowledge = replace(good, intent=IntentType.KNOWLEDGE_QUERY)
+    assert messages(knowledge, "stored_axes_distinct") == [
+        "published_result stored for a run that is not DIAGNOSIS + SUCCESS"]
+
+
+def before_run_finished(record: RunRecord, type_: TraceEventType,
+                        status: TraceEventStatus) -> RunRecord:
+    """``record`` with one more event of ``type_`` just before its RUN_FINISHED."""
+    *head, last = record.trace
+    event = TraceEvent(record.run_id, last.seq, last.t, type_, last.phase, status, {})
+    return replace(record, trace=(*head, event, replace(last, seq=last.seq + 1)))
+
+
+def test_only_started_tool_invocations_count_as_tool_calls(good: RunRecord) -> None:
+    for type_, status in ((TT.TOOL_INVOCATION, TraceEventStatus.FAILED),
+                          (TT.TOOL_INVOCATION, TraceEventStatus.OK),
+                          (TT.TOOL_PROGRESS, TraceEventStatus.STARTED)):
+        more = before_run_finished(good, type_, status)
+        assert "tool_calls_reconciled" not in broken(more), (type_, status)
+
+
+def test_a_disconnected_run_that_sent_content_but_no_done_keeps_late_content_refused(
+        good: RunRecord) -> None:
+    undone = tuple(e for e in good.sse_events if e.kind is not SseEventKind.DONE)
+    left = replace(good, sse_state=SseState.DISCONNECTED, sse_events=undone)
+    assert messages(left, "late_content_refused") == []
+    assert messages(replace(left, sse_events=good.sse_events), "late_content_refused") == [
+        "done was sent on a connection that ended DISCONNECTED"]
+    opened = replace(good, sse_state=SseState.NEW)  # sorting before DISCONNECTED
+    assert messages(opened, "late_content_refused") == []
