@@ -568,6 +568,11 @@ def test_a_row_created_at_the_wall_clocks_first_second_is_dated_by_the_wall_cloc
     first = stored(good, created_at=WALL_CLOCK_AFTER, finished_at=WALL_CLOCK_AFTER + 0.25,
                    duration_ms=3000.0)
     assert "times_consistent" not in broken(first)
+    rebuilt = replace(first, started_at=WALL_CLOCK_AFTER, finished_at=WALL_CLOCK_AFTER + 0.25,
+                      deadline_at=float("inf"))  # its ending on the run's clock: not compared
+    assert "times_consistent" not in broken(rebuilt)
+    # its trace, on the run's own clock, may start before that clock's 0: not compared either
+    assert "times_consistent" not in broken(retimed(first, {0: -1.0}))
 
 
 def test_a_stored_duration_of_zero_or_just_below_is_held_to_the_stored_times(
@@ -628,3 +633,130 @@ def test_a_disconnected_run_that_sent_content_but_no_done_keeps_late_content_ref
         "done was sent on a connection that ended DISCONNECTED"]
     opened = replace(good, sse_state=SseState.NEW)  # sorting before DISCONNECTED
     assert messages(opened, "late_content_refused") == []
+
+
+def test_two_terminal_transitions_are_named_in_their_order(good: RunRecord) -> None:
+    twice = replace(good, terminations=(*good.terminations, ("CANCELLED", "user", 3.0)))
+    assert messages(twice, "single_termination") == [
+        "2 terminal transitions (SUCCESS -> CANCELLED): first terminal must win"]
+
+
+def sse_kinds(record: RunRecord, *kinds: SseEventKind) -> RunRecord:
+    """``record`` sending events of these kinds, in this order (their payloads its own)."""
+    first = {e.kind: e for e in record.sse_events}
+    failure = replace(first[SseEventKind.CONTENT], kind=SseEventKind.FAILURE)
+    made = {**first, SseEventKind.FAILURE: failure}
+    return replace(record, sse_events=tuple(replace(made[k], seq=n, t=float(n))
+                                            for n, k in enumerate(kinds)))
+
+
+SK = SseEventKind
+OUT_OF_ORDER = [(SK.METADATA, SK.CONTENT, SK.STATUS), (SK.METADATA, SK.FAILURE, SK.STATUS),
+                (SK.METADATA, SK.DONE, SK.CONTENT), (SK.METADATA, SK.DONE, SK.FAILURE),
+                (SK.METADATA, SK.STATUS, SK.METADATA), (SK.METADATA, SK.METADATA),
+                (SK.STATUS, SK.METADATA)]
+
+
+@pytest.mark.parametrize("kinds", OUT_OF_ORDER, ids=lambda ks: "-".join(k.value for k in ks))
+def test_sse_events_out_of_the_public_order_break_the_sse_protocol(
+        good: RunRecord, kinds: tuple[SseEventKind, ...]) -> None:
+    assert "events out of the order metadata -> status* -> content|failure -> done" in messages(
+        sse_kinds(good, *kinds), "sse_protocol")
+
+
+def test_sse_events_in_the_public_order_keep_the_sse_protocol(good: RunRecord) -> None:
+    for kinds in ((SK.METADATA, SK.STATUS, SK.STATUS, SK.CONTENT, SK.DONE),
+                  (SK.METADATA, SK.FAILURE)):
+        assert messages(sse_kinds(good, *kinds), "sse_protocol") == [], kinds
+    assert messages(sse_kinds(good, SK.STATUS, SK.CONTENT, SK.DONE), "sse_protocol") == [
+        "the first event is status, not metadata"]
+
+
+def test_a_cancelled_run_that_sent_done_breaks_the_sse_protocol(good: RunRecord) -> None:
+    cancelled = replace(good, release_outcome=ReleaseOutcome.CANCELLED)
+    assert "a cancelled run sent done" in messages(cancelled, "sse_protocol")
+
+
+def after_collection_stop(record: RunRecord, type_: TraceEventType, status: TraceEventStatus,
+                          **detail: Any) -> RunRecord:
+    stopped = appended(record, TT.COLLECTION_STOP, TraceEventStatus.OK)
+    return appended(stopped, type_, status, **detail)
+
+
+def test_only_an_evidence_tool_started_after_collection_stop_breaks_invariant_six(
+        good: RunRecord) -> None:
+    unsaid = after_collection_stop(good, TT.TOOL_INVOCATION, TraceEventStatus.STARTED,
+                                   tool="logs")  # a tool is an evidence tool unless it says
+    assert messages(unsaid, "no_evidence_tool_after_saturation") == [
+        "evidence tool logs ran after COLLECTION_STOP"]
+    for type_, status in ((TT.TOOL_INVOCATION, TraceEventStatus.FAILED),
+                          (TT.AGENT_MODEL_STEP, TraceEventStatus.STARTED),
+                          (TT.TOOL_PROGRESS, TraceEventStatus.STARTED)):
+        other = after_collection_stop(good, type_, status, tool="logs")
+        assert messages(other, "no_evidence_tool_after_saturation") == [], (type_, status)
+
+
+def test_a_release_decision_that_did_not_pass_decides_no_content(good: RunRecord) -> None:
+    for status in (TraceEventStatus.FAILED, TraceEventStatus.REJECTED):
+        undecided = replace(good, trace=tuple(
+            replace(e, status=status) if e.type is TT.RELEASE_DECISION else e
+            for e in good.trace))
+        assert messages(undecided, "release_decides_content") == [
+            "diagnosis content was published without a RELEASE_DECISION"], status
+
+
+def test_a_fallback_publishing_a_conclusion_or_nothing_breaks_invariant_nine(
+        good: RunRecord) -> None:
+    fallback = replace(good, release_outcome=ReleaseOutcome.FALLBACK,
+                       fallback_type=FallbackType.INSUFFICIENT_EVIDENCE,
+                       content={"contentType": "safe_fallback",
+                                "fallbackType": "INSUFFICIENT_EVIDENCE", "conclusion": "x"})
+    assert messages(fallback, "fallback_is_not_failure") == ["a fallback published a conclusion"]
+    assert messages(replace(fallback, content=None), "fallback_is_not_failure") == [
+        "FALLBACK without a FallbackType and its safe content"]
+
+
+def test_a_finding_citing_an_invocation_in_error_breaks_cited_ready_only(
+        good: RunRecord) -> None:
+    cited = good.invocations[0]
+    failed = replace(good, invocations=(replace(cited, status=InvocationStatus.ERROR),
+                                        *good.invocations[1:]),
+                     content={"contentType": "diagnosis_report", "evidence": [],
+                              "findings": [{"citations": [cited.invocation_id]}]})
+    assert messages(failed, "cited_ready_only") == [
+        f"published content cites {cited.invocation_id}, which is not a READY invocation"]
+
+
+def test_of_several_contradictions_the_first_is_named(good: RunRecord) -> None:
+    first, second = good.invocations[:2]
+    both = (replace(first, finished_at=first.started_at - 0.5),
+            replace(second, finished_at=second.started_at - 1.0))
+    assert messages(replace(good, invocations=(*both, *good.invocations[2:])),
+                    "times_consistent") == [
+        f"tool invocation {first.invocation_id} finished at t={first.started_at - 0.5:g} "
+        f"before it started at t={first.started_at:g} (2 in all)"]
+    twice = replace(good, stored_row=None, terminations=(("SUCCESS", "completed", 7.5),
+                                                         ("CANCELLED", "user", 9.0)))
+    assert "the run ended SUCCESS at t=7.5, outside its time [0, 3]" in messages(
+        twice, "times_consistent")
+    early = replace(good, run_state=RunState.TIMED_OUT, deadline_at=4.5,
+                    terminations=(("TIMED_OUT", "deadline", 2.0), ("TIMED_OUT", "deadline", 3.0)))
+    assert "the run timed out at t=2, before its deadline at t=4.5" in messages(
+        early, "times_consistent")
+
+
+def test_a_ready_invocation_without_its_evidence_status_breaks_invariant_four(
+        good: RunRecord) -> None:
+    first = good.invocations[0]
+    assert first.status is InvocationStatus.READY
+    unjudged = replace(good, invocations=(replace(first, evidence_status=None),
+                                          *good.invocations[1:]))
+    assert messages(unjudged, "ready_has_evidence_status") == [
+        f"{first.invocation_id} is READY with evidence status None"]
+
+
+def test_two_trace_events_outside_the_stored_run_are_counted_as_two(good: RunRecord) -> None:
+    late = retimed(good, {13: 9.0, 14: 9.0})
+    assert messages(late, "times_consistent") == [
+        f"2 trace events outside the stored run's time [0, 3], first {good.trace[13].type.value} "
+        "(seq 13) at t=9"]
