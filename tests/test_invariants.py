@@ -760,3 +760,16 @@ def test_two_trace_events_outside_the_stored_run_are_counted_as_two(good: RunRec
     assert messages(late, "times_consistent") == [
         f"2 trace events outside the stored run's time [0, 3], first {good.trace[13].type.value} "
         "(seq 13) at t=9"]
+
+
+def test_a_mode_or_verdict_on_another_trace_event_counts_for_no_guard(good: RunRecord) -> None:
+    # the words of a harness that details other events so, either side of the guards' types
+    for type_ in (TT.AGENT_MODEL_STEP, TT.TOOL_INVOCATION):
+        tagged = replace(good, trace=tuple(
+            replace(e, type=type_, detail={**e.detail, "verdict": "SUPPORTED"})
+            if e.type is TT.SEMANTIC_GUARD_DECISION else
+            replace(e, type=type_, detail={**e.detail, "mode": "conclusion"})
+            if e.type is TT.EVIDENCE_GUARD_INITIAL else e for e in good.trace))
+        assert messages(tagged, "guard_chain_needs_conclusion") == [
+            "repair or semantic guard ran without a conclusion check",
+            "a diagnosis report was published without a SUPPORTED semantic verdict"], type_
